@@ -1,0 +1,237 @@
+// Native ATen ops for tensor basics on npu: allocation, views, resize/set_, copies and fills.
+// Views are metadata only; every byte that moves on the device moves in a stream task (the
+// runtime's strided copy), in order with the kernels.
+#include <ATen/EmptyTensor.h>
+#include <ATen/native/Resize.h>
+#include <ATen/ops/_local_scalar_dense_native.h>
+#include <ATen/ops/as_strided_native.h>
+#include <ATen/ops/empty.h>
+#include <ATen/ops/scalar_tensor.h>
+#include <ATen/ops/view_native.h>
+#include <ATen/ops/_reshape_alias_native.h>
+#include <ATen/ExpandUtils.h>
+#include <ATen/TensorUtils.h>
+#include <c10/core/DeviceGuard.h>
+#include <c10/core/StorageImpl.h>
+#include <torch/library.h>
+
+#include "aten/npu_tensor.h"
+#include "core/npu_allocator.h"
+#include "core/npu_context.h"
+
+namespace torch_ops_nn {
+
+npu_rt::DType ToRuntimeDType(c10::ScalarType t) {
+  switch (t) {
+    case c10::kBool: return npu_rt::DType::Bool;
+    case c10::kByte: return npu_rt::DType::UInt8;
+    case c10::kChar: return npu_rt::DType::Int8;
+    case c10::kShort: return npu_rt::DType::Int16;
+    case c10::kInt: return npu_rt::DType::Int32;
+    case c10::kLong: return npu_rt::DType::Int64;
+    case c10::kHalf: return npu_rt::DType::Float16;
+    case c10::kBFloat16: return npu_rt::DType::BFloat16;
+    case c10::kFloat: return npu_rt::DType::Float32;
+    case c10::kDouble: return npu_rt::DType::Float64;
+    case c10::kComplexFloat: return npu_rt::DType::Complex64;
+    case c10::kComplexDouble: return npu_rt::DType::Complex128;
+    default: break;
+  }
+  TORCH_CHECK_TYPE(false, "npu: dtype ", t,
+                   " is not supported; supported dtypes are bool, uint8, int8, int16, int32, int64, float16, "
+                   "bfloat16, float32, float64, complex64, complex128");
+}
+
+npu_rt::StridedView RuntimeView(const at::Tensor& t, c10::IntArrayRef sizes) {
+  npu_rt::StridedView v;
+  TORCH_CHECK(static_cast<int>(sizes.size()) <= npu_rt::kMaxDims, "npu: tensors of more than ", npu_rt::kMaxDims,
+              " dims are not supported (got ", sizes.size(), ")");
+  v.data = static_cast<char*>(t.data_ptr());
+  v.dtype = ToRuntimeDType(t.scalar_type());
+  v.ndim = static_cast<int>(sizes.size());
+  const int64_t lead = v.ndim - t.dim();
+  for (int i = 0; i < v.ndim; ++i) {
+    v.sizes[i] = sizes[i];
+    const int64_t j = i - lead;
+    v.strides[i] = (j < 0 || t.size(j) == 1) ? 0 : t.stride(j);
+  }
+  return v;
+}
+
+npu_rt::StridedView RuntimeView(const at::Tensor& t) { return RuntimeView(t, t.sizes()); }
+
+namespace {
+
+const c10::DispatchKeySet kNpuKeys(c10::DispatchKey::PrivateUse1);
+
+at::Tensor empty_memory_format(c10::IntArrayRef size, std::optional<c10::ScalarType> dtype,
+                               std::optional<c10::Layout> layout, std::optional<c10::Device> device,
+                               std::optional<bool> pin_memory, std::optional<c10::MemoryFormat> memory_format) {
+  TORCH_CHECK(!layout || *layout == c10::kStrided, "npu: only strided tensors are supported, got layout ", *layout);
+  const c10::Device dev = device.value_or(c10::Device(kNpu, CurrentDevice()));
+  c10::DeviceGuard guard(dev.has_index() ? dev : c10::Device(kNpu, CurrentDevice()));
+  const auto st = c10::dtype_or_default(dtype);
+  ToRuntimeDType(st);  // reject unsupported dtypes up front
+  return at::detail::empty_generic(size, GetNpuAllocator(), kNpuKeys, st, memory_format);
+}
+
+at::Tensor empty_strided(c10::IntArrayRef size, c10::IntArrayRef stride, std::optional<c10::ScalarType> dtype,
+                         std::optional<c10::Layout> layout, std::optional<c10::Device> device,
+                         std::optional<bool> pin_memory) {
+  TORCH_CHECK(!layout || *layout == c10::kStrided, "npu: only strided tensors are supported, got layout ", *layout);
+  const c10::Device dev = device.value_or(c10::Device(kNpu, CurrentDevice()));
+  c10::DeviceGuard guard(dev.has_index() ? dev : c10::Device(kNpu, CurrentDevice()));
+  const auto st = c10::dtype_or_default(dtype);
+  ToRuntimeDType(st);
+  return at::detail::empty_strided_generic(size, stride, GetNpuAllocator(), kNpuKeys, st);
+}
+
+// Sets sizes/strides and grows the storage if it is too small (the ATen resize contract).
+void ResizeImpl(at::TensorImpl* self, c10::IntArrayRef size, std::optional<c10::IntArrayRef> stride) {
+  int64_t storage_size = 1;  // bytes
+  if (stride) {
+    self->set_sizes_and_strides(size, *stride);
+    storage_size = static_cast<int64_t>(at::detail::computeStorageNbytes(size, *stride, self->dtype().itemsize()));
+  } else {
+    self->set_sizes_contiguous(size);
+    storage_size = static_cast<int64_t>(at::detail::computeStorageNbytesContiguous(size, self->dtype().itemsize()));
+  }
+  const int64_t needed = storage_size + self->storage_offset() * static_cast<int64_t>(self->dtype().itemsize());
+  if (self->numel() == 0) return;
+  const c10::Storage& storage = self->unsafe_storage();
+  if (static_cast<int64_t>(storage.nbytes()) < needed) ResizeStorageBytes(storage, static_cast<size_t>(needed));
+}
+
+const at::Tensor& resize_(const at::Tensor& self, c10::IntArrayRef size,
+                          std::optional<c10::MemoryFormat> memory_format) {
+  for (auto s : size) TORCH_CHECK(s >= 0, "resize_: size ", size, " has a negative dimension");
+  at::TensorImpl* impl = self.unsafeGetTensorImpl();
+  ResizeImpl(impl, size, std::nullopt);
+  if (memory_format) {
+    TORCH_CHECK(*memory_format != c10::MemoryFormat::Preserve, "resize_: unsupported memory format Preserve");
+    impl->empty_tensor_restride(*memory_format);
+  }
+  return self;
+}
+
+at::Tensor& set_source_storage_offset(at::Tensor& self, c10::Storage source, c10::SymInt offset,
+                                      c10::SymIntArrayRef size, c10::SymIntArrayRef stride) {
+  const int64_t off = offset.expect_int();
+  auto sz = C10_AS_INTARRAYREF_SLOW(size);
+  auto st = C10_AS_INTARRAYREF_SLOW(stride);
+  at::native::checkSetStorage(self, source, off, sz, st);
+  self.unsafeGetTensorImpl()->set_storage_offset(off);
+  ResizeImpl(self.unsafeGetTensorImpl(), sz, st.empty() ? std::nullopt : std::optional<c10::IntArrayRef>(st));
+  return self;
+}
+
+at::Tensor& set_source_storage(at::Tensor& self, c10::Storage source) {
+  const int64_t n = static_cast<int64_t>(source.nbytes() / self.dtype().itemsize());
+  return set_source_storage_offset(self, std::move(source), 0, {c10::SymInt(n)}, {});
+}
+
+at::Tensor& set_source_tensor(at::Tensor& self, const at::Tensor& source) {
+  if (self.is_same(source)) return self;
+  return set_source_storage_offset(self, source.storage(), source.sym_storage_offset(), source.sym_sizes(),
+                                   source.sym_strides());
+}
+
+at::Tensor& set_empty(at::Tensor& self) {
+  c10::Storage storage(c10::Storage::use_byte_size_t(), 0, GetNpuAllocator(), /*resizable=*/true);
+  return set_source_storage_offset(self, storage, 0, {c10::SymInt(0)}, {});
+}
+
+// The one copy path: any npu/CPU combination, any strides, any dtype pair, broadcasting src.
+at::Tensor copy_from(const at::Tensor& src, const at::Tensor& dst, bool non_blocking) {
+  TORCH_CHECK(dst.defined() && src.defined(), "copy_: undefined tensor");
+  if (dst.numel() == 0) return dst;
+  TORCH_CHECK(at::is_expandable_to(src.sizes(), dst.sizes()), "copy_: the source of shape ", src.sizes(),
+              " cannot be broadcast to the destination of shape ", dst.sizes());
+  const bool src_npu = src.device().type() == kNpu, dst_npu = dst.device().type() == kNpu;
+  TORCH_CHECK((src_npu || src.is_cpu()) && (dst_npu || dst.is_cpu()), "copy_: npu copies support npu and cpu ",
+              "tensors only, got ", src.device(), " -> ", dst.device());
+  npu_rt::StridedView dv = RuntimeView(dst), sv = RuntimeView(src, dst.sizes());
+  // The task keeps both tensors alive until it has run.
+  auto task = [dv, sv, keep_src = src, keep_dst = dst] { npu_rt::StridedCopy(dv, sv); };
+  const c10::DeviceIndex exec_dev = dst_npu ? dst.device().index() : src.device().index();
+  npu_rt::Stream& stream = CurrentRuntimeStream(exec_dev);
+  if (src_npu && dst_npu && src.device() != dst.device()) {
+    // Cross-device: order after the source device's pending work, and keep the source device
+    // from reusing the source before the copy has read it.
+    npu_rt::Stream& src_stream = CurrentRuntimeStream(src.device().index());
+    auto before = std::make_shared<npu_rt::Event>(false), after = std::make_shared<npu_rt::Event>(false);
+    NPU_RT_CALL(before->Record(src_stream); before->Block(stream));
+    NPU_RT_CALL(stream.Enqueue("copy_ (npu->npu, cross-device)", std::move(task)));
+    NPU_RT_CALL(after->Record(stream); after->Block(src_stream));
+  } else {
+    NPU_RT_CALL(stream.Enqueue(src_npu && dst_npu ? "copy_ (npu->npu)" : (dst_npu ? "copy_ (cpu->npu)" : "copy_ (npu->cpu)"),
+                               std::move(task)));
+  }
+  // A copy into host memory must have landed before the caller reads it; a copy from host
+  // memory waits too unless non_blocking (the task holds the source alive either way).
+  if (!dst_npu || (!src_npu && !non_blocking)) NPU_RT_CALL(stream.Synchronize());
+  return dst;
+}
+
+at::Tensor copy_from_and_resize(const at::Tensor& self, const at::Tensor& dst) {
+  if (dst.sizes() != self.sizes()) {
+    TORCH_CHECK(dst.device().type() == kNpu || dst.is_cpu(), "copy: unsupported destination device ", dst.device());
+    if (dst.device().type() == kNpu) resize_(dst, self.sizes(), std::nullopt);
+    else dst.resize_(self.sizes());
+  }
+  return copy_from(self, dst, false);
+}
+
+at::Tensor& copy_(at::Tensor& self, const at::Tensor& src, bool non_blocking) {
+  if (self.is_same(src)) return self;
+  copy_from(src, self, non_blocking);
+  return self;
+}
+
+at::Tensor& fill_scalar(at::Tensor& self, const c10::Scalar& value) {
+  if (self.numel() == 0) return self;
+  at::Tensor v = at::scalar_tensor(value, at::TensorOptions().dtype(self.scalar_type()));  // host value
+  copy_from(v, self, /*non_blocking=*/true);
+  return self;
+}
+
+at::Tensor& fill_tensor(at::Tensor& self, const at::Tensor& value) {
+  TORCH_CHECK(value.dim() == 0, "fill_ only supports a 0-dimension value tensor but got tensor with ", value.dim(),
+              " dimensions");
+  if (self.numel() == 0) return self;
+  copy_from(value, self, /*non_blocking=*/true);
+  return self;
+}
+
+at::Tensor& zero_(at::Tensor& self) { return fill_scalar(self, 0); }
+
+c10::Scalar local_scalar_dense(const at::Tensor& self) {
+  TORCH_CHECK(self.numel() == 1, "a Tensor with ", self.numel(), " elements cannot be converted to Scalar");
+  at::Tensor host = at::empty({}, self.options().device(c10::kCPU));
+  copy_from(self.reshape({}), host, false);
+  return at::native::_local_scalar_dense_cpu(host);
+}
+
+}  // namespace
+}  // namespace torch_ops_nn
+
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  using namespace torch_ops_nn;
+  m.impl("empty.memory_format", TORCH_FN(empty_memory_format));
+  m.impl("empty_strided", TORCH_FN(empty_strided));
+  m.impl("as_strided", TORCH_FN(at::native::as_strided_tensorimpl));
+  m.impl("view", TORCH_FN(at::native::view));
+  m.impl("_reshape_alias", TORCH_FN(at::native::_reshape_alias));
+  m.impl("resize_", TORCH_FN(resize_));
+  m.impl("set_.source_Storage", TORCH_FN(set_source_storage));
+  m.impl("set_.source_Storage_storage_offset", TORCH_FN(set_source_storage_offset));
+  m.impl("set_.source_Tensor", TORCH_FN(set_source_tensor));
+  m.impl("set_", TORCH_FN(set_empty));
+  m.impl("_copy_from", TORCH_FN(copy_from));
+  m.impl("_copy_from_and_resize", TORCH_FN(copy_from_and_resize));
+  m.impl("copy_", TORCH_FN(copy_));
+  m.impl("fill_.Scalar", TORCH_FN(fill_scalar));
+  m.impl("fill_.Tensor", TORCH_FN(fill_tensor));
+  m.impl("zero_", TORCH_FN(zero_));
+  m.impl("_local_scalar_dense", TORCH_FN(local_scalar_dense));
+}

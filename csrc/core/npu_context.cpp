@@ -1,0 +1,73 @@
+#include "core/npu_context.h"
+
+#include <c10/util/Exception.h>
+
+#include <array>
+#include <stdexcept>
+
+#include "runtime/errors.h"
+
+namespace torch_ops_nn {
+
+namespace {
+thread_local c10::DeviceIndex t_device = 0;
+constexpr int kMaxDevices = 64;
+thread_local std::array<int64_t, kMaxDevices> t_stream_ids{};  // 0 = default stream
+
+c10::DeviceIndex Resolve(c10::DeviceIndex index) { return index < 0 ? t_device : index; }
+}  // namespace
+
+void RethrowAsTorchError() {
+  try {
+    throw;
+  } catch (const c10::Error&) {
+    throw;
+  } catch (const npu_rt::OutOfMemoryError& e) {
+    TORCH_CHECK_WITH(OutOfMemoryError, false, e.what());
+  } catch (const npu_rt::AsyncTaskError& e) {
+    TORCH_CHECK(false, "npu error raised asynchronously by ", e.what(),
+                "\n(kernels run asynchronously: the failing op may be earlier than this line; "
+                "set ASCEND_LAUNCH_BLOCKING=1 to report it where it is called)");
+  } catch (const std::invalid_argument& e) {
+    TORCH_CHECK_VALUE(false, e.what());
+  } catch (const std::exception& e) {
+    TORCH_CHECK(false, e.what());
+  }
+}
+
+c10::DeviceIndex DeviceCount() noexcept {
+  try {
+    return static_cast<c10::DeviceIndex>(npu_rt::DeviceCount());
+  } catch (...) {
+    return 0;
+  }
+}
+
+c10::DeviceIndex CurrentDevice() { return t_device; }
+
+void SetCurrentDevice(c10::DeviceIndex index) {
+  NPU_RT_CALL(npu_rt::GetDeviceInfo(index));
+  t_device = index;
+}
+
+c10::Stream CurrentStream(c10::DeviceIndex index) {
+  index = Resolve(index);
+  return c10::Stream(c10::Stream::UNSAFE, c10::Device(kNpu, index), t_stream_ids[index]);
+}
+
+c10::Stream DefaultStream(c10::DeviceIndex index) {
+  return c10::Stream(c10::Stream::UNSAFE, c10::Device(kNpu, Resolve(index)), 0);
+}
+
+void SetCurrentStream(const c10::Stream& stream) {
+  TORCH_CHECK(stream.device_type() == kNpu, "set_stream: expected an npu stream, got ", stream);
+  t_stream_ids[stream.device_index()] = stream.id();
+}
+
+npu_rt::Stream& RuntimeStream(const c10::Stream& stream) {
+  npu_rt::Stream* s = nullptr;
+  NPU_RT_CALL(s = &npu_rt::GetStream(stream.device_index(), stream.id()));
+  return *s;
+}
+
+}  // namespace torch_ops_nn

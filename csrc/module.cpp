@@ -1,0 +1,177 @@
+// torch_ops_nn._C: the Python bindings of layers 3-5 (device, memory, streams, RNG, counters,
+// logging, build info). Everything user-facing is shaped in Python (torch_ops_nn/).
+#include <torch/extension.h>
+#include <torch/csrc/Generator.h>
+
+#include <Python.h>
+
+#include <sstream>
+
+#include "ascendc/host_launch.h"
+#include "core/cpu_fallback.h"
+#include "core/npu_allocator.h"
+#include "core/npu_context.h"
+#include "core/npu_generator.h"
+#include "runtime/log.h"
+#include "runtime/runtime.h"
+#include "runtime/thread_pool.h"
+
+namespace py = pybind11;
+using namespace torch_ops_nn;
+
+namespace {
+
+PyObject* g_log_callback = nullptr;  // torch_ops_nn._logging.emit(level, msg)
+
+void PythonLogSink(int level, const std::string& msg) {
+  if (!g_log_callback || !Py_IsInitialized()) return;
+  PyGILState_STATE st = PyGILState_Ensure();
+  PyObject* r = PyObject_CallFunction(g_log_callback, "is", level, msg.c_str());
+  if (!r) PyErr_Clear();
+  Py_XDECREF(r);
+  PyGILState_Release(st);
+}
+
+py::dict StatsDict(int device) {
+  npu_rt::MemoryStats s;
+  NPU_RT_CALL(s = npu_rt::MemoryPool(device).Stats());
+  py::dict d;
+  const char* pools[] = {"all", "small_pool", "large_pool"};
+  auto put = [&](const char* name, const npu_rt::StatCounter* arr) {
+    for (int i = 0; i < npu_rt::kNumPoolStats; ++i) {
+      std::string base = std::string(name) + "." + pools[i] + ".";
+      d[py::str(base + "current")] = arr[i].current;
+      d[py::str(base + "peak")] = arr[i].peak;
+      d[py::str(base + "allocated")] = arr[i].allocated;
+      d[py::str(base + "freed")] = arr[i].freed;
+    }
+  };
+  put("allocation", s.allocation);
+  put("segment", s.segment);
+  put("active", s.active);
+  put("inactive_split", s.inactive_split);
+  put("allocated_bytes", s.allocated_bytes);
+  put("reserved_bytes", s.reserved_bytes);
+  put("active_bytes", s.active_bytes);
+  put("inactive_split_bytes", s.inactive_split_bytes);
+  put("requested_bytes", s.requested_bytes);
+  d["num_alloc_retries"] = s.num_alloc_retries;
+  d["num_ooms"] = s.num_ooms;
+  d["num_device_alloc"] = s.num_device_alloc;
+  d["num_device_free"] = s.num_device_free;
+  return d;
+}
+
+py::dict DeviceProperties(int device) {
+  const npu_rt::DeviceInfo* info = nullptr;
+  NPU_RT_CALL(info = &npu_rt::GetDeviceInfo(device));
+  const auto& s = *info->soc;
+  py::dict d;
+  d["name"] = s.name;
+  d["soc_name"] = s.name;
+  d["npu_arch"] = s.npu_arch;
+  d["cube_core_num"] = s.cube_cores;
+  d["vector_core_num"] = s.vector_cores;
+  d["ub_size"] = s.ub_bytes;
+  d["l1_size"] = s.l1_bytes;
+  d["l0a_size"] = s.l0a_bytes;
+  d["l0b_size"] = s.l0b_bytes;
+  d["l0c_size"] = s.l0c_bytes;
+  d["bt_size"] = s.bt_bytes;
+  d["fb_size"] = s.fb_bytes;
+  d["total_memory"] = info->capacity_bytes;
+  d["hbm_size"] = s.hbm_bytes;
+  d["hbm_bandwidth_gbps"] = s.hbm_gbps;
+  d["cube_fp16_tflops"] = s.cube_fp16_tflops;
+  d["clock_ghz"] = s.clock_ghz;
+  d["figures_verified"] = s.figures_verified;
+  d["physical_id"] = info->physical_id;
+  return d;
+}
+
+std::string CpuSimdLevel() {
+#if defined(__x86_64__)
+  __builtin_cpu_init();
+  if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw")) return "avx512";
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return "avx2";
+  return "sse2";
+#elif defined(__aarch64__)
+  return "neon";
+#else
+  return "scalar";
+#endif
+}
+
+}  // namespace
+
+PYBIND11_MODULE(_C, m) {
+  RegisterNpuHooks();
+  m.doc() = "torch_ops_nn native core: simulated Ascend NPU runtime and Ascend C kernels";
+
+  // Devices.
+  m.def("_config_error", &npu_rt::ConfigError);
+  m.def("_device_count", [] { return static_cast<int>(DeviceCount()); });
+  m.def("_current_device", [] { return static_cast<int>(CurrentDevice()); });
+  m.def("_set_device", [](int d) { SetCurrentDevice(static_cast<c10::DeviceIndex>(d)); });
+  m.def("_device_properties", &DeviceProperties);
+  m.def("_synchronize", [](int d) {
+    py::gil_scoped_release no_gil;
+    NPU_RT_CALL(npu_rt::DeviceSynchronize(d < 0 ? CurrentDevice() : d));
+  });
+
+  // Memory.
+  m.def("_memory_stats", &StatsDict);
+  m.def("_reset_peak_memory_stats", [](int d) { NPU_RT_CALL(npu_rt::MemoryPool(d).ResetPeakStats()); });
+  m.def("_reset_accumulated_memory_stats", [](int d) { NPU_RT_CALL(npu_rt::MemoryPool(d).ResetAccumulatedStats()); });
+  m.def("_empty_cache", [] {
+    py::gil_scoped_release no_gil;
+    GetNpuAllocator()->emptyCache({0, 0});
+  });
+  m.def("_mem_get_info", [](int d) { return GetNpuAllocator()->getMemoryInfo(static_cast<c10::DeviceIndex>(d)); });
+
+  // RNG.
+  m.def("_default_generator", [](int d) {
+    return py::reinterpret_steal<py::object>(
+        THPGenerator_initDefaultGenerator(DefaultNpuGenerator(static_cast<c10::DeviceIndex>(d))));
+  });
+
+  // Fallback, counters, logging, build.
+  m.def("_fallback_ops", &FallbackOps);
+  m.def("_kernel_counters", [] {
+    py::dict out;
+    for (const auto& [name, c] : ascendc_host::CounterSnapshot()) {
+      py::dict d;
+      d["launches"] = c.launches;
+      d["blocks"] = c.blocks;
+      d["gm_to_local_bytes"] = c.gm_to_local_bytes;
+      d["local_to_gm_bytes"] = c.local_to_gm_bytes;
+      d["vector_elem_ops"] = c.vector_elem_ops;
+      d["cube_macs"] = c.cube_macs;
+      out[py::str(name)] = d;
+    }
+    return out;
+  });
+  m.def("_reset_kernel_counters", &ascendc_host::ResetCounters);
+  m.def("_set_log_callback", [](py::object cb) {
+    Py_XINCREF(cb.ptr());
+    g_log_callback = cb.ptr();
+    npu_rt::log::SetSink(&PythonLogSink);
+  });
+  m.def("_log_level", &npu_rt::log::CurrentLevel);
+  m.def("_set_log_level", &npu_rt::log::SetLevel);
+  m.def("_host_threads", [] { return npu_rt::GlobalThreadPool().size(); });
+  m.def("_launch_blocking", &npu_rt::LaunchBlocking);
+  m.def("_build_info", [] {
+    py::dict d;
+    d["compiler"] = std::string("g++ ") + __VERSION__;
+    d["cplusplus"] = static_cast<long>(__cplusplus);
+#ifdef TORCH_OPS_NN_CXX_FLAGS
+    d["flags"] = TORCH_OPS_NN_CXX_FLAGS;
+#else
+    d["flags"] = "";
+#endif
+    d["simd"] = CpuSimdLevel();
+    d["runtime"] = "simulator";
+    return d;
+  });
+}

@@ -1,0 +1,284 @@
+#include "runtime/memory_pool.h"
+
+#include <sys/mman.h>
+
+#include <algorithm>
+#include <sstream>
+
+#include "runtime/errors.h"
+#include "runtime/stream.h"
+
+namespace npu_rt {
+
+namespace {
+size_t RoundUp(size_t n, size_t m) { return (n + m - 1) / m * m; }
+
+std::string FormatBytes(uint64_t b) {
+  std::ostringstream s;
+  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  double v = static_cast<double>(b);
+  int u = 0;
+  while (v >= 1024 && u < 4) v /= 1024, ++u;
+  s.setf(std::ios::fixed);
+  s.precision(u == 0 ? 0 : 2);
+  s << v << " " << units[u];
+  return s.str();
+}
+
+void* MapSegment(size_t size) {
+  void* p = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (p == MAP_FAILED) return nullptr;
+#ifdef MADV_HUGEPAGE
+  if (size >= (2u << 20)) madvise(p, size, MADV_HUGEPAGE);  // fewer page faults on first touch
+#endif
+  return p;
+}
+}  // namespace
+
+DeviceMemoryPool::DeviceMemoryPool(int device, uint64_t capacity_bytes)
+    : device_(device), capacity_(capacity_bytes) {}
+
+DeviceMemoryPool::~DeviceMemoryPool() {
+  // Process exit: the OS reclaims the mappings; nothing else to do (tensors may outlive us).
+}
+
+void DeviceMemoryPool::AddStats(const Block* b, int sign) {
+  const int pool = b->small ? kSmallPool : kLargePool;
+  for (int i : {static_cast<int>(kAggregate), pool}) {
+    stats_.allocation[i].add(sign);
+    stats_.active[i].add(sign);
+    stats_.allocated_bytes[i].add(sign * static_cast<int64_t>(b->size));
+    stats_.active_bytes[i].add(sign * static_cast<int64_t>(b->size));
+    stats_.requested_bytes[i].add(sign * static_cast<int64_t>(b->requested));
+  }
+}
+
+uint64_t DeviceMemoryPool::reserved() const {
+  std::lock_guard<std::mutex> g(mu_);
+  return stats_.reserved_bytes[kAggregate].current;
+}
+
+DeviceMemoryPool::Block* DeviceMemoryPool::FindFree(FreeSet& pool, size_t size, Stream* stream) {
+  Block key{nullptr, size, 0, stream, false};
+  auto it = pool.lower_bound(&key);
+  if (it == pool.end() || (*it)->stream != stream) return nullptr;
+  Block* b = *it;
+  // Do not carve a small request out of a huge cached block (fragmentation), as CUDA's allocator.
+  if (!b->small && size < (1u << 20) * 4 && b->size > size * 4 + (64u << 20)) return nullptr;
+  pool.erase(it);
+  return b;
+}
+
+DeviceMemoryPool::Block* DeviceMemoryPool::NewSegment(size_t size, Stream* stream, bool small) {
+  if (stats_.reserved_bytes[kAggregate].current + static_cast<int64_t>(size) > static_cast<int64_t>(capacity_))
+    return nullptr;
+  void* p = MapSegment(size);
+  if (!p) return nullptr;
+  ++stats_.num_device_alloc;
+  segments_.emplace(static_cast<const char*>(p), size);
+  const int pool = small ? kSmallPool : kLargePool;
+  for (int i : {static_cast<int>(kAggregate), pool}) {
+    stats_.segment[i].add(1);
+    stats_.reserved_bytes[i].add(static_cast<int64_t>(size));
+  }
+  return new Block{static_cast<char*>(p), size, 0, stream, small};
+}
+
+void DeviceMemoryPool::ReleaseCachedSegments() {
+  for (FreeSet* pool : {&small_free_, &large_free_}) {
+    for (auto it = pool->begin(); it != pool->end();) {
+      Block* b = *it;
+      if (b->prev || b->next) { ++it; continue; }  // part of a segment still in use
+      it = pool->erase(it);
+      segments_.erase(b->ptr);
+      munmap(b->ptr, b->size);
+      ++stats_.num_device_free;
+      const int k = b->small ? kSmallPool : kLargePool;
+      for (int i : {static_cast<int>(kAggregate), k}) {
+        stats_.segment[i].add(-1);
+        stats_.reserved_bytes[i].add(-static_cast<int64_t>(b->size));
+      }
+      delete b;
+    }
+  }
+}
+
+void DeviceMemoryPool::Split(Block* b, size_t size, FreeSet& pool) {
+  const size_t rest = b->size - size;
+  const bool worth = b->small ? rest >= kMinBlock : rest > kSmallLimit;
+  if (!worth) return;
+  Block* r = new Block{b->ptr + size, rest, 0, b->stream, b->small};
+  r->prev = b;
+  r->next = b->next;
+  if (b->next) b->next->prev = r;
+  b->next = r;
+  b->size = size;
+  pool.insert(r);
+  const int k = b->small ? kSmallPool : kLargePool;
+  for (int i : {static_cast<int>(kAggregate), k}) {
+    stats_.inactive_split[i].add(1);
+    stats_.inactive_split_bytes[i].add(static_cast<int64_t>(rest));
+  }
+}
+
+void* DeviceMemoryPool::Allocate(size_t bytes, Stream* stream) {
+  if (bytes == 0) return nullptr;
+  std::lock_guard<std::mutex> g(mu_);
+  ProcessPendingFrees();
+  const size_t size = std::max(RoundUp(bytes, kMinBlock), kMinBlock);
+  const bool small = size <= kSmallLimit;
+  FreeSet& pool = small ? small_free_ : large_free_;
+  Block* b = FindFree(pool, size, stream);
+  if (b) {
+    if (b->prev || b->next) {  // was an inactive split piece
+      const int k = b->small ? kSmallPool : kLargePool;
+      for (int i : {static_cast<int>(kAggregate), k}) {
+        stats_.inactive_split[i].add(-1);
+        stats_.inactive_split_bytes[i].add(-static_cast<int64_t>(b->size));
+      }
+    }
+  } else {
+    const size_t seg = small ? kSmallSegment : RoundUp(size, kLargeRound);
+    b = NewSegment(seg, stream, small);
+    if (!b) {
+      ++stats_.num_alloc_retries;
+      ReleaseCachedSegments();
+      b = NewSegment(seg, stream, small);
+    }
+    if (!b) {
+      ++stats_.num_ooms;
+      const uint64_t reserved = stats_.reserved_bytes[kAggregate].current;
+      const uint64_t allocated = stats_.allocated_bytes[kAggregate].current;
+      const uint64_t free = capacity_ > reserved ? capacity_ - reserved : 0;
+      std::ostringstream msg;
+      msg << "npu out of memory: tried to allocate " << FormatBytes(bytes) << " (" << bytes
+          << " bytes) on npu:" << device_ << "; free " << FormatBytes(free) << " (" << free << " bytes) of total "
+          << FormatBytes(capacity_) << " (" << capacity_ << " bytes); " << FormatBytes(allocated)
+          << " allocated by tensors, " << FormatBytes(reserved) << " reserved by the caching allocator.";
+      if (reserved + seg <= capacity_)
+        msg << " The host could not back the allocation with memory.";
+      throw OutOfMemoryError(msg.str(), bytes, free, capacity_);
+    }
+  }
+  Split(b, size, pool);
+  b->allocated = true;
+  b->requested = bytes;
+  b->used_on.clear();
+  live_.emplace(b->ptr, b);
+  AddStats(b, +1);
+  return b->ptr;
+}
+
+void DeviceMemoryPool::FreeBlock(Block* b) {
+  b->allocated = false;
+  FreeSet& pool = b->small ? small_free_ : large_free_;
+  const int k = b->small ? kSmallPool : kLargePool;
+  // Merge with free neighbours of the same segment.
+  for (Block* nb : {b->prev, b->next}) {
+    if (!nb || nb->allocated || pool.count(nb) == 0) continue;
+    pool.erase(nb);
+    for (int i : {static_cast<int>(kAggregate), k}) {
+      stats_.inactive_split[i].add(-1);
+      stats_.inactive_split_bytes[i].add(-static_cast<int64_t>(nb->size));
+    }
+    if (nb == b->prev) {
+      nb->size += b->size;
+      nb->next = b->next;
+      if (b->next) b->next->prev = nb;
+      delete b;
+      b = nb;
+    } else {
+      b->size += nb->size;
+      b->next = nb->next;
+      if (nb->next) nb->next->prev = b;
+      delete nb;
+    }
+  }
+  if (b->prev || b->next) {
+    for (int i : {static_cast<int>(kAggregate), k}) {
+      stats_.inactive_split[i].add(1);
+      stats_.inactive_split_bytes[i].add(static_cast<int64_t>(b->size));
+    }
+  }
+  pool.insert(b);
+}
+
+void DeviceMemoryPool::Free(void* ptr) {
+  if (!ptr) return;
+  std::lock_guard<std::mutex> g(mu_);
+  auto it = live_.find(ptr);
+  if (it == live_.end()) return;  // not ours (defensive: double free is ignored)
+  Block* b = it->second;
+  live_.erase(it);
+  AddStats(b, -1);
+  if (!b->used_on.empty()) {
+    std::vector<std::shared_ptr<Event>> events;
+    for (Stream* s : b->used_on) {
+      auto e = std::make_shared<Event>(false);
+      e->Record(*s);
+      events.push_back(std::move(e));
+    }
+    b->used_on.clear();
+    pending_.emplace_back(b, std::move(events));
+    return;
+  }
+  FreeBlock(b);
+}
+
+void DeviceMemoryPool::ProcessPendingFrees() {
+  for (auto it = pending_.begin(); it != pending_.end();) {
+    bool done = std::all_of(it->second.begin(), it->second.end(), [](auto& e) { return e->Query(); });
+    if (done) {
+      FreeBlock(it->first);
+      it = pending_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+}
+
+void DeviceMemoryPool::RecordStream(void* ptr, Stream* stream) {
+  std::lock_guard<std::mutex> g(mu_);
+  auto it = live_.find(ptr);
+  if (it == live_.end() || it->second->stream == stream) return;
+  auto& v = it->second->used_on;
+  if (std::find(v.begin(), v.end(), stream) == v.end()) v.push_back(stream);
+}
+
+void DeviceMemoryPool::EmptyCache() {
+  std::lock_guard<std::mutex> g(mu_);
+  ProcessPendingFrees();
+  ReleaseCachedSegments();
+}
+
+bool DeviceMemoryPool::Owns(const void* ptr) const {
+  std::lock_guard<std::mutex> g(mu_);
+  auto it = segments_.upper_bound(static_cast<const char*>(ptr));
+  if (it == segments_.begin()) return false;
+  --it;
+  return static_cast<const char*>(ptr) < it->first + it->second;
+}
+
+MemoryStats DeviceMemoryPool::Stats() const {
+  std::lock_guard<std::mutex> g(mu_);
+  return stats_;
+}
+
+void DeviceMemoryPool::ResetPeakStats() {
+  std::lock_guard<std::mutex> g(mu_);
+  for (StatCounter* arr : {stats_.allocation, stats_.segment, stats_.active, stats_.inactive_split,
+                           stats_.allocated_bytes, stats_.reserved_bytes, stats_.active_bytes,
+                           stats_.inactive_split_bytes, stats_.requested_bytes})
+    for (int i = 0; i < kNumPoolStats; ++i) arr[i].reset_peak();
+}
+
+void DeviceMemoryPool::ResetAccumulatedStats() {
+  std::lock_guard<std::mutex> g(mu_);
+  for (StatCounter* arr : {stats_.allocation, stats_.segment, stats_.active, stats_.inactive_split,
+                           stats_.allocated_bytes, stats_.reserved_bytes, stats_.active_bytes,
+                           stats_.inactive_split_bytes, stats_.requested_bytes})
+    for (int i = 0; i < kNumPoolStats; ++i) arr[i].reset_accumulated();
+  stats_.num_alloc_retries = stats_.num_ooms = stats_.num_device_alloc = stats_.num_device_free = 0;
+}
+
+}  // namespace npu_rt

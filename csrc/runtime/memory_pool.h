@@ -1,0 +1,116 @@
+// Device memory of one simulated NPU: a capacity (the SoC's HBM, or an override), backed lazily by
+// host memory, and a caching allocator over it. Freed blocks go back to size-class pools of the
+// stream they were allocated on and are split and merged, so a model that allocates the same
+// shapes every step touches no new pages (mmap'ed segments are faulted in once, then reused).
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <unordered_map>
+#include <vector>
+
+namespace npu_rt {
+
+class Stream;
+class Event;
+
+struct StatCounter {  // current / peak / allocated (cumulative increments) / freed (cumulative decrements)
+  int64_t current = 0, peak = 0, allocated = 0, freed = 0;
+  void add(int64_t n) {
+    current += n;
+    if (n > 0) allocated += n; else freed -= n;
+    if (current > peak) peak = current;
+  }
+  void reset_peak() { peak = current; }
+  void reset_accumulated() { allocated = freed = 0; }
+};
+
+enum PoolKind { kAggregate = 0, kSmallPool = 1, kLargePool = 2, kNumPoolStats = 3 };
+
+struct MemoryStats {
+  StatCounter allocation[kNumPoolStats];      // count of live allocations
+  StatCounter segment[kNumPoolStats];         // count of segments obtained from "device" memory
+  StatCounter active[kNumPoolStats];
+  StatCounter inactive_split[kNumPoolStats];
+  StatCounter allocated_bytes[kNumPoolStats];
+  StatCounter reserved_bytes[kNumPoolStats];
+  StatCounter active_bytes[kNumPoolStats];
+  StatCounter inactive_split_bytes[kNumPoolStats];
+  StatCounter requested_bytes[kNumPoolStats];
+  int64_t num_alloc_retries = 0;
+  int64_t num_ooms = 0;
+  int64_t num_device_alloc = 0;
+  int64_t num_device_free = 0;
+};
+
+class DeviceMemoryPool {
+ public:
+  DeviceMemoryPool(int device, uint64_t capacity_bytes);
+  ~DeviceMemoryPool();
+
+  // Returns device memory of at least `bytes` usable on `stream` (nullptr for 0 bytes).
+  // Throws OutOfMemoryError (requested/free/total) when the device cannot hold it, after
+  // releasing cached segments; the pool stays usable.
+  void* Allocate(size_t bytes, Stream* stream);
+  void Free(void* ptr);
+  // The block is also used on `stream`: do not reuse it before that stream's work is done.
+  void RecordStream(void* ptr, Stream* stream);
+  // Releases every cached segment that holds no live allocation.
+  void EmptyCache();
+
+  bool Owns(const void* ptr) const;
+  MemoryStats Stats() const;
+  void ResetPeakStats();
+  void ResetAccumulatedStats();
+  uint64_t capacity() const { return capacity_; }
+  uint64_t reserved() const;
+  int device() const { return device_; }
+
+  static constexpr size_t kMinBlock = 512;            // allocation granularity (and alignment)
+  static constexpr size_t kSmallLimit = 1 << 20;      // <= 1 MiB: small pool
+  static constexpr size_t kSmallSegment = 2 << 20;    // small pool segment size
+  static constexpr size_t kLargeRound = 2 << 20;      // large segments are multiples of 2 MiB
+
+ private:
+  struct Block {
+    char* ptr;
+    size_t size;
+    size_t requested = 0;
+    Stream* stream;
+    bool small;
+    bool allocated = false;
+    Block* prev = nullptr;  // neighbours inside one segment
+    Block* next = nullptr;
+    std::vector<Stream*> used_on;  // other streams (RecordStream)
+  };
+  struct BlockLess {
+    bool operator()(const Block* a, const Block* b) const {
+      if (a->stream != b->stream) return a->stream < b->stream;
+      if (a->size != b->size) return a->size < b->size;
+      return a->ptr < b->ptr;
+    }
+  };
+  using FreeSet = std::set<Block*, BlockLess>;
+
+  Block* FindFree(FreeSet& pool, size_t size, Stream* stream);
+  Block* NewSegment(size_t size, Stream* stream, bool small);  // nullptr if over capacity
+  void ReleaseCachedSegments();
+  void FreeBlock(Block* b);
+  void ProcessPendingFrees();
+  void Split(Block* b, size_t size, FreeSet& pool);
+  void AddStats(const Block* b, int sign);
+
+  const int device_;
+  const uint64_t capacity_;
+  mutable std::mutex mu_;
+  FreeSet small_free_, large_free_;
+  std::unordered_map<void*, Block*> live_;
+  std::map<const char*, size_t> segments_;  // base -> size, for Owns()
+  std::vector<std::pair<Block*, std::vector<std::shared_ptr<Event>>>> pending_;  // freed while other streams use them
+  MemoryStats stats_;
+};
+
+}  // namespace npu_rt

@@ -1,0 +1,61 @@
+// The simulated NPU runtime: devices, memory, streams, events, copies and kernel launch. Shaped
+// like CANN's ACL runtime (aclrtMalloc / aclrtMemcpy / streams / events / launch) so that a CANN
+// build could put libascendcl under layer 4 in its place. No torch headers here.
+//
+// Environment: TORCH_OPS_NN_DEVICE_COUNT (default 1), ASCEND_RT_VISIBLE_DEVICES (a comma list of
+// physical ids among them), TORCH_OPS_NN_SOC (a profile name, or a comma list per device; default
+// Ascend910B2), TORCH_OPS_NN_DEVICE_MEMORY (capacity per device, e.g. "2GB", default the SoC's HBM).
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "runtime/memory_pool.h"
+#include "runtime/soc_profile.h"
+#include "runtime/stream.h"
+
+namespace npu_rt {
+
+struct DeviceInfo {
+  int index;         // logical index, what torch sees
+  int physical_id;   // id before ASCEND_RT_VISIBLE_DEVICES remapping
+  const SocProfile* soc;
+  uint64_t capacity_bytes;
+};
+
+// Non-empty when the environment variables above are invalid (then DeviceCount() is 0).
+std::string ConfigError();
+int DeviceCount();
+// Throws std::invalid_argument for an index outside [0, DeviceCount()).
+const DeviceInfo& GetDeviceInfo(int device);
+DeviceMemoryPool& MemoryPool(int device);
+// The pool that owns `ptr`, or -1.
+int DeviceOfPointer(const void* ptr);
+
+// Streams: id 0 is the device's default stream; ids 1..kStreamPoolSize are pooled streams created
+// on first use (each has its own executor thread).
+constexpr int64_t kStreamPoolSize = 8;
+Stream& GetStream(int device, int64_t id);
+// The next pooled stream, round robin.
+int64_t NextPooledStreamId(int device);
+// Waits for every stream of the device, re-raising the first asynchronous error.
+void DeviceSynchronize(int device);
+
+// Memory.
+void* Malloc(int device, size_t bytes, Stream& stream);
+void Free(void* ptr);
+// Copies run on `stream` in order with its other work. Host memory must stay valid until the copy
+// has run (callers keep it alive in the task or synchronize).
+void MemcpyAsync(void* dst, const void* src, size_t bytes, Stream& stream);
+// Parallel memcpy on the calling thread (used by copy tasks).
+void ParallelMemcpy(void* dst, const void* src, size_t bytes);
+
+// Kernel launch: runs `block(i)` for i in [0, block_dim) over the host thread pool, as one task on
+// `stream`. `op` names the kernel for errors and logs.
+void LaunchKernel(Stream& stream, const char* op, int64_t block_dim, std::function<void(int64_t)> block,
+                  std::string detail = {});
+
+}  // namespace npu_rt

@@ -1,0 +1,267 @@
+#include "runtime/strided_copy.h"
+
+#include <algorithm>
+#include <complex>
+#include <cstring>
+#include <stdexcept>
+#include <string>
+
+#include "runtime/thread_pool.h"
+
+namespace npu_rt {
+
+size_t DTypeSize(DType t) {
+  switch (t) {
+    case DType::Bool: case DType::UInt8: case DType::Int8: return 1;
+    case DType::Int16: case DType::Float16: case DType::BFloat16: return 2;
+    case DType::Int32: case DType::Float32: return 4;
+    case DType::Int64: case DType::Float64: case DType::Complex64: return 8;
+    case DType::Complex128: return 16;
+  }
+  return 0;
+}
+
+const char* DTypeName(DType t) {
+  static const char* names[] = {"bool", "uint8", "int8", "int16", "int32", "int64", "float16", "bfloat16",
+                                "float32", "float64", "complex64", "complex128"};
+  return names[static_cast<int>(t)];
+}
+
+namespace {
+
+// IEEE half and bfloat16 <-> float, round to nearest even.
+struct F16 { uint16_t bits; };
+struct BF16 { uint16_t bits; };
+
+inline float HalfToFloat(uint16_t h) {
+  const uint32_t sign = (h & 0x8000u) << 16;
+  uint32_t exp = (h >> 10) & 0x1f, mant = h & 0x3ff, bits;
+  if (exp == 0) {
+    if (mant == 0) bits = sign;
+    else {  // subnormal
+      exp = 127 - 15 + 1;
+      while (!(mant & 0x400)) { mant <<= 1; --exp; }
+      bits = sign | (exp << 23) | ((mant & 0x3ff) << 13);
+    }
+  } else if (exp == 31) bits = sign | 0x7f800000u | (mant << 13);
+  else bits = sign | ((exp + 127 - 15) << 23) | (mant << 13);
+  float f; std::memcpy(&f, &bits, 4); return f;
+}
+
+inline uint16_t FloatToHalf(float f) {
+  uint32_t x; std::memcpy(&x, &f, 4);
+  const uint32_t sign = (x >> 16) & 0x8000u;
+  const uint32_t absx = x & 0x7fffffffu;
+  if (absx >= 0x7f800000u) return sign | 0x7c00u | (absx > 0x7f800000u ? 0x200u : 0);  // inf/nan
+  if (absx >= 0x477ff000u) return sign | 0x7c00u;  // overflow -> inf (>= 65520 rounds up)
+  if (absx < 0x38800000u) {  // subnormal or zero in half
+    if (absx < 0x33000000u) return sign;  // < 2^-25 rounds to 0
+    const uint32_t e = absx >> 23, m = (absx & 0x7fffff) | 0x800000;
+    const int shift = 126 - static_cast<int>(e);  // value in units of 2^-24 (half subnormal step)
+    uint32_t r = m >> (shift);
+    const uint32_t rem = m & ((1u << shift) - 1), halfway = 1u << (shift - 1);
+    if (rem > halfway || (rem == halfway && (r & 1))) ++r;
+    return sign | r;
+  }
+  uint32_t r = ((absx >> 13) - ((127 - 15) << 10));
+  const uint32_t rem = absx & 0x1fff;
+  if (rem > 0x1000 || (rem == 0x1000 && (r & 1))) ++r;
+  return sign | r;
+}
+
+inline float BF16ToFloat(uint16_t b) { uint32_t x = uint32_t(b) << 16; float f; std::memcpy(&f, &x, 4); return f; }
+inline uint16_t FloatToBF16(float f) {
+  uint32_t x; std::memcpy(&x, &f, 4);
+  if ((x & 0x7fffffffu) > 0x7f800000u) return (x >> 16) | 0x40;  // quiet NaN
+  return (x + 0x7fffu + ((x >> 16) & 1)) >> 16;
+}
+
+// Every value goes through one of three "wide" types, then narrows, as PyTorch's casts do.
+template <typename T> struct Conv;
+#define NPU_RT_INT_CONV(T)                                                         \
+  template <> struct Conv<T> {                                                     \
+    static double to_d(T v) { return static_cast<double>(v); }                     \
+    static int64_t to_i(T v) { return static_cast<int64_t>(v); }                   \
+    static T from_d(double v) { return static_cast<T>(static_cast<int64_t>(v)); } \
+    static T from_i(int64_t v) { return static_cast<T>(v); }                       \
+  };
+NPU_RT_INT_CONV(uint8_t)
+NPU_RT_INT_CONV(int8_t)
+NPU_RT_INT_CONV(int16_t)
+NPU_RT_INT_CONV(int32_t)
+NPU_RT_INT_CONV(int64_t)
+template <> struct Conv<bool> {
+  static double to_d(bool v) { return v; }
+  static int64_t to_i(bool v) { return v; }
+  static bool from_d(double v) { return v != 0; }
+  static bool from_i(int64_t v) { return v != 0; }
+};
+template <> struct Conv<float> {
+  static double to_d(float v) { return v; }
+  static float from_d(double v) { return static_cast<float>(v); }
+};
+template <> struct Conv<double> {
+  static double to_d(double v) { return v; }
+  static double from_d(double v) { return v; }
+};
+template <> struct Conv<F16> {
+  static double to_d(F16 v) { return HalfToFloat(v.bits); }
+  static F16 from_d(double v) { return F16{FloatToHalf(static_cast<float>(v))}; }
+};
+template <> struct Conv<BF16> {
+  static double to_d(BF16 v) { return BF16ToFloat(v.bits); }
+  static BF16 from_d(double v) { return BF16{FloatToBF16(static_cast<float>(v))}; }
+};
+
+template <typename T> constexpr bool kIsInt = std::is_integral_v<T>;
+
+template <typename D, typename S>
+inline D CastOne(S s) {
+  if constexpr (std::is_same_v<D, S>) return s;
+  else if constexpr (kIsInt<D> && kIsInt<S>) return Conv<D>::from_i(Conv<S>::to_i(s));
+  else if constexpr (std::is_same_v<D, float> && std::is_same_v<S, F16>) return HalfToFloat(s.bits);
+  else if constexpr (std::is_same_v<D, float> && std::is_same_v<S, BF16>) return BF16ToFloat(s.bits);
+  else if constexpr (std::is_same_v<D, F16> && std::is_same_v<S, float>) return F16{FloatToHalf(s)};
+  else if constexpr (std::is_same_v<D, BF16> && std::is_same_v<S, float>) return BF16{FloatToBF16(s)};
+  else return Conv<D>::from_d(Conv<S>::to_d(s));
+}
+
+struct Coalesced {
+  int ndim;
+  int64_t sizes[kMaxDims];
+  int64_t ds[kMaxDims], ss[kMaxDims];  // strides in elements, innermost last
+};
+
+Coalesced Coalesce(const StridedView& d, const StridedView& s) {
+  Coalesced c{};
+  int n = 0;
+  for (int i = 0; i < d.ndim; ++i) {
+    if (d.sizes[i] == 1) continue;
+    if (n > 0 && c.ds[n - 1] == d.strides[i] * d.sizes[i] && c.ss[n - 1] == s.strides[i] * d.sizes[i]) {
+      c.sizes[n - 1] *= d.sizes[i];
+      c.ds[n - 1] = d.strides[i];
+      c.ss[n - 1] = s.strides[i];
+      continue;
+    }
+    c.sizes[n] = d.sizes[i];
+    c.ds[n] = d.strides[i];
+    c.ss[n] = s.strides[i];
+    ++n;
+  }
+  if (n == 0) { c.sizes[0] = 1; c.ds[0] = c.ss[0] = 1; n = 1; }
+  c.ndim = n;
+  return c;
+}
+
+template <typename D, typename S>
+void CopyRange(const Coalesced& c, char* dbase, const char* sbase, int64_t begin, int64_t end) {
+  // Iterate rows of the innermost dim from linear row index `begin` to `end`.
+  const int nd = c.ndim;
+  const int64_t inner = c.sizes[nd - 1], dsi = c.ds[nd - 1], ssi = c.ss[nd - 1];
+  int64_t idx[kMaxDims] = {};
+  int64_t r = begin;
+  for (int i = nd - 2; i >= 0; --i) { idx[i] = r % c.sizes[i]; r /= c.sizes[i]; }
+  for (int64_t row = begin; row < end; ++row) {
+    int64_t doff = 0, soff = 0;
+    for (int i = 0; i < nd - 1; ++i) { doff += idx[i] * c.ds[i]; soff += idx[i] * c.ss[i]; }
+    D* dp = reinterpret_cast<D*>(dbase) + doff;
+    const S* sp = reinterpret_cast<const S*>(sbase) + soff;
+    if constexpr (std::is_same_v<D, S>) {
+      if (dsi == 1 && ssi == 1) { std::memcpy(dp, sp, inner * sizeof(D)); goto next; }
+      if (dsi == 1 && ssi == 0) { std::fill(dp, dp + inner, sp[0]); goto next; }
+    }
+    if (dsi == 1 && ssi == 1) {
+      for (int64_t j = 0; j < inner; ++j) dp[j] = CastOne<D, S>(sp[j]);
+    } else {
+      for (int64_t j = 0; j < inner; ++j) dp[j * dsi] = CastOne<D, S>(sp[j * ssi]);
+    }
+  next:
+    for (int i = nd - 2; i >= 0; --i) {
+      if (++idx[i] < c.sizes[i]) break;
+      idx[i] = 0;
+    }
+  }
+}
+
+template <typename D, typename S>
+void CopyTyped(const StridedView& d, const StridedView& s) {
+  const Coalesced c = Coalesce(d, s);
+  int64_t rows = 1;
+  for (int i = 0; i < c.ndim - 1; ++i) rows *= c.sizes[i];
+  const int64_t total = rows * c.sizes[c.ndim - 1];
+  const int64_t kChunkElems = 1 << 18;  // ~1 MiB of float per piece
+  if (total < 2 * kChunkElems || rows == 1) {
+    if (rows == 1 && total >= 2 * kChunkElems && c.ds[0] == 1 && c.ss[0] <= 1) {
+      // One long contiguous row: split it.
+      const int64_t pieces = (total + kChunkElems - 1) / kChunkElems;
+      GlobalThreadPool().ParallelFor(pieces, [&](int64_t p) {
+        const int64_t b = p * kChunkElems, e = std::min(total, b + kChunkElems);
+        Coalesced cc = c;
+        cc.sizes[0] = e - b;
+        CopyRange<D, S>(cc, d.data + b * sizeof(D), s.data + b * c.ss[0] * sizeof(S), 0, 1);
+      });
+      return;
+    }
+    CopyRange<D, S>(c, d.data, s.data, 0, rows);
+    return;
+  }
+  const int64_t rows_per = std::max<int64_t>(1, kChunkElems / c.sizes[c.ndim - 1]);
+  const int64_t pieces = (rows + rows_per - 1) / rows_per;
+  GlobalThreadPool().ParallelFor(pieces, [&](int64_t p) {
+    CopyRange<D, S>(c, d.data, s.data, p * rows_per, std::min(rows, (p + 1) * rows_per));
+  });
+}
+
+template <typename D>
+void DispatchSrc(const StridedView& d, const StridedView& s) {
+  switch (s.dtype) {
+    case DType::Bool: return CopyTyped<D, bool>(d, s);
+    case DType::UInt8: return CopyTyped<D, uint8_t>(d, s);
+    case DType::Int8: return CopyTyped<D, int8_t>(d, s);
+    case DType::Int16: return CopyTyped<D, int16_t>(d, s);
+    case DType::Int32: return CopyTyped<D, int32_t>(d, s);
+    case DType::Int64: return CopyTyped<D, int64_t>(d, s);
+    case DType::Float16: return CopyTyped<D, F16>(d, s);
+    case DType::BFloat16: return CopyTyped<D, BF16>(d, s);
+    case DType::Float32: return CopyTyped<D, float>(d, s);
+    case DType::Float64: return CopyTyped<D, double>(d, s);
+    default: break;
+  }
+  throw std::invalid_argument(std::string("copy: unsupported source dtype ") + DTypeName(s.dtype));
+}
+
+struct C64 { float re, im; };
+struct C128 { double re, im; };
+
+}  // namespace
+
+void StridedCopy(const StridedView& d, const StridedView& s) {
+  if (d.ndim != s.ndim) throw std::invalid_argument("copy: source and destination ranks differ");
+  for (int i = 0; i < d.ndim; ++i)
+    if (d.sizes[i] == 0) return;
+  const bool dc = d.dtype == DType::Complex64 || d.dtype == DType::Complex128;
+  const bool sc = s.dtype == DType::Complex64 || s.dtype == DType::Complex128;
+  if (dc || sc) {
+    if (d.dtype != s.dtype)
+      throw std::invalid_argument(std::string("copy: casting between ") + DTypeName(s.dtype) + " and " +
+                                  DTypeName(d.dtype) + " is not supported on npu");
+    if (d.dtype == DType::Complex64) return CopyTyped<C64, C64>(d, s);
+    return CopyTyped<C128, C128>(d, s);
+  }
+  switch (d.dtype) {
+    case DType::Bool: return DispatchSrc<bool>(d, s);
+    case DType::UInt8: return DispatchSrc<uint8_t>(d, s);
+    case DType::Int8: return DispatchSrc<int8_t>(d, s);
+    case DType::Int16: return DispatchSrc<int16_t>(d, s);
+    case DType::Int32: return DispatchSrc<int32_t>(d, s);
+    case DType::Int64: return DispatchSrc<int64_t>(d, s);
+    case DType::Float16: return DispatchSrc<F16>(d, s);
+    case DType::BFloat16: return DispatchSrc<BF16>(d, s);
+    case DType::Float32: return DispatchSrc<float>(d, s);
+    case DType::Float64: return DispatchSrc<double>(d, s);
+    default: break;
+  }
+  throw std::invalid_argument(std::string("copy: unsupported destination dtype ") + DTypeName(d.dtype));
+}
+
+}  // namespace npu_rt

@@ -1,0 +1,96 @@
+#include "runtime/thread_pool.h"
+
+#include <cstdlib>
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+#define NPU_RT_PAUSE() _mm_pause()
+#else
+#define NPU_RT_PAUSE() std::this_thread::yield()
+#endif
+
+namespace npu_rt {
+
+HostThreadPool::HostThreadPool(int threads) {
+  if (threads < 1) threads = 1;
+  for (int i = 1; i < threads; ++i) workers_.emplace_back([this] { WorkerLoop(); });
+}
+
+HostThreadPool::~HostThreadPool() {
+  {
+    std::lock_guard<std::mutex> g(mu_);
+    stop_ = true;
+  }
+  cv_.notify_all();
+  for (auto& t : workers_) t.join();
+}
+
+void HostThreadPool::RunShare() {
+  for (;;) {
+    const int64_t i = next_.fetch_add(1, std::memory_order_relaxed);
+    if (i >= n_ || failed_.load(std::memory_order_relaxed)) break;
+    try {
+      (*fn_)(i);
+    } catch (...) {
+      std::lock_guard<std::mutex> g(error_mu_);
+      if (!error_) error_ = std::current_exception();
+      failed_.store(true, std::memory_order_relaxed);
+    }
+  }
+}
+
+void HostThreadPool::WorkerLoop() {
+  uint64_t seen = 0;
+  for (;;) {
+    // Spin a little for the next job (launches come back to back), then sleep.
+    for (int i = 0; i < 2000 && generation_.load(std::memory_order_acquire) == seen; ++i) NPU_RT_PAUSE();
+    if (generation_.load(std::memory_order_acquire) == seen) {
+      std::unique_lock<std::mutex> lock(mu_);
+      cv_.wait(lock, [&] { return stop_ || generation_.load(std::memory_order_acquire) != seen; });
+      if (stop_) return;
+    }
+    seen = generation_.load(std::memory_order_acquire);
+    // Join the job only while it is open: ParallelFor closes it, then waits until active_ == 0,
+    // so the job's state stays valid for every worker that got in.
+    active_.fetch_add(1);
+    if (job_open_.load() && generation_.load() == seen) RunShare();
+    active_.fetch_sub(1);
+  }
+}
+
+void HostThreadPool::ParallelFor(int64_t n, const std::function<void(int64_t)>& fn) {
+  if (n <= 0) return;
+  std::unique_lock<std::mutex> job(job_mu_, std::try_to_lock);
+  if (n == 1 || workers_.empty() || !job.owns_lock()) {
+    for (int64_t i = 0; i < n; ++i) fn(i);
+    return;
+  }
+  fn_ = &fn;
+  n_ = n;
+  error_ = nullptr;
+  failed_.store(false);
+  next_.store(0, std::memory_order_relaxed);
+  job_open_.store(true);
+  {
+    std::lock_guard<std::mutex> g(mu_);
+    generation_.fetch_add(1, std::memory_order_release);
+  }
+  cv_.notify_all();
+  RunShare();
+  job_open_.store(false);
+  // Wait for workers that picked up this job to leave it.
+  while (active_.load() != 0) NPU_RT_PAUSE();
+  fn_ = nullptr;
+  if (error_) std::rethrow_exception(error_);
+}
+
+HostThreadPool& GlobalThreadPool() {
+  static HostThreadPool pool([] {
+    const char* v = std::getenv("TORCH_OPS_NN_HOST_THREADS");
+    int n = v && *v ? std::atoi(v) : static_cast<int>(std::thread::hardware_concurrency());
+    return n < 1 ? 1 : n;
+  }());
+  return pool;
+}
+
+}  // namespace npu_rt

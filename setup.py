@@ -1,0 +1,48 @@
+"""Build torch_ops_nn and its C++ extension against the installed torch.
+
+    pip install --no-build-isolation -e .
+
+Supported and tested: Python 3.11, torch 2.14.1 (+ torchvision 0.29.1 for the ResNet tests).
+The extension is portable x86-64 / aarch64 code: SIMD paths are chosen at run time, never with
+-march=native.
+"""
+import glob
+import os
+
+from setuptools import find_packages, setup
+from torch.utils.cpp_extension import BuildExtension, CppExtension
+
+ROOT = os.path.dirname(os.path.abspath(__file__))
+
+CXX_FLAGS = ["-O3", "-std=c++20", "-fno-math-errno", "-Wno-unused-parameter", "-Wno-unknown-pragmas"]
+
+
+def sources():
+    files = sorted(glob.glob("csrc/**/*.cpp", recursive=True)) + sorted(glob.glob("ascendc_kernels/*.cpp"))
+    return files
+
+
+setup(
+    name="torch_ops_nn",
+    version="0.1.0",
+    description="PyTorch out-of-tree backend for Huawei Ascend NPUs, with a simulated NPU that runs Ascend C kernels on the CPU",
+    packages=find_packages(include=["torch_ops_nn", "torch_ops_nn.*"]),
+    python_requires=">=3.10",
+    install_requires=["torch>=2.14"],
+    ext_modules=[
+        CppExtension(
+            "torch_ops_nn._C",
+            sources(),
+            include_dirs=[os.path.join(ROOT, d) for d in ("csrc", "csrc/ascendc", "ascendc_kernels")],
+            extra_compile_args={
+                "cxx": CXX_FLAGS + ['-DTORCH_OPS_NN_CXX_FLAGS="' + " ".join(CXX_FLAGS) + '"'],
+            },
+        )
+    ],
+    cmdclass={"build_ext": BuildExtension.with_options(use_ninja=True)},
+    entry_points={
+        # `import torch` loads torch_ops_nn through this (torch's device-backend autoload).
+        "torch.backends": ["torch_ops_nn = torch_ops_nn:_autoload"],
+        "console_scripts": ["torch-ops-nn = torch_ops_nn.__main__:main"],
+    },
+)

@@ -1,0 +1,66 @@
+"""torch_ops_nn: PyTorch on Huawei Ascend NPUs, with a simulated NPU that runs the same Ascend C
+kernels on the CPU.
+
+``import torch`` loads this package (torch's "torch.backends" entry point), which registers the
+``npu`` device: ``tensor.to("npu")``, ``model.npu()`` and ``torch.npu.*`` work as their CUDA twins.
+"""
+from __future__ import annotations
+
+import importlib.util
+import sys
+
+__version__ = "0.1.0"
+
+_registered = False
+
+
+def _check_no_torch_npu() -> None:
+    if "torch_npu" in sys.modules or importlib.util.find_spec("torch_npu") is not None:
+        raise ImportError(
+            "torch_ops_nn cannot be used together with torch_npu: both register PyTorch's PrivateUse1 "
+            "backend as the 'npu' device. Uninstall one of them (pip uninstall torch_npu), or use torch_npu "
+            "alone on real Ascend hardware."
+        )
+
+
+def _register() -> None:
+    global _registered
+    if _registered:
+        return
+    _check_no_torch_npu()
+    import torch
+
+    from torch_ops_nn import _C, _logging  # noqa: F401  (loading _C registers the ATen kernels)
+
+    if torch._C._get_privateuse1_backend_name() != "npu":
+        torch.utils.rename_privateuse1_backend("npu")
+    from torch_ops_nn import npu as npu_module
+
+    torch._register_device_module("npu", npu_module)
+    torch.utils.generate_methods_for_privateuse1_backend(for_tensor=True, for_module=True, for_storage=True)
+    _logging.configure(_C)
+    _registered = True
+
+
+def _autoload() -> None:
+    """Entry point torch calls on ``import torch`` (group "torch.backends")."""
+    _register()
+
+
+_register()
+
+from torch_ops_nn import npu  # noqa: E402,F401
+
+
+def fallback_ops() -> list[str]:
+    """The ATen operators that ran through the CPU fallback in this process (first use order)."""
+    from torch_ops_nn import _C
+
+    return list(_C._fallback_ops())
+
+
+def set_log_level(level: int) -> None:
+    """Change the log level at run time (0 debug ... 3 error, as ASCEND_GLOBAL_LOG_LEVEL)."""
+    from torch_ops_nn import _C, _logging
+
+    _logging.set_level(_C, level)

@@ -1,0 +1,359 @@
+"""``torch.npu``: the device module of the simulated (or real) Ascend NPU, shaped like ``torch.cuda``."""
+from __future__ import annotations
+
+import contextlib
+from typing import Any, Iterator, Optional, Union
+
+import torch
+
+from torch_ops_nn import _C
+
+DeviceLike = Union[int, str, torch.device, None]
+
+__all__ = [
+    "is_available", "is_initialized", "init", "device_count", "current_device", "set_device", "device",
+    "device_of", "synchronize", "get_device_name", "get_device_properties", "get_device_capability",
+    "mem_get_info", "memory_allocated", "max_memory_allocated", "memory_reserved", "max_memory_reserved",
+    "memory_stats", "reset_peak_memory_stats", "reset_accumulated_memory_stats", "empty_cache", "Stream",
+    "Event", "current_stream", "default_stream", "set_stream", "stream", "manual_seed", "manual_seed_all",
+    "seed", "seed_all", "initial_seed", "get_rng_state", "set_rng_state", "get_rng_state_all",
+    "set_rng_state_all", "default_generators", "kernel_counters", "reset_kernel_counters",
+]
+
+
+def _index(device: DeviceLike, optional: bool = True) -> int:
+    """The device index of ``device`` (None -> current device)."""
+    if device is None:
+        return _C._current_device()
+    if isinstance(device, int):
+        return device
+    if isinstance(device, str):
+        device = torch.device(device)
+    if isinstance(device, torch.device):
+        if device.type != "npu":
+            raise ValueError(f"expected an npu device, got {device}")
+        return device.index if device.index is not None else _C._current_device()
+    raise TypeError(f"expected a device index, 'npu:N' string or torch.device, got {type(device).__name__}")
+
+
+def _check_index(index: int) -> int:
+    count = device_count()
+    if not 0 <= index < count:
+        raise ValueError(f"invalid npu device index {index}: {count} device(s) visible"
+                         + (f", valid indices are 0..{count - 1}" if count else ""))
+    return index
+
+
+def is_available() -> bool:
+    return _C._device_count() > 0
+
+
+def is_initialized() -> bool:
+    return True
+
+
+def init() -> None:
+    """Nothing to do: the runtime initialises itself on first use (kept for torch.cuda parity)."""
+
+
+def device_count() -> int:
+    return _C._device_count()
+
+
+def current_device() -> int:
+    return _C._current_device()
+
+
+def set_device(device: DeviceLike) -> None:
+    index = _index(device)
+    if index >= 0:
+        _C._set_device(_check_index(index))
+
+
+class device:
+    """Context manager that changes the current npu device (like ``torch.cuda.device``)."""
+
+    def __init__(self, device: DeviceLike):
+        self.idx = _index(device) if device is not None else -1
+        self.prev_idx = -1
+
+    def __enter__(self):
+        self.prev_idx = current_device()
+        if self.idx >= 0 and self.idx != self.prev_idx:
+            set_device(self.idx)
+        return self
+
+    def __exit__(self, *exc):
+        if self.idx >= 0 and self.idx != self.prev_idx:
+            _C._set_device(self.prev_idx)
+        return False
+
+
+class device_of(device):
+    """Context manager that makes the device of ``obj`` (a tensor) current."""
+
+    def __init__(self, obj: torch.Tensor):
+        super().__init__(obj.get_device() if obj.device.type == "npu" else -1)
+
+
+def synchronize(device: DeviceLike = None) -> None:
+    """Wait for all work on every stream of ``device``; re-raises asynchronous kernel errors."""
+    _C._synchronize(_check_index(_index(device)))
+
+
+class _NpuDeviceProperties:
+    __slots__ = ("name", "soc_name", "npu_arch", "cube_core_num", "vector_core_num", "ub_size", "l1_size",
+                 "l0a_size", "l0b_size", "l0c_size", "bt_size", "fb_size", "total_memory", "hbm_size",
+                 "hbm_bandwidth_gbps", "cube_fp16_tflops", "clock_ghz", "figures_verified", "physical_id",
+                 "multi_processor_count", "simulated")
+
+    def __init__(self, props: dict):
+        for key, value in props.items():
+            setattr(self, key, value)
+        self.multi_processor_count = props["cube_core_num"]
+        self.simulated = True
+
+    def __repr__(self) -> str:
+        return (f"_NpuDeviceProperties(name='{self.name}', npu_arch={self.npu_arch}, "
+                f"cube_core_num={self.cube_core_num}, vector_core_num={self.vector_core_num}, "
+                f"total_memory={self.total_memory // (1024 ** 2)}MB, ub_size={self.ub_size // 1024}KB, "
+                f"l1_size={self.l1_size // 1024}KB, l0a_size={self.l0a_size // 1024}KB, "
+                f"l0b_size={self.l0b_size // 1024}KB, l0c_size={self.l0c_size // 1024}KB, simulated=True)")
+
+
+def get_device_properties(device: DeviceLike = None) -> _NpuDeviceProperties:
+    return _NpuDeviceProperties(_C._device_properties(_check_index(_index(device))))
+
+
+def get_device_name(device: DeviceLike = None) -> str:
+    return get_device_properties(device).name
+
+
+def get_device_capability(device: DeviceLike = None) -> tuple[int, int]:
+    """The NPU architecture as (major, minor): (22, 1) for __NPU_ARCH__ 2201, (20, 2) for 2002."""
+    arch = get_device_properties(device).npu_arch
+    return divmod(arch, 100)
+
+
+# ---- memory -------------------------------------------------------------------------------------
+
+def memory_stats(device: DeviceLike = None) -> dict[str, Any]:
+    """Caching-allocator statistics, keyed like ``torch.cuda.memory_stats``."""
+    return dict(sorted(_C._memory_stats(_check_index(_index(device))).items()))
+
+
+def memory_allocated(device: DeviceLike = None) -> int:
+    return memory_stats(device)["allocated_bytes.all.current"]
+
+
+def max_memory_allocated(device: DeviceLike = None) -> int:
+    return memory_stats(device)["allocated_bytes.all.peak"]
+
+
+def memory_reserved(device: DeviceLike = None) -> int:
+    return memory_stats(device)["reserved_bytes.all.current"]
+
+
+def max_memory_reserved(device: DeviceLike = None) -> int:
+    return memory_stats(device)["reserved_bytes.all.peak"]
+
+
+def reset_peak_memory_stats(device: DeviceLike = None) -> None:
+    _C._reset_peak_memory_stats(_check_index(_index(device)))
+
+
+def reset_accumulated_memory_stats(device: DeviceLike = None) -> None:
+    _C._reset_accumulated_memory_stats(_check_index(_index(device)))
+
+
+def mem_get_info(device: DeviceLike = None) -> tuple[int, int]:
+    """(free, total) device memory in bytes; cached blocks count as used, as in CUDA."""
+    return tuple(_C._mem_get_info(_check_index(_index(device))))
+
+
+def empty_cache() -> None:
+    """Release cached device memory that no tensor uses."""
+    _C._empty_cache()
+
+
+# ---- streams and events -----------------------------------------------------------------------
+
+class Stream(torch.Stream):
+    """An npu stream: a FIFO of work that runs asynchronously from the host."""
+
+    def __new__(cls, device: DeviceLike = None, priority: int = 0, **kwargs):
+        if "stream_id" in kwargs:  # wrapping an existing stream
+            return super().__new__(cls, stream_id=kwargs["stream_id"], device_index=kwargs["device_index"],
+                                   device_type=kwargs["device_type"])
+        return super().__new__(cls, device=torch.device("npu", _check_index(_index(device))), priority=priority)
+
+    def wait_stream(self, stream: torch.Stream) -> None:
+        """Make this stream wait for all work currently enqueued on ``stream``."""
+        super().wait_event(stream.record_event())
+
+    def wait_event(self, event) -> None:
+        super().wait_event(Event._unwrap(event))
+
+    def record_event(self, event=None):
+        if event is None:
+            event = Event(device=self.device_index)
+        Event._unwrap(event).record(self)
+        return event
+
+    def __repr__(self) -> str:
+        return f"<torch.npu.Stream device=npu:{self.device_index} id={self.stream_id}>"
+
+
+def _wrap(s: torch.Stream) -> Stream:
+    return Stream(stream_id=s.stream_id, device_index=s.device_index, device_type=s.device_type)
+
+
+class Event:
+    """An npu event: record on a stream, wait, query, synchronize, elapsed_time (in milliseconds).
+
+    Wraps a ``torch.Event`` (reachable as ``.event``), so it also works with ``torch.Stream`` APIs.
+    """
+
+    def __init__(self, enable_timing: bool = False, blocking: bool = False, interprocess: bool = False,
+                 device: DeviceLike = None):
+        if interprocess:
+            raise NotImplementedError("npu events do not support interprocess=True")
+        self.event = torch.Event(torch.device("npu", _check_index(_index(device))), enable_timing=enable_timing,
+                                 blocking=blocking)
+
+    @staticmethod
+    def _unwrap(e):
+        return e.event if isinstance(e, Event) else e
+
+    def record(self, stream: Optional[torch.Stream] = None) -> None:
+        self.event.record(stream if stream is not None else current_stream(self.event.device))
+
+    def wait(self, stream: Optional[torch.Stream] = None) -> None:
+        self.event.wait(stream if stream is not None else current_stream(self.event.device))
+
+    def query(self) -> bool:
+        return self.event.query()
+
+    def synchronize(self) -> None:
+        self.event.synchronize()
+
+    def elapsed_time(self, end_event: "Event") -> float:
+        return self.event.elapsed_time(self._unwrap(end_event))
+
+    @property
+    def device(self) -> torch.device:
+        return self.event.device
+
+    def __repr__(self) -> str:
+        return f"<torch.npu.Event device={self.event.device}>"
+
+
+def current_stream(device: DeviceLike = None) -> Stream:
+    return _wrap(torch.accelerator.current_stream(torch.device("npu", _check_index(_index(device)))))
+
+
+def default_stream(device: DeviceLike = None) -> Stream:
+    index = _check_index(_index(device))
+    return Stream(stream_id=0, device_index=index, device_type=current_stream(index).device_type)
+
+
+def set_stream(stream: torch.Stream) -> None:
+    if stream is not None:
+        torch.accelerator.set_stream(stream)
+
+
+@contextlib.contextmanager
+def stream(stream: Optional[torch.Stream]) -> Iterator[Optional[torch.Stream]]:
+    """Make ``stream`` current on its device for the block (None: no change)."""
+    if stream is None:
+        yield None
+        return
+    prev_device = current_device()
+    prev_stream = current_stream(stream.device_index)
+    if stream.device_index != prev_device:
+        set_device(stream.device_index)
+    torch.accelerator.set_stream(stream)
+    try:
+        yield stream
+    finally:
+        torch.accelerator.set_stream(prev_stream)
+        if stream.device_index != prev_device:
+            set_device(prev_device)
+
+
+# ---- random number generators -----------------------------------------------------------------
+
+class _DefaultGenerators(tuple):
+    pass
+
+
+def _generators() -> tuple:
+    global _default_generators_cache
+    if _default_generators_cache is None:
+        _default_generators_cache = _DefaultGenerators(_C._default_generator(i) for i in range(device_count()))
+    return _default_generators_cache
+
+
+_default_generators_cache = None
+
+
+def __getattr__(name: str):
+    if name == "default_generators":
+        return _generators()
+    raise AttributeError(f"module 'torch.npu' has no attribute '{name}'")
+
+
+def _gen(device: DeviceLike) -> torch.Generator:
+    return _generators()[_check_index(_index(device))]
+
+
+def manual_seed(seed: int) -> None:
+    """Seed the current device's generator."""
+    _gen(None).manual_seed(int(seed))
+
+
+def manual_seed_all(seed: int) -> None:
+    for g in _generators():
+        g.manual_seed(int(seed))
+
+
+def seed() -> None:
+    _gen(None).seed()
+
+
+def seed_all() -> None:
+    for g in _generators():
+        g.seed()
+
+
+def initial_seed() -> int:
+    return _gen(None).initial_seed()
+
+
+def get_rng_state(device: DeviceLike = "npu") -> torch.Tensor:
+    return _gen(device).get_state()
+
+
+def set_rng_state(new_state: torch.Tensor, device: DeviceLike = "npu") -> None:
+    _gen(device).set_state(new_state)
+
+
+def get_rng_state_all() -> list[torch.Tensor]:
+    return [g.get_state() for g in _generators()]
+
+
+def set_rng_state_all(new_states) -> None:
+    for g, s in zip(_generators(), new_states):
+        g.set_state(s)
+
+
+# ---- Ascend C kernel counters -----------------------------------------------------------------
+
+def kernel_counters() -> dict[str, dict[str, int]]:
+    """Per-kernel counters of this process: launches, blocks, bytes GM->local and local->GM,
+    vector element operations and cube MACs."""
+    return dict(sorted(_C._kernel_counters().items()))
+
+
+def reset_kernel_counters() -> None:
+    _C._reset_kernel_counters()
