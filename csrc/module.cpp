@@ -5,9 +5,12 @@
 
 #include <Python.h>
 
+#include <chrono>
 #include <sstream>
+#include <thread>
 
 #include "ascendc/host_launch.h"
+#include "aten/kernel_launch.h"
 #include "core/cpu_fallback.h"
 #include "core/npu_allocator.h"
 #include "core/npu_context.h"
@@ -137,6 +140,7 @@ PYBIND11_MODULE(_C, m) {
 
   // Fallback, counters, logging, build.
   m.def("_fallback_ops", &FallbackOps);
+  m.def("_compiled_kernels", &CompiledKernels);
   m.def("_kernel_counters", [] {
     py::dict out;
     for (const auto& [name, c] : ascendc_host::CounterSnapshot()) {
@@ -159,6 +163,16 @@ PYBIND11_MODULE(_C, m) {
   });
   m.def("_log_level", &npu_rt::log::CurrentLevel);
   m.def("_set_log_level", &npu_rt::log::SetLevel);
+  // Test hook: an asynchronous task on the current stream that fails with `message`, to test
+  // deferred error reporting independently of any kernel.
+  m.def("_test_enqueue_failure", [](const std::string& message) {
+    NPU_RT_CALL(CurrentRuntimeStream().Enqueue("test_failing_task", [message] { throw std::runtime_error(message); }));
+  });
+  m.def("_test_enqueue_sleep", [](double ms) {
+    NPU_RT_CALL(CurrentRuntimeStream().Enqueue("test_sleep", [ms] {
+      std::this_thread::sleep_for(std::chrono::duration<double, std::milli>(ms));
+    }));
+  });
   m.def("_host_threads", [] { return npu_rt::GlobalThreadPool().size(); });
   m.def("_launch_blocking", &npu_rt::LaunchBlocking);
   m.def("_build_info", [] {

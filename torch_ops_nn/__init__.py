@@ -64,3 +64,10 @@ def set_log_level(level: int) -> None:
     from torch_ops_nn import _C, _logging
 
     _logging.set_level(_C, level)
+
+
+def compiled_kernels() -> list[str]:
+    """Names of the Ascend C kernels compiled into this build."""
+    from torch_ops_nn import _C
+
+    return sorted(_C._compiled_kernels())

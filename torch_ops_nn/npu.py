@@ -189,7 +189,7 @@ class Stream(torch.Stream):
 
     def wait_stream(self, stream: torch.Stream) -> None:
         """Make this stream wait for all work currently enqueued on ``stream``."""
-        super().wait_event(stream.record_event())
+        self.wait_event(stream.record_event())
 
     def wait_event(self, event) -> None:
         super().wait_event(Event._unwrap(event))
@@ -295,6 +295,11 @@ def _generators() -> tuple:
 
 
 _default_generators_cache = None
+
+
+def _is_in_bad_fork() -> bool:
+    """torch.manual_seed asks this before seeding; the simulator has no fork restriction."""
+    return False
 
 
 def __getattr__(name: str):

@@ -39,7 +39,7 @@ class NpuAllocator final : public c10::DeviceAllocator {
 
   bool initialized() override { return true; }
   void emptyCache(c10::MempoolId_t) override {
-    for (int d = 0; d < DeviceCount(); ++d) NPU_RT_CALL(npu_rt::MemoryPool(d).EmptyCache());
+    for (int d = 0; d < DeviceCount(); ++d) NPU_RT_CALL(npu_rt::EmptyCache(d));
   }
   void recordStream(const c10::DataPtr& ptr, c10::Stream stream) override {
     if (!ptr.get()) return;

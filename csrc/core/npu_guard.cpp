@@ -38,6 +38,7 @@ struct NpuGuardImpl final : public c10::impl::DeviceGuardImplInterface {
   c10::Stream getStream(c10::Device d) const override { return CurrentStream(d.index()); }
   c10::Stream getDefaultStream(c10::Device d) const override { return DefaultStream(d.index()); }
   c10::Stream getStreamFromGlobalPool(c10::Device d, bool = false) const override {
+    if (!d.has_index()) d = c10::Device(kNpu, CurrentDevice());
     int64_t id = 0;
     NPU_RT_CALL(id = npu_rt::NextPooledStreamId(d.index()));
     return c10::Stream(c10::Stream::UNSAFE, d, id);

@@ -124,6 +124,16 @@ void DeviceMemoryPool::Split(Block* b, size_t size, FreeSet& pool) {
 void* DeviceMemoryPool::Allocate(size_t bytes, Stream* stream) {
   if (bytes == 0) return nullptr;
   std::lock_guard<std::mutex> g(mu_);
+  return AllocateLocked(bytes, stream, true);
+}
+
+void* DeviceMemoryPool::TryAllocateCached(size_t bytes, Stream* stream) {
+  if (bytes == 0) return nullptr;
+  std::lock_guard<std::mutex> g(mu_);
+  return AllocateLocked(bytes, stream, false);
+}
+
+void* DeviceMemoryPool::AllocateLocked(size_t bytes, Stream* stream, bool may_release) {
   ProcessPendingFrees();
   const size_t size = std::max(RoundUp(bytes, kMinBlock), kMinBlock);
   const bool small = size <= kSmallLimit;
@@ -140,6 +150,7 @@ void* DeviceMemoryPool::Allocate(size_t bytes, Stream* stream) {
   } else {
     const size_t seg = small ? kSmallSegment : RoundUp(size, kLargeRound);
     b = NewSegment(seg, stream, small);
+    if (!b && !may_release) return nullptr;
     if (!b) {
       ++stats_.num_alloc_retries;
       ReleaseCachedSegments();

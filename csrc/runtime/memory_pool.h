@@ -55,10 +55,14 @@ class DeviceMemoryPool {
   // Throws OutOfMemoryError (requested/free/total) when the device cannot hold it, after
   // releasing cached segments; the pool stays usable.
   void* Allocate(size_t bytes, Stream* stream);
+  // Like Allocate, but returns nullptr instead of releasing cached segments or throwing: the
+  // caller must first make sure no stream still uses freed blocks (see runtime::Malloc).
+  void* TryAllocateCached(size_t bytes, Stream* stream);
   void Free(void* ptr);
   // The block is also used on `stream`: do not reuse it before that stream's work is done.
   void RecordStream(void* ptr, Stream* stream);
-  // Releases every cached segment that holds no live allocation.
+  // Releases every cached segment that holds no live allocation. Callers synchronize the
+  // device's streams first: a freed block may still be read by a queued kernel.
   void EmptyCache();
 
   bool Owns(const void* ptr) const;
@@ -95,6 +99,7 @@ class DeviceMemoryPool {
   };
   using FreeSet = std::set<Block*, BlockLess>;
 
+  void* AllocateLocked(size_t bytes, Stream* stream, bool may_release);
   Block* FindFree(FreeSet& pool, size_t size, Stream* stream);
   Block* NewSegment(size_t size, Stream* stream, bool small);  // nullptr if over capacity
   void ReleaseCachedSegments();

@@ -146,7 +146,27 @@ void DeviceSynchronize(int device) {
     if (s) s->Synchronize();
 }
 
-void* Malloc(int device, size_t bytes, Stream& stream) { return State(device).pool->Allocate(bytes, &stream); }
+namespace {
+void WaitAllStreams(DeviceState& d) {
+  for (auto& s : d.streams)
+    if (s) s->WaitIdle();
+}
+}  // namespace
+
+void* Malloc(int device, size_t bytes, Stream& stream) {
+  DeviceState& d = State(device);
+  if (void* p = d.pool->TryAllocateCached(bytes, &stream)) return p;
+  if (bytes == 0) return nullptr;
+  // Releasing cached segments unmaps them: queued kernels may still read freed blocks there.
+  WaitAllStreams(d);
+  return d.pool->Allocate(bytes, &stream);
+}
+
+void EmptyCache(int device) {
+  DeviceState& d = State(device);
+  WaitAllStreams(d);
+  d.pool->EmptyCache();
+}
 
 void Free(void* ptr) {
   if (!ptr) return;

@@ -47,6 +47,8 @@ void DeviceSynchronize(int device);
 // Memory.
 void* Malloc(int device, size_t bytes, Stream& stream);
 void Free(void* ptr);
+// Waits for the device's streams, then releases cached memory no tensor uses.
+void EmptyCache(int device);
 // Copies run on `stream` in order with its other work. Host memory must stay valid until the copy
 // has run (callers keep it alive in the task or synchronize).
 void MemcpyAsync(void* dst, const void* src, size_t bytes, Stream& stream);

@@ -134,6 +134,11 @@ void Stream::Synchronize() {
   log::FlushDeferred();
 }
 
+void Stream::WaitIdle() {
+  std::unique_lock<std::mutex> lock(mu_);
+  WaitIdle(lock);
+}
+
 bool Stream::Query() const {
   return completed_.load(std::memory_order_acquire) >= enqueued_.load(std::memory_order_acquire);
 }

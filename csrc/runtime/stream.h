@@ -33,6 +33,8 @@ class Stream {
   void Synchronize();
   // True when every enqueued task has finished.
   bool Query() const;
+  // Waits for every enqueued task without consuming a pending error (allocator use).
+  void WaitIdle();
 
   int device() const { return device_; }
   int64_t id() const { return id_; }

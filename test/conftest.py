@@ -1,0 +1,22 @@
+"""Test session set-up: two simulated devices (so cross-device paths are exercised), before torch loads."""
+import os
+import subprocess
+import sys
+
+os.environ.setdefault("TORCH_OPS_NN_DEVICE_COUNT", "2")
+
+import pytest  # noqa: E402
+
+
+def run_python(code: str, env: dict | None = None, timeout: int = 300) -> subprocess.CompletedProcess:
+    """Runs ``code`` in a fresh interpreter (for env-var driven behaviour and autoload)."""
+    full_env = dict(os.environ)
+    full_env.update(env or {})
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=full_env,
+                          timeout=timeout)
+
+
+@pytest.fixture
+def fallback_error(monkeypatch):
+    """Native-coverage tests: any op without an npu kernel raises instead of running on the CPU."""
+    monkeypatch.setenv("TORCH_OPS_NN_FALLBACK", "error")

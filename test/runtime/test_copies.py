@@ -1,0 +1,161 @@
+"""Host<->npu and npu<->npu copies: every dtype, non-contiguous views, casts, broadcasting, fills."""
+import pytest
+import torch
+
+import torch_ops_nn  # noqa: F401
+
+DTYPES = [torch.bool, torch.uint8, torch.int8, torch.int16, torch.int32, torch.int64, torch.float16,
+          torch.bfloat16, torch.float32, torch.float64, torch.complex64, torch.complex128]
+
+
+def sample(shape, dtype):
+    g = torch.Generator().manual_seed(0)
+    if dtype == torch.bool:
+        return torch.rand(shape, generator=g) > 0.5
+    if dtype.is_complex:
+        return torch.randn(shape, dtype=dtype, generator=g)
+    if dtype.is_floating_point:
+        return (torch.randn(shape, generator=g) * 100).to(dtype)
+    info = torch.iinfo(dtype)
+    return torch.randint(max(info.min, -1000), min(info.max, 1000), shape, generator=g, dtype=torch.int64).to(dtype)
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+def test_round_trip_every_dtype(dtype):
+    x = sample((3, 17, 5), dtype)
+    y = x.to("npu")
+    assert y.dtype == dtype and y.device.type == "npu"
+    assert torch.equal(y.cpu(), x)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.int64, torch.bool], ids=str)
+def test_non_contiguous_both_sides(dtype):
+    x = sample((6, 8, 10), dtype)
+    src_views = [x.transpose(0, 2), x[:, ::2, 1::3], x.permute(1, 2, 0)[2:], x.expand(2, 6, 8, 10)[1]]
+    for v in src_views:
+        y = v.to("npu")  # non-contiguous host source
+        assert torch.equal(y.cpu(), v)
+        d = x.to("npu")
+        dv = d.transpose(0, 2)[::2]  # non-contiguous npu source
+        assert torch.equal(dv.cpu(), x.transpose(0, 2)[::2])
+    # non-contiguous npu destination
+    d = torch.zeros(6, 8, 10, dtype=dtype, device="npu")
+    d.transpose(0, 1)[:, 1::2].copy_(x.transpose(0, 1)[:, 1::2])
+    ref = torch.zeros(6, 8, 10, dtype=dtype)
+    ref.transpose(0, 1)[:, 1::2].copy_(x.transpose(0, 1)[:, 1::2])
+    assert torch.equal(d.cpu(), ref)
+    # non-contiguous host destination
+    host = torch.zeros(10, 8, 6, dtype=dtype).transpose(0, 2)
+    host.copy_(x.to("npu"))
+    assert torch.equal(host, x)
+
+
+@pytest.mark.parametrize("src", [torch.float32, torch.float16, torch.bfloat16, torch.int32, torch.int64,
+                                 torch.bool, torch.uint8, torch.float64], ids=str)
+@pytest.mark.parametrize("dst", [torch.float32, torch.float16, torch.bfloat16, torch.int32, torch.int8,
+                                 torch.bool, torch.float64], ids=str)
+def test_dtype_conversion_on_device(src, dst):
+    x = sample((7, 9), src)
+    if src.is_floating_point and not dst.is_floating_point and dst != torch.bool:
+        x = x.clamp(-100, 100)  # stay inside the integer range (out-of-range casts are undefined)
+    y = x.to("npu").to(dst)
+    assert y.device.type == "npu" and y.dtype == dst
+    assert torch.equal(y.cpu(), x.to(dst))
+    # and host -> npu with a cast in the same copy
+    assert torch.equal(torch.empty(7, 9, dtype=dst, device="npu").copy_(x).cpu(), x.to(dst))
+
+
+def test_half_conversion_edge_values():
+    vals = torch.tensor([0.0, -0.0, 1e-8, 5.96e-8, 6.1e-5, 65504.0, 65520.0, 1e6, float("inf"), float("-inf"),
+                         1.0009765625, 1.00048828125, 2.0 ** -24 * 1.5, -3.14159])
+    for dst in (torch.float16, torch.bfloat16):
+        got = vals.to("npu").to(dst).cpu()
+        assert torch.equal(got, vals.to(dst)), (dst, got, vals.to(dst))
+    nan = torch.tensor([float("nan")]).to("npu").to(torch.float16).cpu()
+    assert torch.isnan(nan).all()
+
+
+def test_cross_device_copies():
+    x = sample((64, 33), torch.float32)
+    a = x.to("npu:0")
+    b = a.to("npu:1")
+    assert b.device == torch.device("npu", 1)
+    assert torch.equal(b.cpu(), x)
+    c = b.t().to("npu:0", dtype=torch.float16)
+    assert torch.equal(c.cpu(), x.t().to(torch.float16))
+
+
+def test_broadcasting_copy_and_fill():
+    d = torch.empty(4, 5, device="npu")
+    d.copy_(torch.arange(5, dtype=torch.float32))
+    assert torch.equal(d.cpu(), torch.arange(5, dtype=torch.float32).expand(4, 5))
+    d.fill_(2.5)
+    assert torch.equal(d.cpu(), torch.full((4, 5), 2.5))
+    d.zero_()
+    assert torch.equal(d.cpu(), torch.zeros(4, 5))
+    d[1:3, ::2].fill_(torch.tensor(7.0).to("npu"))
+    ref = torch.zeros(4, 5)
+    ref[1:3, ::2] = 7
+    assert torch.equal(d.cpu(), ref)
+    i = torch.empty(3, dtype=torch.int64, device="npu").fill_(2 ** 40)
+    assert torch.equal(i.cpu(), torch.full((3,), 2 ** 40))
+    with pytest.raises(RuntimeError, match="0-dimension"):
+        d.fill_(torch.ones(2, device="npu"))
+
+
+def test_views_and_item():
+    x = torch.arange(24, dtype=torch.float32)
+    d = x.to("npu")
+    v = d.view(2, 3, 4)
+    assert v.shape == (2, 3, 4) and v.data_ptr() == d.data_ptr()
+    assert v[1, 2, 3].item() == 23.0
+    s = d.as_strided((3, 2), (4, 1), 2)
+    assert torch.equal(s.cpu(), x.as_strided((3, 2), (4, 1), 2))
+    assert torch.equal(d.reshape(4, 6).cpu(), x.reshape(4, 6))
+    assert d[5].item() == 5.0
+    assert torch.tensor(True).to("npu").item() is True
+    with pytest.raises(RuntimeError, match="cannot be converted to Scalar"):
+        d.item()
+
+
+def test_resize_and_set():
+    d = torch.arange(6, dtype=torch.float32).to("npu")
+    d.resize_(2, 3)
+    assert torch.equal(d.cpu(), torch.arange(6, dtype=torch.float32).view(2, 3))
+    d.resize_(4, 5)  # grows: the first 6 values are kept
+    assert d.shape == (4, 5)
+    assert torch.equal(d.view(-1)[:6].cpu(), torch.arange(6, dtype=torch.float32))
+    e = torch.empty(0, device="npu")
+    e.set_(d)
+    assert e.data_ptr() == d.data_ptr() and e.shape == d.shape
+    f = torch.empty(0, device="npu")
+    f.set_(d.untyped_storage(), 2, (2, 2), (1, 2))
+    assert torch.equal(f.cpu(), d.view(-1)[2:].as_strided((2, 2), (1, 2)).cpu())
+
+
+def test_zero_size_and_clone():
+    z = torch.empty(0, 3, device="npu")
+    assert z.cpu().shape == (0, 3)
+    x = torch.randn(5, 7)
+    c = x.to("npu").clone()
+    assert torch.equal(c.cpu(), x)
+    cl = x.to("npu").contiguous(memory_format=torch.contiguous_format)
+    assert torch.equal(cl.cpu(), x)
+    n = torch.randn(2, 3, 4, 5).to("npu").to(memory_format=torch.channels_last)
+    assert n.is_contiguous(memory_format=torch.channels_last)
+
+
+def test_unsupported_dtype_is_a_clear_error():
+    with pytest.raises(TypeError, match="npu: dtype .* is not supported; supported dtypes are"):
+        torch.empty(2, dtype=torch.float8_e4m3fn, device="npu")
+
+
+def test_non_blocking_copies():
+    x = torch.randn(1000)
+    y = x.to("npu", non_blocking=True)
+    torch.npu.synchronize()
+    assert torch.equal(y.cpu(), x)
+    h = torch.empty(1000)
+    h.copy_(y, non_blocking=True)
+    torch.npu.current_stream().synchronize()
+    assert torch.equal(h, x)

@@ -1,0 +1,77 @@
+"""Device memory: caching allocator stats, empty_cache, out-of-memory errors and recovery."""
+import gc
+
+import pytest
+import torch
+
+import torch_ops_nn  # noqa: F401
+from conftest import run_python
+
+
+def test_stats_return_to_baseline():
+    torch.npu.synchronize()
+    base = torch.npu.memory_allocated()
+    xs = [torch.empty(n, device="npu") for n in (1, 100, 10_000, 1_000_000, 3_000_000)]
+    assert torch.npu.memory_allocated() >= base + 4 * (1 + 100 + 10_000 + 1_000_000 + 3_000_000)
+    peak = torch.npu.max_memory_allocated()
+    assert peak >= torch.npu.memory_allocated()
+    stats = torch.npu.memory_stats()
+    assert stats["allocation.all.current"] >= 5
+    assert stats["allocated_bytes.small_pool.current"] > 0 and stats["allocated_bytes.large_pool.current"] > 0
+    del xs
+    gc.collect()
+    assert torch.npu.memory_allocated() == base
+    assert torch.npu.memory_reserved() > 0
+    torch.npu.reset_peak_memory_stats()
+    assert torch.npu.max_memory_allocated() == base
+    torch.npu.empty_cache()
+    assert torch.npu.memory_reserved() <= torch.npu.memory_stats()["reserved_bytes.all.peak"]
+
+
+def test_cached_blocks_are_reused():
+    torch.npu.synchronize()
+    x = torch.empty(5_000_000, device="npu")
+    ptr = x.data_ptr()
+    del x
+    segments_before = torch.npu.memory_stats()["segment.all.allocated"]
+    y = torch.empty(5_000_000, device="npu")
+    assert y.data_ptr() == ptr  # same block from the cache, no new segment
+    assert torch.npu.memory_stats()["segment.all.allocated"] == segments_before
+
+
+def test_mem_get_info():
+    free, total = torch.npu.mem_get_info()
+    assert total == torch.npu.get_device_properties().total_memory
+    assert 0 <= free <= total
+
+
+def test_out_of_memory_message_and_recovery():
+    code = r"""
+import torch, torch_ops_nn
+keep = torch.empty(16 * 1024 * 1024, dtype=torch.uint8, device="npu")   # 16 MiB of 64
+try:
+    torch.empty(100 * 1024 * 1024, dtype=torch.uint8, device="npu")
+except torch.OutOfMemoryError as e:
+    print("OOM:", e)
+y = torch.ones(1000).to("npu")          # still usable
+print("after:", y.cpu().sum().item() if False else y.cpu()[0].item(), torch.npu.memory_stats()["num_ooms"])
+"""
+    r = run_python(code, {"TORCH_OPS_NN_DEVICE_MEMORY": "64MB"})
+    assert r.returncode == 0, r.stderr
+    assert "OOM: npu out of memory: tried to allocate 100.00 MiB (104857600 bytes) on npu:0" in r.stdout
+    assert "free 48.00 MiB" in r.stdout and "of total 64.00 MiB (67108864 bytes)" in r.stdout
+    assert "after: 1.0 1" in r.stdout
+
+
+def test_oom_inside_python_process_is_recoverable():
+    huge = 10 * 1024 ** 4  # 10 TiB on a 64 GiB device
+    with pytest.raises(torch.OutOfMemoryError, match=r"tried to allocate 10\.00 TiB .* of total 64\.00 GiB"):
+        torch.empty(huge, dtype=torch.uint8, device="npu")
+    assert torch.equal(torch.ones(3).to("npu").cpu(), torch.ones(3))
+
+
+def test_bad_memory_env_is_reported():
+    r = run_python("import torch, torch_ops_nn; print(torch.npu.device_count()); torch.zeros(1, device='npu')",
+                   {"TORCH_OPS_NN_DEVICE_MEMORY": "12 parsecs"})
+    assert r.returncode != 0
+    assert "TORCH_OPS_NN_DEVICE_MEMORY" in r.stderr
