@@ -30,6 +30,8 @@ def _register() -> None:
     _check_no_torch_npu()
     import torch
 
+    if _registered:  # importing torch ran its autoload, which registered us already
+        return
     from torch_ops_nn import _C, _logging  # noqa: F401  (loading _C registers the ATen kernels)
 
     if torch._C._get_privateuse1_backend_name() != "npu":
@@ -71,3 +73,6 @@ def compiled_kernels() -> list[str]:
     from torch_ops_nn import _C
 
     return sorted(_C._compiled_kernels())
+
+
+from torch_ops_nn.ops import batch_norm, conv2d, matmul, maxpool, relu  # noqa: E402,F401

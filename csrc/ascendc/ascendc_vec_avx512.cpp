@@ -1,0 +1,47 @@
+// AVX-512 build of the contiguous vector kernels (ascendc_vec_kernels.inc); used when the CPU has
+// avx512f/bw/vl (chosen at run time in ascendc_vec.cpp). Compiles to nothing off x86-64.
+#include "ascendc_vec_kernels.h"
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+
+#include <cstdint>
+#include <cstring>
+#include <type_traits>
+
+#pragma GCC push_options
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"  // false positive inside _mm512_cvtph_ps (GCC 12)
+#pragma GCC target("avx512f,avx512bw,avx512vl,avx2,fma,f16c")
+namespace ascendc_host::vk::isa_avx512 {
+namespace {
+#define VW 64
+typedef float vf __attribute__((vector_size(VW)));
+typedef int32_t vi __attribute__((vector_size(VW)));
+typedef uint32_t vu __attribute__((vector_size(VW)));
+typedef uint16_t vh __attribute__((vector_size(VW / 2)));
+inline vf LoadF16(const uint16_t* p) { return (vf)_mm512_cvtph_ps(_mm256_loadu_si256((const __m256i*)p)); }
+inline void StoreF16(uint16_t* p, vf v) {
+  _mm256_storeu_si256((__m256i*)p, _mm512_cvtps_ph((__m512)v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+}
+inline vf VSqrt(vf x) { return (vf)_mm512_sqrt_ps((__m512)x); }
+inline uint32_t MoveMask(vi m) { return _mm512_test_epi32_mask((__m512i)m, (__m512i)m); }
+#include "ascendc_vec_kernels.inc"
+#undef VW
+}  // namespace
+void Fill(Table& t) { FillIsaTable(t); }
+}  // namespace ascendc_host::vk::isa_avx512
+#pragma GCC diagnostic pop
+#pragma GCC pop_options
+
+namespace ascendc_host::vk {
+void FillAvx512(Table& t) {
+  isa_avx512::Fill(t);
+  t.isa = "avx512";
+}
+}  // namespace ascendc_host::vk
+#else
+namespace ascendc_host::vk {
+void FillAvx512(Table&) {}
+}  // namespace ascendc_host::vk
+#endif

@@ -1,0 +1,33 @@
+// Internal: contiguous element-wise kernels, one table per instruction set (AVX-512, AVX2+F16C+FMA,
+// portable). ascendc_vec.cpp picks the table once (__builtin_cpu_supports) and drives it for the count
+// form directly and for the mask/repeat form on gathered repeats. A null entry = unsupported dtype.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+
+#include "ascendc_vec.h"
+
+namespace ascendc_host::vk {
+
+using BinFn = void (*)(void* d, const void* a, const void* b, size_t n);
+using ScalFn = void (*)(void* d, const void* a, const void* s, size_t n);  // s -> one element of the dtype
+using UnFn = void (*)(void* d, const void* a, size_t n);
+// Bit-packed compare (LSB first); b_is_scalar: b points to one element. n is a multiple of 8.
+using CmpFn = void (*)(uint8_t* d, const void* a, const void* b, bool b_is_scalar, int mode, size_t n);
+constexpr int kNumRound = 7;
+
+struct Table {
+  const char* isa = "";
+  BinFn bin[int(BinOp::NUM)][kNumDT] = {};
+  ScalFn scal[int(ScalOp::NUM)][kNumDT] = {};
+  UnFn un[int(UnOp::NUM)][kNumDT] = {};
+  UnFn cast[kNumDT][kNumDT][kNumRound] = {};  // [dst][src][RoundMode]
+  CmpFn cmp[kNumDT] = {};
+};
+
+void FillGeneric(Table& t);  // every entry, portable code
+void FillAvx2(Table& t);     // overrides the hot entries (x86-64 only)
+void FillAvx512(Table& t);
+const Table& Kernels();
+
+}  // namespace ascendc_host::vk

@@ -1,0 +1,529 @@
+// Register-blocked GEMM over the model's L0A/L0B/L0C physical layouts (see cube_gemm.h).
+//
+// Micro-kernel: an MR×(16·NB) block of C lives in registers; per k step it loads NB 16-float
+// vectors of B (one k row of NB consecutive L0B fractals) and broadcasts MR values of A straight
+// from the Zz fractal, then does MR·NB FMAs. AVX-512: MR ≤ 8, NB ≤ 3 (24 accumulators, 11 loads
+// per 24 FMAs, so the two FMA ports — not the load ports — are the limit). AVX2: MR ≤ 6, NB = 1
+// (a 16-column block is two ymm). Scalar: the same loops in plain C++.
+// A tile never straddles a 16-row M block, so A rows are fixed offsets m0*C0 from one pointer.
+// The last 16-column block is lane-masked when n % 16 != 0 (loads zero the padding, stores skip
+// it), and rows past m are never computed, so garbage in fractal padding is never touched.
+#include "cube_gemm.h"
+
+// The micro-kernels rely on full unrolling of the MR×NB register block (so the accumulators stay
+// in registers); GCC only does that at -O3, and the extension may be built at -O2.
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC optimize("O3")
+#endif
+
+#include <algorithm>
+#include <atomic>
+#include <cstdlib>
+#include <cstring>
+#include <new>
+#include <string_view>
+#include <utility>
+
+#if defined(__x86_64__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#include <immintrin.h>
+#define CUBE_X86 1
+#else
+#define CUBE_X86 0
+#endif
+
+namespace ascendc_host::cube {
+namespace {
+
+enum Mode : int { kModeAcc = 0, kModeZero = 1, kModeBias = 2 };
+
+struct KArgs {
+  const float* a;  // A at (row r0 of an M block, k = first k of this chunk)
+  long a_frac;     // floats from one K fractal of A to the next (16*C0; C0 for GEMV)
+  const float* b;  // B at fractal (first ki of the chunk, ni = first column block of the tile)
+  long b_frac;     // floats from K fractal row ki to ki+1 (nFractals*C0*16)
+  float* c;        // C at (row, first column block of the tile), Nz
+  long c_blk;      // floats between 16-column blocks of C (M1*256)
+  const float* bias;  // kModeBias: bias of the tile's first column
+  int k;           // k steps in this chunk
+  int mode;
+  uint32_t mask;   // valid lanes of the last column block (0xFFFF when full)
+};
+using KernelFn = void (*)(const KArgs&);
+
+// ------------------------------------------------------------------------------------------
+// Scalar fallback (any architecture).
+template <int C0>
+void KernelScalar(const KArgs& p, int mr, int nb) {
+  float acc[16][16 * 4];
+  const int ncols = nb * 16;
+  for (int r = 0; r < mr; ++r)
+    for (int j = 0; j < ncols; ++j) {
+      const int blk = j / 16, lane = j % 16;
+      const bool valid = blk < nb - 1 || ((p.mask >> lane) & 1u);
+      if (!valid) { acc[r][j] = 0.f; continue; }
+      if (p.mode == kModeAcc) acc[r][j] = p.c[blk * p.c_blk + r * 16 + lane];
+      else if (p.mode == kModeBias) acc[r][j] = p.bias[j];
+      else acc[r][j] = 0.f;
+    }
+  const float* a = p.a;
+  const float* b = p.b;
+  int k0 = 0;
+  for (int kk = 0; kk < p.k; ++kk) {
+    for (int r = 0; r < mr; ++r) {
+      const float av = a[r * C0 + k0];
+      for (int blk = 0; blk < nb; ++blk) {
+        const float* bp = b + blk * C0 * 16 + k0 * 16;
+        for (int lane = 0; lane < 16; ++lane) acc[r][blk * 16 + lane] += av * bp[lane];
+      }
+    }
+    if (++k0 == C0) { k0 = 0; a += p.a_frac; b += p.b_frac; }
+  }
+  for (int r = 0; r < mr; ++r)
+    for (int j = 0; j < ncols; ++j) {
+      const int blk = j / 16, lane = j % 16;
+      if (blk < nb - 1 || ((p.mask >> lane) & 1u)) p.c[blk * p.c_blk + r * 16 + lane] = acc[r][j];
+    }
+}
+
+#if CUBE_X86
+// ------------------------------------------------------------------------------------------
+// AVX-512F.
+// One k step: NB vector loads of B, MR broadcasts of A, MR·NB FMAs.
+template <int MR, int NB, int C0, bool MASKED>
+__attribute__((target("avx512f"), always_inline)) inline void Step512(__m512 (&acc)[MR][NB], const float* a,
+                                                                    const float* b, int k0, __mmask16 last) {
+  __m512 bv[NB];
+#pragma GCC unroll 8
+  for (int j = 0; j < NB; ++j) {
+    const float* bp = b + j * C0 * 16 + k0 * 16;
+    bv[j] = (MASKED && j == NB - 1) ? _mm512_maskz_loadu_ps(last, bp) : _mm512_loadu_ps(bp);
+  }
+#pragma GCC unroll 16
+  for (int r = 0; r < MR; ++r) {
+    const __m512 av = _mm512_set1_ps(a[r * C0 + k0]);
+#pragma GCC unroll 8
+    for (int j = 0; j < NB; ++j) acc[r][j] = _mm512_fmadd_ps(av, bv[j], acc[r][j]);
+  }
+}
+
+template <int MR, int NB, int C0, bool MASKED>
+__attribute__((target("avx512f"))) void KernelAvx512(const KArgs& p) {
+  const __mmask16 last = MASKED ? static_cast<__mmask16>(p.mask) : static_cast<__mmask16>(0xFFFF);
+  __m512 acc[MR][NB];
+  if (p.mode == kModeAcc) {
+    #pragma GCC unroll 16
+    for (int r = 0; r < MR; ++r)
+      #pragma GCC unroll 16
+      for (int j = 0; j < NB; ++j) {
+        const float* cp = p.c + j * p.c_blk + r * 16;
+        acc[r][j] = (MASKED && j == NB - 1) ? _mm512_maskz_loadu_ps(last, cp) : _mm512_loadu_ps(cp);
+      }
+  } else if (p.mode == kModeBias) {
+    #pragma GCC unroll 16
+    for (int j = 0; j < NB; ++j) {
+      const __m512 bv = (MASKED && j == NB - 1) ? _mm512_maskz_loadu_ps(last, p.bias + j * 16)
+                                                : _mm512_loadu_ps(p.bias + j * 16);
+      #pragma GCC unroll 16
+      for (int r = 0; r < MR; ++r) acc[r][j] = bv;
+    }
+  } else {
+    #pragma GCC unroll 16
+    for (int r = 0; r < MR; ++r)
+      #pragma GCC unroll 16
+      for (int j = 0; j < NB; ++j) acc[r][j] = _mm512_setzero_ps();
+  }
+  const float* a = p.a;
+  const float* b = p.b;
+  const long a_frac = p.a_frac, b_frac = p.b_frac;
+  int k = p.k;
+  for (; k >= C0; k -= C0) {
+#pragma GCC unroll 16
+    for (int k0 = 0; k0 < C0; ++k0) Step512<MR, NB, C0, MASKED>(acc, a, b, k0, last);
+    a += a_frac;
+    b += b_frac;
+  }
+  for (int k0 = 0; k0 < k; ++k0) Step512<MR, NB, C0, MASKED>(acc, a, b, k0, last);
+  #pragma GCC unroll 16
+  for (int r = 0; r < MR; ++r)
+    #pragma GCC unroll 16
+    for (int j = 0; j < NB; ++j) {
+      float* cp = p.c + j * p.c_blk + r * 16;
+      if (MASKED && j == NB - 1) _mm512_mask_storeu_ps(cp, last, acc[r][j]);
+      else _mm512_storeu_ps(cp, acc[r][j]);
+    }
+}
+
+// ------------------------------------------------------------------------------------------
+// AVX2 + FMA: one 16-column block = two ymm.
+template <bool MASKED>
+__attribute__((target("avx2,fma"), always_inline)) inline void Load2(const float* q, __m256& lo, __m256& hi,
+                                                                  __m256i m0, __m256i m1) {
+  if (MASKED) { lo = _mm256_maskload_ps(q, m0); hi = _mm256_maskload_ps(q + 8, m1); }
+  else { lo = _mm256_loadu_ps(q); hi = _mm256_loadu_ps(q + 8); }
+}
+template <int MR, int C0, bool MASKED>
+__attribute__((target("avx2,fma"), always_inline)) inline void Step256(__m256 (&acc)[MR][2], const float* a,
+                                                                     const float* b, int k0, __m256i m0, __m256i m1) {
+  __m256 b0, b1;
+  Load2<MASKED>(b + k0 * 16, b0, b1, m0, m1);
+#pragma GCC unroll 16
+  for (int r = 0; r < MR; ++r) {
+    const __m256 av = _mm256_broadcast_ss(a + r * C0 + k0);
+    acc[r][0] = _mm256_fmadd_ps(av, b0, acc[r][0]);
+    acc[r][1] = _mm256_fmadd_ps(av, b1, acc[r][1]);
+  }
+}
+
+template <int MR, int C0, bool MASKED>
+__attribute__((target("avx2,fma"))) void KernelAvx2(const KArgs& p) {
+  __m256i m0 = _mm256_set1_epi32(-1), m1 = _mm256_set1_epi32(-1);
+  if (MASKED) {
+    const __m256i lanes0 = _mm256_setr_epi32(1, 2, 4, 8, 16, 32, 64, 128);
+    const __m256i lanes1 = _mm256_setr_epi32(256, 512, 1024, 2048, 4096, 8192, 16384, 32768);
+    const __m256i mk = _mm256_set1_epi32(static_cast<int>(p.mask));
+    m0 = _mm256_cmpeq_epi32(_mm256_and_si256(mk, lanes0), lanes0);
+    m1 = _mm256_cmpeq_epi32(_mm256_and_si256(mk, lanes1), lanes1);
+  }
+  __m256 acc[MR][2];
+  if (p.mode == kModeAcc) {
+    #pragma GCC unroll 16
+    for (int r = 0; r < MR; ++r) Load2<MASKED>(p.c + r * 16, acc[r][0], acc[r][1], m0, m1);
+  } else if (p.mode == kModeBias) {
+    __m256 lo, hi;
+    Load2<MASKED>(p.bias, lo, hi, m0, m1);
+    #pragma GCC unroll 16
+    for (int r = 0; r < MR; ++r) { acc[r][0] = lo; acc[r][1] = hi; }
+  } else {
+    #pragma GCC unroll 16
+    for (int r = 0; r < MR; ++r) acc[r][0] = acc[r][1] = _mm256_setzero_ps();
+  }
+  const float* a = p.a;
+  const float* b = p.b;
+  int k = p.k;
+  for (; k >= C0; k -= C0) {
+#pragma GCC unroll 16
+    for (int k0 = 0; k0 < C0; ++k0) Step256<MR, C0, MASKED>(acc, a, b, k0, m0, m1);
+    a += p.a_frac;
+    b += p.b_frac;
+  }
+  for (int k0 = 0; k0 < k; ++k0) Step256<MR, C0, MASKED>(acc, a, b, k0, m0, m1);
+  #pragma GCC unroll 16
+  for (int r = 0; r < MR; ++r) {
+    float* cp = p.c + r * 16;
+    if (MASKED) { _mm256_maskstore_ps(cp, m0, acc[r][0]); _mm256_maskstore_ps(cp + 8, m1, acc[r][1]); }
+    else { _mm256_storeu_ps(cp, acc[r][0]); _mm256_storeu_ps(cp + 8, acc[r][1]); }
+  }
+}
+#endif  // CUBE_X86
+
+// ------------------------------------------------------------------------------------------
+// Kernel tables.
+constexpr int kMaxMR = 8;
+constexpr int kMaxNB = 3;
+
+struct IsaKernels {
+  const char* name;
+  int max_mr, max_nb;
+  int kc;  // k chunk (multiple of 16): keeps the B panel of one tile column in L1
+  KernelFn fn[2][kMaxMR + 1][kMaxNB + 1][2];  // [C0==16][mr][nb][masked]
+};
+
+template <int C0, int MR, int NB>
+void ScalarThunk(const KArgs& p) { KernelScalar<C0>(p, MR, NB); }
+
+template <int C0, int MR, int NB>
+void FillScalar(IsaKernels& t) {
+  t.fn[C0 == 16][MR][NB][0] = &ScalarThunk<C0, MR, NB>;
+  t.fn[C0 == 16][MR][NB][1] = &ScalarThunk<C0, MR, NB>;
+}
+
+template <int C0, int MR>
+void FillScalarRow(IsaKernels& t) {
+  FillScalar<C0, MR, 1>(t);
+  FillScalar<C0, MR, 2>(t);
+  FillScalar<C0, MR, 3>(t);
+}
+
+template <int C0, int... MRs>
+void FillScalarAll(IsaKernels& t, std::integer_sequence<int, MRs...>) {
+  (FillScalarRow<C0, MRs + 1>(t), ...);
+}
+
+IsaKernels MakeScalar() {
+  IsaKernels t{};
+  t.name = "scalar";
+  t.max_mr = 8;
+  t.max_nb = 3;
+  t.kc = 256;
+  FillScalarAll<8>(t, std::make_integer_sequence<int, 8>{});
+  FillScalarAll<16>(t, std::make_integer_sequence<int, 8>{});
+  return t;
+}
+
+#if CUBE_X86
+template <int C0, int MR, int NB>
+void FillAvx512(IsaKernels& t) {
+  t.fn[C0 == 16][MR][NB][0] = &KernelAvx512<MR, NB, C0, false>;
+  t.fn[C0 == 16][MR][NB][1] = &KernelAvx512<MR, NB, C0, true>;
+}
+template <int C0, int MR>
+void FillAvx512Row(IsaKernels& t) {
+  FillAvx512<C0, MR, 1>(t);
+  FillAvx512<C0, MR, 2>(t);
+  FillAvx512<C0, MR, 3>(t);
+}
+template <int C0, int... MRs>
+void FillAvx512All(IsaKernels& t, std::integer_sequence<int, MRs...>) {
+  (FillAvx512Row<C0, MRs + 1>(t), ...);
+}
+IsaKernels MakeAvx512() {
+  IsaKernels t{};
+  t.name = "avx512";
+  t.max_mr = 8;
+  t.max_nb = 3;
+  t.kc = 256;
+  FillAvx512All<8>(t, std::make_integer_sequence<int, 8>{});
+  FillAvx512All<16>(t, std::make_integer_sequence<int, 8>{});
+  return t;
+}
+
+template <int C0, int... MRs>
+void FillAvx2All(IsaKernels& t, std::integer_sequence<int, MRs...>) {
+  ((t.fn[C0 == 16][MRs + 1][1][0] = &KernelAvx2<MRs + 1, C0, false>,
+    t.fn[C0 == 16][MRs + 1][1][1] = &KernelAvx2<MRs + 1, C0, true>), ...);
+}
+IsaKernels MakeAvx2() {
+  IsaKernels t{};
+  t.name = "avx2";
+  t.max_mr = 6;
+  t.max_nb = 1;
+  t.kc = 256;
+  FillAvx2All<8>(t, std::make_integer_sequence<int, 6>{});
+  FillAvx2All<16>(t, std::make_integer_sequence<int, 6>{});
+  return t;
+}
+#endif
+
+const IsaKernels& ScalarKernels() { static const IsaKernels t = MakeScalar(); return t; }
+#if CUBE_X86
+const IsaKernels& Avx512Kernels() { static const IsaKernels t = MakeAvx512(); return t; }
+const IsaKernels& Avx2Kernels() { static const IsaKernels t = MakeAvx2(); return t; }
+#endif
+
+const IsaKernels* DetectIsa() {
+#if CUBE_X86
+  __builtin_cpu_init();
+  if (__builtin_cpu_supports("avx512f")) return &Avx512Kernels();
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return &Avx2Kernels();
+#endif
+  return &ScalarKernels();
+}
+
+std::atomic<const IsaKernels*> g_forced{nullptr};
+
+const IsaKernels& ActiveIsa() {
+  if (const IsaKernels* f = g_forced.load(std::memory_order_relaxed)) return *f;
+  static const IsaKernels* detected = DetectIsa();
+  return *detected;
+}
+
+// ------------------------------------------------------------------------------------------
+// Blocked driver over one float GEMM in the model layouts.
+template <int C0>
+void DriveFloat(const IsaKernels& isa, float* c, const float* a, long a_block, long a_frac,
+                const float* b, const CubeGemmShape& s) {
+  const int m = s.m, n = s.n, k = s.k;
+  const int m1 = (m + 15) / 16, n1 = (n + 15) / 16;
+  const long c_blk = static_cast<long>(m1) * 256;
+  const long b_frac = static_cast<long>(n1) * C0 * 16;
+  const uint32_t tail_mask = (n % 16) ? ((1u << (n % 16)) - 1u) : 0xFFFFu;
+  const int first_mode = s.init == CubeInit::kAccumulate ? kModeAcc
+                         : s.init == CubeInit::kBias     ? kModeBias
+                                                         : kModeZero;
+  const int kc_step = isa.kc;
+  const int max_nb = isa.max_nb, max_mr = isa.max_mr;
+  for (int kc = 0; kc < k; kc += kc_step) {
+    KArgs p{};
+    p.k = std::min(kc_step, k - kc);
+    p.mode = kc == 0 ? first_mode : kModeAcc;
+    p.a_frac = a_frac;
+    p.b_frac = b_frac;
+    p.c_blk = c_blk;
+    const long kf = kc / C0;
+    for (int nb0 = 0; nb0 < n1; nb0 += max_nb) {
+      const int nb = std::min(max_nb, n1 - nb0);
+      const bool masked = nb0 + nb == n1 && (n % 16) != 0;
+      p.mask = masked ? tail_mask : 0xFFFFu;
+      p.b = b + kf * b_frac + static_cast<long>(nb0) * C0 * 16;
+      p.bias = s.bias ? s.bias + nb0 * 16 : nullptr;
+      for (int mi = 0; mi < m1; ++mi) {
+        const int rows = std::min(16, m - mi * 16);
+        const int tiles = (rows + max_mr - 1) / max_mr;
+        const int base = rows / tiles, extra = rows % tiles;
+        int r0 = 0;
+        for (int t = 0; t < tiles; ++t) {
+          const int mr = base + (t < extra ? 1 : 0);
+          p.a = a + mi * a_block + kf * a_frac + r0 * C0;
+          p.c = c + nb0 * c_blk + (mi * 16 + r0) * 16;
+          isa.fn[C0 == 16][mr][nb][masked](p);
+          r0 += mr;
+        }
+      }
+    }
+  }
+}
+
+// ------------------------------------------------------------------------------------------
+// half / bfloat16 → float conversion into a per-thread scratch.
+float HalfToFloat(uint16_t h) {
+  const uint32_t sign = static_cast<uint32_t>(h & 0x8000u) << 16;
+  const uint32_t exp = (h >> 10) & 0x1Fu, man = h & 0x3FFu;
+  uint32_t bits;
+  if (exp == 0) {
+    float v = static_cast<float>(man) * 5.9604644775390625e-8f;  // man * 2^-24
+    std::memcpy(&bits, &v, 4);
+    bits |= sign;
+  } else if (exp == 31) {
+    bits = sign | 0x7F800000u | (man << 13);
+  } else {
+    bits = sign | ((exp + 112) << 23) | (man << 13);
+  }
+  float f;
+  std::memcpy(&f, &bits, 4);
+  return f;
+}
+
+void ConvertScalar(float* dst, const uint16_t* src, size_t count, bool bf16) {
+  if (bf16) {
+    for (size_t i = 0; i < count; ++i) {
+      const uint32_t bits = static_cast<uint32_t>(src[i]) << 16;
+      std::memcpy(dst + i, &bits, 4);
+    }
+  } else {
+    for (size_t i = 0; i < count; ++i) dst[i] = HalfToFloat(src[i]);
+  }
+}
+
+#if CUBE_X86
+__attribute__((target("avx512f"))) void ConvertAvx512(float* dst, const uint16_t* src, size_t count,
+                                                      bool bf16) {
+  size_t i = 0;
+  if (bf16) {
+    for (; i + 16 <= count; i += 16) {
+      const __m256i h = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(src + i));
+      _mm512_storeu_si512(dst + i, _mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16));
+    }
+  } else {
+    for (; i + 16 <= count; i += 16) {
+      const __m256i h = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(src + i));
+      _mm512_storeu_ps(dst + i, _mm512_cvtph_ps(h));
+    }
+  }
+  ConvertScalar(dst + i, src + i, count - i, bf16);
+}
+__attribute__((target("avx2,f16c"))) void ConvertAvx2(float* dst, const uint16_t* src, size_t count,
+                                                      bool bf16) {
+  size_t i = 0;
+  if (bf16) {
+    for (; i + 8 <= count; i += 8) {
+      const __m128i h = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + i));
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst + i),
+                          _mm256_slli_epi32(_mm256_cvtepu16_epi32(h), 16));
+    }
+  } else {
+    for (; i + 8 <= count; i += 8) {
+      const __m128i h = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + i));
+      _mm256_storeu_ps(dst + i, _mm256_cvtph_ps(h));
+    }
+  }
+  ConvertScalar(dst + i, src + i, count - i, bf16);
+}
+#endif
+
+void Convert(const IsaKernels& isa, float* dst, const uint16_t* src, size_t count, bool bf16) {
+#if CUBE_X86
+  if (isa.name[3] == '5') return ConvertAvx512(dst, src, count, bf16);      // "avx512"
+  if (isa.name[0] == 'a') {
+    static const bool f16c = __builtin_cpu_supports("f16c");
+    if (f16c) return ConvertAvx2(dst, src, count, bf16);
+  }
+#else
+  (void)isa;
+#endif
+  ConvertScalar(dst, src, count, bf16);
+}
+
+// 64-byte aligned, grow-only per-thread buffer.
+struct Scratch {
+  float* p = nullptr;
+  size_t cap = 0;
+  float* Get(size_t n) {
+    if (n > cap) {
+      ::operator delete[](p, std::align_val_t(64));
+      cap = std::max(n, cap * 2);
+      p = static_cast<float*>(::operator new[](cap * sizeof(float), std::align_val_t(64)));
+    }
+    return p;
+  }
+  ~Scratch() { ::operator delete[](p, std::align_val_t(64)); }
+};
+thread_local Scratch t_scratch_a, t_scratch_b;
+
+}  // namespace
+
+const char* CubeGemmIsa() { return ActiveIsa().name; }
+
+bool CubeGemmForceIsa(const char* isa) {
+  if (!isa) { g_forced.store(nullptr); return true; }
+  const std::string_view want(isa);
+  if (want == "scalar") { g_forced.store(&ScalarKernels()); return true; }
+#if CUBE_X86
+  __builtin_cpu_init();
+  if (want == "avx512" && __builtin_cpu_supports("avx512f")) { g_forced.store(&Avx512Kernels()); return true; }
+  if (want == "avx2" && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) {
+    g_forced.store(&Avx2Kernels());
+    return true;
+  }
+#endif
+  return false;
+}
+
+void CubeGemm(float* c, const void* a, const void* b, CubeDtype type, const CubeGemmShape& s) {
+  if (s.m <= 0 || s.n <= 0 || s.k <= 0) return;
+  const IsaKernels& isa = ActiveIsa();
+  const int c0 = CubeC0(type);
+  const int k_frac = (s.k + c0 - 1) / c0;
+  const int a_k_frac = s.a_k_fractals > 0 ? s.a_k_fractals : k_frac;
+  const int m1 = (s.m + 15) / 16, n1 = (s.n + 15) / 16;
+  if (type == CubeDtype::kFloat32) {
+    const float* af = static_cast<const float*>(a);
+    const float* bf = static_cast<const float*>(b);
+    if (s.gemv) DriveFloat<8>(isa, c, af, 0, 8, bf, s);
+    else DriveFloat<8>(isa, c, af, static_cast<long>(a_k_frac) * 128, 128, bf, s);
+    return;
+  }
+  const bool bf16 = type == CubeDtype::kBFloat16;
+  const uint16_t* ah = static_cast<const uint16_t*>(a);
+  const uint16_t* bh = static_cast<const uint16_t*>(b);
+  // B: the first k_frac fractal rows of the Zn grid are contiguous.
+  const size_t b_count = static_cast<size_t>(k_frac) * n1 * 256;
+  float* bs = t_scratch_b.Get(b_count);
+  Convert(isa, bs, bh, b_count, bf16);
+  if (s.gemv) {
+    float* as = t_scratch_a.Get(static_cast<size_t>(k_frac) * 16);
+    Convert(isa, as, ah, static_cast<size_t>(s.k), bf16);
+    DriveFloat<16>(isa, c, as, 0, 16, bs, s);
+    return;
+  }
+  // A: per M block, the first k_frac fractals (the rest of the row pitch is not read).
+  const size_t a_row = static_cast<size_t>(k_frac) * 256;
+  float* as = t_scratch_a.Get(a_row * m1);
+  for (int mi = 0; mi < m1; ++mi)
+    Convert(isa, as + mi * a_row, ah + static_cast<size_t>(mi) * a_k_frac * 256, a_row, bf16);
+  DriveFloat<16>(isa, c, as, static_cast<long>(a_row), 256, bs, s);
+}
+
+}  // namespace ascendc_host::cube

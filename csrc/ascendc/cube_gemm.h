@@ -1,0 +1,66 @@
+// The cube unit's arithmetic: C(float) (+)= A·B over the *physical* layouts the host model keeps
+// in L0A, L0B and L0C. Pure functions over raw pointers; no model state. kernel_cube.h (Mmad)
+// calls these after its checks.
+//
+// Physical layouts (kernel code never reads L0A/L0B/L0C, so the model picks the order that makes
+// the micro-kernel fastest; element offsets into these buffers keep their documented meaning at
+// fractal granularity because every 512 B fractal stays in its documented slot):
+//
+//   L0A (A, M×K): documented Zz, unchanged. Fractal (mi, ki) is slot mi*kFractals + ki; inside it
+//       the 16×C0 block is row-major, element (m0, k0) at m0*C0 + k0. The micro-kernel
+//       broadcasts A[m][k] straight from there (a row is a fixed offset m0*C0 from a pointer
+//       that walks k), so float operands are used in place.
+//   L0B (B, K×N): documented Zn *fractal grid* (slot ki*nFractals + ni) but each C0×16 fractal
+//       is stored k-major: element (k0, n0) at k0*16 + n0 (the documented order is n0*C0 + k0,
+//       i.e. the transpose). One k step of a 16-wide N block is then a single 64 B vector load.
+//   L0C (C, M×N, float): documented Nz, unchanged: element (r, c) at
+//       (c/16)*(M1*256) + r*16 + c%16, M1 = ceil(m/16). A 16-column block is M1*16 contiguous
+//       rows of 16 floats — exactly the accumulator rows of the micro-kernel.
+//
+// half / bfloat16 operands are converted to float once per call into a thread-local scratch in
+// the same layouts (C0 = 16) and accumulate in float. The sum over k runs in order k = 0..K-1
+// for every output element regardless of blocking, so results do not depend on tile sizes.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+
+namespace ascendc_host::cube {
+
+enum class CubeDtype : uint8_t { kFloat32, kFloat16, kBFloat16 };
+
+// Elements per 32 B along K in a fractal: 8 for float, 16 for half/bfloat16.
+constexpr int CubeC0(CubeDtype t) { return t == CubeDtype::kFloat32 ? 8 : 16; }
+
+enum class CubeInit : uint8_t {
+  kAccumulate,  // C += A·B
+  kZero,        // C  = A·B
+  kBias,        // C  = bias[col] + A·B  (every row starts from the same 1×N bias row)
+};
+
+struct CubeGemmShape {
+  int m = 0, n = 0, k = 0;  // element counts, 0..4095; any 0 → no-op
+  // Fractals per M block in L0A (the Zz row pitch, in fractals). Normally ceil(k/C0); float with
+  // Mmad's kDirectionAlign uses ceil(k/16)*2. 0 means ceil(k/C0).
+  int a_k_fractals = 0;
+  CubeInit init = CubeInit::kZero;
+  const float* bias = nullptr;  // kBias only: n floats
+  // Mmad's m == 1 form: L0A is read as a plain vector of k elements in documented order.
+  bool gemv = false;
+};
+
+// a, b point at the start of the L0A / L0B operands in their physical layouts (element type by
+// `type`: float, or uint16_t bit patterns of half / bfloat16); c at the L0C tile (float, Nz).
+void CubeGemm(float* c, const void* a, const void* b, CubeDtype type, const CubeGemmShape& s);
+
+// Which micro-kernel family CubeGemm uses ("avx512", "avx2", "scalar"); chosen once at run time.
+const char* CubeGemmIsa();
+// Testing/benchmarking only: force a family (returns false if the CPU lacks it). nullptr resets.
+bool CubeGemmForceIsa(const char* isa);
+
+// ---- L0B physical-order helpers (used by LoadData and tests) ----
+// Offset inside one L0B fractal (C0 rows along K × 16 columns along N) of element (k0, n0).
+constexpr int L0BPhysOffset(int k0, int n0) { return k0 * 16 + n0; }
+// Documented Zn offset of the same element: column n0 holds C0 consecutive K values.
+constexpr int L0BDocOffset(int k0, int n0, int c0) { return n0 * c0 + k0; }
+
+}  // namespace ascendc_host::cube

@@ -1,0 +1,711 @@
+// Cube instructions of the host model: checks and data movement behind kernel_cube.h.
+// Layouts: L1 is documented (byte-for-byte what DataCopy writes); L0A Zz and L0C Nz are documented;
+// L0B fractals are stored k-major (see cube_gemm.h). Every rule that fails throws KernelError
+// through Fail(): "<kernel>: <instruction> <operand/field> <rule with numbers>".
+#include <algorithm>
+#include <cstring>
+#include <vector>
+
+#include "cube_gemm.h"
+#include "kernel_cube.h"
+
+#if defined(__x86_64__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#include <immintrin.h>
+#define CUBE_OPS_X86 1
+#else
+#define CUBE_OPS_X86 0
+#endif
+
+namespace ascendc_host {
+namespace {
+
+using AscendC::TPosition;
+
+int ElemSize(CubeElem t) {
+  switch (t) {
+    case CubeElem::F32: case CubeElem::I32: case CubeElem::U32: return 4;
+    case CubeElem::F16: case CubeElem::BF16: case CubeElem::I16: case CubeElem::U16: return 2;
+    default: return 1;
+  }
+}
+const char* ElemName(CubeElem t) {
+  switch (t) {
+    case CubeElem::F32: return "float";
+    case CubeElem::F16: return "half";
+    case CubeElem::BF16: return "bfloat16_t";
+    case CubeElem::I8: return "int8_t";
+    case CubeElem::U8: return "uint8_t";
+    case CubeElem::I32: return "int32_t";
+    case CubeElem::U32: return "uint32_t";
+    case CubeElem::I16: return "int16_t";
+    case CubeElem::U16: return "uint16_t";
+  }
+  return "?";
+}
+inline uint64_t CeilDivU(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
+
+bool Is2002() { return LocalCore().cfg.npu_arch == 2002; }
+
+// ---- per-core Load3D / HF32 registers --------------------------------------------------------
+// These are core registers on the device; the model keeps them per host thread and resets them
+// whenever a different block starts on this thread, so no block sees another block's settings.
+struct CubeRegs {
+  const CoreState* core = nullptr;
+  const char* kernel = nullptr;
+  int32_t block = -1, block_num = -1;
+  uint64_t serial = 0;
+  bool fmatrix_set = false;
+  uint16_t l1H = 0, l1W = 0;
+  uint8_t pad[4] = {0, 0, 0, 0};
+  uint64_t pad_bits = 0;
+  AscendC::LoadDataRepeatParam repeat;
+  bool hf32 = false;
+};
+thread_local CubeRegs t_regs;
+
+// A block is identified by (core state, kernel, block index, block count) and, once the core
+// offers one, by a per-block serial number (CoreState::block_serial), which also separates two
+// launches of the same kernel that run the same block index on the same thread.
+template <typename C>
+uint64_t BlockSerial(const C& c) {
+  if constexpr (requires { c.block_serial; }) return uint64_t(c.block_serial);
+  else return 0;
+}
+
+CubeRegs& Regs() {
+  CoreState& c = CurrentCore();
+  if (t_regs.core != &c || t_regs.kernel != c.kernel_name || t_regs.block != c.block_idx ||
+      t_regs.block_num != c.block_num || t_regs.serial != BlockSerial(c)) {
+    t_regs = CubeRegs{};
+    t_regs.core = &c;
+    t_regs.kernel = c.kernel_name;
+    t_regs.block = c.block_idx;
+    t_regs.block_num = c.block_num;
+    t_regs.serial = BlockSerial(c);
+  }
+  return t_regs;
+}
+
+// dst[c*rows + r] = src[r*cols + c] for one fractal of `esz`-byte elements.
+template <typename E>
+void TransposeT(E* dst, const E* src, int rows, int cols) {
+  for (int r = 0; r < rows; ++r)
+    for (int c = 0; c < cols; ++c) dst[c * rows + r] = src[r * cols + c];
+}
+
+#if CUBE_OPS_X86
+// 16 rows × 8 float columns -> 8 rows × 16: the float L0B fractal.
+__attribute__((target("avx512f"))) void Transpose16x8F32Avx512(float* dst, const float* src) {
+  const __m512i idx = _mm512_setr_epi32(0, 8, 16, 24, 32, 40, 48, 56, 64, 72, 80, 88, 96, 104, 112, 120);
+  for (int c = 0; c < 8; ++c) _mm512_storeu_ps(dst + c * 16, _mm512_i32gather_ps(idx, src + c, 4));
+}
+bool HasAvx512() {
+  static const bool v = [] {
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx512f") != 0;
+  }();
+  return v;
+}
+#endif
+
+void TransposeFractal(uint8_t* dst, const uint8_t* src, int rows, int cols, int esz) {
+  switch (esz) {
+    case 4:
+#if CUBE_OPS_X86
+      if (rows == 16 && cols == 8 && HasAvx512()) {
+        Transpose16x8F32Avx512(reinterpret_cast<float*>(dst), reinterpret_cast<const float*>(src));
+        return;
+      }
+#endif
+      TransposeT(reinterpret_cast<uint32_t*>(dst), reinterpret_cast<const uint32_t*>(src), rows, cols);
+      return;
+    case 2:
+      TransposeT(reinterpret_cast<uint16_t*>(dst), reinterpret_cast<const uint16_t*>(src), rows, cols);
+      return;
+    default:
+      TransposeT(dst, src, rows, cols);
+      return;
+  }
+}
+
+void FillPattern(uint8_t* dst, size_t bytes, uint64_t bits, int esz) {
+  for (size_t i = 0; i < bytes; i += esz) std::memcpy(dst + i, &bits, esz);
+}
+
+}  // namespace
+
+// =================================================================================================
+// DataCopy GM -> L1 with ND -> NZ.
+void CubeNd2Nz(const LocalOperand& dst, const GlobalOperand& src, CubeElem t, const AscendC::Nd2NzParams& p) {
+  static const char* I = "DataCopy(Nd2NzParams)";
+  CoreState& core = CurrentCore();
+  const int esz = ElemSize(t);
+  if (esz == 1 && t != CubeElem::I8 && t != CubeElem::U8)
+    Fail("%s: element type %s is not supported", I, ElemName(t));
+  if (p.ndNum > 4095) Fail("%s: ndNum %u exceeds 4095", I, p.ndNum);
+  if (p.nValue > 16384) Fail("%s: nValue %u exceeds 16384", I, p.nValue);
+  if (p.ndNum == 0 || p.nValue == 0 || p.dValue == 0) {
+    CheckLocal(I, "dst", dst, PhysMask(PhysBuf::L1), 32, 0);
+    return;
+  }
+  if (p.dstNzC0Stride < 1 || p.dstNzC0Stride > 16384)
+    Fail("%s: dstNzC0Stride %u is outside [1, 16384] (32 B units)", I, p.dstNzC0Stride);
+  if (p.dstNzNStride < 1 || p.dstNzNStride > 16384)
+    Fail("%s: dstNzNStride %u is outside [1, 16384] (32 B units)", I, p.dstNzNStride);
+  const uint64_t c0 = 32 / esz;
+  const uint64_t d = p.dValue, n = p.nValue, nd = p.ndNum;
+  const uint64_t dblocks = CeilDivU(d, c0);
+  const uint64_t c0_step = uint64_t(p.dstNzC0Stride) * c0, n_step = uint64_t(p.dstNzNStride) * c0;
+  const uint64_t dst_elems = (nd - 1) * p.dstNzMatrixStride + (dblocks - 1) * c0_step + (n - 1) * n_step + c0;
+  CheckLocal(I, "dst", dst, PhysMask(PhysBuf::L1), 32, dst_elems * esz);
+  const uint64_t src_elems = (nd - 1) * p.srcNdMatrixStride + (n - 1) * p.srcDValue + d;
+  CheckGlobal(I, "src", src, src_elems * esz);
+  const uint64_t tail = d % c0;  // valid elements in the last C0 block (0 = full)
+  // Column block outer, rows inner: the destination of one block is written sequentially
+  // (rows are 32 B apart when dstNzNStride = 1), the source rows stay in cache across blocks.
+  const uint64_t full = tail ? dblocks - 1 : dblocks;
+  const uint64_t row_step = n_step * esz, src_row = uint64_t(p.srcDValue) * esz;
+  for (uint64_t mat = 0; mat < nd; ++mat) {
+    const uint8_t* s_mat = src.ptr + mat * p.srcNdMatrixStride * esz;
+    uint8_t* d_mat = dst.ptr + mat * p.dstNzMatrixStride * esz;
+    for (uint64_t b = 0; b < full; ++b) {
+      const uint8_t* s = s_mat + b * 32;
+      uint8_t* db = d_mat + b * c0_step * esz;
+      for (uint64_t r = 0; r < n; ++r) std::memcpy(db + r * row_step, s + r * src_row, 32);
+    }
+    if (tail) {  // partial last block: zero padded to 32 B
+      const uint8_t* s = s_mat + full * 32;
+      uint8_t* db = d_mat + full * c0_step * esz;
+      for (uint64_t r = 0; r < n; ++r) {
+        std::memcpy(db + r * row_step, s + r * src_row, tail * esz);
+        std::memset(db + r * row_step + tail * esz, 0, 32 - tail * esz);
+      }
+    }
+  }
+  core.counters.gm_to_local_bytes += nd * n * d * esz;
+}
+
+// =================================================================================================
+// LoadData 2D.
+void CubeLoad2D(const LocalOperand& dst, const LocalOperand* src_local, const GlobalOperand* src_gm, CubeElem t,
+                const AscendC::LoadData2DParams& p) {
+  static const char* I = "LoadData(LoadData2DParams)";
+  CoreState& core = CurrentCore();
+  const int esz = ElemSize(t);
+  const PhysBuf dphys = core.PhysOf(dst.pos);
+  const bool to_l0a = dphys == PhysBuf::L0A, to_l0b = dphys == PhysBuf::L0B;
+  const uint64_t rep = p.repeatTimes;
+  const uint64_t dst_bytes = rep ? ((rep - 1) * (uint64_t(p.dstGap) + 1) + 1) * 512 : 0;
+  if (src_gm) {
+    CheckLocal(I, "dst", dst, PhysMask(PhysBuf::L0A) | PhysMask(PhysBuf::L0B) | PhysMask(PhysBuf::L1),
+               dphys == PhysBuf::L1 ? 32 : 512, dst_bytes);
+  } else {
+    CheckLocal(I, "dst", dst, PhysMask(PhysBuf::L0A) | PhysMask(PhysBuf::L0B), 512, dst_bytes);
+  }
+  if (p.ifTranspose) {
+    if (src_gm) Fail("%s: ifTranspose is only supported from L1 (A1/B1) to L0A/L0B, the source is GM", I);
+    if (esz != 2) Fail("%s: ifTranspose needs a 16-bit type (half/bfloat16_t), got %s", I, ElemName(t));
+  }
+  if (p.addrMode != 0 && !(src_gm && dphys == PhysBuf::L1))
+    Fail("%s: addrMode %u (decreasing source addresses) is only supported for GM -> L1", I, p.addrMode);
+  uint64_t first = p.startIndex, last = p.startIndex;
+  if (rep) {
+    if (p.addrMode) {
+      const uint64_t back = (rep - 1) * p.srcStride;
+      if (back > p.startIndex)
+        Fail("%s: with addrMode 1 fractal index startIndex %u - (repeatTimes %llu - 1) * srcStride %u is negative", I,
+             p.startIndex, (unsigned long long)rep, p.srcStride);
+      first = p.startIndex - back;
+    } else {
+      last = p.startIndex + (rep - 1) * p.srcStride;
+    }
+  }
+  const uint64_t src_bytes = rep ? (last + 1) * 512 : 0;
+  if (src_local) CheckLocal(I, "src", *src_local, PhysMask(PhysBuf::L1), 32, src_bytes);
+  else CheckGlobal(I, "src", *src_gm, src_bytes);
+  (void)first;
+  if (rep == 0) return;
+  const uint8_t* sbase = src_local ? src_local->ptr : src_gm->ptr;
+  const int c0 = 32 / esz;
+  for (uint64_t i = 0; i < rep; ++i) {
+    const uint64_t sidx = p.addrMode ? p.startIndex - i * p.srcStride : p.startIndex + i * p.srcStride;
+    const uint8_t* s = sbase + sidx * 512;
+    uint8_t* d = dst.ptr + i * (uint64_t(p.dstGap) + 1) * 512;
+    if (to_l0a) {
+      if (p.ifTranspose) TransposeFractal(d, s, 16, 16, 2);  // Zz = transpose of the 16x16 source
+      else std::memcpy(d, s, 512);
+    } else if (to_l0b) {
+      // Documented Zn fractal = the source bytes (or their 16x16 transpose); physical = its k-major form.
+      if (p.ifTranspose) std::memcpy(d, s, 512);
+      else TransposeFractal(d, s, 16, c0, esz);
+    } else {
+      std::memcpy(d, s, 512);
+    }
+  }
+  if (src_gm) core.counters.gm_to_local_bytes += rep * 512;
+}
+
+// =================================================================================================
+// LoadData 3D v2 (img2col) and its registers.
+void CubeSetFmatrix(uint16_t l1H, uint16_t l1W, const uint8_t padList[4], AscendC::FmatrixMode m) {
+  if (m != AscendC::FmatrixMode::FMATRIX_LEFT) Fail("SetFmatrix: only FMATRIX_LEFT is modelled");
+  CubeRegs& r = Regs();
+  r.fmatrix_set = true;
+  r.l1H = l1H;
+  r.l1W = l1W;
+  for (int i = 0; i < 4; ++i) r.pad[i] = padList[i];
+}
+void CubeSetLoad3DPadding(uint64_t bits) { Regs().pad_bits = bits; }
+void CubeSetLoadDataRepeat(const AscendC::LoadDataRepeatParam& p) {
+  if (p.repeatMode > 1) Fail("SetLoadDataRepeat: repeatMode %u is not 0 (M) or 1 (K)", p.repeatMode);
+  Regs().repeat = p;
+}
+
+void CubeLoad3D(const LocalOperand& dst, const LocalOperand& src, CubeElem t, const Load3DArgs& a0) {
+  static const char* I = "LoadData(LoadData3DParamsV2)";
+  CoreState& core = CurrentCore();
+  CubeRegs& regs = Regs();
+  Load3DArgs a = a0;
+  if (a.useFmatrix) {
+    if (!regs.fmatrix_set) Fail("%s: isSetFMatrix = false but SetFmatrix was not called in this block", I);
+    a.l1H = regs.l1H;
+    a.l1W = regs.l1W;
+    for (int i = 0; i < 4; ++i) a.pad[i] = regs.pad[i];
+  }
+  if (a.usePadding) a.padBits = regs.pad_bits;
+  const int esz = ElemSize(t);
+  if (esz == 1) Fail("%s: 8-bit img2col is not modelled (type %s)", I, ElemName(t));
+  const PhysBuf dphys = core.PhysOf(dst.pos);
+  const bool to_l0b = dphys == PhysBuf::L0B;
+  const int c0 = 32 / esz;
+  if (a.fMatrixCtrl) Fail("%s: fMatrixCtrl must be false on 2201", I);
+  if (a.enSmallK) Fail("%s: enSmallK is not modelled", I);
+  if (a.enTranspose) Fail("%s: enTranspose is not modelled (the L0B destination is always transposed)", I);
+  if (a.strideW < 1 || a.strideW > 63 || a.strideH < 1 || a.strideH > 63)
+    Fail("%s: strideW %u / strideH %u must be in [1, 63]", I, a.strideW, a.strideH);
+  if (a.dilW < 1 || a.dilH < 1) Fail("%s: dilationFilterW %u / dilationFilterH %u must be >= 1", I, a.dilW, a.dilH);
+  if (a.filterW < 1 || a.filterH < 1) Fail("%s: filterW %u / filterH %u must be >= 1", I, a.filterW, a.filterH);
+  // channelSize rules (2201) — only whole C0 groups are modelled.
+  const uint32_t cs = a.channelSize;
+  if (cs != 0) {
+    const bool ok = esz == 2 ? (cs == 4 || cs == 8 || cs % 16 == 0 || cs % 16 == 4 || cs % 16 == 8)
+                             : (cs == 4 || cs % 8 == 0 || cs % 8 == 4);
+    if (!ok)
+      Fail("%s: channelSize %u is not allowed for %s (b16: 4, 8, N*16, N*16+4, N*16+8; b32: 4, N*8, N*8+4)", I, cs,
+           ElemName(t));
+    if (cs % c0 != 0)
+      Fail("%s: channelSize %u is not a multiple of C0 = %d; small-channel img2col is not modelled", I, cs, c0);
+  }
+  const uint64_t rep_n = regs.repeat.repeatTime;
+  if (a.l1H == 0 || a.l1W == 0 || cs == 0 || a.kExtension == 0 || a.mExtension == 0 || rep_n == 0) {
+    CheckLocal(I, "dst", dst, PhysMask(PhysBuf::L0A) | PhysMask(PhysBuf::L0B), 512, 0);
+    return;
+  }
+  if (a.mStartPt > 32767) Fail("%s: mStartPt %u exceeds 32767", I, a.mStartPt);
+  if (a.kStartPt % c0) Fail("%s: kStartPt %u is not a multiple of C0 = %d", I, a.kStartPt, c0);
+  const int64_t top = a.pad[2], bottom = a.pad[3], left = a.pad[0], right = a.pad[1];
+  const int64_t eff_h = int64_t(a.filterH - 1) * a.dilH + 1, eff_w = int64_t(a.filterW - 1) * a.dilW + 1;
+  const int64_t hp = a.l1H + top + bottom, wp = a.l1W + left + right;
+  if (hp < eff_h || wp < eff_w)
+    Fail("%s: dilated filter %lldx%lld is larger than the padded feature map %lldx%lld", I, (long long)eff_h,
+         (long long)eff_w, (long long)hp, (long long)wp);
+  const int64_t hout = (hp - eff_h) / a.strideH + 1, wout = (wp - eff_w) / a.strideW + 1;
+  const uint64_t c1 = cs / c0;
+  const uint64_t ktot = c1 * a.filterH * a.filterW * c0, mtot = uint64_t(hout * wout);
+  const uint64_t kext = a.kExtension, mext = a.mExtension;
+  const bool rep_k = regs.repeat.repeatMode == 1;
+  // Window of each repeat (inferred: repeatStride counts 16 rows (M) or C0 columns (K); the
+  // destination advances by one window per repeat).
+  auto k_start = [&](uint64_t r) { return a.kStartPt + (rep_k ? r * regs.repeat.repeatStride * c0 : 0); };
+  auto m_start = [&](uint64_t r) { return a.mStartPt + (rep_k ? 0 : r * regs.repeat.repeatStride * 16); };
+  for (uint64_t r : {uint64_t(0), rep_n - 1}) {
+    if (k_start(r) + kext > ktot)
+      Fail("%s: K window [%llu, %llu) exceeds the img2col K = C1 %llu * filterH %u * filterW %u * C0 %d = %llu", I,
+           (unsigned long long)k_start(r), (unsigned long long)(k_start(r) + kext), (unsigned long long)c1, a.filterH,
+           a.filterW, c0, (unsigned long long)ktot);
+    if (esz == 2) {
+      if (kext % c0 && k_start(r) + kext != ktot)
+        Fail("%s: kExtension %llu is not a multiple of C0 = %d and does not reach the end of K (%llu)", I,
+             (unsigned long long)kext, c0, (unsigned long long)ktot);
+      if (mext % 16 && m_start(r) + mext < mtot)
+        Fail("%s: mExtension %llu is not a multiple of 16 and does not reach the end of M (%llu)", I,
+             (unsigned long long)mext, (unsigned long long)mtot);
+    }
+  }
+  const uint64_t kfr = CeilDivU(kext, c0), mfr = CeilDivU(mext, 16);
+  const uint64_t win_bytes = kfr * mfr * 512;
+  CheckLocal(I, "dst", dst, PhysMask(PhysBuf::L0A) | PhysMask(PhysBuf::L0B), 512, win_bytes * rep_n);
+  const uint64_t plane = uint64_t(a.l1H) * a.l1W * c0;  // elements of one C1 plane
+  CheckLocal(I, "src", src, PhysMask(PhysBuf::L1), 32, c1 * plane * esz);
+
+  uint8_t pad32[32];
+  FillPattern(pad32, 32, a.padBits, esz);
+  const uint64_t rows = mfr * 16;
+  // Per window row: top-left input coordinate (before the kernel offset).
+  thread_local std::vector<int32_t> ih0, iw0;
+  ih0.resize(rows);
+  iw0.resize(rows);
+  const uint64_t fhw = uint64_t(a.filterH) * a.filterW;
+  for (uint64_t rr = 0; rr < rep_n; ++rr) {
+    const uint64_t ms = m_start(rr), ks = k_start(rr);
+    uint8_t* dwin = dst.ptr + rr * win_bytes;
+    for (uint64_t i = 0; i < rows; ++i) {
+      const uint64_t row = ms + i;
+      ih0[i] = int32_t(int64_t(row / wout) * a.strideH - top);
+      iw0[i] = int32_t(int64_t(row % wout) * a.strideW - left);
+    }
+    for (uint64_t kf = 0; kf < kfr; ++kf) {
+      const uint64_t col = ks + kf * c0;
+      const bool beyond_k = col >= ktot;
+      const uint64_t cc1 = beyond_k ? 0 : col / (fhw * c0);
+      const uint64_t khw = beyond_k ? 0 : (col / c0) % fhw;
+      const int32_t dh = int32_t(khw / a.filterW) * a.dilH, dw = int32_t(khw % a.filterW) * a.dilW;
+      const uint8_t* splane = src.ptr + cc1 * plane * esz;
+      for (uint64_t i = 0; i < rows; ++i) {
+        const int32_t ih = ih0[i] + dh, iw = iw0[i] + dw;
+        const uint8_t* s;
+        static const uint8_t zeros[32] = {};
+        if (beyond_k) s = zeros;
+        else if (ih < 0 || ih >= a.l1H || iw < 0 || iw >= a.l1W) s = pad32;
+        else s = splane + (uint64_t(ih) * a.l1W + uint64_t(iw)) * 32;
+        if (!to_l0b) {
+          // L0A Zz: fractal (i/16, kf), row i%16 holds C0 consecutive K values.
+          std::memcpy(dwin + ((i / 16) * kfr + kf) * 512 + (i % 16) * 32, s, 32);
+        } else {
+          // L0B (transposed window): B[k][n] = im2col[n][k]; fractal (kf, i/16), physical k0*16 + n0.
+          uint8_t* fr = dwin + (kf * mfr + i / 16) * 512;
+          const uint64_t n0 = i % 16;
+          for (int k0 = 0; k0 < c0; ++k0) std::memcpy(fr + (k0 * 16 + n0) * esz, s + k0 * esz, esz);
+        }
+      }
+    }
+  }
+}
+
+// =================================================================================================
+// Mmad.
+void CubeSetHF32(bool enable) { Regs().hf32 = enable; }
+
+void CubeMmad(const LocalOperand& dst, const LocalOperand& fm, const LocalOperand& filter, const LocalOperand* bias,
+              CubeElem tc, CubeElem ta, CubeElem tb, CubeElem tbias, const AscendC::MmadParams& p) {
+  static const char* I = "Mmad";
+  CoreState& core = CurrentCore();
+  if (p.m > 4095 || p.n > 4095 || p.k > 4095)
+    Fail("%s: m %u, n %u, k %u: each must be in [0, 4095]", I, p.m, p.n, p.k);
+  const bool zero = p.m == 0 || p.n == 0 || p.k == 0;
+  if (ta != tb) Fail("%s: fm type %s and filter type %s differ", I, ElemName(ta), ElemName(tb));
+  cube::CubeDtype gt;
+  if (ta == CubeElem::F16) gt = cube::CubeDtype::kFloat16;
+  else if (ta == CubeElem::BF16) gt = cube::CubeDtype::kBFloat16;
+  else if (ta == CubeElem::F32) gt = cube::CubeDtype::kFloat32;
+  else Fail("%s: %s x %s -> %s is not modelled (modelled: half, bfloat16_t, float -> float)", I, ElemName(ta),
+            ElemName(tb), ElemName(tc));
+  if (tc != CubeElem::F32) Fail("%s: dst type %s: %s operands accumulate into float", I, ElemName(tc), ElemName(ta));
+  if (p.enSsparse || p.enWinogradA || p.enWinogradB || p.fmOffset != 0)
+    Fail("%s: enSsparse / enWinograd / fmOffset are not modelled", I);
+  if (p.cmatrixSource && !bias) Fail("%s: cmatrixSource = true needs the bias overload (a C2 bias tensor)", I);
+  if (bias && Is2002()) Fail("%s: a bias-table Mmad is not available on 2002 (cmatrixSource must be false)", I);
+  const int c0 = cube::CubeC0(gt);
+  const int esz = ElemSize(ta);
+  const uint64_t m1 = CeilDivU(p.m, 16), n1 = CeilDivU(p.n, 16), kf = CeilDivU(p.k, c0);
+  const uint64_t a_kf = (gt == cube::CubeDtype::kFloat32 && p.kDirectionAlign) ? CeilDivU(p.k, 16) * 2 : kf;
+  const bool gemv = p.m == 1;
+  const uint64_t a_bytes = zero ? 0 : gemv ? uint64_t(p.k) * esz : ((m1 - 1) * a_kf + kf) * 512;
+  CheckLocal(I, "dst", dst, PhysMask(PhysBuf::L0C), 1024, zero ? 0 : n1 * m1 * 1024);
+  CheckLocal(I, "fm", fm, PhysMask(PhysBuf::L0A), 512, a_bytes);
+  CheckLocal(I, "filter", filter, PhysMask(PhysBuf::L0B), 512, zero ? 0 : kf * n1 * 512);
+  thread_local std::vector<float> bias_f;
+  const float* bias_ptr = nullptr;
+  if (bias) {
+    if (tbias != CubeElem::F32 && tbias != CubeElem::F16)
+      Fail("%s: bias type %s is not modelled (float or half)", I, ElemName(tbias));
+    CheckLocal(I, "bias", *bias, PhysMask(PhysBuf::BT), 64, zero ? 0 : uint64_t(p.n) * ElemSize(tbias));
+    if (tbias == CubeElem::F32) {
+      bias_ptr = reinterpret_cast<const float*>(bias->ptr);
+    } else {
+      bias_f.resize(p.n);
+      const uint16_t* hb = reinterpret_cast<const uint16_t*>(bias->ptr);
+      for (int j = 0; j < p.n; ++j) bias_f[j] = HalfBitsToFloat(hb[j]);
+      bias_ptr = bias_f.data();
+    }
+  }
+  if (zero) return;
+  cube::CubeGemmShape s;
+  s.m = p.m;
+  s.n = p.n;
+  s.k = p.k;
+  s.a_k_fractals = int(a_kf);
+  s.gemv = gemv;
+  s.bias = bias_ptr;
+  s.init = bias ? cube::CubeInit::kBias
+                : (p.cmatrixInitVal && !p.isBias) ? cube::CubeInit::kZero : cube::CubeInit::kAccumulate;
+  cube::CubeGemm(reinterpret_cast<float*>(dst.ptr), fm.ptr, filter.ptr, gt, s);
+  core.counters.cube_macs += uint64_t(p.m) * p.n * p.k;
+}
+
+// =================================================================================================
+// Fixpipe (L0C -> GM) and the epilogue extension.
+namespace {
+
+enum class OutKind : uint8_t { F32, F16, BF16, I32 };
+
+inline uint16_t Bf16Rne(float f) { return FloatToBf16Bits(f); }
+
+// Applies the epilogue to `cnt` (<= 16) accumulator values of one row segment and stores them.
+struct SegCtx {
+  OutKind out;
+  bool relu;
+  const float* scale;
+  const float* shift;
+  const uint8_t* residual;  // row pointer (already offset to the segment's first column), or null
+};
+
+void StoreSegScalar(uint8_t* dst, const float* acc, int cnt, const SegCtx& c) {
+  for (int i = 0; i < cnt; ++i) {
+    float v = acc[i];
+    if (c.out == OutKind::I32) {  // int32 NoQuant: bits pass through (relu on the integer)
+      int32_t iv;
+      std::memcpy(&iv, acc + i, 4);
+      if (c.relu && iv < 0) iv = 0;
+      std::memcpy(dst + i * 4, &iv, 4);
+      continue;
+    }
+    if (c.scale) v *= c.scale[i];
+    if (c.shift) v += c.shift[i];
+    if (c.residual) {
+      switch (c.out) {
+        case OutKind::F32: { float r; std::memcpy(&r, c.residual + i * 4, 4); v += r; break; }
+        case OutKind::F16: { uint16_t h; std::memcpy(&h, c.residual + i * 2, 2); v += HalfBitsToFloat(h); break; }
+        case OutKind::BF16: { uint16_t h; std::memcpy(&h, c.residual + i * 2, 2); v += Bf16BitsToFloat(h); break; }
+        default: break;
+      }
+    }
+    if (c.relu && v < 0.f) v = 0.f;  // NaN passes through
+    switch (c.out) {
+      case OutKind::F32: std::memcpy(dst + i * 4, &v, 4); break;
+      case OutKind::F16: { const uint16_t h = FloatToHalfBits(v); std::memcpy(dst + i * 2, &h, 2); break; }
+      case OutKind::BF16: { const uint16_t h = Bf16Rne(v); std::memcpy(dst + i * 2, &h, 2); break; }
+      default: break;
+    }
+  }
+}
+
+#if CUBE_OPS_X86
+__attribute__((target("avx512f"), always_inline)) inline void StoreSegAvx512(uint8_t* dst, const float* acc, int cnt,
+                                                                          const SegCtx& c) {
+  const __mmask16 mk = cnt >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << cnt) - 1u);
+  __m512 v = _mm512_maskz_loadu_ps(mk, acc);
+  if (c.scale) v = _mm512_mul_ps(v, _mm512_maskz_loadu_ps(mk, c.scale));
+  if (c.shift) v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(mk, c.shift));
+  if (c.residual) {
+    __m512 r;
+    if (c.out == OutKind::F32) {
+      r = _mm512_maskz_loadu_ps(mk, c.residual);
+    } else {
+      alignas(32) uint16_t tmp[16] = {};
+      std::memcpy(tmp, c.residual, size_t(cnt) * 2);
+      const __m256i h = _mm256_load_si256(reinterpret_cast<const __m256i*>(tmp));
+      r = c.out == OutKind::F16 ? _mm512_cvtph_ps(h)
+                                : _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16));
+    }
+    v = _mm512_add_ps(v, r);
+  }
+  // max(v, 0) that keeps NaN: select 0 only where v < 0.
+  if (c.relu) v = _mm512_mask_mov_ps(v, _mm512_cmp_ps_mask(v, _mm512_setzero_ps(), _CMP_LT_OQ), _mm512_setzero_ps());
+  switch (c.out) {
+    case OutKind::F32:
+      _mm512_mask_storeu_ps(dst, mk, v);
+      break;
+    case OutKind::F16: {
+      const __m256i h = _mm512_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+      if (cnt == 16) _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst), h);
+      else { alignas(32) uint16_t tmp[16]; _mm256_store_si256(reinterpret_cast<__m256i*>(tmp), h); std::memcpy(dst, tmp, size_t(cnt) * 2); }
+      break;
+    }
+    case OutKind::BF16: {
+      const __m512i x = _mm512_castps_si512(v);
+      const __m512i lsb = _mm512_and_si512(_mm512_srli_epi32(x, 16), _mm512_set1_epi32(1));
+      __m512i rnd = _mm512_srli_epi32(_mm512_add_epi32(_mm512_add_epi32(x, _mm512_set1_epi32(0x7FFF)), lsb), 16);
+      const __mmask16 nan = _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q);
+      rnd = _mm512_mask_mov_epi32(rnd, nan, _mm512_or_si512(_mm512_srli_epi32(x, 16), _mm512_set1_epi32(0x40)));
+      const __m256i h = _mm512_cvtepi32_epi16(rnd);
+      if (cnt == 16) _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst), h);
+      else { alignas(32) uint16_t tmp[16]; _mm256_store_si256(reinterpret_cast<__m256i*>(tmp), h); std::memcpy(dst, tmp, size_t(cnt) * 2); }
+      break;
+    }
+    default:
+      StoreSegScalar(dst, acc, cnt, c);
+  }
+}
+#endif
+
+// One 16-column block of `rows` accumulator rows (16 floats apart) -> rows `dst_pitch` bytes apart.
+struct BlockJob {
+  uint8_t* dst;
+  uint64_t dst_pitch;
+  const float* src;
+  uint64_t rows;
+  int cnt;
+  const uint8_t* residual;  // first row, or null
+  uint64_t res_pitch;
+};
+
+void StoreBlockScalar(const BlockJob& b, SegCtx c) {
+  for (uint64_t r = 0; r < b.rows; ++r) {
+    c.residual = b.residual ? b.residual + r * b.res_pitch : nullptr;
+    StoreSegScalar(b.dst + r * b.dst_pitch, b.src + r * 16, b.cnt, c);
+  }
+}
+#if CUBE_OPS_X86
+__attribute__((target("avx512f"))) void StoreBlockAvx512(const BlockJob& b, SegCtx c) {
+  for (uint64_t r = 0; r < b.rows; ++r) {
+    c.residual = b.residual ? b.residual + r * b.res_pitch : nullptr;
+    StoreSegAvx512(b.dst + r * b.dst_pitch, b.src + r * 16, b.cnt, c);
+  }
+}
+#endif
+
+using StoreBlockFn = void (*)(const BlockJob&, SegCtx);
+StoreBlockFn PickStoreBlock() {
+#if CUBE_OPS_X86
+  if (HasAvx512()) return &StoreBlockAvx512;
+#endif
+  return &StoreBlockScalar;
+}
+
+}  // namespace
+
+void CubeFixpipe(const GlobalOperand& dst, const LocalOperand& src, CubeElem tdst, CubeElem tsrc, bool nz_out,
+                 const AscendC::FixpipeParamsV220& p, const FixpipeEpilogueArgs* ep, const char* I) {
+  CoreState& core = CurrentCore();
+  if (Is2002()) Fail("%s: Fixpipe is not available on 2002; use DataCopy CO1 -> CO2 with DataCopyEnhancedParams", I);
+  OutKind out;
+  if (tsrc == CubeElem::F32) {
+    if (p.quantPre == AscendC::NoQuant && tdst == CubeElem::F32) out = OutKind::F32;
+    else if (p.quantPre == AscendC::F322F16 && tdst == CubeElem::F16) out = OutKind::F16;
+    else if (p.quantPre == AscendC::F322BF16 && tdst == CubeElem::BF16) out = OutKind::BF16;
+    else Fail("%s: quantPre %d with float src and %s dst: modelled pairs are NoQuant->float, F322F16->half, "
+              "F322BF16->bfloat16_t", I, int(p.quantPre), ElemName(tdst));
+  } else if (tsrc == CubeElem::I32) {
+    if (p.quantPre == AscendC::NoQuant && tdst == CubeElem::I32) out = OutKind::I32;
+    else Fail("%s: quantPre %d with int32 src and %s dst is not modelled (NoQuant -> int32 only)", I,
+              int(p.quantPre), ElemName(tdst));
+    if (ep) Fail("%s: the epilogue needs a float accumulator", I);
+  } else {
+    Fail("%s: src type %s: L0C holds float or int32", I, ElemName(tsrc));
+  }
+  if (p.isChannelSplit) Fail("%s: isChannelSplit is not modelled", I);
+  if (p.nSize > 4095) Fail("%s: nSize %u exceeds 4095", I, p.nSize);
+  if (nz_out && p.nSize % 16) Fail("%s: nSize %u is not a multiple of 16 (NZ output)", I, p.nSize);
+  if (!nz_out && p.mSize > 8192) Fail("%s: mSize %u exceeds 8192 with NZ -> ND", I, p.mSize);
+  const uint64_t nd = nz_out ? 1 : p.ndNum;
+  if (!nz_out && nd > 1) {
+    if (p.srcNdStride < 1 || p.srcNdStride > 512)
+      Fail("%s: srcNdStride %u is outside [1, 512] (units of one 16x16 L0C fractal) with ndNum %u", I, p.srcNdStride,
+           p.ndNum);
+    if (p.dstNdStride == 0) Fail("%s: dstNdStride must not be 0 with ndNum %u", I, p.ndNum);
+  }
+  const bool zero = p.nSize == 0 || p.mSize == 0 || nd == 0;
+  const uint64_t m = p.mSize, n = p.nSize, n1 = CeilDivU(n, 16);
+  const uint64_t src_floats =
+      zero ? 0 : (nd - 1) * uint64_t(p.srcNdStride) * 256 + (n1 - 1) * uint64_t(p.srcStride) * 16 + CeilDivU(m, 16) * 256;
+  CheckLocal(I, "src", src, PhysMask(PhysBuf::L0C), 64, src_floats * 4);
+  if (zero) return;
+  const int dsz = ElemSize(tdst);
+  const uint64_t blk_pitch = nz_out ? uint64_t(p.dstStride) * 32 / dsz : 0;  // NZ: elements between column blocks
+  const uint64_t dst_elems = nz_out ? (n1 - 1) * blk_pitch + m * 16
+                                    : (nd - 1) * p.dstNdStride + (m - 1) * uint64_t(p.dstStride) + n;
+  CheckGlobal(I, "dst", dst, dst_elems * dsz);
+  if (ep) {
+    if (ep->scale && ep->scale_elems && ep->scale_elems < n)
+      Fail("%s: scale has %llu elements, the tile needs %llu", I, (unsigned long long)ep->scale_elems,
+           (unsigned long long)n);
+    if (ep->shift && ep->shift_elems && ep->shift_elems < n)
+      Fail("%s: shift has %llu elements, the tile needs %llu", I, (unsigned long long)ep->shift_elems,
+           (unsigned long long)n);
+    if (ep->residual) {
+      const uint64_t need = ((nd - 1) * p.dstNdStride + (m - 1) * ep->residual_stride + n) * dsz;
+      CheckGlobal(I, "residual", GlobalOperand{const_cast<uint8_t*>(static_cast<const uint8_t*>(ep->residual)),
+                                               ep->residual_bytes}, need);
+      core.counters.gm_to_local_bytes += nd * m * n * dsz;
+    }
+  }
+  static const StoreBlockFn store = PickStoreBlock();
+  SegCtx ctx{out, p.reluEn || (ep && ep->relu), nullptr, nullptr, nullptr};
+  const float* l0c = reinterpret_cast<const float*>(src.ptr);
+  // Bands of 16 rows, all column blocks of a band before the next: the band's output rows stay
+  // in cache while its 16-column pieces are written.
+  for (uint64_t b = 0; b < nd; ++b) {
+    const float* sb = l0c + b * uint64_t(p.srcNdStride) * 256;
+    for (uint64_t r0 = 0; r0 < m; r0 += 16) {
+      for (uint64_t j = 0; j < n1; ++j) {
+        BlockJob job;
+        job.cnt = int(std::min<uint64_t>(16, n - j * 16));
+        job.src = sb + j * uint64_t(p.srcStride) * 16 + r0 * 16;
+        job.rows = std::min<uint64_t>(16, m - r0);
+        if (nz_out) {
+          job.dst = dst.ptr + (j * blk_pitch + r0 * 16) * dsz;
+          job.dst_pitch = 16 * dsz;
+        } else {
+          job.dst = dst.ptr + (b * p.dstNdStride + r0 * uint64_t(p.dstStride) + j * 16) * dsz;
+          job.dst_pitch = uint64_t(p.dstStride) * dsz;
+        }
+        job.residual = nullptr;
+        job.res_pitch = 0;
+        if (ep) {
+          ctx.scale = ep->scale ? ep->scale + j * 16 : nullptr;
+          ctx.shift = ep->shift ? ep->shift + j * 16 : nullptr;
+          if (ep->residual) {
+            job.res_pitch = ep->residual_stride * dsz;
+            job.residual = static_cast<const uint8_t*>(ep->residual) + (b * p.dstNdStride + j * 16) * dsz +
+                           r0 * job.res_pitch;
+          }
+        }
+        store(job, ctx);
+      }
+    }
+  }
+  core.counters.local_to_gm_bytes += nd * m * n * dsz;
+}
+
+// =================================================================================================
+// 2002: DataCopy CO1 (L0C) -> CO2 (UB), matrix block mode.
+void CubeCopyCO1ToCO2(const LocalOperand& dst, const LocalOperand& src, CubeElem tdst, CubeElem tsrc,
+                      const AscendC::DataCopyParams& p, const AscendC::DataCopyEnhancedParams& e) {
+  static const char* I = "DataCopy(CO1->CO2, DataCopyEnhancedParams)";
+  CurrentCore();
+  if (!Is2002()) Fail("%s: this is the 2002 result path; on 2201 use Fixpipe", I);
+  if (e.blockMode != AscendC::BlockMode::BLOCK_MODE_MATRIX)
+    Fail("%s: blockMode %d is not modelled (BLOCK_MODE_MATRIX only)", I, int(e.blockMode));
+  if (e.deqScale != AscendC::DeqScale::DEQ_NONE) Fail("%s: deqScale %d is not modelled", I, int(e.deqScale));
+  OutKind out;
+  if (tsrc == CubeElem::F32 && tdst == CubeElem::F32) out = OutKind::F32;
+  else if (tsrc == CubeElem::F32 && tdst == CubeElem::F16) out = OutKind::F16;
+  else if (tsrc == CubeElem::I32 && tdst == CubeElem::I32) out = OutKind::I32;
+  else Fail("%s: %s -> %s is not modelled (float -> float/half, int32 -> int32)", I, ElemName(tsrc), ElemName(tdst));
+  if (p.blockCount > 4095) Fail("%s: blockCount %u exceeds 4095", I, p.blockCount);
+  const uint64_t cnt = p.blockCount, len = p.blockLen;
+  const int dsz = ElemSize(tdst);
+  const uint64_t src_floats = cnt && len ? ((cnt - 1) * (len + p.srcGap) + len) * 256 : 0;
+  const uint64_t dst_bytes = cnt && len ? (cnt - 1) * (len * 256 * dsz + uint64_t(p.dstGap) * 32) + len * 256 * dsz : 0;
+  CheckLocal(I, "src", src, PhysMask(PhysBuf::L0C), 64, src_floats * 4);
+  CheckLocal(I, "dst", dst, PhysMask(PhysBuf::UB), 32, dst_bytes);
+  if (!cnt || !len) return;
+  static const StoreBlockFn store = PickStoreBlock();
+  const SegCtx ctx{out, e.isRelu, nullptr, nullptr, nullptr};
+  const float* s = reinterpret_cast<const float*>(src.ptr);
+  for (uint64_t i = 0; i < cnt; ++i) {
+    BlockJob job{};
+    job.src = s + i * (len + p.srcGap) * 256;
+    job.dst = dst.ptr + i * (len * 256 * dsz + uint64_t(p.dstGap) * 32);
+    job.dst_pitch = 16 * dsz;
+    job.rows = len * 16;  // NZ stays NZ: fractals are consecutive 16-element rows
+    job.cnt = 16;
+    store(job, ctx);
+  }
+}
+
+}  // namespace ascendc_host
