@@ -1,0 +1,113 @@
+// ReLU in Ascend C: the classic double-buffered pipeline. Each core takes a contiguous,
+// block-aligned range of the flat tensor; tiles move GM -> VECIN (DataCopyPad, so tails that are
+// not a multiple of 32 B work), compute in UB, and move VECOUT -> GM.
+#include "activation.h"
+
+#include "kernel_operator.h"
+
+using namespace AscendC;
+
+namespace npu_kernels {
+
+UnaryTiling unary_tiling(uint64_t total, uint32_t elem_bytes, const SocInfo& soc) {
+  UnaryTiling t{};
+  t.total = total;
+  // At least 16 KiB of data per core: small tensors use few cores (a core launch has a cost).
+  const CoreSplit split = SplitAcrossCores(total, elem_bytes, soc.vector_cores, 16 * 1024 / elem_bytes);
+  t.block_dim = split.block_dim;
+  t.per_core = split.per_core;
+  // UB budget: 2 in + 2 out tiles of the dtype, plus one float work tile for 16-bit types.
+  const uint32_t bytes_per_elem = 4 * elem_bytes + (elem_bytes == 2 ? 4 : 0);
+  uint32_t tile = AlignDown<uint32_t>((soc.ub_bytes - 1024) / bytes_per_elem, kRepeatBytes / 4);
+  if (tile > 16384) tile = 16384;  // keep tiles L1d/L2 friendly on the host
+  const uint64_t need = AlignUp<uint64_t>(t.per_core, kBlockBytes / elem_bytes);
+  if (need < tile) tile = static_cast<uint32_t>(need);
+  t.tile = tile == 0 ? kBlockBytes / elem_bytes : tile;
+  return t;
+}
+
+}  // namespace npu_kernels
+
+namespace {
+
+constexpr int32_t kBufferNum = 2;
+
+template <typename T>
+class ReluKernel {
+ public:
+  __aicore__ inline void Init(GM_ADDR x, GM_ADDR y, const npu_kernels::UnaryTiling& t) {
+    const uint64_t start = t.per_core * GetBlockIdx();
+    count_ = start >= t.total ? 0 : (t.total - start < t.per_core ? t.total - start : t.per_core);
+    tile_ = t.tile;
+    xGm_.SetGlobalBuffer(reinterpret_cast<__gm__ T*>(x) + start, count_);
+    yGm_.SetGlobalBuffer(reinterpret_cast<__gm__ T*>(y) + start, count_);
+    pipe_.InitBuffer(inQ_, kBufferNum, tile_ * sizeof(T));
+    pipe_.InitBuffer(outQ_, kBufferNum, tile_ * sizeof(T));
+    if constexpr (sizeof(T) == 2) pipe_.InitBuffer(work_, tile_ * sizeof(float));
+  }
+
+  __aicore__ inline void Process() {
+    for (uint64_t off = 0; off < count_; off += tile_) {
+      const uint32_t n = static_cast<uint32_t>(count_ - off < tile_ ? count_ - off : tile_);
+      CopyIn(off, n);
+      Compute(n);
+      CopyOut(off, n);
+    }
+  }
+
+ private:
+  __aicore__ inline void CopyIn(uint64_t off, uint32_t n) {
+    LocalTensor<T> x = inQ_.template AllocTensor<T>();
+    DataCopyPad(x, xGm_[off], DataCopyExtParams{1, static_cast<uint32_t>(n * sizeof(T)), 0, 0, 0},
+                DataCopyPadExtParams<T>{false, 0, 0, T(0)});
+    inQ_.EnQue(x);
+  }
+  __aicore__ inline void Compute(uint32_t n) {
+    LocalTensor<T> x = inQ_.template DeQue<T>();
+    LocalTensor<T> y = outQ_.template AllocTensor<T>();
+    if constexpr (std::is_same_v<T, bfloat16_t>) {
+      // The vector unit has no bf16 arithmetic: widen, compute in float, round back.
+      LocalTensor<float> w = work_.template Get<float>();
+      Cast(w, x, RoundMode::CAST_NONE, n);
+      Relu(w, w, n);
+      Cast(y, w, RoundMode::CAST_RINT, n);
+    } else {
+      Relu(y, x, n);
+    }
+    outQ_.EnQue(y);
+    inQ_.FreeTensor(x);
+  }
+  __aicore__ inline void CopyOut(uint64_t off, uint32_t n) {
+    LocalTensor<T> y = outQ_.template DeQue<T>();
+    DataCopyPad(yGm_[off], y, DataCopyExtParams{1, static_cast<uint32_t>(n * sizeof(T)), 0, 0, 0});
+    outQ_.FreeTensor(y);
+  }
+
+  TPipe pipe_;
+  TQue<TPosition::VECIN, 1> inQ_;
+  TQue<TPosition::VECOUT, 1> outQ_;
+  TBuf<TPosition::VECCALC> work_;
+  GlobalTensor<T> xGm_, yGm_;
+  uint64_t count_ = 0;
+  uint32_t tile_ = 0;
+};
+
+template <typename T>
+__aicore__ inline void RunRelu(GM_ADDR x, GM_ADDR y, GM_ADDR tiling) {
+  GET_TILING_DATA_WITH_STRUCT(npu_kernels::UnaryTiling, t, tiling);
+  ReluKernel<T> op;
+  op.Init(x, y, t);
+  op.Process();
+}
+
+}  // namespace
+
+extern "C" __global__ __aicore__ void relu_kernel_float(GM_ADDR x, GM_ADDR y, GM_ADDR tiling) {
+  RunRelu<float>(x, y, tiling);
+}
+extern "C" __global__ __aicore__ void relu_kernel_half(GM_ADDR x, GM_ADDR y, GM_ADDR tiling) {
+  RunRelu<half>(x, y, tiling);
+}
+extern "C" __global__ __aicore__ void relu_kernel_bf16(GM_ADDR x, GM_ADDR y, GM_ADDR tiling) {
+  RunRelu<bfloat16_t>(x, y, tiling);
+}

@@ -1,0 +1,48 @@
+// Shared by the host tiling functions of every kernel family: the SoC figures a tiling needs and
+// small integer helpers. Layer 1: standard library only (layer 5 fills SocInfo from the runtime).
+#pragma once
+#include <cstdint>
+
+namespace npu_kernels {
+
+struct SocInfo {
+  int npu_arch = 2201;
+  int32_t vector_cores = 48;  // AIV (on a coupled SoC: the AI cores)
+  int32_t cube_cores = 24;    // AIC
+  uint32_t ub_bytes = 192 * 1024;
+  uint32_t l1_bytes = 512 * 1024;
+  uint32_t l0a_bytes = 64 * 1024;
+  uint32_t l0b_bytes = 64 * 1024;
+  uint32_t l0c_bytes = 128 * 1024;
+};
+
+template <typename T>
+constexpr T CeilDivU(T a, T b) { return (a + b - 1) / b; }
+template <typename T>
+constexpr T AlignUp(T a, T b) { return CeilDivU(a, b) * b; }
+template <typename T>
+constexpr T AlignDown(T a, T b) { return a / b * b; }
+
+constexpr uint32_t kBlockBytes = 32;    // DataBlock
+constexpr uint32_t kRepeatBytes = 256;  // one vector repeat
+
+// Splits `total` elements into per-core ranges that are whole 32-byte blocks (so a core's GM
+// start stays block aligned), using at most `max_cores` cores and at least `min_per_core`
+// elements per core (small tensors use few cores: a launch costs more than it saves).
+struct CoreSplit {
+  uint32_t block_dim;       // cores used
+  uint64_t per_core;        // elements per core (the last core takes the remainder)
+};
+
+inline CoreSplit SplitAcrossCores(uint64_t total, uint32_t elem_bytes, int32_t max_cores, uint64_t min_per_core) {
+  const uint64_t align = kBlockBytes / elem_bytes;
+  if (total == 0) return {1, 0};
+  uint64_t cores = CeilDivU<uint64_t>(total, min_per_core);
+  if (cores > static_cast<uint64_t>(max_cores)) cores = static_cast<uint64_t>(max_cores);
+  if (cores < 1) cores = 1;
+  uint64_t per = AlignUp<uint64_t>(CeilDivU<uint64_t>(total, cores), align);
+  cores = CeilDivU<uint64_t>(total, per);
+  return {static_cast<uint32_t>(cores), per};
+}
+
+}  // namespace npu_kernels

@@ -1,0 +1,85 @@
+#include "aten/op_common.h"
+
+#include <ATen/EmptyTensor.h>
+#include <c10/core/DeviceGuard.h>
+
+#include <mutex>
+#include <sstream>
+#include <vector>
+
+#include "core/npu_allocator.h"
+#include "core/npu_context.h"
+#include "runtime/runtime.h"
+
+namespace torch_ops_nn {
+
+const npu_kernels::SocInfo& SocInfoFor(c10::DeviceIndex device) {
+  static std::once_flag once;
+  static std::vector<npu_kernels::SocInfo> infos;
+  std::call_once(once, [] {
+    for (int d = 0; d < npu_rt::DeviceCount(); ++d) {
+      const npu_rt::SocProfile& p = *npu_rt::GetDeviceInfo(d).soc;
+      npu_kernels::SocInfo s;
+      s.npu_arch = p.npu_arch;
+      s.vector_cores = p.vector_cores > 0 ? p.vector_cores : p.cube_cores;
+      s.cube_cores = p.cube_cores;
+      s.ub_bytes = p.ub_bytes;
+      s.l1_bytes = p.l1_bytes;
+      s.l0a_bytes = p.l0a_bytes;
+      s.l0b_bytes = p.l0b_bytes;
+      s.l0c_bytes = p.l0c_bytes;
+      infos.push_back(s);
+    }
+  });
+  TORCH_CHECK(device >= 0 && device < static_cast<int>(infos.size()), "invalid npu device ", device);
+  return infos[device];
+}
+
+c10::DeviceIndex CheckSameNpuDevice(const char* op, std::initializer_list<NamedTensor> tensors) {
+  const NamedTensor* first = nullptr;
+  for (const auto& nt : tensors) {
+    const at::Tensor& t = *nt.second;
+    if (!t.defined()) continue;
+    if (t.device().type() != kNpu) {
+      std::ostringstream where;
+      for (const auto& o : tensors)
+        if (o.second->defined()) where << (where.tellp() > 0 ? ", " : "") << "'" << o.first << "' on " << o.second->device();
+      TORCH_CHECK(false, op, ": argument '", nt.first, "' is on ", t.device(), ", but npu tensors are expected (",
+                  where.str(), "); move it with .to('npu')");
+    }
+    if (!first) {
+      first = &nt;
+      continue;
+    }
+    TORCH_CHECK(t.device() == first->second->device(), op, ": argument '", nt.first, "' is on ", t.device(),
+                " but '", first->first, "' is on ", first->second->device(), "; all tensors must be on one device");
+  }
+  TORCH_CHECK(first, op, ": no tensor arguments");
+  return first->second->device().index();
+}
+
+bool IsNpuFloat(c10::ScalarType t) { return t == c10::kFloat || t == c10::kHalf || t == c10::kBFloat16; }
+
+void CheckFloatDtype(const char* op, const char* arg, const at::Tensor& t) {
+  TORCH_CHECK_TYPE(IsNpuFloat(t.scalar_type()), op, ": argument '", arg, "' has dtype ", t.scalar_type(),
+                   ", which is not supported; supported dtypes: Float, Half, BFloat16");
+}
+
+at::Tensor NpuEmpty(c10::IntArrayRef sizes, c10::ScalarType dtype, c10::DeviceIndex device, c10::MemoryFormat format) {
+  c10::DeviceGuard guard(c10::Device(kNpu, device));
+  return at::detail::empty_generic(sizes, GetNpuAllocator(), c10::DispatchKeySet(c10::DispatchKey::PrivateUse1),
+                                   dtype, format);
+}
+
+at::Tensor Contiguous(const at::Tensor& t) { return t.is_contiguous() ? t : t.contiguous(); }
+
+std::string DescribeForLog(std::initializer_list<NamedTensor> tensors) {
+  std::ostringstream s;
+  for (const auto& nt : tensors) {
+    if (!nt.second->defined()) continue;
+    s << (s.tellp() > 0 ? " " : "") << nt.first << "=" << nt.second->scalar_type() << nt.second->sizes();
+  }
+  return s.str();
+}
+
+}  // namespace torch_ops_nn

@@ -1,0 +1,46 @@
+// Layer 5 helpers shared by every op family: argument checks with clear messages, output
+// allocation, the SoC figures for tiling, and dtype dispatch to kernel entry points.
+#pragma once
+#include <ATen/core/Tensor.h>
+#include <c10/util/Exception.h>
+
+#include <initializer_list>
+#include <string>
+#include <utility>
+
+#include "tiling_common.h"
+
+namespace torch_ops_nn {
+
+// The SoC figures the tiling functions need, for a device.
+const npu_kernels::SocInfo& SocInfoFor(c10::DeviceIndex device);
+
+// "add: argument 'other' is on cpu, but 'self' is on npu:0; ..." — every tensor on one npu device.
+using NamedTensor = std::pair<const char*, const at::Tensor*>;
+c10::DeviceIndex CheckSameNpuDevice(const char* op, std::initializer_list<NamedTensor> tensors);
+// "relu: argument 'self' has dtype Int, which is not supported; supported dtypes: Float, Half, BFloat16"
+void CheckFloatDtype(const char* op, const char* arg, const at::Tensor& t);
+bool IsNpuFloat(c10::ScalarType t);  // float32, float16, bfloat16
+
+// A new contiguous npu tensor.
+at::Tensor NpuEmpty(c10::IntArrayRef sizes, c10::ScalarType dtype, c10::DeviceIndex device,
+                    c10::MemoryFormat format = c10::MemoryFormat::Contiguous);
+// `t` itself if contiguous, else a contiguous copy made on the device.
+at::Tensor Contiguous(const at::Tensor& t);
+
+// Picks the entry point for a float / half / bfloat16 tensor.
+template <typename Fn>
+Fn PickFloatKernel(const char* op, c10::ScalarType t, Fn f32, Fn f16, Fn bf16) {
+  switch (t) {
+    case c10::kFloat: return f32;
+    case c10::kHalf: return f16;
+    case c10::kBFloat16: return bf16;
+    default: break;
+  }
+  TORCH_CHECK_TYPE(false, op, ": dtype ", t, " is not supported; supported dtypes: Float, Half, BFloat16");
+}
+
+// A short "shape dtype" text for debug logs (only built when ASCEND_GLOBAL_LOG_LEVEL=0).
+std::string DescribeForLog(std::initializer_list<NamedTensor> tensors);
+
+}  // namespace torch_ops_nn
