@@ -44,5 +44,11 @@ setup(
         # `import torch` loads torch_ops_nn through this (torch's device-backend autoload).
         "torch.backends": ["torch_ops_nn = torch_ops_nn:_autoload"],
         "console_scripts": ["torch-ops-nn = torch_ops_nn.__main__:main"],
+        # torch.compile(model, backend="npu") finds our backend through this, without importing
+        # torch._dynamo when torch loads.
+        "torch_dynamo_backends": [
+            "npu = torch_ops_nn.compile_backend:npu_backend",
+            "torch_ops_nn = torch_ops_nn.compile_backend:npu_backend",
+        ],
     },
 )

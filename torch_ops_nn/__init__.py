@@ -76,3 +76,4 @@ def compiled_kernels() -> list[str]:
 
 
 from torch_ops_nn.ops import batch_norm, conv2d, matmul, maxpool, relu  # noqa: E402,F401
+from torch_ops_nn.fused import fused_conv_bn_relu  # noqa: E402,F401

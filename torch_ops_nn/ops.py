@@ -66,11 +66,10 @@ def _out_size(op: str, what: str, size: int, pad: int, dil: int, k: int, stride:
     return out
 
 
-def conv2d(x: torch.Tensor, w: torch.Tensor, bias: Optional[torch.Tensor] = None, stride: IntPair = (1, 1),
-           padding: IntPair = (0, 0), dilation: IntPair = (1, 1), groups: int = 1) -> torch.Tensor:
-    """2-D convolution of an (N, C, H, W) input with an (O, C/groups, kH, kW) weight on the npu cube."""
-    op = "conv2d"
-    check_tensors(op, x=x, w=w, bias=bias)
+def conv2d_checks(op: str, x: torch.Tensor, w: torch.Tensor, bias: Optional[torch.Tensor], stride: IntPair,
+                  padding: IntPair, dilation: IntPair, groups: int, **per_channel: Optional[torch.Tensor]) -> None:
+    """The seed's conv2d argument rules (shared by conv2d and fused_conv_bn_relu)."""
+    check_tensors(op, x=x, w=w, bias=bias, **per_channel)
     stride, padding, dilation = (_pair(op, "stride", stride), _pair(op, "padding", padding),
                                  _pair(op, "dilation", dilation))
     if x.dim() != 4:
@@ -88,11 +87,20 @@ def conv2d(x: torch.Tensor, w: torch.Tensor, bias: Optional[torch.Tensor] = None
     if cg * groups != c:
         raise ValueError(f"{op}: w expects {cg} input channels per group x {groups} groups = {cg * groups}, "
                          f"but x has {c} channels (x {tuple(x.shape)}, w {tuple(w.shape)})")
-    if bias is not None and tuple(bias.shape) != (o,):
-        raise ValueError(f"{op}: bias must have shape ({o},) to match w's {o} output channels, "
-                         f"got {tuple(bias.shape)}")
+    for name, t in (("bias", bias), *per_channel.items()):
+        if t is not None and tuple(t.shape) != (o,):
+            raise ValueError(f"{op}: {name} must have shape ({o},) to match w's {o} output channels, "
+                             f"got {tuple(t.shape)}")
     _out_size(op, "height", h, padding[0], dilation[0], kh, stride[0])
     _out_size(op, "width", wd, padding[1], dilation[1], kw, stride[1])
+
+
+def conv2d(x: torch.Tensor, w: torch.Tensor, bias: Optional[torch.Tensor] = None, stride: IntPair = (1, 1),
+           padding: IntPair = (0, 0), dilation: IntPair = (1, 1), groups: int = 1) -> torch.Tensor:
+    """2-D convolution of an (N, C, H, W) input with an (O, C/groups, kH, kW) weight on the npu cube."""
+    conv2d_checks("conv2d", x, w, bias, stride, padding, dilation, groups)
+    stride, padding, dilation = (_pair("conv2d", "stride", stride), _pair("conv2d", "padding", padding),
+                                 _pair("conv2d", "dilation", dilation))
     return F.conv2d(x, w, bias, stride, padding, dilation, groups)
 
 
