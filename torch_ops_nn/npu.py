@@ -18,6 +18,7 @@ __all__ = [
     "Event", "current_stream", "default_stream", "set_stream", "stream", "manual_seed", "manual_seed_all",
     "seed", "seed_all", "initial_seed", "get_rng_state", "set_rng_state", "get_rng_state_all",
     "set_rng_state_all", "default_generators", "kernel_counters", "reset_kernel_counters",
+    "get_amp_supported_dtype", "is_bf16_supported",
 ]
 
 
@@ -295,6 +296,15 @@ def _generators() -> tuple:
 
 
 _default_generators_cache = None
+
+
+def get_amp_supported_dtype() -> list[torch.dtype]:
+    """Dtypes torch.autocast("npu", dtype=...) accepts: the cube's 16-bit input types."""
+    return [torch.float16, torch.bfloat16]
+
+
+def is_bf16_supported(including_emulation: bool = True) -> bool:
+    return True
 
 
 def _is_in_bad_fork() -> bool:
