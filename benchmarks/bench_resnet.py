@@ -1,0 +1,56 @@
+"""ResNet on npu vs CPU (same process): resnet18 batch 1 eval, resnet50 batch 8 eval (eager and
+torch.compile(backend="npu") with the fusion pass, with peak npu memory), a resnet18 training step.
+
+    python benchmarks/bench_resnet.py [--quick]
+"""
+import argparse
+import copy
+
+import torch
+import torchvision
+
+import torch_ops_nn  # noqa: F401
+from common import header, median_seconds, table
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--quick", action="store_true")
+    args = parser.parse_args()
+    t = 0.5 if args.quick else 3.0
+    header("ResNet, npu vs CPU")
+    rows = []
+    with torch.no_grad():
+        m18 = torchvision.models.resnet18().eval()
+        x = torch.randn(1, 3, 224, 224)
+        d18, dx = copy.deepcopy(m18).to("npu"), x.to("npu")
+        rows.append(("resnet18 b1 eval (eager)", median_seconds("m(x); torch.npu.synchronize()", {"m": d18, "x": dx}, t),
+                     median_seconds("m(x)", {"m": m18, "x": x}, t)))
+        m50 = torchvision.models.resnet50().eval()
+        x = torch.randn(8, 3, 224, 224)
+        d50, dx = copy.deepcopy(m50).to("npu"), x.to("npu")
+        cpu50 = median_seconds("m(x)", {"m": m50, "x": x}, t)
+        torch.npu.reset_peak_memory_stats()
+        eager = median_seconds("m(x); torch.npu.synchronize()", {"m": d50, "x": dx}, t)
+        peak_eager = torch.npu.max_memory_allocated()
+        compiled = torch.compile(d50, backend="npu")
+        compiled(dx)
+        torch.npu.reset_peak_memory_stats()
+        comp = median_seconds("m(x); torch.npu.synchronize()", {"m": compiled, "x": dx}, t)
+        peak_comp = torch.npu.max_memory_allocated()
+        rows.append(("resnet50 b8 eval (eager)", eager, cpu50, f"{peak_eager / 2**20:.0f} MiB"))
+        rows.append(("resnet50 b8 eval (compiled, fused)", comp, cpu50, f"{peak_comp / 2**20:.0f} MiB"))
+    m = torchvision.models.resnet18()
+    dm = copy.deepcopy(m).to("npu")
+    x, y = torch.randn(4, 3, 64, 64), torch.randint(0, 1000, (4,))
+    step = ("opt.zero_grad()\nloss = torch.nn.functional.cross_entropy(m(x), y)\nloss.backward()\nopt.step()")
+    cpu_env = {"m": m, "x": x, "y": y, "opt": torch.optim.SGD(m.parameters(), lr=0.01, momentum=0.9)}
+    npu_env = {"m": dm, "x": x.to("npu"), "y": y.to("npu"), "opt": torch.optim.SGD(dm.parameters(), lr=0.01,
+                                                                                  momentum=0.9)}
+    rows.append(("resnet18 train step b4 64x64 (SGD momentum)",
+                 median_seconds(step + "\ntorch.npu.synchronize()", npu_env, t), median_seconds(step, cpu_env, t)))
+    table(rows, extra="peak npu mem")
+
+
+if __name__ == "__main__":
+    main()

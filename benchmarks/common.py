@@ -1,0 +1,33 @@
+"""Shared by the benchmark scripts: time npu and CPU statements in the same run with
+torch.utils.benchmark and print npu/CPU ratios."""
+from __future__ import annotations
+
+import torch
+import torch.utils.benchmark as benchmark
+
+
+def median_seconds(stmt: str, env: dict, min_run_time: float = 1.0) -> float:
+    env = dict(env)
+    env.setdefault("torch", torch)
+    timer = benchmark.Timer(stmt=stmt, globals=env, num_threads=torch.get_num_threads())
+    return timer.blocked_autorange(min_run_time=min_run_time).median
+
+
+def header(title: str) -> None:
+    import torch_ops_nn
+
+    print(f"\n{title}")
+    print(f"(torch {torch.__version__}, {torch.get_num_threads()} CPU threads, "
+          f"{torch_ops_nn._C._host_threads()} npu host threads, SoC {torch.npu.get_device_name()})")
+
+
+def table(rows: list[tuple], extra: str | None = None) -> None:
+    """rows: (case, npu seconds, cpu seconds[, extra value])."""
+    cols = f"{'case':<46}{'npu (ms)':>11}{'CPU (ms)':>11}{'npu/CPU':>9}"
+    print(cols + (f"{extra:>14}" if extra else ""))
+    for row in rows:
+        case, t_npu, t_cpu = row[:3]
+        line = f"{case:<46}{t_npu * 1e3:>11.3f}{t_cpu * 1e3:>11.3f}{t_npu / t_cpu:>9.2f}"
+        if extra and len(row) > 3:
+            line += f"{row[3]:>14}"
+        print(line)
