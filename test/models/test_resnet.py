@@ -54,32 +54,42 @@ def test_eval_forward_low_precision(dtype, tol, fallback_error):
     assert rel_err(out, ref) <= tol
 
 
-def train_steps(model, device, steps, x, y):
-    model = model.to(device).train()
+def train_steps(model, device, steps, x, y, dtype=torch.float32):
+    model = model.to(device, dtype).train()
     opt = torch.optim.SGD(model.parameters(), lr=0.05, momentum=0.9, weight_decay=1e-4)
     losses, grads = [], None
     for i in range(steps):
         opt.zero_grad()
-        loss = torch.nn.functional.cross_entropy(model(x.to(device)), y.to(device))
+        loss = torch.nn.functional.cross_entropy(model(x.to(device, dtype)), y.to(device))
         loss.backward()
         if i == 0:
-            grads = {n: p.grad.detach().cpu().clone() for n, p in model.named_parameters()}
+            grads = {n: p.grad.detach().cpu().double() for n, p in model.named_parameters()}
         opt.step()
         losses.append(loss.item())
     return losses, grads
 
 
 def test_resnet18_training_step_matches_cpu(fallback_error):
+    """Loss and every gradient of a training step, and 5 steps of losses, against the CPU.
+
+    The reference is the CPU in float64: CPU float32 is itself off by up to ~1e-1 (relative to the
+    tensor's max) on a few gradients of this small-batch model (batch-statistics BN backward over
+    4x4 maps cancels badly), so comparing npu float32 with CPU float32 would measure the CPU's error.
+    We assert npu float32 against float64 at 1e-3, and that it is no further from CPU float32 than
+    CPU float32 is from float64 (plus 1e-3)."""
     m = make("resnet18").train()
     torch.manual_seed(1)
     x, y = torch.randn(4, 3, 64, 64), torch.randint(0, 1000, (4,))
-    cpu_losses, cpu_grads = train_steps(copy.deepcopy(m), "cpu", 5, x, y)
+    ref_losses, ref_grads = train_steps(copy.deepcopy(m), "cpu", 5, x, y, torch.float64)
+    cpu_losses, cpu_grads = train_steps(copy.deepcopy(m), "cpu", 1, x, y)
     npu_losses, npu_grads = train_steps(copy.deepcopy(m), "npu", 5, x, y)
+    assert abs(npu_losses[0] - ref_losses[0]) <= 1e-4 * abs(ref_losses[0])
     assert abs(npu_losses[0] - cpu_losses[0]) <= 1e-4 * abs(cpu_losses[0])
-    for name, g in cpu_grads.items():
-        assert rel_err(npu_grads[name], g) <= 2e-3, name
-    for a, b in zip(npu_losses, cpu_losses):
-        assert abs(a - b) <= 2e-2 * abs(b)
+    for name, g in ref_grads.items():
+        assert rel_err(npu_grads[name], g) <= 1e-3, name
+        assert rel_err(npu_grads[name], cpu_grads[name]) <= rel_err(cpu_grads[name], g) + 1e-3, name
+    for a, b in zip(npu_losses, ref_losses):  # SGD with momentum amplifies differences step by step
+        assert abs(a - b) <= 1e-2 * abs(b)
 
 
 def test_memory_returns_to_baseline(fallback_error):
