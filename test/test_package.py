@@ -30,10 +30,11 @@ def test_torch_npu_conflict_is_a_clear_error(tmp_path):
 
 
 def test_debug_log_level_logs_launches():
-    r = run_python("import torch, torch_ops_nn; x = torch.ones(8).to('npu'); y = x.to(torch.float16); "
+    r = run_python("import torch, torch_ops_nn; x = torch.ones(8).to('npu'); y = torch.relu(x); "
                    "torch.npu.synchronize()", {"ASCEND_GLOBAL_LOG_LEVEL": "0"})
     assert r.returncode == 0, r.stderr
-    assert "[DEBUG] torch_ops_nn: npu:0 stream 0 ran copy_ (npu->npu)" in r.stderr
+    assert "[DEBUG] torch_ops_nn: npu:0 stream 0 ran copy_ (cpu->npu) in " in r.stderr
+    assert "ran relu_kernel self=Float[8]" in r.stderr and "blockDim=1" in r.stderr
     r = run_python("import torch, torch_ops_nn; x = torch.ones(8).to('npu'); torch.npu.synchronize()")
     assert "[DEBUG]" not in r.stderr
 
@@ -53,6 +54,15 @@ def test_info_cli_reports_devices():
                    "Ascend310P3", "| 2   ", "HBM-Usage(MB)", "Result: OK - 3 simulated npu device(s) ready"):
         assert needle in out, needle
     assert "| 0   | 0      | Ascend910B2 | 2201 | 24  | 48  |" in out
+    assert "OK (runtime only: the kernels target arch 2201)" in out  # the 310P3
+
+
+def test_kernels_refuse_a_310p_device_clearly():
+    r = run_python("import torch, torch_ops_nn\nx = torch.ones(4).to('npu')\ntry:\n    torch.relu(x)\n"
+                   "except NotImplementedError as e:\n    print(e)", {"TORCH_OPS_NN_SOC": "Ascend310P3"})
+    assert r.returncode == 0, r.stderr
+    assert "relu_kernel: the torch_ops_nn kernels are built for __NPU_ARCH__ 2201" in r.stdout
+    assert "npu:0 is an Ascend310P3 (arch 2002)" in r.stdout
 
 
 def test_info_cli_fails_with_a_reason():

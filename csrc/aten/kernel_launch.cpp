@@ -73,6 +73,13 @@ int64_t MaxBlockDim(c10::DeviceIndex device, ascendc_host::CoreType type) {
 bool LogDebugEnabled() { return npu_rt::log::Enabled(npu_rt::log::kDebug); }
 
 void CheckBlockDim(const KernelLaunch& launch) {
+  const npu_rt::SocProfile& soc = *npu_rt::GetDeviceInfo(launch.device).soc;
+  // Our kernels are written for the split AIC/AIV architecture of the Ascend 910B family (they use
+  // DataCopyPad, Fixpipe, ...). A coupled 2002 SoC (310P) is simulated for the runtime and the
+  // Ascend C API checks; launching our kernels on it is refused here, where the op is called.
+  TORCH_CHECK_NOT_IMPLEMENTED(soc.npu_arch == kKernelArch, launch.name, ": the torch_ops_nn kernels are built for ",
+                              "__NPU_ARCH__ ", kKernelArch, " (Ascend910B family); npu:", static_cast<int>(launch.device), " is an ",
+                              soc.name, " (arch ", soc.npu_arch, "). Use TORCH_OPS_NN_SOC=Ascend910B2 (or B1/B3/B4).");
   const int64_t max = MaxBlockDim(launch.device, launch.type);
   const char* kind = launch.type == ascendc_host::CoreType::AIV ? "vector (AIV)" : "cube (AIC)";
   TORCH_CHECK(launch.block_dim >= 1 && launch.block_dim <= max, launch.name, ": blockDim ", launch.block_dim,

@@ -22,6 +22,9 @@
 
 namespace torch_ops_nn {
 
+// The architecture our kernels target: __NPU_ARCH__ 2201, the Ascend 910B family.
+constexpr int kKernelArch = 2201;
+
 struct KernelLaunch {
   const char* name;               // kernel name, for errors, logs and counters (a string literal)
   ascendc_host::CoreType type;    // AIV: up to the SoC's vector cores; AIC/MIX: up to its cube cores
@@ -55,6 +58,7 @@ void LaunchKernel(KernelLaunch launch, void (*kernel)(std::conditional_t<true, u
   const char* name = launch.name;
   const ascendc_host::CoreType type = launch.type;
   const int32_t block_num = static_cast<int32_t>(launch.block_dim);
+  if (!launch.detail.empty()) launch.detail += " blockDim=" + std::to_string(launch.block_dim);
   ascendc_host::CountLaunch(name);
   NPU_RT_CALL(npu_rt::LaunchKernel(
       stream, name, launch.block_dim,
