@@ -732,6 +732,42 @@ void VReduceRep(RedOp op, DT dt, const LO& d, const LO& a, const LO& tmp, MaskAr
   LocalCore().counters.vector_elem_ops += active;
 }
 
+// ------------------------------------------------------------------ Gather
+void VGather(DT dt, const LO& d, const LO& a, const LO& off, uint32_t base, int64_t count) {
+  const char* instr = "Gather";
+  CheckCount(instr, count);
+  if (count == 0) return;
+  const uint32_t esz = Esz(dt);
+  if (esz != 2 && esz != 4) FailDtype(instr, dt);
+  CheckVec(instr, "dst", d, uint64_t(count) * esz);
+  CheckVec(instr, "srcOffset", off, uint64_t(count) * 4);
+  CheckVec(instr, "src", a, a.bytes);
+  const uint32_t* o = reinterpret_cast<const uint32_t*>(off.ptr);
+  // Every offset must name a whole element inside src (the NPU reads garbage otherwise).
+  uint32_t bad_or = 0, max_off = 0;
+  for (int64_t i = 0; i < count; ++i) {
+    bad_or |= o[i];
+    max_off = o[i] > max_off ? o[i] : max_off;
+  }
+  if (((uint64_t(base) | bad_or) % esz) != 0 || uint64_t(base) + max_off + esz > a.bytes) {
+    for (int64_t i = 0; i < count; ++i) {
+      uint64_t at = uint64_t(base) + o[i];
+      if (at % esz != 0 || at + esz > a.bytes)
+        Fail("%s srcOffset[%" PRId64 "] = %u B (+ srcBaseAddr %u B) is %s the %" PRIu64 " B src tensor", instr, i,
+             o[i], base, at % esz != 0 ? "not element-aligned in" : "outside", a.bytes);
+    }
+  }
+  const uint8_t* src = a.ptr + base;
+  if (esz == 4) {
+    uint32_t* D = reinterpret_cast<uint32_t*>(d.ptr);
+    for (int64_t i = 0; i < count; ++i) std::memcpy(D + i, src + o[i], 4);
+  } else {
+    uint16_t* D = reinterpret_cast<uint16_t*>(d.ptr);
+    for (int64_t i = 0; i < count; ++i) std::memcpy(D + i, src + o[i], 2);
+  }
+  LocalCore().counters.vector_elem_ops += uint64_t(count);
+}
+
 // ------------------------------------------------------------------ mask register
 void VSetMask(DT dt, bool counter_template, uint64_t hi, uint64_t lo) {
   (void)dt;
