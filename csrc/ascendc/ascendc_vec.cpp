@@ -733,6 +733,25 @@ void VReduceRep(RedOp op, DT dt, const LO& d, const LO& a, const LO& tmp, MaskAr
 }
 
 // ------------------------------------------------------------------ Gather
+namespace {
+// Checks the offsets of Gather/Scatter: each names a whole element inside the `bytes` B tensor.
+void CheckIndexed(const char* instr, const char* role, const uint32_t* o, int64_t count, uint32_t base, uint32_t esz,
+                  uint64_t bytes) {
+  uint32_t any_bits = 0, max_off = 0;
+  for (int64_t i = 0; i < count; ++i) {
+    any_bits |= o[i];
+    max_off = o[i] > max_off ? o[i] : max_off;
+  }
+  if (((uint64_t(base) | any_bits) % esz) == 0 && uint64_t(base) + max_off + esz <= bytes) return;
+  for (int64_t i = 0; i < count; ++i) {
+    uint64_t at = uint64_t(base) + o[i];
+    if (at % esz != 0 || at + esz > bytes)
+      Fail("%s %s[%" PRId64 "] = %u B (+ base %u B) is %s the %" PRIu64 " B %s tensor", instr, role, i, o[i], base,
+           at % esz != 0 ? "not element-aligned in" : "outside", bytes, instr[0] == 'G' ? "src" : "dst");
+  }
+}
+}  // namespace
+
 void VGather(DT dt, const LO& d, const LO& a, const LO& off, uint32_t base, int64_t count) {
   const char* instr = "Gather";
   CheckCount(instr, count);
@@ -743,20 +762,7 @@ void VGather(DT dt, const LO& d, const LO& a, const LO& off, uint32_t base, int6
   CheckVec(instr, "srcOffset", off, uint64_t(count) * 4);
   CheckVec(instr, "src", a, a.bytes);
   const uint32_t* o = reinterpret_cast<const uint32_t*>(off.ptr);
-  // Every offset must name a whole element inside src (the NPU reads garbage otherwise).
-  uint32_t bad_or = 0, max_off = 0;
-  for (int64_t i = 0; i < count; ++i) {
-    bad_or |= o[i];
-    max_off = o[i] > max_off ? o[i] : max_off;
-  }
-  if (((uint64_t(base) | bad_or) % esz) != 0 || uint64_t(base) + max_off + esz > a.bytes) {
-    for (int64_t i = 0; i < count; ++i) {
-      uint64_t at = uint64_t(base) + o[i];
-      if (at % esz != 0 || at + esz > a.bytes)
-        Fail("%s srcOffset[%" PRId64 "] = %u B (+ srcBaseAddr %u B) is %s the %" PRIu64 " B src tensor", instr, i,
-             o[i], base, at % esz != 0 ? "not element-aligned in" : "outside", a.bytes);
-    }
-  }
+  CheckIndexed(instr, "srcOffset", o, count, base, esz, a.bytes);
   const uint8_t* src = a.ptr + base;
   if (esz == 4) {
     uint32_t* D = reinterpret_cast<uint32_t*>(d.ptr);
@@ -764,6 +770,28 @@ void VGather(DT dt, const LO& d, const LO& a, const LO& off, uint32_t base, int6
   } else {
     uint16_t* D = reinterpret_cast<uint16_t*>(d.ptr);
     for (int64_t i = 0; i < count; ++i) std::memcpy(D + i, src + o[i], 2);
+  }
+  LocalCore().counters.vector_elem_ops += uint64_t(count);
+}
+
+void VScatter(DT dt, const LO& d, const LO& a, const LO& off, uint32_t base, int64_t count) {
+  const char* instr = "Scatter";
+  CheckCount(instr, count);
+  if (count == 0) return;
+  const uint32_t esz = Esz(dt);
+  if (esz != 2 && esz != 4) FailDtype(instr, dt);
+  CheckVec(instr, "src", a, uint64_t(count) * esz);
+  CheckVec(instr, "dstOffset", off, uint64_t(count) * 4);
+  CheckVec(instr, "dst", d, d.bytes);
+  const uint32_t* o = reinterpret_cast<const uint32_t*>(off.ptr);
+  CheckIndexed(instr, "dstOffset", o, count, base, esz, d.bytes);
+  uint8_t* dst = d.ptr + base;
+  if (esz == 4) {
+    const uint32_t* A = reinterpret_cast<const uint32_t*>(a.ptr);
+    for (int64_t i = 0; i < count; ++i) std::memcpy(dst + o[i], A + i, 4);
+  } else {
+    const uint16_t* A = reinterpret_cast<const uint16_t*>(a.ptr);
+    for (int64_t i = 0; i < count; ++i) std::memcpy(dst + o[i], A + i, 2);
   }
   LocalCore().counters.vector_elem_ops += uint64_t(count);
 }

@@ -80,6 +80,37 @@ static void CaseGather() {
   });
 }
 
+static void CaseScatter() {
+  Run1("scatter", [] {
+    TPipe pipe;
+    TBuf<TPosition::VECCALC> b;
+    pipe.InitBuffer(b, 16384);
+    const int n = 50;
+    auto dst = b.Get<float>().operator[](0);
+    auto off = b.Get<uint32_t>()[1024];
+    auto src = b.Get<float>()[2048];
+    Duplicate(dst, -1.0f, 256);
+    for (int i = 0; i < n; ++i) {
+      src.SetValue(i, float(i));
+      off.SetValue(i, uint32_t(((i * 7) % 100) * 4));
+    }
+    Scatter(dst, src, off, 32u, n);  // base 32 B = 8 floats
+    for (int i = 0; i < n; ++i)
+      EXPECT(dst.GetValue(8 + (i * 7) % 100) == float(i), "scatter %d", i);
+    EXPECT(dst.GetValue(0) == -1.0f, "untouched");
+  });
+  ExpectError("err_scatter_range", [] {
+    TPipe pipe;
+    TBuf<TPosition::VECCALC> b;
+    pipe.InitBuffer(b, 4096);
+    auto dst = b.Get<float>(64);
+    auto off = b.Get<uint32_t>()[256];
+    auto src = b.Get<float>()[512];
+    for (int i = 0; i < 8; ++i) off.SetValue(i, uint32_t(i * 4));
+    Scatter(dst, src, off, 240u, 8);
+  });
+}
+
 static void CaseCastU8() {
   Run1("cast_u8", [] {
     TPipe pipe;
@@ -114,6 +145,7 @@ int main(int argc, char** argv) {
   try {
     if (c == "gather") CaseGather();
     else if (c == "cast_u8") CaseCastU8();
+    else if (c == "scatter") CaseScatter();
     else if (c == "assert") CaseAssert();
     else { std::printf("UNKNOWN %s\n", c.c_str()); return 2; }
   } catch (const std::exception& e) {

@@ -47,7 +47,7 @@ def _run(exe, case):
     return r.returncode, r.stdout + r.stderr
 
 
-@pytest.mark.parametrize("case", ["gather", "cast_u8", "assert"])
+@pytest.mark.parametrize("case", ["gather", "scatter", "cast_u8", "assert"])
 def test_nn_instruction(nn_instr_binary, case):
     rc, out = _run(nn_instr_binary, case)
     assert rc == 0 and f"PASS {case}" in out, out
@@ -55,8 +55,13 @@ def test_nn_instruction(nn_instr_binary, case):
 
 def test_gather_errors(nn_instr_binary):
     _, out = _run(nn_instr_binary, "gather")
-    assert "ERROR err_gather_range: Gather srcOffset[5] = 256 B (+ srcBaseAddr 0 B) is outside the 256 B src" in out, out
+    assert "ERROR err_gather_range: Gather srcOffset[5] = 256 B (+ base 0 B) is outside the 256 B src" in out, out
     assert "ERROR err_gather_align: Gather srcOffset[3] = 14 B" in out and "not element-aligned" in out, out
+
+
+def test_scatter_errors(nn_instr_binary):
+    _, out = _run(nn_instr_binary, "scatter")
+    assert "ERROR err_scatter_range: Scatter dstOffset[4] = 16 B (+ base 240 B) is outside the 256 B dst" in out, out
 
 
 def test_assert_messages(nn_instr_binary):
