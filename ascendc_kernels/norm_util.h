@@ -88,6 +88,18 @@ __aicore__ inline void PeriodicOffsets(const LocalTensor<uint32_t>& offs, const 
   Muls(oi, oi, static_cast<int32_t>(elem_bytes), static_cast<int32_t>(n));
 }
 
+// offs[j] = floor(j / period) * elem_bytes for j < n (the row of lane j), as PeriodicOffsets.
+__aicore__ inline void RowOffsets(const LocalTensor<uint32_t>& offs, const LocalTensor<float>& tmp, uint32_t n,
+                                  uint32_t period, uint32_t elem_bytes) {
+  LocalTensor<int32_t> oi = offs.ReinterpretCast<int32_t>();
+  Iota(oi, n);
+  Cast(tmp, oi, RoundMode::CAST_NONE, n);
+  Adds(tmp, tmp, 0.5f, static_cast<int32_t>(n));
+  Muls(tmp, tmp, 1.0f / static_cast<float>(period), static_cast<int32_t>(n));
+  Cast(oi, tmp, RoundMode::CAST_FLOOR, n);
+  Muls(oi, oi, static_cast<int32_t>(elem_bytes), static_cast<int32_t>(n));
+}
+
 template <typename T>
 __aicore__ inline T FromFloatScalar(float v) {
   return T(v);
