@@ -184,7 +184,7 @@ class PoolKernel {
     }
     L_ = t.lanes;
     const uint32_t band = t.in_rows * t.wpad;
-    pipe_.InitBuffer(bandF_, band * sizeof(float));
+    pipe_.InitBuffer(bandF_, (band + 16) * sizeof(float));  // + a dummy cell for masked scatter lanes
     pipe_.InitBuffer(bandT_, band * sizeof(T));
     smallN_ = npu_kernels::AlignUp<uint32_t>(L_ / t.ow + 2 + t.ow, 16);
     pipe_.InitBuffer(small_, 4 * smallN_ * sizeof(float));
@@ -261,7 +261,26 @@ class PoolKernel {
       Cast(b, tmp, RoundMode::CAST_FLOOR, L);
       Muls(b, b, static_cast<int32_t>(t_.dw), n);
       Add(b, b, a, n);
-      BuildWidenOffsets();
+      // phase id of a lane for the backward scatter: (r % phh) * phw + col % phw (windows of one phase
+      // do not overlap, so their argmax positions are distinct)
+      const uint32_t phh = PhaseRows(), phw = PhaseCols();
+      LocalTensor<float> pid = tabC_.Get<float>();
+      LocalTensor<float> rf = w64_.Get<float>(), cf = wide_.Get<float>();
+      Cast(rf, r, RoundMode::CAST_NONE, L);
+      Cast(cf, col, RoundMode::CAST_NONE, L);
+      FloatMod(rf, phh);
+      FloatMod(cf, phw);
+      Muls(pid, rf, static_cast<float>(phw), n);
+      Add(pid, pid, cf, n);
+      Cast(a.ReinterpretCast<float>(), a, RoundMode::CAST_NONE, L);
+      Cast(b.ReinterpretCast<float>(), b, RoundMode::CAST_NONE, L);
+      if (bwd_) {
+        LocalTensor<int32_t> low = wide_.Get<int32_t>();
+        Iota(low, L);
+        Muls(low, low, 8, n);
+      } else {
+        BuildWidenOffsets();
+      }
     } else if (!adaptive_) {
       // a = column divisor factor (float)
       LocalTensor<int32_t> ws = t1, we = b;
@@ -292,6 +311,21 @@ class PoolKernel {
       Gather(a, smi, coffs, 0u, L);
       Gather(b.ReinterpretCast<float>(), sm2, coffs, 0u, L);
     }
+  }
+
+  __aicore__ inline uint32_t PhaseRows() const { return ((t_.kh - 1) * t_.dh + t_.sh) / t_.sh; }
+  __aicore__ inline uint32_t PhaseCols() const { return ((t_.kw - 1) * t_.dw + t_.sw) / t_.sw; }
+  // x = x mod m for small non-negative integral floats.
+  __aicore__ inline void FloatMod(const LocalTensor<float>& x, uint32_t m) {
+    const int32_t n = static_cast<int32_t>(L_);
+    LocalTensor<float> q = v_.Get<float>();
+    LocalTensor<int32_t> qi = ik_.Get<int32_t>();
+    Adds(q, x, 0.5f, n);
+    Muls(q, q, 1.0f / static_cast<float>(m), n);
+    Cast(qi, q, RoundMode::CAST_FLOOR, L_);
+    Cast(q, qi, RoundMode::CAST_NONE, L_);
+    Muls(q, q, -static_cast<float>(m), n);
+    Add(x, x, q, n);
   }
 
   // wide[2j] = 4j (I[j]), wide[2j+1] = 4L (a zero slot after I).
@@ -381,11 +415,12 @@ class PoolKernel {
     LocalTensor<uint32_t> rowlane = rowlane_.Get<uint32_t>();
     if (max_) {
       // iv = colfix'd base + row fix + band row offset: the index PyTorch keeps when no tap beats -inf
-      LocalTensor<int32_t> iv = iv_.Get<int32_t>();
+      LocalTensor<float> iv = iv_.Get<float>();
       LocalTensor<int32_t> tmp = ik_.Get<int32_t>();
       Gather(tmp, sm.ReinterpretCast<int32_t>(), rowlane, 0u, L_);
-      Add(iv, tabB_.Get<int32_t>(), tmp, n);
-      Adds(iv, iv, static_cast<int32_t>(BandInRow(oh0) * static_cast<int64_t>(t_.w)), n);
+      Cast(tmp.ReinterpretCast<float>(), tmp, RoundMode::CAST_NONE, L_);
+      Add(iv, tabB_.Get<float>(), tmp.ReinterpretCast<float>(), n);
+      Adds(iv, iv, static_cast<float>(BandInRow(oh0) * static_cast<int64_t>(t_.w)), n);
     } else if (adaptive_) {
       // goff = (rowstart*wpad + colstart) * 4; tabC = 1 / (lenh * lenw)
       LocalTensor<float> rs = v_.Get<float>();
@@ -444,13 +479,7 @@ class PoolKernel {
       BandRowTables(oh0, rb);
       LoadBand(p, r0, t_.in_rows, max_ ? -__builtin_inff() : 0.0f);
       if (max_) {
-        Duplicate(acc, -__builtin_inff(), n);
-        for (uint32_t kh = 0; kh < t_.kh; ++kh)
-          for (uint32_t kw = 0; kw < t_.kw; ++kw) {
-            Gather(v, bf, goff, TapBase(kh, kw), L_);
-            Max(acc, acc, v, n);
-          }
-        if (idxGm_.GetPhyAddr() != nullptr) MaxIndices(r0);
+        MaxWithIndices(r0);
       } else {
         Duplicate(acc, 0.0f, n);
         LocalTensor<float> wt = w64_.Get<float>()[L_];
@@ -478,34 +507,96 @@ class PoolKernel {
     }
   }
 
-  // Second pass of max pooling: I = flat index of the first tap (scan order) equal to the maximum.
-  __aicore__ inline void MaxIndices(int64_t r0) {
+  // Max pooling in one pass over the taps (scan order): upd = [v > M] as 0/1 without Select
+  // (d = v - M scaled past any denormal, clamped to [0, 1]; NaN and -inf - -inf give 0), then
+  // I += upd * (index - I), M = max(M, v). Padding is -inf and never beats M, so a window whose valid
+  // values are all -inf keeps the first valid index, as PyTorch does. Indices are exact floats (< 2^24).
+  __aicore__ inline void MaxWithIndices(int64_t r0) {
     const int32_t n = static_cast<int32_t>(L_);
     LocalTensor<float> acc = acc_.Get<float>(), v = v_.Get<float>();
     LocalTensor<float> bf = bandF_.Get<float>();
     LocalTensor<uint32_t> goff = goff_.Get<uint32_t>();
-    LocalTensor<int32_t> iv = iv_.Get<int32_t>(), ik = ik_.Get<int32_t>(), ibase = tabA_.Get<int32_t>();
-    LocalTensor<uint8_t> mask = mask_.Get<uint8_t>();
-    // A clamped copy of the maximum: +-inf compare equal to the (clamped) taps, and the padding (-inf)
-    // never equals it, so a window whose valid values are all -inf keeps the first valid index.
-    LocalTensor<float> accc = tabC_.Get<float>();
-    Mins(accc, acc, kFltMax, n);
-    Maxs(accc, accc, -kFltMax, n);
-    const int32_t row0 = static_cast<int32_t>(r0 * static_cast<int64_t>(t_.w));
-    for (int32_t kh = static_cast<int32_t>(t_.kh) - 1; kh >= 0; --kh)
-      for (int32_t kw = static_cast<int32_t>(t_.kw) - 1; kw >= 0; --kw) {
+    LocalTensor<float> iv = iv_.Get<float>(), ik = ik_.Get<float>(), ibase = tabA_.Get<float>();
+    LocalTensor<float> d = tabC_.Get<float>();
+    if (bwd_) return;
+    Duplicate(acc, -__builtin_inff(), n);
+    // Track the index relative to the lane's base (ibase + row0): one tap is then a constant.
+    const float row0 = static_cast<float>(r0 * static_cast<int64_t>(t_.w));
+    Sub(iv, iv, ibase, n);
+    Adds(iv, iv, -row0, n);
+    for (uint32_t kh = 0; kh < t_.kh; ++kh)
+      for (uint32_t kw = 0; kw < t_.kw; ++kw) {
         Gather(v, bf, goff, TapBase(kh, kw), L_);
-        Mins(v, v, kFltMax, n);
-        Compare(mask, v, accc, CMPMODE::EQ, L_);
-        Adds(ik, ibase, row0 + static_cast<int32_t>(kh * t_.dh * t_.w + kw * t_.dw), n);
-        Select(iv.ReinterpretCast<float>(), mask, ik.ReinterpretCast<float>(), iv.ReinterpretCast<float>(),
-               SELMODE::VSEL_TENSOR_TENSOR_MODE, L_);
+        Sub(d, v, acc, n);
+        Muls(d, d, 1.2676506e30f, n);  // 2^100, twice: any positive difference reaches 1
+        Muls(d, d, 1.2676506e30f, n);
+        Maxs(d, d, 0.0f, n);
+        Mins(d, d, 1.0f, n);
+        Adds(ik, iv, -static_cast<float>(kh * t_.dh * t_.w + kw * t_.dw), n);
+        Mul(ik, ik, d, n);
+        Sub(iv, iv, ik, n);
+        Max(acc, acc, v, n);
       }
-    // int64 indices: interleave (I, 0)
-    Gather(w64_.Get<int32_t>(), iv_.Get<int32_t>(), wide_.Get<uint32_t>(), 0u, 2 * L_);
+    Add(iv, iv, ibase, n);
+    Adds(iv, iv, row0, n);
+    if (idxGm_.GetPhyAddr() != nullptr) {
+      LocalTensor<int32_t> ivi = iv_.Get<int32_t>();
+      Cast(ivi, iv, RoundMode::CAST_RINT, L_);
+      // int64 indices: interleave (I, 0)
+      Gather(w64_.Get<int32_t>(), ivi, wide_.Get<uint32_t>(), 0u, 2 * L_);
+    }
   }
 
   // ---------------------------------------------------------------- backward
+  // Max pooling backward of one band: every output adds its gradient at its argmax. Outputs of one
+  // phase have disjoint windows, so one Gather + Add + Scatter per phase is conflict free; lanes of
+  // other phases are pointed at a dummy cell after the band.
+  __aicore__ inline void MaxBackwardBand(int64_t acc_r0, uint32_t cnt) {
+    const int32_t n = static_cast<int32_t>(L_);
+    LocalTensor<float> g = acc_.Get<float>();
+    LocalTensor<float> bf = bandF_.Get<float>();
+    LocalTensor<float> idxf = iv_.Get<float>(), pos = ik_.Get<float>(), dp = v_.Get<float>();
+    LocalTensor<float> e = w64_.Get<float>();
+    LocalTensor<int32_t> offs = w64_.Get<int32_t>()[L_];
+    LocalTensor<float> a = tabB_.Get<float>();
+    // low words of the int64 indices
+    LocalTensor<int32_t> idx32 = iv_.Get<int32_t>();
+    Gather(idx32, w64_.Get<int32_t>(), wide_.Get<uint32_t>(), 0u, L_);
+    Cast(idxf, idx32, RoundMode::CAST_NONE, L_);
+    // UB byte offset of an index: (idx + floor(idx / W) * (wpad - W) + lpad - acc_r0 * wpad) * 4
+    Adds(pos, idxf, 0.5f, n);
+    Muls(pos, pos, 1.0f / static_cast<float>(t_.w), n);
+    LocalTensor<int32_t> qi = offs;
+    Cast(qi, pos, RoundMode::CAST_FLOOR, L_);
+    Cast(pos, qi, RoundMode::CAST_NONE, L_);
+    Muls(pos, pos, static_cast<float>(t_.wpad - t_.w), n);
+    Add(pos, pos, idxf, n);
+    Adds(pos, pos, static_cast<float>(static_cast<int64_t>(t_.lpad) - acc_r0 * static_cast<int64_t>(t_.wpad)), n);
+    Muls(pos, pos, 4.0f, n);
+    const float dummy = static_cast<float>(t_.in_rows * t_.wpad * 4);
+    Muls(dp, pos, -1.0f, n);
+    Adds(dp, dp, dummy, n);  // dummy - pos
+    LocalTensor<float> pid = tabC_.Get<float>();
+    const uint32_t phases = PhaseRows() * PhaseCols();
+    for (uint32_t ph = 0; ph < phases; ++ph) {
+      if (phases > 1) {
+        Adds(e, pid, -static_cast<float>(ph), n);
+        Abs(e, e, n);
+        Mins(e, e, 1.0f, n);  // 0 in this phase, 1 elsewhere
+        Mul(e, e, dp, n);
+        Add(e, e, pos, n);
+        Cast(offs, e, RoundMode::CAST_RINT, L_);
+      } else {
+        Cast(offs, pos, RoundMode::CAST_RINT, L_);
+      }
+      LocalTensor<uint32_t> uo = offs.ReinterpretCast<uint32_t>();
+      Gather(a, bf, uo, 0u, cnt);
+      Add(a, a, g, static_cast<int32_t>(cnt));
+      Scatter(bf, a, uo, 0u, cnt);
+    }
+  }
+
+
   __aicore__ inline void FlushRows(uint64_t p, int64_t acc_r0, int64_t from, int64_t to, bool zeros) {
     if (from < 0) from = 0;
     if (to > static_cast<int64_t>(t_.h)) to = t_.h;
@@ -577,11 +668,8 @@ class PoolKernel {
         Cast(g, gt, RoundMode::CAST_NONE, L_);
       }
       if (max_) {
-        // low words of the int64 indices: wide_ holds (4j, 4L) pairs -> use lanes 2j
-        LocalTensor<uint32_t> low = tabC_.Get<uint32_t>();
-        Iota(low.ReinterpretCast<int32_t>(), L_);
-        Muls(low.ReinterpretCast<int32_t>(), low.ReinterpretCast<int32_t>(), 8, n);
-        Gather(idx32, w64_.Get<int32_t>(), low, 0u, cnt);
+        MaxBackwardBand(acc_r0, cnt);
+        continue;
       } else {
         Mul(g, g, tabC_.Get<float>(), n);  // 1 / divisor
       }
@@ -609,6 +697,7 @@ class PoolKernel {
         }
     }
     // Flush what is left, then zeros to the bottom of the plane.
+
     const int64_t acc_end = acc_r0 + t_.in_rows;
     FlushRows(p, acc_r0, acc_r0, acc_end, false);
     if (acc_end < static_cast<int64_t>(t_.h)) FlushRows(p, acc_r0, acc_end, t_.h, true);

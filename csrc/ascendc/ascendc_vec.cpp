@@ -738,7 +738,7 @@ namespace {
 void CheckIndexed(const char* instr, const char* role, const uint32_t* o, int64_t count, uint32_t base, uint32_t esz,
                   uint64_t bytes) {
   uint32_t any_bits = 0, max_off = 0;
-  for (int64_t i = 0; i < count; ++i) {
+  for (int64_t i = 0; i < count; ++i) {  // vectorizes: or / max reductions
     any_bits |= o[i];
     max_off = o[i] > max_off ? o[i] : max_off;
   }
@@ -750,6 +750,8 @@ void CheckIndexed(const char* instr, const char* role, const uint32_t* o, int64_
            at % esz != 0 ? "not element-aligned in" : "outside", bytes, instr[0] == 'G' ? "src" : "dst");
   }
 }
+typedef uint32_t __attribute__((may_alias, aligned(1))) u32_alias;
+typedef uint16_t __attribute__((may_alias, aligned(1))) u16_alias;
 }  // namespace
 
 void VGather(DT dt, const LO& d, const LO& a, const LO& off, uint32_t base, int64_t count) {
@@ -765,11 +767,11 @@ void VGather(DT dt, const LO& d, const LO& a, const LO& off, uint32_t base, int6
   CheckIndexed(instr, "srcOffset", o, count, base, esz, a.bytes);
   const uint8_t* src = a.ptr + base;
   if (esz == 4) {
-    uint32_t* D = reinterpret_cast<uint32_t*>(d.ptr);
-    for (int64_t i = 0; i < count; ++i) std::memcpy(D + i, src + o[i], 4);
+    u32_alias* D = reinterpret_cast<u32_alias*>(d.ptr);
+    for (int64_t i = 0; i < count; ++i) D[i] = *reinterpret_cast<const u32_alias*>(src + o[i]);
   } else {
-    uint16_t* D = reinterpret_cast<uint16_t*>(d.ptr);
-    for (int64_t i = 0; i < count; ++i) std::memcpy(D + i, src + o[i], 2);
+    u16_alias* D = reinterpret_cast<u16_alias*>(d.ptr);
+    for (int64_t i = 0; i < count; ++i) D[i] = *reinterpret_cast<const u16_alias*>(src + o[i]);
   }
   LocalCore().counters.vector_elem_ops += uint64_t(count);
 }
@@ -787,11 +789,11 @@ void VScatter(DT dt, const LO& d, const LO& a, const LO& off, uint32_t base, int
   CheckIndexed(instr, "dstOffset", o, count, base, esz, d.bytes);
   uint8_t* dst = d.ptr + base;
   if (esz == 4) {
-    const uint32_t* A = reinterpret_cast<const uint32_t*>(a.ptr);
-    for (int64_t i = 0; i < count; ++i) std::memcpy(dst + o[i], A + i, 4);
+    const u32_alias* A = reinterpret_cast<const u32_alias*>(a.ptr);
+    for (int64_t i = 0; i < count; ++i) *reinterpret_cast<u32_alias*>(dst + o[i]) = A[i];
   } else {
-    const uint16_t* A = reinterpret_cast<const uint16_t*>(a.ptr);
-    for (int64_t i = 0; i < count; ++i) std::memcpy(dst + o[i], A + i, 2);
+    const u16_alias* A = reinterpret_cast<const u16_alias*>(a.ptr);
+    for (int64_t i = 0; i < count; ++i) *reinterpret_cast<u16_alias*>(dst + o[i]) = A[i];
   }
   LocalCore().counters.vector_elem_ops += uint64_t(count);
 }

@@ -112,6 +112,8 @@ MaxArgs CheckMaxPool(const char* op, const PoolShape& s, c10::IntArrayRef kernel
               (a.k.h - 1) * a.d.h + 1, ", ", (a.k.w - 1) * a.d.w + 1, ")");
   a.oh = PoolOutSize(op, "height", s.h, a.k.h, a.p.h, a.s.h, a.d.h, ceil_mode);
   a.ow = PoolOutSize(op, "width", s.w, a.k.w, a.p.w, a.s.w, a.d.w, ceil_mode);
+  TORCH_CHECK(s.h * s.w < (int64_t(1) << 24), op, ": planes of ", s.h, "x", s.w, " = ", s.h * s.w,
+              " elements are not supported on npu (indices are tracked exactly up to 2^24 per plane)");
   return a;
 }
 

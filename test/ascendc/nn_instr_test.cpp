@@ -1,5 +1,6 @@
 // Test driver for the host-model instructions the nn kernels added: Gather (count form), the fast
 // half <-> uint8 Cast paths and ascendc_assert. Prints "PASS <case>" / "FAIL ..." / "ERROR <what()>".
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <functional>
@@ -139,6 +140,36 @@ static void CaseAssert() {
   ExpectError("err_assert_plain", [] { ascendc_assert(false); });
 }
 
+// Rough per-element cost of the instructions the pooling kernels lean on (informational).
+static void CaseBench() {
+  Run1("bench", [] {
+    TPipe pipe;
+    TBuf<TPosition::VECCALC> b;
+    pipe.InitBuffer(b, 160 * 1024);
+    const int n = 4096;
+    auto x = b.Get<float>().operator[](0);
+    auto y = b.Get<float>()[n];
+    auto z = b.Get<float>()[2 * n];
+    auto off = b.Get<uint32_t>()[3 * n];
+    auto m = b.Get<uint8_t>()[16 * n];
+    for (int i = 0; i < n; ++i) { x.SetValue(i, float(i % 17)); y.SetValue(i, float(i % 5)); off.SetValue(i, uint32_t(((i * 7) % n) * 4)); }
+    auto time = [&](const char* name, const std::function<void()>& f) {
+      const int iters = 2000;
+      auto t0 = std::chrono::steady_clock::now();
+      for (int i = 0; i < iters; ++i) f();
+      double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      std::printf("BENCH %-10s %7.3f ns/elem\n", name, s / iters / n * 1e9);
+    };
+    time("Add", [&] { Add(z, x, y, n); });
+    time("Mins", [&] { Mins(z, x, 3.0f, n); });
+    time("Compare", [&] { Compare(m, x, y, CMPMODE::EQ, n); });
+    time("Select", [&] { Select(z, m, x, y, SELMODE::VSEL_TENSOR_TENSOR_MODE, n); });
+    time("SelectS", [&] { Select(z, m, x, 0.0f, SELMODE::VSEL_TENSOR_SCALAR_MODE, n); });
+    time("Gather", [&] { Gather(z, x, off, 0u, n); });
+    time("Scatter", [&] { Scatter(z, x, off, 0u, n); });
+  });
+}
+
 int main(int argc, char** argv) {
   if (argc < 2) return 2;
   std::string c = argv[1];
@@ -146,6 +177,7 @@ int main(int argc, char** argv) {
     if (c == "gather") CaseGather();
     else if (c == "cast_u8") CaseCastU8();
     else if (c == "scatter") CaseScatter();
+    else if (c == "bench") CaseBench();
     else if (c == "assert") CaseAssert();
     else { std::printf("UNKNOWN %s\n", c.c_str()); return 2; }
   } catch (const std::exception& e) {
