@@ -53,34 +53,46 @@ BatchNormTiling batch_norm_tiling(uint32_t layout, uint32_t mode, uint64_t n, ui
 // Largest channel count the NHWC kernels take (one row must fit a tile); larger ones use NCHW.
 uint64_t batch_norm_nhwc_max_channels(uint32_t elem_bytes, const SocInfo& soc);
 
-// ------------------------------------------------------------------ layer norm / group norm
-// Rows of `d` contiguous elements: per-row mean and 1/sqrt(var + eps).
-struct RowNormTiling {
+// ------------------------------------------------------------------ layer norm
+// Rows of `d` contiguous elements normalized over d (the row fits in UB: d <= max_d), with weight/bias
+// over d. Forward outputs mean and rstd per row (float). Backward: grad_input per row and per-core
+// column partial sums of grad_weight / grad_bias, folded in core order by a second kernel.
+struct LayerNormTiling {
   uint64_t rows, d;
   uint64_t rows_per_core;
-  uint32_t chunk;          // elements of a row per UB step (whole row when it fits)
-  uint32_t rows_tile;      // rows per step when a row fits (batched rows)
+  uint32_t dpad;           // d rounded up to 64 (FoldSum)
   uint32_t block_dim;
   uint32_t has_weight, has_bias;
-  uint32_t kind;           // 0 layer norm (weight/bias over d), 1 group norm (weight/bias per channel)
-  uint64_t group_channels; // group norm: channels per group; d = group_channels * hw
-  uint64_t hw;
-  uint64_t channels;       // group norm: C
+  uint32_t need_gx, need_gw, need_gb;
+  uint32_t fold_rows;      // partial rows to fold (backward)
+  uint32_t fold_chunk;     // columns per fold step
+  uint32_t ok;
   float eps;
 };
-RowNormTiling row_norm_tiling(uint64_t rows, uint64_t d, uint32_t elem_bytes, const SocInfo& soc);
+LayerNormTiling layer_norm_tiling(uint64_t rows, uint64_t d, bool backward, uint32_t elem_bytes, const SocInfo& soc);
 
-// Layer norm backward: column sums (grad_weight, grad_bias) as per-core partial rows, then a fold.
-struct LayerNormBwdTiling {
-  uint64_t rows, d;
-  uint64_t rows_per_core;
-  uint32_t chunk;          // elements of a row per UB step
+// ------------------------------------------------------------------ group norm
+// Rows are (n, group): cg channels of hw elements, laid out in UB as cg segments of hwp (hw padded).
+struct GroupNormTiling {
+  uint64_t n, c, hw, groups, cg;
+  uint64_t rows_per_core;   // rows = n * groups
+  uint32_t hwp;             // hw padded: to a block when hw <= 64, else to 64 (FoldSum)
+  uint32_t kc;              // channels per UB step (a row of cg channels is processed in chunks of kc)
   uint32_t block_dim;
-  uint32_t has_weight;
-  uint32_t need_input_grad, need_weight_grad;
-  uint32_t fold_chunk;     // columns per fold step
+  uint32_t has_weight, has_bias;
+  uint32_t need_gx;
+  uint32_t ok;
+  float eps;
 };
-LayerNormBwdTiling layer_norm_bwd_tiling(uint64_t rows, uint64_t d, uint32_t elem_bytes, const SocInfo& soc);
+GroupNormTiling group_norm_tiling(uint64_t n, uint64_t c, uint64_t hw, uint64_t groups, bool backward,
+                                  uint32_t elem_bytes, const SocInfo& soc);
+
+// Fold of partial rows: out_k[col] = sum over rows of partial[k][row][col] (row order), k = 0, 1.
+struct FoldTiling {
+  uint64_t rows, cols;
+  uint32_t chunk;  // columns per step
+};
+FoldTiling fold_tiling(uint64_t rows, uint64_t cols, const SocInfo& soc);
 
 }  // namespace npu_kernels
 
@@ -96,14 +108,19 @@ NPU_BN_DECL(bf16)
 extern "C" void bn_finalize_kernel(uint8_t* partial, uint8_t* kshift, uint8_t* weight, uint8_t* bias,
                                    uint8_t* mean_in, uint8_t* var_in, uint8_t* out, uint8_t* tiling);
 
-// Layer norm / group norm entry points.
+// Layer norm / group norm entry points (weight, bias: float; mean, rstd: float per row).
 #define NPU_ROWNORM_DECL(T)                                                                                   \
-  extern "C" void row_norm_fwd_kernel_##T(uint8_t* x, uint8_t* weight, uint8_t* bias, uint8_t* y,             \
-                                          uint8_t* mean, uint8_t* rstd, uint8_t* tiling);                     \
+  extern "C" void layer_norm_fwd_kernel_##T(uint8_t* x, uint8_t* weight, uint8_t* bias, uint8_t* y,           \
+                                            uint8_t* mean, uint8_t* rstd, uint8_t* tiling);                   \
   extern "C" void layer_norm_bwd_kernel_##T(uint8_t* go, uint8_t* x, uint8_t* mean, uint8_t* rstd,            \
+                                            uint8_t* weight, uint8_t* gx, uint8_t* partial, uint8_t* tiling); \
+  extern "C" void group_norm_fwd_kernel_##T(uint8_t* x, uint8_t* weight, uint8_t* bias, uint8_t* y,           \
+                                            uint8_t* mean, uint8_t* rstd, uint8_t* tiling);                   \
+  extern "C" void group_norm_bwd_kernel_##T(uint8_t* go, uint8_t* x, uint8_t* mean, uint8_t* rstd,            \
                                             uint8_t* weight, uint8_t* gx, uint8_t* partial, uint8_t* tiling);
 NPU_ROWNORM_DECL(float)
 NPU_ROWNORM_DECL(half)
 NPU_ROWNORM_DECL(bf16)
 #undef NPU_ROWNORM_DECL
-extern "C" void layer_norm_bwd_fold_kernel(uint8_t* partial, uint8_t* gw, uint8_t* gb, uint8_t* tiling);
+// Sums `rows` partial rows of `cols` floats (twice: two blocks) in row order: out0, out1.
+extern "C" void partial_rows_fold_kernel(uint8_t* partial, uint8_t* out0, uint8_t* out1, uint8_t* tiling);

@@ -22,6 +22,11 @@ using OptTensor = std::optional<Tensor>;
 TORCH_OPS_NN_REGISTER_KERNEL(bn_reduce_kernel);
 TORCH_OPS_NN_REGISTER_KERNEL(bn_finalize_kernel);
 TORCH_OPS_NN_REGISTER_KERNEL(bn_apply_kernel);
+TORCH_OPS_NN_REGISTER_KERNEL(layer_norm_fwd_kernel);
+TORCH_OPS_NN_REGISTER_KERNEL(layer_norm_bwd_kernel);
+TORCH_OPS_NN_REGISTER_KERNEL(group_norm_fwd_kernel);
+TORCH_OPS_NN_REGISTER_KERNEL(group_norm_bwd_kernel);
+TORCH_OPS_NN_REGISTER_KERNEL(partial_rows_fold_kernel);
 
 const Tensor& Or(const OptTensor& t) {
   static const Tensor undefined;
@@ -266,6 +271,216 @@ std::tuple<Tensor, Tensor, Tensor> native_batch_norm_backward(const Tensor& grad
   return {gi, gw, gb};
 }
 
+// ------------------------------------------------------------------ layer norm
+void FoldPartials(c10::DeviceIndex dev, const Tensor& partial, int64_t rows, int64_t cols, const Tensor& out0,
+                  const Tensor& out1) {
+  auto t = npu_kernels::fold_tiling(static_cast<uint64_t>(rows), static_cast<uint64_t>(cols), SocInfoFor(dev));
+  TORCH_CHECK(rows <= 4095, "norm backward: ", rows, " partial rows exceed the 4095 a fold step takes");
+  LaunchKernel(KernelLaunch{"partial_rows_fold_kernel", ascendc_host::CoreType::AIV, 1, dev}, &partial_rows_fold_kernel,
+               t, partial.data_ptr(), Ptr(out0), Ptr(out1));
+}
+
+struct LnShape {
+  int64_t rows, d;
+  std::vector<int64_t> stat_shape;
+};
+
+LnShape CheckLayerNorm(const char* op, const Tensor& input, c10::IntArrayRef normalized_shape, const Tensor& weight,
+                       const Tensor& bias) {
+  CheckSameNpuDevice(op, {{"input", &input}, {"weight", &weight}, {"bias", &bias}});
+  CheckFloatDtype(op, "input", input);
+  const int64_t nd = static_cast<int64_t>(normalized_shape.size());
+  TORCH_CHECK(nd >= 1, op, ": normalized_shape must have at least one dimension");
+  TORCH_CHECK(input.dim() >= nd && input.sizes().slice(input.dim() - nd).equals(normalized_shape), op,
+              ": normalized_shape ", normalized_shape, " does not match the last ", nd,
+              " dimension(s) of input shape ", input.sizes());
+  for (const auto* pw : {&weight, &bias}) {
+    if (!pw->defined()) continue;
+    TORCH_CHECK(pw->sizes().equals(normalized_shape), op, ": ", pw == &weight ? "weight" : "bias", " shape ",
+                pw->sizes(), " must equal normalized_shape ", normalized_shape);
+    CheckFloatDtype(op, pw == &weight ? "weight" : "bias", *pw);
+  }
+  LnShape s;
+  const int64_t axis = input.dim() - nd;
+  s.rows = 1;
+  for (int64_t i = 0; i < axis; ++i) {
+    s.rows *= input.size(i);
+    s.stat_shape.push_back(input.size(i));
+  }
+  s.d = 1;
+  for (auto v : normalized_shape) s.d *= v;
+  for (int64_t i = 0; i < nd; ++i) s.stat_shape.push_back(1);
+  return s;
+}
+
+std::tuple<Tensor, Tensor, Tensor> native_layer_norm(const Tensor& input, c10::IntArrayRef normalized_shape,
+                                                     const OptTensor& weight_opt, const OptTensor& bias_opt,
+                                                     double eps) {
+  const char* op = "layer_norm";
+  const Tensor& weight = Or(weight_opt);
+  const Tensor& bias = Or(bias_opt);
+  const LnShape s = CheckLayerNorm(op, input, normalized_shape, weight, bias);
+  const c10::DeviceIndex dev = input.device().index();
+  c10::DeviceGuard guard(input.device());
+  const c10::ScalarType sdt = weight.defined() ? weight.scalar_type() : input.scalar_type();
+  Tensor x = Contiguous(input);
+  Tensor y = NpuEmpty(input.sizes(), input.scalar_type(), dev);
+  Tensor mean = NpuEmpty(s.stat_shape, c10::kFloat, dev), rstd = NpuEmpty(s.stat_shape, c10::kFloat, dev);
+  if (s.rows > 0 && s.d > 0) {
+    auto t = npu_kernels::layer_norm_tiling(s.rows, s.d, false, input.element_size(), SocInfoFor(dev));
+    TORCH_CHECK(t.ok, op, ": normalized size ", s.d, " is too large for the npu kernel (a row must fit the ",
+                SocInfoFor(dev).ub_bytes, " B unified buffer)");
+    t.has_weight = weight.defined();
+    t.has_bias = bias.defined();
+    t.eps = static_cast<float>(eps);
+    Tensor w = FloatVec(weight.defined() ? weight.reshape({-1}) : weight);
+    Tensor b = FloatVec(bias.defined() ? bias.reshape({-1}) : bias);
+    auto k = PickFloatKernel(op, input.scalar_type(), &layer_norm_fwd_kernel_float, &layer_norm_fwd_kernel_half,
+                             &layer_norm_fwd_kernel_bf16);
+    KernelLaunch launch{"layer_norm_fwd_kernel", ascendc_host::CoreType::AIV, t.block_dim, dev};
+    if (LogDebugEnabled()) launch.detail = DescribeForLog({{"input", &input}});
+    LaunchKernel(std::move(launch), k, t, x.data_ptr(), Ptr(w), Ptr(b), y.data_ptr(), mean.data_ptr(),
+                 rstd.data_ptr());
+  }
+  return {y, mean.to(sdt), rstd.to(sdt)};
+}
+
+std::tuple<Tensor, Tensor, Tensor> native_layer_norm_backward(const Tensor& grad_out, const Tensor& input,
+                                                              c10::IntArrayRef normalized_shape, const Tensor& mean,
+                                                              const Tensor& rstd, const OptTensor& weight_opt,
+                                                              const OptTensor& bias_opt, std::array<bool, 3> mask) {
+  const char* op = "layer_norm_backward";
+  const Tensor& weight = Or(weight_opt);
+  const Tensor& bias = Or(bias_opt);
+  const LnShape s = CheckLayerNorm(op, input, normalized_shape, weight, bias);
+  CheckSameNpuDevice(op, {{"grad_out", &grad_out}, {"input", &input}, {"mean", &mean}, {"rstd", &rstd}});
+  TORCH_CHECK(grad_out.sizes() == input.sizes() && grad_out.scalar_type() == input.scalar_type(), op,
+              ": grad_out ", grad_out.sizes(), " ", grad_out.scalar_type(), " must match input ", input.sizes(), " ",
+              input.scalar_type());
+  TORCH_CHECK(mean.numel() == s.rows && rstd.numel() == s.rows, op, ": mean and rstd must hold ", s.rows,
+              " values (one per normalized row), got ", mean.numel(), " and ", rstd.numel());
+  const c10::DeviceIndex dev = input.device().index();
+  c10::DeviceGuard guard(input.device());
+  Tensor gx, gw, gb;
+  const c10::ScalarType wdt = weight.defined() ? weight.scalar_type() : input.scalar_type();
+  if (mask[0]) gx = NpuEmpty(input.sizes(), input.scalar_type(), dev);
+  Tensor gwf, gbf;
+  if (mask[1] && weight.defined()) gwf = NpuEmpty({s.d}, c10::kFloat, dev);
+  if (mask[2] && bias.defined()) gbf = NpuEmpty({s.d}, c10::kFloat, dev);
+  if (s.rows > 0 && s.d > 0) {
+    auto t = npu_kernels::layer_norm_tiling(s.rows, s.d, true, input.element_size(), SocInfoFor(dev));
+    TORCH_CHECK(t.ok, op, ": normalized size ", s.d, " is too large for the npu kernel (a row must fit the ",
+                SocInfoFor(dev).ub_bytes, " B unified buffer)");
+    t.has_weight = weight.defined();
+    t.need_gx = mask[0];
+    t.need_gw = gwf.defined();
+    t.need_gb = gbf.defined();
+    Tensor x = Contiguous(input), go = Contiguous(grad_out);
+    Tensor m = FloatVec(mean.reshape({-1})), r = FloatVec(rstd.reshape({-1}));
+    Tensor w = FloatVec(weight.defined() ? weight.reshape({-1}) : weight);
+    Tensor partial;
+    if (t.need_gw || t.need_gb) partial = NpuEmpty({2 * static_cast<int64_t>(t.block_dim) * s.d}, c10::kFloat, dev);
+    auto k = PickFloatKernel(op, input.scalar_type(), &layer_norm_bwd_kernel_float, &layer_norm_bwd_kernel_half,
+                             &layer_norm_bwd_kernel_bf16);
+    LaunchKernel(KernelLaunch{"layer_norm_bwd_kernel", ascendc_host::CoreType::AIV, t.block_dim, dev}, k, t,
+                 go.data_ptr(), x.data_ptr(), m.data_ptr(), r.data_ptr(), Ptr(w), Ptr(gx), Ptr(partial));
+    if (partial.defined()) FoldPartials(dev, partial, t.block_dim, s.d, gwf, gbf);
+  } else {
+    if (gwf.defined()) gwf.zero_();
+    if (gbf.defined()) gbf.zero_();
+  }
+  if (gwf.defined()) gw = gwf.to(wdt).view(weight.sizes());
+  if (gbf.defined()) gb = gbf.to(bias.scalar_type()).view(bias.sizes());
+  return {gx, gw, gb};
+}
+
+// ------------------------------------------------------------------ group norm
+void CheckGroupNorm(const char* op, const Tensor& input, const Tensor& weight, const Tensor& bias, int64_t n,
+                    int64_t c, int64_t hw, int64_t group) {
+  CheckSameNpuDevice(op, {{"input", &input}, {"weight", &weight}, {"bias", &bias}});
+  CheckFloatDtype(op, "input", input);
+  TORCH_CHECK(group > 0 && c % group == 0, op, ": the number of channels (", c,
+              ") must be divisible by the number of groups (", group, ")");
+  TORCH_CHECK(input.numel() == n * c * hw, op, ": input of shape ", input.sizes(), " does not hold N*C*HxW = ", n,
+              "*", c, "*", hw, " elements");
+  CheckChannelVec(op, "weight", weight, c);
+  CheckChannelVec(op, "bias", bias, c);
+}
+
+std::tuple<Tensor, Tensor, Tensor> native_group_norm(const Tensor& input, const OptTensor& weight_opt,
+                                                     const OptTensor& bias_opt, c10::SymInt N_, c10::SymInt C_,
+                                                     c10::SymInt HxW_, int64_t group, double eps) {
+  const char* op = "group_norm";
+  const Tensor& weight = Or(weight_opt);
+  const Tensor& bias = Or(bias_opt);
+  const int64_t n = N_.expect_int(), c = C_.expect_int(), hw = HxW_.expect_int();
+  CheckGroupNorm(op, input, weight, bias, n, c, hw, group);
+  const c10::DeviceIndex dev = input.device().index();
+  c10::DeviceGuard guard(input.device());
+  const c10::ScalarType sdt = weight.defined() ? weight.scalar_type() : input.scalar_type();
+  Tensor x = Contiguous(input);
+  Tensor y = NpuEmpty(input.sizes(), input.scalar_type(), dev);
+  Tensor mean = NpuEmpty({n, group}, c10::kFloat, dev), rstd = NpuEmpty({n, group}, c10::kFloat, dev);
+  if (input.numel() > 0) {
+    auto t = npu_kernels::group_norm_tiling(n, c, hw, group, false, input.element_size(), SocInfoFor(dev));
+    TORCH_CHECK(t.ok, op, ": a group of ", c / group, " channels x ", hw, " elements is too large for the npu kernel");
+    t.has_weight = weight.defined();
+    t.has_bias = bias.defined();
+    t.eps = static_cast<float>(eps);
+    Tensor w = FloatVec(weight), b = FloatVec(bias);
+    auto k = PickFloatKernel(op, input.scalar_type(), &group_norm_fwd_kernel_float, &group_norm_fwd_kernel_half,
+                             &group_norm_fwd_kernel_bf16);
+    LaunchKernel(KernelLaunch{"group_norm_fwd_kernel", ascendc_host::CoreType::AIV, t.block_dim, dev}, k, t,
+                 x.data_ptr(), Ptr(w), Ptr(b), y.data_ptr(), mean.data_ptr(), rstd.data_ptr());
+  }
+  return {y, mean.to(sdt), rstd.to(sdt)};
+}
+
+std::tuple<Tensor, Tensor, Tensor> native_group_norm_backward(const Tensor& grad_out, const Tensor& input,
+                                                              const Tensor& mean, const Tensor& rstd,
+                                                              const OptTensor& weight_opt, c10::SymInt N_,
+                                                              c10::SymInt C_, c10::SymInt HxW_, int64_t group,
+                                                              std::array<bool, 3> mask) {
+  const char* op = "group_norm_backward";
+  const Tensor& weight = Or(weight_opt);
+  const int64_t n = N_.expect_int(), c = C_.expect_int(), hw = HxW_.expect_int();
+  CheckGroupNorm(op, input, weight, Tensor(), n, c, hw, group);
+  CheckSameNpuDevice(op, {{"grad_out", &grad_out}, {"input", &input}, {"mean", &mean}, {"rstd", &rstd}});
+  TORCH_CHECK(grad_out.sizes() == input.sizes() && grad_out.scalar_type() == input.scalar_type(), op,
+              ": grad_out ", grad_out.sizes(), " ", grad_out.scalar_type(), " must match input ", input.sizes(), " ",
+              input.scalar_type());
+  TORCH_CHECK(mean.numel() == n * group && rstd.numel() == n * group, op, ": mean and rstd must hold N*group = ",
+              n * group, " values");
+  const c10::DeviceIndex dev = input.device().index();
+  c10::DeviceGuard guard(input.device());
+  const c10::ScalarType wdt = weight.defined() ? weight.scalar_type() : input.scalar_type();
+  Tensor gx, gw, gb;
+  if (mask[0]) gx = NpuEmpty(input.sizes(), input.scalar_type(), dev);
+  Tensor gwf = mask[1] ? NpuEmpty({c}, c10::kFloat, dev) : Tensor();
+  Tensor gbf = mask[2] ? NpuEmpty({c}, c10::kFloat, dev) : Tensor();
+  if (input.numel() > 0) {
+    auto t = npu_kernels::group_norm_tiling(n, c, hw, group, true, input.element_size(), SocInfoFor(dev));
+    TORCH_CHECK(t.ok, op, ": a group of ", c / group, " channels x ", hw, " elements is too large for the npu kernel");
+    t.has_weight = weight.defined();
+    t.need_gx = mask[0];
+    Tensor x = Contiguous(input), go = Contiguous(grad_out);
+    Tensor m = FloatVec(mean.reshape({-1})), r = FloatVec(rstd.reshape({-1})), w = FloatVec(weight);
+    Tensor partial;
+    if (mask[1] || mask[2]) partial = NpuEmpty({2 * n * c}, c10::kFloat, dev);
+    auto k = PickFloatKernel(op, input.scalar_type(), &group_norm_bwd_kernel_float, &group_norm_bwd_kernel_half,
+                             &group_norm_bwd_kernel_bf16);
+    LaunchKernel(KernelLaunch{"group_norm_bwd_kernel", ascendc_host::CoreType::AIV, t.block_dim, dev}, k, t,
+                 go.data_ptr(), x.data_ptr(), m.data_ptr(), r.data_ptr(), Ptr(w), Ptr(gx), Ptr(partial));
+    if (partial.defined()) FoldPartials(dev, partial, n, c, gwf, gbf);
+  } else {
+    if (gwf.defined()) gwf.zero_();
+    if (gbf.defined()) gbf.zero_();
+  }
+  if (gwf.defined()) gw = gwf.to(wdt);
+  if (gbf.defined()) gb = gbf.to(wdt);
+  return {gx, gw, gb};
+}
+
 }  // namespace
 }  // namespace torch_ops_nn
 
@@ -275,4 +490,8 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("_native_batch_norm_legit.no_stats", TORCH_FN(torch_ops_nn::native_batch_norm_legit_no_stats));
   m.impl("_native_batch_norm_legit_no_training", TORCH_FN(torch_ops_nn::native_batch_norm_legit_no_training));
   m.impl("native_batch_norm_backward", TORCH_FN(torch_ops_nn::native_batch_norm_backward));
+  m.impl("native_layer_norm", TORCH_FN(torch_ops_nn::native_layer_norm));
+  m.impl("native_layer_norm_backward", TORCH_FN(torch_ops_nn::native_layer_norm_backward));
+  m.impl("native_group_norm", TORCH_FN(torch_ops_nn::native_group_norm));
+  m.impl("native_group_norm_backward", TORCH_FN(torch_ops_nn::native_group_norm_backward));
 }
