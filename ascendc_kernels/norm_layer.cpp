@@ -17,8 +17,8 @@ LayerNormTiling layer_norm_tiling(uint64_t rows, uint64_t d, bool backward, uint
   t.d = d;
   t.dpad = static_cast<uint32_t>(AlignUp<uint64_t>(d, 64));
   const uint64_t cores = static_cast<uint64_t>(soc.vector_cores > 0 ? soc.vector_cores : 1);
-  // Enough rows per core for ~8K elements of work.
-  uint64_t min_rows = d ? CeilDivU<uint64_t>(8192, d) : 1;
+  // Enough rows per core for ~32K elements of work (a core loads weight and bias once).
+  uint64_t min_rows = d ? CeilDivU<uint64_t>(32768, d) : 1;
   uint64_t rpc = CeilDivU<uint64_t>(rows, cores);
   if (rpc < min_rows) rpc = min_rows;
   if (rpc < 1) rpc = 1;
@@ -95,7 +95,9 @@ class LayerNormKernel {
     pipe_.InitBuffer(inT_, 2 * dp * sizeof(T));
     pipe_.InitBuffer(rows_, (backward ? 6 : 4) * dp * sizeof(float));
     pipe_.InitBuffer(small_, 2 * 64 * sizeof(float) + 256);
-    Duplicate(rows_.Get<float>(), 0.0f, static_cast<int32_t>((backward ? 6 : 4) * dp));
+    // FoldSum reads the zero tail of the scratch row; the accumulators start at zero.
+    Duplicate(R(kTmp), 0.0f, static_cast<int32_t>(dp));
+    if (backward) Duplicate(R(kAccW), 0.0f, static_cast<int32_t>(2 * dp));
     const uint32_t db = static_cast<uint32_t>(t.d * 4);
     if (weight) DataCopyPad(R(kW), wGm_, DataCopyExtParams{1, db, 0, 0, 0}, DataCopyPadExtParams<float>{false, 0, 0, 0.0f});
     else Duplicate(R(kW), 1.0f, static_cast<int32_t>(t.d));
@@ -137,12 +139,17 @@ class LayerNormKernel {
   __aicore__ inline LocalTensor<float> LoadRow(const GlobalTensor<T>& gm, uint64_t row, int slot, int dst) {
     LocalTensor<T> in = inT_.Get<T>()[slot * t_.dpad];
     SyncVToMte2();
+    if constexpr (std::is_same_v<T, float>) {
+      DataCopyPad(R(dst), gm[row * t_.d], DataCopyExtParams{1, static_cast<uint32_t>(t_.d * sizeof(T)), 0, 0, 0},
+                  DataCopyPadExtParams<T>{true, 0, 0, T(0)});
+      SyncMte2ToV();
+      return R(dst);
+    }
     DataCopyPad(in, gm[row * t_.d], DataCopyExtParams{1, static_cast<uint32_t>(t_.d * sizeof(T)), 0, 0, 0},
                 DataCopyPadExtParams<T>{true, 0, 0, T(0)});
     SyncMte2ToV();
     LocalTensor<float> f = R(dst);
-    if constexpr (std::is_same_v<T, float>) Adds(f, in, 0.0f, static_cast<int32_t>(t_.d));
-    else Cast(f, in, RoundMode::CAST_NONE, static_cast<uint32_t>(t_.d));
+    Cast(f, in, RoundMode::CAST_NONE, static_cast<uint32_t>(t_.d));
     return f;
   }
 
