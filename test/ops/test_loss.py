@@ -126,3 +126,10 @@ def test_nll_loss_argument_errors(fallback_error):
     with pytest.raises(RuntimeError, match=r"target must be \(N, H, W\) = \(2, 4, 4\)"):
         torch.ops.aten.nll_loss2d_forward(torch.randn(2, 3, 4, 4).npu(), torch.zeros(2, 4, 5, dtype=torch.long).npu(),
                                           None, 1, -100)
+
+
+def test_nll_loss_empty_batch(fallback_error):
+    lp = torch.randn(0, 5)
+    t = torch.zeros(0, dtype=torch.long)
+    for reduction in ["none", "mean", "sum"]:
+        close(F.nll_loss(lp.npu(), t.npu(), reduction=reduction), F.nll_loss(lp, t, reduction=reduction), 1e-6)

@@ -221,3 +221,13 @@ def test_group_norm_errors(fallback_error):
         torch.native_group_norm(x, None, None, 2, 6, 16, 4, 1e-5)
     with pytest.raises(RuntimeError, match=r"'weight' must be a 1-D tensor of 6 elements"):
         torch.native_group_norm(x, torch.ones(3).npu(), None, 2, 6, 16, 3, 1e-5)
+
+
+def test_zero_size(fallback_error):
+    x = torch.randn(0, 3, 4, 4)
+    out = torch.native_batch_norm(x.npu(), None, None, torch.zeros(3).npu(), torch.ones(3).npu(), False, 0.1, 1e-5)
+    assert [t.shape for t in out] == [x.shape, torch.Size([0]), torch.Size([0])]
+    with pytest.raises(RuntimeError, match=r"training needs at least one value per channel, got input shape \[0, 3, 4, 4\]"):
+        torch.native_batch_norm(x.npu(), None, None, None, None, True, 0.1, 1e-5)
+    assert F.layer_norm(x.npu(), (4,)).shape == x.shape
+    assert F.group_norm(x.npu(), 3).shape == x.shape

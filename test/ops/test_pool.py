@@ -155,3 +155,13 @@ def test_pool_errors(fallback_error):
         torch.ops.aten.max_pool2d_with_indices_backward(y, x, [2, 2], [2, 2], [0, 0], [1, 1], False, idx.cpu())
     with pytest.raises(RuntimeError, match="divisor_override must not be zero"):
         F.avg_pool2d(x, 2, divisor_override=0)
+
+
+def test_zero_batch(fallback_error):
+    x = torch.randn(0, 3, 6, 6).npu().requires_grad_()
+    y = F.max_pool2d(x, 2)
+    assert y.shape == (0, 3, 3, 3)
+    y.backward(torch.randn(0, 3, 3, 3).npu())
+    assert x.grad.shape == x.shape
+    assert F.avg_pool2d(x.detach(), 3, 1, 1).shape == (0, 3, 6, 6)
+    assert torch._adaptive_avg_pool2d(x.detach(), (1, 1)).shape == (0, 3, 1, 1)
