@@ -231,3 +231,23 @@ def test_zero_size(fallback_error):
         torch.native_batch_norm(x.npu(), None, None, None, None, True, 0.1, 1e-5)
     assert F.layer_norm(x.npu(), (4,)).shape == x.shape
     assert F.group_norm(x.npu(), 3).shape == x.shape
+
+
+@pytest.mark.parametrize("shape,kind", [((2, 3, 112, 112), "contiguous"), ((2, 2048, 3, 3), "channels_last"),
+                                        ((1, 5000, 2, 2), "channels_last")])
+def test_batch_norm_large_planes_and_channels(fallback_error, shape, kind):
+    """Planes longer than a UB tile (chunked rows) and channels_last with many channels (few rows per tile,
+    or more channels than a tile holds: the NCHW kernels after a layout change)."""
+    torch.manual_seed(6)
+    c = shape[1]
+    x = torch.randn(shape) * 3 + 1
+    w, b = torch.randn(c), torch.randn(c)
+    xr = x.clone().requires_grad_()
+    xn = layout(x.npu(), kind).detach().requires_grad_()
+    ref = F.batch_norm(xr, None, None, w, b, True)
+    out = F.batch_norm(xn, None, None, w.npu(), b.npu(), True)
+    close(out, ref, 1e-4)
+    g = torch.randn(shape)
+    ref.backward(g)
+    out.backward(layout(g.npu(), kind))
+    close(xn.grad, xr.grad, 1e-3)

@@ -165,3 +165,22 @@ def test_zero_batch(fallback_error):
     assert x.grad.shape == x.shape
     assert F.avg_pool2d(x.detach(), 3, 1, 1).shape == (0, 3, 6, 6)
     assert torch._adaptive_avg_pool2d(x.detach(), (1, 1)).shape == (0, 3, 1, 1)
+
+
+@pytest.mark.parametrize("k,s,p", [(3, 2, 1), (5, 3, 2)])
+def test_large_planes_use_several_bands(fallback_error, k, s, p):
+    """224x224 planes do not fit one UB band: the kernels walk bands of output rows (and carry the
+    overlapping input rows of the backward accumulator from band to band)."""
+    torch.manual_seed(5)
+    x = torch.randn(1, 2, 224, 224)
+    y, idx = F.max_pool2d(x, k, s, p, return_indices=True)
+    yn, idxn = F.max_pool2d(x.npu(), k, s, p, return_indices=True)
+    assert torch.equal(yn.cpu(), y) and torch.equal(idxn.cpu(), idx)
+    g = torch.randn(y.shape)
+    for fn in (lambda t: F.max_pool2d(t, k, s, p), lambda t: F.avg_pool2d(t, k, s, p)):
+        xr, xn = x.clone().requires_grad_(), x.npu().requires_grad_()
+        ref, out = fn(xr), fn(xn)
+        close(out, ref, 1e-5)
+        ref.backward(g)
+        out.backward(g.npu())
+        close(xn.grad, xr.grad, 1e-5)
