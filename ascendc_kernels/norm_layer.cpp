@@ -24,8 +24,9 @@ LayerNormTiling layer_norm_tiling(uint64_t rows, uint64_t d, bool backward, uint
   if (rpc < 1) rpc = 1;
   t.rows_per_core = rpc;
   t.block_dim = static_cast<uint32_t>(rows ? CeilDivU<uint64_t>(rows, rpc) : 1);
-  // UB: forward x (dtype, x2), 4 float rows (x, tmp, w, b); backward go + x (dtype), 6 float rows.
-  const uint64_t per = backward ? 2 * elem_bytes + 6 * 4 : 2 * elem_bytes + 4 * 4;
+  // UB: 4 float rows (x, tmp, w, b) forward, 6 backward (x, tmp, w, go, two column sums), plus two
+  // dtype rows for 16-bit inputs (float rows are copied straight into the float buffers).
+  const uint64_t per = (elem_bytes == 4 ? 0 : 2 * elem_bytes) + (backward ? 6 : 4) * 4;
   t.ok = static_cast<uint64_t>(t.dpad) * per + 8 * 1024 <= soc.ub_bytes;
   return t;
 }
@@ -92,7 +93,7 @@ class LayerNormKernel {
     rstdGm_.SetGlobalBuffer(reinterpret_cast<__gm__ float*>(rstd), t.rows);
     if (partial) partialGm_.SetGlobalBuffer(reinterpret_cast<__gm__ float*>(partial), 2ull * t.block_dim * t.d);
     const uint32_t dp = t.dpad;
-    pipe_.InitBuffer(inT_, 2 * dp * sizeof(T));
+    if constexpr (!std::is_same_v<T, float>) pipe_.InitBuffer(inT_, 2 * dp * sizeof(T));
     pipe_.InitBuffer(rows_, (backward ? 6 : 4) * dp * sizeof(float));
     pipe_.InitBuffer(small_, 2 * 64 * sizeof(float) + 256);
     // FoldSum reads the zero tail of the scratch row; the accumulators start at zero.
@@ -137,7 +138,6 @@ class LayerNormKernel {
   __aicore__ inline LocalTensor<float> Stat(int k) { return small_.Get<float>()[k * 64]; }
 
   __aicore__ inline LocalTensor<float> LoadRow(const GlobalTensor<T>& gm, uint64_t row, int slot, int dst) {
-    LocalTensor<T> in = inT_.Get<T>()[slot * t_.dpad];
     SyncVToMte2();
     if constexpr (std::is_same_v<T, float>) {
       DataCopyPad(R(dst), gm[row * t_.d], DataCopyExtParams{1, static_cast<uint32_t>(t_.d * sizeof(T)), 0, 0, 0},
@@ -145,6 +145,7 @@ class LayerNormKernel {
       SyncMte2ToV();
       return R(dst);
     }
+    LocalTensor<T> in = inT_.Get<T>()[slot * t_.dpad];
     DataCopyPad(in, gm[row * t_.d], DataCopyExtParams{1, static_cast<uint32_t>(t_.d * sizeof(T)), 0, 0, 0},
                 DataCopyPadExtParams<T>{true, 0, 0, T(0)});
     SyncMte2ToV();
@@ -164,11 +165,13 @@ class LayerNormKernel {
 
   __aicore__ inline void StoreRow(uint64_t row, const LocalTensor<float>& f) {
     const int32_t d = static_cast<int32_t>(t_.d);
-    LocalTensor<T> out = inT_.Get<T>()[t_.dpad];
-    StoreFloat(out, f, static_cast<uint32_t>(d));
+    LocalTensor<T> out = f.template ReinterpretCast<T>();
+    if constexpr (!std::is_same_v<T, float>) {
+      out = inT_.Get<T>()[t_.dpad];
+      StoreFloat(out, f, static_cast<uint32_t>(d));
+    }
     SyncVToMte3();
-    DataCopyPad(yGm_[row * t_.d], std::is_same_v<T, float> ? f.template ReinterpretCast<T>() : out,
-                DataCopyExtParams{1, static_cast<uint32_t>(t_.d * sizeof(T)), 0, 0, 0});
+    DataCopyPad(yGm_[row * t_.d], out, DataCopyExtParams{1, static_cast<uint32_t>(t_.d * sizeof(T)), 0, 0, 0});
     SyncMte3ToV();
   }
 
