@@ -44,7 +44,8 @@ uint64_t PoolUbBytes(const PoolTiling& t, bool backward, uint32_t esz, uint32_t 
   } else {
     in_rows = (rows - 1) * t.sh + (t.kh - 1) * t.dh + 1;
   }
-  const uint64_t band = static_cast<uint64_t>(in_rows) * t.wpad * (4 + esz);
+  // float band (+ NaN-check mask, half and float copies of 1/8 of it) and the dtype band
+  const uint64_t band = static_cast<uint64_t>(in_rows) * t.wpad * (4 + esz) + (static_cast<uint64_t>(in_rows) * t.wpad) + 1024;
   const uint64_t small = 4ull * 4 * AlignUp<uint64_t>(lanes / (t.ow ? t.ow : 1) + 2 + t.ow, 16);
   // per lane: 5 int/float tables, v, acc, I (+zeros), ik, mask, out (esz), idx64 (8), widen (8) /
   // backward: g, idx32, c, a, pos, go (esz), idx64 (8), low offsets.
@@ -184,7 +185,16 @@ class PoolKernel {
     }
     L_ = t.lanes;
     const uint32_t band = t.in_rows * t.wpad;
-    pipe_.InitBuffer(bandF_, (band + 16) * sizeof(float));  // + a dummy cell for masked scatter lanes
+    // + a dummy cell for masked scatter lanes, and lanes up to a multiple of 64 for the NaN check
+    bandAligned_ = npu_kernels::AlignUp<uint32_t>(band, 64);
+    pipe_.InitBuffer(bandF_, (bandAligned_ + 64) * sizeof(float));
+    Duplicate(bandF_.Get<float>(), 0.0f, static_cast<int32_t>(bandAligned_ + 64));
+    if (max_ && !backward) {
+      const uint32_t bits = bandAligned_ / 8;  // one mask byte per 8 band elements
+      pipe_.InitBuffer(nanMask_, bits + 32);
+      pipe_.InitBuffer(nanHalf_, npu_kernels::AlignUp<uint32_t>(bits, 16) * 2);
+      pipe_.InitBuffer(nanF_, npu_kernels::AlignUp<uint32_t>(bits, 64) * 4);
+    }
     pipe_.InitBuffer(bandT_, band * sizeof(T));
     smallN_ = npu_kernels::AlignUp<uint32_t>(L_ / t.ow + 2 + t.ow, 16);
     pipe_.InitBuffer(small_, 4 * smallN_ * sizeof(float));
@@ -539,12 +549,42 @@ class PoolKernel {
       }
     Add(iv, iv, ibase, n);
     Adds(iv, iv, row0, n);
+    if (BandHasNaN()) {
+      // PyTorch: a NaN tap always replaces the running max, so the window's max is NaN and its index
+      // is the last NaN in scan order. Rare: an exact Compare/Select pass only for bands holding a NaN.
+      LocalTensor<uint8_t> mask = mask_.Get<uint8_t>();
+      for (uint32_t kh = 0; kh < t_.kh; ++kh)
+        for (uint32_t kw = 0; kw < t_.kw; ++kw) {
+          Gather(v, bf, goff, TapBase(kh, kw), L_);
+          Compare(mask, v, v, CMPMODE::NE, L_);
+          Select(acc, mask, v, acc, SELMODE::VSEL_TENSOR_TENSOR_MODE, L_);
+          Adds(ik, ibase, row0 + static_cast<float>(kh * t_.dh * t_.w + kw * t_.dw), n);
+          Select(iv, mask, ik, iv, SELMODE::VSEL_TENSOR_TENSOR_MODE, L_);
+        }
+    }
     if (idxGm_.GetPhyAddr() != nullptr) {
       LocalTensor<int32_t> ivi = iv_.Get<int32_t>();
       Cast(ivi, iv, RoundMode::CAST_RINT, L_);
       // int64 indices: interleave (I, 0)
       Gather(w64_.Get<int32_t>(), ivi, wide_.Get<uint32_t>(), 0u, 2 * L_);
     }
+  }
+
+  // Whether the float band holds a NaN: x != x as a bit mask, widened to floats and summed.
+  __aicore__ inline bool BandHasNaN() {
+    LocalTensor<float> bf = bandF_.Get<float>();
+    LocalTensor<uint8_t> m = nanMask_.Get<uint8_t>();
+    const uint32_t bits = bandAligned_ / 8;
+    Compare(m, bf, bf, CMPMODE::NE, bandAligned_);
+    LocalTensor<half> h = nanHalf_.Get<half>();
+    LocalTensor<float> f = nanF_.Get<float>();
+    const uint32_t fn = npu_kernels::AlignUp<uint32_t>(bits, 64);
+    Duplicate(f, 0.0f, static_cast<int32_t>(fn));
+    Cast(h, m, RoundMode::CAST_NONE, bits);
+    Cast(f, h, RoundMode::CAST_NONE, bits);
+    const float any = FoldSum(f, small_.Get<float>(), fn);
+    SyncVToS();
+    return any > 0.0f;
   }
 
   // ---------------------------------------------------------------- backward
@@ -785,11 +825,11 @@ class PoolKernel {
 
   PoolTiling t_;
   bool bwd_ = false, max_ = false, adaptive_ = false;
-  uint32_t L_ = 0, smallN_ = 0;
+  uint32_t L_ = 0, smallN_ = 0, bandAligned_ = 0;
   TPipe pipe_;
   TQue<TPosition::VECIN, 1> inQ_;
   TBuf<TPosition::VECCALC> bandF_, bandT_, small_, rowlane_, goff_, tabA_, tabB_, tabC_, v_, acc_, iv_, ik_, mask_,
-      outT_, w64_, wide_;
+      outT_, w64_, wide_, nanMask_, nanHalf_, nanF_;
   GlobalTensor<T> xGm_, yGm_, goGm_, gxGm_;
   GlobalTensor<int64_t> idxGm_;
 };

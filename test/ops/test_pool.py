@@ -184,3 +184,16 @@ def test_large_planes_use_several_bands(fallback_error, k, s, p):
         ref.backward(g)
         out.backward(g.npu())
         close(xn.grad, xr.grad, 1e-5)
+
+
+def test_max_pool2d_nan_propagates_like_cpu(fallback_error):
+    """A NaN wins its window (value NaN, index of the last NaN in scan order), as on the CPU."""
+    x = torch.randn(2, 3, 9, 9)
+    x[0, 0, 2, 3] = float("nan")
+    x[1, 2, 4, 4] = x[1, 2, 4, 5] = float("nan")
+    x[0, 1, 0, 0] = float("inf")
+    for k, s, p in [(3, 2, 1), (2, 2, 0), (3, 1, 1)]:
+        y, idx = F.max_pool2d(x, k, s, p, return_indices=True)
+        yn, idxn = F.max_pool2d(x.npu(), k, s, p, return_indices=True)
+        assert torch.equal(torch.nan_to_num(yn.cpu(), 7.0), torch.nan_to_num(y, 7.0))
+        assert torch.equal(idxn.cpu(), idx)
