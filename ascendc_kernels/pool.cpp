@@ -49,8 +49,14 @@ uint64_t PoolUbBytes(const PoolTiling& t, bool backward, uint32_t esz, uint32_t 
   const uint64_t small = 4ull * 4 * AlignUp<uint64_t>(lanes / (t.ow ? t.ow : 1) + 2 + t.ow, 16);
   // per lane: 5 int/float tables, v, acc, I (+zeros), ik, mask, out (esz), idx64 (8), widen (8) /
   // backward: g, idx32, c, a, pos, go (esz), idx64 (8), low offsets.
-  const uint64_t per_lane = backward ? 5 * 4 + 6 * 4 + esz + 8 + 4 + 1 : 5 * 4 + 5 * 4 + esz + 8 + 8 + 1;
-  return band + small + lanes * per_lane + 4096;
+  uint64_t per_lane = backward ? 5 * 4 + 6 * 4 + esz + 8 + 4 + 1 : 5 * 4 + 5 * 4 + esz + 8 + 8 + 1;
+  uint64_t extra = 0;
+  if (backward && t.kind == kPoolMax) {  // phase-ordered lane tables (7 vectors, blocks padded to 8)
+    const uint64_t phases = static_cast<uint64_t>(((t.kh - 1) * t.dh + t.sh) / t.sh) * (((t.kw - 1) * t.dw + t.sw) / t.sw);
+    per_lane += 7 * 4;
+    extra = 7 * 4 * 8 * phases;
+  }
+  return band + small + lanes * per_lane + extra + 4096;
 }
 }  // namespace
 
@@ -211,6 +217,12 @@ class PoolKernel {
     pipe_.InitBuffer(outT_, npu_kernels::AlignUp<uint32_t>(L_ * sizeof(T), 32));
     pipe_.InitBuffer(w64_, L_ * 8);
     pipe_.InitBuffer(wide_, L_ * 8);
+    if (max_ && backward) {
+      Lp_ = 0;
+      for (uint32_t ph = 0; ph < PhaseRows() * PhaseCols(); ++ph) Lp_ += npu_kernels::AlignUp<uint32_t>(PhaseLanes(ph, t.rows), 8);
+      Lp_ = npu_kernels::AlignUp<uint32_t>(Lp_, 64);
+      pipe_.InitBuffer(ph_, 7 * Lp_ * 4);
+    }
     BuildTables();
   }
 
@@ -285,9 +297,7 @@ class PoolKernel {
       Cast(a.ReinterpretCast<float>(), a, RoundMode::CAST_NONE, L);
       Cast(b.ReinterpretCast<float>(), b, RoundMode::CAST_NONE, L);
       if (bwd_) {
-        LocalTensor<int32_t> low = wide_.Get<int32_t>();
-        Iota(low, L);
-        Muls(low, low, 8, n);
+        BuildPhaseOrder();
       } else {
         BuildWidenOffsets();
       }
@@ -325,6 +335,52 @@ class PoolKernel {
 
   __aicore__ inline uint32_t PhaseRows() const { return ((t_.kh - 1) * t_.dh + t_.sh) / t_.sh; }
   __aicore__ inline uint32_t PhaseCols() const { return ((t_.kw - 1) * t_.dw + t_.sw) / t_.sw; }
+  // Lanes of phase ph (rows r % phh == a, columns c % phw == b) among `rows` band rows.
+  __aicore__ inline uint32_t PhaseCols(uint32_t ph) const {
+    const uint32_t b = ph % PhaseCols();
+    return t_.ow > b ? (t_.ow - b + PhaseCols() - 1) / PhaseCols() : 0;
+  }
+  __aicore__ inline uint32_t PhaseLanes(uint32_t ph, uint32_t rows) const {
+    const uint32_t a = ph / PhaseCols();
+    const uint32_t nr = rows > a ? (rows - a + PhaseRows() - 1) / PhaseRows() : 0;
+    return nr * PhaseCols(ph);
+  }
+  __aicore__ inline LocalTensor<float> Ph(int k) { return ph_.Get<float>()[k * Lp_]; }
+  enum PhaseBuf { kPerm8 = 0, kPermG, kGp, kIdx, kPos, kOffs, kAcc };
+
+  // Phase-ordered lanes for the max backward: block p (start 8-aligned) lists the band lanes of phase
+  // p row-major, so each phase is one contiguous, conflict-free Gather/Add/Scatter. kPerm8 / kPermG
+  // hold the byte offsets of those lanes in the int64 index and float gradient rows.
+  __aicore__ inline void BuildPhaseOrder() {
+    LocalTensor<int32_t> p8 = Ph(kPerm8).template ReinterpretCast<int32_t>();
+    LocalTensor<int32_t> pg = Ph(kPermG).template ReinterpretCast<int32_t>();
+    Duplicate(p8, 0, static_cast<int32_t>(Lp_));
+    LocalTensor<int32_t> q = Ph(kIdx).template ReinterpretCast<int32_t>();
+    LocalTensor<float> qf = Ph(kPos);
+    const uint32_t phw = PhaseCols(), phh = PhaseRows();
+    uint32_t start = 0;
+    for (uint32_t ph = 0; ph < phh * phw; ++ph) {
+      const uint32_t nl = PhaseLanes(ph, t_.rows), cols = PhaseCols(ph);
+      if (nl > 0) {
+        const int32_t n = static_cast<int32_t>(nl);
+        const uint32_t a = ph / phw, b = ph % phw;
+        // j in [0, nl): rr = j / cols; lane = j*phw + rr*(phh*OW - phw*cols) + a*OW + b
+        LocalTensor<int32_t> j = p8[start];
+        Iota(j, nl);
+        Cast(qf, j, RoundMode::CAST_NONE, nl);
+        Adds(qf, qf, 0.5f, n);
+        Muls(qf, qf, 1.0f / static_cast<float>(cols), n);
+        Cast(q, qf, RoundMode::CAST_FLOOR, nl);
+        Muls(q, q, static_cast<int32_t>(phh * t_.ow) - static_cast<int32_t>(phw * cols), n);
+        Muls(j, j, static_cast<int32_t>(phw), n);
+        Add(j, j, q, n);
+        Adds(j, j, static_cast<int32_t>(a * t_.ow + b), n);
+      }
+      start += npu_kernels::AlignUp<uint32_t>(nl, 8);
+    }
+    Muls(pg, p8, 4, static_cast<int32_t>(Lp_));
+    Muls(p8, p8, 8, static_cast<int32_t>(Lp_));
+  }
   // x = x mod m for small non-negative integral floats.
   __aicore__ inline void FloatMod(const LocalTensor<float>& x, uint32_t m) {
     const int32_t n = static_cast<int32_t>(L_);
@@ -589,53 +645,40 @@ class PoolKernel {
 
   // ---------------------------------------------------------------- backward
   // Max pooling backward of one band: every output adds its gradient at its argmax. Outputs of one
-  // phase have disjoint windows, so one Gather + Add + Scatter per phase is conflict free; lanes of
-  // other phases are pointed at a dummy cell after the band.
-  __aicore__ inline void MaxBackwardBand(int64_t acc_r0, uint32_t cnt) {
-    const int32_t n = static_cast<int32_t>(L_);
-    LocalTensor<float> g = acc_.Get<float>();
+  // phase have disjoint windows, so their argmax positions differ: one Gather + Add + Scatter per phase
+  // over that phase's contiguous block of phase-ordered lanes.
+  __aicore__ inline void MaxBackwardBand(int64_t acc_r0, uint32_t rb) {
+    const int32_t n = static_cast<int32_t>(Lp_);
     LocalTensor<float> bf = bandF_.Get<float>();
-    LocalTensor<float> idxf = iv_.Get<float>(), pos = ik_.Get<float>(), dp = v_.Get<float>();
-    LocalTensor<float> e = w64_.Get<float>();
-    LocalTensor<int32_t> offs = w64_.Get<int32_t>()[L_];
-    LocalTensor<float> a = tabB_.Get<float>();
-    // low words of the int64 indices
-    LocalTensor<int32_t> idx32 = iv_.Get<int32_t>();
-    Gather(idx32, w64_.Get<int32_t>(), wide_.Get<uint32_t>(), 0u, L_);
-    Cast(idxf, idx32, RoundMode::CAST_NONE, L_);
+    LocalTensor<float> gp = Ph(kGp), idxf = Ph(kIdx), pos = Ph(kPos), a = Ph(kAcc);
+    LocalTensor<int32_t> offs = Ph(kOffs).template ReinterpretCast<int32_t>();
+    // gradients and int64 index low words, in phase order
+    Gather(gp, acc_.Get<float>(), Ph(kPermG).template ReinterpretCast<uint32_t>(), 0u, Lp_);
+    LocalTensor<int32_t> idx32 = idxf.template ReinterpretCast<int32_t>();
+    Gather(idx32, w64_.Get<int32_t>(), Ph(kPerm8).template ReinterpretCast<uint32_t>(), 0u, Lp_);
+    Cast(idxf, idx32, RoundMode::CAST_NONE, Lp_);
     // UB byte offset of an index: (idx + floor(idx / W) * (wpad - W) + lpad - acc_r0 * wpad) * 4
     Adds(pos, idxf, 0.5f, n);
     Muls(pos, pos, 1.0f / static_cast<float>(t_.w), n);
-    LocalTensor<int32_t> qi = offs;
-    Cast(qi, pos, RoundMode::CAST_FLOOR, L_);
-    Cast(pos, qi, RoundMode::CAST_NONE, L_);
+    Cast(offs, pos, RoundMode::CAST_FLOOR, Lp_);
+    Cast(pos, offs, RoundMode::CAST_NONE, Lp_);
     Muls(pos, pos, static_cast<float>(t_.wpad - t_.w), n);
     Add(pos, pos, idxf, n);
     Adds(pos, pos, static_cast<float>(static_cast<int64_t>(t_.lpad) - acc_r0 * static_cast<int64_t>(t_.wpad)), n);
     Muls(pos, pos, 4.0f, n);
-    const float dummy = static_cast<float>(t_.in_rows * t_.wpad * 4);
-    Muls(dp, pos, -1.0f, n);
-    Adds(dp, dp, dummy, n);  // dummy - pos
-    LocalTensor<float> pid = tabC_.Get<float>();
-    const uint32_t phases = PhaseRows() * PhaseCols();
-    for (uint32_t ph = 0; ph < phases; ++ph) {
-      if (phases > 1) {
-        Adds(e, pid, -static_cast<float>(ph), n);
-        Abs(e, e, n);
-        Mins(e, e, 1.0f, n);  // 0 in this phase, 1 elsewhere
-        Mul(e, e, dp, n);
-        Add(e, e, pos, n);
-        Cast(offs, e, RoundMode::CAST_RINT, L_);
-      } else {
-        Cast(offs, pos, RoundMode::CAST_RINT, L_);
+    Cast(offs, pos, RoundMode::CAST_RINT, Lp_);
+    LocalTensor<uint32_t> uo = offs.template ReinterpretCast<uint32_t>();
+    uint32_t start = 0;
+    for (uint32_t ph = 0; ph < PhaseRows() * PhaseCols(); ++ph) {
+      const uint32_t nl = PhaseLanes(ph, rb);
+      if (nl > 0) {
+        Gather(a[start], bf, uo[start], 0u, nl);
+        Add(a[start], a[start], gp[start], static_cast<int32_t>(nl));
+        Scatter(bf, a[start], uo[start], 0u, nl);
       }
-      LocalTensor<uint32_t> uo = offs.ReinterpretCast<uint32_t>();
-      Gather(a, bf, uo, 0u, cnt);
-      Add(a, a, g, static_cast<int32_t>(cnt));
-      Scatter(bf, a, uo, 0u, cnt);
+      start += npu_kernels::AlignUp<uint32_t>(PhaseLanes(ph, t_.rows), 8);
     }
   }
-
 
   __aicore__ inline void FlushRows(uint64_t p, int64_t acc_r0, int64_t from, int64_t to, bool zeros) {
     if (from < 0) from = 0;
@@ -708,7 +751,7 @@ class PoolKernel {
         Cast(g, gt, RoundMode::CAST_NONE, L_);
       }
       if (max_) {
-        MaxBackwardBand(acc_r0, cnt);
+        MaxBackwardBand(acc_r0, rb);
         continue;
       } else {
         Mul(g, g, tabC_.Get<float>(), n);  // 1 / divisor
@@ -825,11 +868,11 @@ class PoolKernel {
 
   PoolTiling t_;
   bool bwd_ = false, max_ = false, adaptive_ = false;
-  uint32_t L_ = 0, smallN_ = 0, bandAligned_ = 0;
+  uint32_t L_ = 0, smallN_ = 0, bandAligned_ = 0, Lp_ = 0;
   TPipe pipe_;
   TQue<TPosition::VECIN, 1> inQ_;
   TBuf<TPosition::VECCALC> bandF_, bandT_, small_, rowlane_, goff_, tabA_, tabB_, tabC_, v_, acc_, iv_, ik_, mask_,
-      outT_, w64_, wide_, nanMask_, nanHalf_, nanF_;
+      outT_, w64_, wide_, nanMask_, nanHalf_, nanF_, ph_;
   GlobalTensor<T> xGm_, yGm_, goGm_, gxGm_;
   GlobalTensor<int64_t> idxGm_;
 };
