@@ -207,8 +207,8 @@ void CopyPadG2L(const LocalOperand& dst, const GlobalOperand& src, uint32_t esz,
     else if (c.pad_value_set) std::memcpy(fill, &c.pad_value, 8);
     else std::memcpy(fill, s, esz);
     std::memcpy(d + data0 * esz, s, block_len);
-    for (uint64_t e = 0; e < elems; ++e)
-      if (e < data0 || e >= data1) std::memcpy(d + e * esz, fill, esz);
+    for (uint64_t e = 0; e < data0; ++e) std::memcpy(d + e * esz, fill, esz);
+    for (uint64_t e = data1; e < elems; ++e) std::memcpy(d + e * esz, fill, esz);
   }
   c.counters.gm_to_local_bytes += uint64_t(block_len) * block_count;
 }

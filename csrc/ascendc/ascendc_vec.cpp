@@ -732,6 +732,72 @@ void VReduceRep(RedOp op, DT dt, const LO& d, const LO& a, const LO& tmp, MaskAr
   LocalCore().counters.vector_elem_ops += active;
 }
 
+// ------------------------------------------------------------------ Gather
+namespace {
+// Checks the offsets of Gather/Scatter: each names a whole element inside the `bytes` B tensor.
+void CheckIndexed(const char* instr, const char* role, const uint32_t* o, int64_t count, uint32_t base, uint32_t esz,
+                  uint64_t bytes) {
+  uint32_t any_bits = 0, max_off = 0;
+  for (int64_t i = 0; i < count; ++i) {  // vectorizes: or / max reductions
+    any_bits |= o[i];
+    max_off = o[i] > max_off ? o[i] : max_off;
+  }
+  if (((uint64_t(base) | any_bits) % esz) == 0 && uint64_t(base) + max_off + esz <= bytes) return;
+  for (int64_t i = 0; i < count; ++i) {
+    uint64_t at = uint64_t(base) + o[i];
+    if (at % esz != 0 || at + esz > bytes)
+      Fail("%s %s[%" PRId64 "] = %u B (+ base %u B) is %s the %" PRIu64 " B %s tensor", instr, role, i, o[i], base,
+           at % esz != 0 ? "not element-aligned in" : "outside", bytes, instr[0] == 'G' ? "src" : "dst");
+  }
+}
+typedef uint32_t __attribute__((may_alias, aligned(1))) u32_alias;
+typedef uint16_t __attribute__((may_alias, aligned(1))) u16_alias;
+}  // namespace
+
+void VGather(DT dt, const LO& d, const LO& a, const LO& off, uint32_t base, int64_t count) {
+  const char* instr = "Gather";
+  CheckCount(instr, count);
+  if (count == 0) return;
+  const uint32_t esz = Esz(dt);
+  if (esz != 2 && esz != 4) FailDtype(instr, dt);
+  CheckVec(instr, "dst", d, uint64_t(count) * esz);
+  CheckVec(instr, "srcOffset", off, uint64_t(count) * 4);
+  CheckVec(instr, "src", a, a.bytes);
+  const uint32_t* o = reinterpret_cast<const uint32_t*>(off.ptr);
+  CheckIndexed(instr, "srcOffset", o, count, base, esz, a.bytes);
+  const uint8_t* src = a.ptr + base;
+  if (esz == 4) {
+    u32_alias* D = reinterpret_cast<u32_alias*>(d.ptr);
+    for (int64_t i = 0; i < count; ++i) D[i] = *reinterpret_cast<const u32_alias*>(src + o[i]);
+  } else {
+    u16_alias* D = reinterpret_cast<u16_alias*>(d.ptr);
+    for (int64_t i = 0; i < count; ++i) D[i] = *reinterpret_cast<const u16_alias*>(src + o[i]);
+  }
+  LocalCore().counters.vector_elem_ops += uint64_t(count);
+}
+
+void VScatter(DT dt, const LO& d, const LO& a, const LO& off, uint32_t base, int64_t count) {
+  const char* instr = "Scatter";
+  CheckCount(instr, count);
+  if (count == 0) return;
+  const uint32_t esz = Esz(dt);
+  if (esz != 2 && esz != 4) FailDtype(instr, dt);
+  CheckVec(instr, "src", a, uint64_t(count) * esz);
+  CheckVec(instr, "dstOffset", off, uint64_t(count) * 4);
+  CheckVec(instr, "dst", d, d.bytes);
+  const uint32_t* o = reinterpret_cast<const uint32_t*>(off.ptr);
+  CheckIndexed(instr, "dstOffset", o, count, base, esz, d.bytes);
+  uint8_t* dst = d.ptr + base;
+  if (esz == 4) {
+    const u32_alias* A = reinterpret_cast<const u32_alias*>(a.ptr);
+    for (int64_t i = 0; i < count; ++i) *reinterpret_cast<u32_alias*>(dst + o[i]) = A[i];
+  } else {
+    const u16_alias* A = reinterpret_cast<const u16_alias*>(a.ptr);
+    for (int64_t i = 0; i < count; ++i) *reinterpret_cast<u16_alias*>(dst + o[i]) = A[i];
+  }
+  LocalCore().counters.vector_elem_ops += uint64_t(count);
+}
+
 // ------------------------------------------------------------------ mask register
 void VSetMask(DT dt, bool counter_template, uint64_t hi, uint64_t lo) {
   (void)dt;

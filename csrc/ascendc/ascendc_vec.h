@@ -78,6 +78,10 @@ void VReduce(RedOp op, DT dt, const LO& d, const LO& a, const LO& tmp, int64_t c
 void VReduceRep(RedOp op, DT dt, const LO& d, const LO& a, const LO& tmp, MaskArg m, int64_t repeat,
                 int64_t src_rep, bool cal_index);
 void VSetMask(DT dt, bool counter_template, uint64_t hi, uint64_t lo);
+// Gather (count form): d[i] = element at byte (base + off[i]) of a; offsets are uint32 bytes.
+void VGather(DT dt, const LO& d, const LO& a, const LO& off, uint32_t base, int64_t count);
+// Scatter (count form): element at byte (base + off[i]) of d = a[i]; offsets are uint32 bytes.
+void VScatter(DT dt, const LO& d, const LO& a, const LO& off, uint32_t base, int64_t count);
 void VSetMaskLen(DT dt, bool counter_template, int64_t len);
 
 }  // namespace ascendc_host

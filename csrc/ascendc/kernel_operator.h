@@ -19,6 +19,7 @@
 #include "ascendc_types.h"
 #include "host_launch.h"
 #include "kernel_data_copy.h"
+#include "kernel_debug.h"
 #include "kernel_sync.h"
 #include "kernel_tensor.h"
 #include "kernel_tpipe.h"

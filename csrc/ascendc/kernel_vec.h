@@ -370,6 +370,28 @@ ASCENDC_REDUCE_MAXMIN(ReduceMax, Max)
 ASCENDC_REDUCE_MAXMIN(ReduceMin, Min)
 #undef ASCENDC_REDUCE_MAXMIN
 
+// ---------------------------------------------------------------- Gather (count form)
+// dst[i] = the element of src at byte offset srcBaseAddr + srcOffset[i] (2201: 16/32-bit types).
+template <typename T>
+inline void Gather(const LocalTensor<T>& dst, const LocalTensor<T>& src, const LocalTensor<uint32_t>& srcOffset,
+                   const uint32_t srcBaseAddr, const uint32_t count) {
+  static_assert(ascendc_host::OneOf<T, int16_t, uint16_t, half, bfloat16_t, int32_t, uint32_t, float>,
+                "Gather: dtype not supported on 2201");
+  ascendc_host::VGather(ascendc_host::DTypeOf<T>, dst.Operand(), src.Operand(), srcOffset.Operand(), srcBaseAddr,
+                        count);
+}
+
+// Scatter (count form): the element of dst at byte offset dstBaseAddr + dstOffset[i] = src[i]. Offsets
+// that repeat leave one of the values (unspecified which): callers keep them distinct.
+template <typename T>
+inline void Scatter(const LocalTensor<T>& dst, const LocalTensor<T>& src, const LocalTensor<uint32_t>& dstOffset,
+                    const uint32_t dstBaseAddr, const uint32_t count) {
+  static_assert(ascendc_host::OneOf<T, int16_t, uint16_t, half, bfloat16_t, int32_t, uint32_t, float>,
+                "Scatter: dtype not supported on 2201");
+  ascendc_host::VScatter(ascendc_host::DTypeOf<T>, dst.Operand(), src.Operand(), dstOffset.Operand(), dstBaseAddr,
+                         count);
+}
+
 // ---------------------------------------------------------------- mask register
 template <typename T, MaskMode mode = MaskMode::NORMAL>
 inline void SetVectorMask(uint64_t maskHigh, uint64_t maskLow) {

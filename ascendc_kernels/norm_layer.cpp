@@ -1,0 +1,302 @@
+// Layer norm in Ascend C: one row of d elements per step, in float. The row sums are FoldSum trees over
+// a zero-padded copy (d rounded up to 64), so results depend only on d. Backward writes grad_input per
+// row and keeps per-core column sums for grad_weight / grad_bias, folded in core order afterwards.
+#include <cmath>
+
+#include "kernel_operator.h"
+#include "norm.h"
+#include "norm_util.h"
+
+using namespace AscendC;
+
+namespace npu_kernels {
+
+LayerNormTiling layer_norm_tiling(uint64_t rows, uint64_t d, bool backward, uint32_t elem_bytes, const SocInfo& soc) {
+  LayerNormTiling t{};
+  t.rows = rows;
+  t.d = d;
+  t.dpad = static_cast<uint32_t>(AlignUp<uint64_t>(d, 64));
+  const uint64_t cores = static_cast<uint64_t>(soc.vector_cores > 0 ? soc.vector_cores : 1);
+  // Enough rows per core for ~32K elements of work (a core loads weight and bias once).
+  uint64_t min_rows = d ? CeilDivU<uint64_t>(32768, d) : 1;
+  uint64_t rpc = CeilDivU<uint64_t>(rows, cores);
+  if (rpc < min_rows) rpc = min_rows;
+  if (rpc < 1) rpc = 1;
+  t.rows_per_core = rpc;
+  t.block_dim = static_cast<uint32_t>(rows ? CeilDivU<uint64_t>(rows, rpc) : 1);
+  // UB: 4 float rows (x, tmp, w, b) forward, 6 backward (x, tmp, w, go, two column sums), plus two
+  // dtype rows for 16-bit inputs (float rows are copied straight into the float buffers).
+  const uint64_t per = (elem_bytes == 4 ? 0 : 2 * elem_bytes) + (backward ? 6 : 4) * 4;
+  t.ok = static_cast<uint64_t>(t.dpad) * per + 8 * 1024 <= soc.ub_bytes;
+  return t;
+}
+
+FoldTiling fold_tiling(uint64_t rows, uint64_t cols, const SocInfo& soc) {
+  FoldTiling t{};
+  t.rows = rows;
+  t.cols = cols;
+  uint64_t chunk = (soc.ub_bytes - 8 * 1024) / (4 * 2 * (rows + 1));
+  chunk = AlignDown<uint64_t>(chunk, 8);
+  if (chunk > 8192) chunk = 8192;
+  if (chunk < 8) chunk = 8;
+  t.chunk = static_cast<uint32_t>(chunk);
+  return t;
+}
+
+}  // namespace npu_kernels
+
+namespace {
+
+using npu_kernels::FoldTiling;
+using npu_kernels::LayerNormTiling;
+using namespace nn_kernels;
+
+__aicore__ inline void SyncMte2ToV() {
+  SetFlag<HardEvent::MTE2_V>(0);
+  WaitFlag<HardEvent::MTE2_V>(0);
+}
+__aicore__ inline void SyncVToMte2() {
+  SetFlag<HardEvent::V_MTE2>(0);
+  WaitFlag<HardEvent::V_MTE2>(0);
+}
+__aicore__ inline void SyncVToMte3() {
+  SetFlag<HardEvent::V_MTE3>(0);
+  WaitFlag<HardEvent::V_MTE3>(0);
+}
+__aicore__ inline void SyncMte3ToV() {
+  SetFlag<HardEvent::MTE3_V>(0);
+  WaitFlag<HardEvent::MTE3_V>(0);
+}
+__aicore__ inline void SyncVToS() {
+  SetFlag<HardEvent::V_S>(0);
+  WaitFlag<HardEvent::V_S>(0);
+}
+__aicore__ inline void SyncSToMte3() {
+  SetFlag<HardEvent::S_MTE3>(0);
+  WaitFlag<HardEvent::S_MTE3>(0);
+}
+
+template <typename T>
+class LayerNormKernel {
+ public:
+  __aicore__ inline void Init(GM_ADDR x, GM_ADDR go, GM_ADDR weight, GM_ADDR bias, GM_ADDR y, GM_ADDR mean,
+                              GM_ADDR rstd, GM_ADDR partial, const LayerNormTiling& t, bool backward) {
+    t_ = t;
+    bwd_ = backward;
+    const uint64_t total = t.rows * t.d;
+    xGm_.SetGlobalBuffer(reinterpret_cast<__gm__ T*>(x), total);
+    if (go) goGm_.SetGlobalBuffer(reinterpret_cast<__gm__ T*>(go), total);
+    if (weight) wGm_.SetGlobalBuffer(reinterpret_cast<__gm__ float*>(weight), t.d);
+    if (bias) bGm_.SetGlobalBuffer(reinterpret_cast<__gm__ float*>(bias), t.d);
+    if (y) yGm_.SetGlobalBuffer(reinterpret_cast<__gm__ T*>(y), total);
+    meanGm_.SetGlobalBuffer(reinterpret_cast<__gm__ float*>(mean), t.rows);
+    rstdGm_.SetGlobalBuffer(reinterpret_cast<__gm__ float*>(rstd), t.rows);
+    if (partial) partialGm_.SetGlobalBuffer(reinterpret_cast<__gm__ float*>(partial), 2ull * t.block_dim * t.d);
+    const uint32_t dp = t.dpad;
+    if constexpr (!std::is_same_v<T, float>) pipe_.InitBuffer(inT_, 2 * dp * sizeof(T));
+    pipe_.InitBuffer(rows_, (backward ? 6 : 4) * dp * sizeof(float));
+    pipe_.InitBuffer(small_, 2 * 64 * sizeof(float) + 256);
+    // FoldSum reads the zero tail of the scratch row; the accumulators start at zero.
+    Duplicate(R(kTmp), 0.0f, static_cast<int32_t>(dp));
+    if (backward) Duplicate(R(kAccW), 0.0f, static_cast<int32_t>(2 * dp));
+    const uint32_t db = static_cast<uint32_t>(t.d * 4);
+    if (weight) DataCopyPad(R(kW), wGm_, DataCopyExtParams{1, db, 0, 0, 0}, DataCopyPadExtParams<float>{false, 0, 0, 0.0f});
+    else Duplicate(R(kW), 1.0f, static_cast<int32_t>(t.d));
+    if (!backward) {
+      if (bias) DataCopyPad(R(kB), bGm_, DataCopyExtParams{1, db, 0, 0, 0}, DataCopyPadExtParams<float>{false, 0, 0, 0.0f});
+      else Duplicate(R(kB), 0.0f, static_cast<int32_t>(t.d));
+    }
+    SyncMte2ToV();
+  }
+
+  __aicore__ inline void Process() {
+    const uint64_t r0 = t_.rows_per_core * GetBlockIdx();
+    uint64_t r1 = r0 + t_.rows_per_core;
+    if (r1 > t_.rows) r1 = t_.rows;
+    for (uint64_t r = r0; r < r1; r += 64) {
+      const uint32_t nr = static_cast<uint32_t>(r1 - r < 64 ? r1 - r : 64);
+      if (bwd_) LoadStats(r, nr);
+      for (uint32_t k = 0; k < nr; ++k) {
+        if (bwd_) BackwardRow(r + k, k);
+        else ForwardRow(r + k, k);
+      }
+      if (!bwd_) StoreStats(r, nr);
+    }
+    if (bwd_ && partialGm_.GetPhyAddr() != nullptr) {
+      SyncVToMte3();
+      const uint32_t db = static_cast<uint32_t>(t_.d * 4);
+      // partial[k][core][:] (k = 0 grad_weight, 1 grad_bias), folded by partial_rows_fold_kernel
+      const uint64_t at = GetBlockIdx() * t_.d;
+      DataCopyPad(partialGm_[at], R(kAccW), DataCopyExtParams{1, db, 0, 0, 0});
+      DataCopyPad(partialGm_[t_.block_dim * t_.d + at], R(kAccB), DataCopyExtParams{1, db, 0, 0, 0});
+    }
+  }
+
+ private:
+  enum Row { kX = 0, kTmp = 1, kW = 2, kB = 3, kG = 3, kAccW = 4, kAccB = 5 };
+  __aicore__ inline LocalTensor<float> R(int k) { return rows_.Get<float>()[k * t_.dpad]; }
+  __aicore__ inline LocalTensor<float> Stat(int k) { return small_.Get<float>()[k * 64]; }
+
+  __aicore__ inline LocalTensor<float> LoadRow(const GlobalTensor<T>& gm, uint64_t row, int slot, int dst) {
+    SyncVToMte2();
+    if constexpr (std::is_same_v<T, float>) {
+      DataCopyPad(R(dst), gm[row * t_.d], DataCopyExtParams{1, static_cast<uint32_t>(t_.d * sizeof(T)), 0, 0, 0},
+                  DataCopyPadExtParams<T>{true, 0, 0, T(0)});
+      SyncMte2ToV();
+      return R(dst);
+    }
+    LocalTensor<T> in = inT_.Get<T>()[slot * t_.dpad];
+    DataCopyPad(in, gm[row * t_.d], DataCopyExtParams{1, static_cast<uint32_t>(t_.d * sizeof(T)), 0, 0, 0},
+                DataCopyPadExtParams<T>{true, 0, 0, T(0)});
+    SyncMte2ToV();
+    LocalTensor<float> f = R(dst);
+    Cast(f, in, RoundMode::CAST_NONE, static_cast<uint32_t>(t_.d));
+    return f;
+  }
+
+  // Sum of src[0, d) through a zero-padded copy.
+  __aicore__ inline float RowSum(const LocalTensor<float>& src) {
+    LocalTensor<float> tmp = R(kTmp);
+    Adds(tmp, src, 0.0f, static_cast<int32_t>(t_.d));
+    const float s = FoldSum(tmp, small_.Get<float>()[128], t_.dpad);
+    SyncVToS();
+    return s;
+  }
+
+  __aicore__ inline void StoreRow(uint64_t row, const LocalTensor<float>& f) {
+    const int32_t d = static_cast<int32_t>(t_.d);
+    LocalTensor<T> out = f.template ReinterpretCast<T>();
+    if constexpr (!std::is_same_v<T, float>) {
+      out = inT_.Get<T>()[t_.dpad];
+      StoreFloat(out, f, static_cast<uint32_t>(d));
+    }
+    SyncVToMte3();
+    DataCopyPad(yGm_[row * t_.d], out, DataCopyExtParams{1, static_cast<uint32_t>(t_.d * sizeof(T)), 0, 0, 0});
+    SyncMte3ToV();
+  }
+
+  __aicore__ inline void ForwardRow(uint64_t row, uint32_t k) {
+    const int32_t d = static_cast<int32_t>(t_.d);
+    const float inv_d = 1.0f / static_cast<float>(t_.d);
+    LocalTensor<float> x = LoadRow(xGm_, row, 0, kX);
+    const float mean = RowSum(x) * inv_d;
+    Adds(x, x, -mean, d);
+    LocalTensor<float> tmp = R(kTmp);
+    Mul(tmp, x, x, d);
+    const float var = FoldSum(tmp, small_.Get<float>()[128], t_.dpad) * inv_d;
+    SyncVToS();
+    const float rstd = 1.0f / std::sqrt(var + t_.eps);
+    Stat(0).SetValue(k, mean);
+    Stat(1).SetValue(k, rstd);
+    Muls(x, x, rstd, d);
+    if (t_.has_weight) Mul(x, x, R(kW), d);
+    if (t_.has_bias) Add(x, x, R(kB), d);
+    StoreRow(row, x);
+  }
+
+  __aicore__ inline void StoreStats(uint64_t r, uint32_t nr) {
+    SyncSToMte3();
+    DataCopyPad(meanGm_[r], Stat(0), DataCopyExtParams{1, nr * 4, 0, 0, 0});
+    DataCopyPad(rstdGm_[r], Stat(1), DataCopyExtParams{1, nr * 4, 0, 0, 0});
+    SyncMte3ToV();
+  }
+  __aicore__ inline void LoadStats(uint64_t r, uint32_t nr) {
+    SyncVToMte2();
+    DataCopyPad(Stat(0), meanGm_[r], DataCopyExtParams{1, nr * 4, 0, 0, 0}, DataCopyPadExtParams<float>{false, 0, 0, 0.0f});
+    DataCopyPad(Stat(1), rstdGm_[r], DataCopyExtParams{1, nr * 4, 0, 0, 0}, DataCopyPadExtParams<float>{false, 0, 0, 0.0f});
+    SetFlag<HardEvent::MTE2_S>(0);
+    WaitFlag<HardEvent::MTE2_S>(0);
+  }
+
+  // xhat = (x - mean) * rstd; dxh = go * w;
+  // grad_in = rstd * (dxh - mean(dxh) - xhat * mean(dxh * xhat)); acc_w += go * xhat; acc_b += go.
+  __aicore__ inline void BackwardRow(uint64_t row, uint32_t k) {
+    const int32_t d = static_cast<int32_t>(t_.d);
+    const float inv_d = 1.0f / static_cast<float>(t_.d);
+    const float mean = Stat(0).GetValue(k), rstd = Stat(1).GetValue(k);
+    LocalTensor<float> x = LoadRow(xGm_, row, 0, kX);
+    LocalTensor<float> g = LoadRow(goGm_, row, 1, kG);
+    LocalTensor<float> tmp = R(kTmp);
+    Adds(x, x, -mean, d);
+    Muls(x, x, rstd, d);
+    if (t_.need_gw) {
+      Mul(tmp, g, x, d);
+      Add(R(kAccW), R(kAccW), tmp, d);
+    }
+    if (t_.need_gb) Add(R(kAccB), R(kAccB), g, d);
+    if (!t_.need_gx) return;
+    if (t_.has_weight) Mul(g, g, R(kW), d);
+    const float s1 = RowSum(g) * inv_d;
+    Mul(tmp, g, x, d);
+    const float s2 = FoldSum(tmp, small_.Get<float>()[128], t_.dpad) * inv_d;
+    SyncVToS();
+    Muls(x, x, -s2, d);
+    Add(x, x, g, d);
+    Adds(x, x, -s1, d);
+    Muls(x, x, rstd, d);
+    StoreRow(row, x);
+  }
+
+  LayerNormTiling t_;
+  bool bwd_ = false;
+  TPipe pipe_;
+  TBuf<TPosition::VECCALC> inT_, rows_, small_;
+  GlobalTensor<T> xGm_, goGm_, yGm_;
+  GlobalTensor<float> wGm_, bGm_, meanGm_, rstdGm_, partialGm_;
+};
+
+}  // namespace
+
+#define NPU_LN_ENTRY(NAME, T)                                                                                  \
+  extern "C" __global__ __aicore__ void layer_norm_fwd_kernel_##NAME(GM_ADDR x, GM_ADDR weight, GM_ADDR bias,   \
+                                                                     GM_ADDR y, GM_ADDR mean, GM_ADDR rstd,     \
+                                                                     GM_ADDR tiling) {                          \
+    GET_TILING_DATA_WITH_STRUCT(LayerNormTiling, t, tiling);                                                    \
+    LayerNormKernel<T> op;                                                                                      \
+    op.Init(x, nullptr, weight, bias, y, mean, rstd, nullptr, t, false);                                        \
+    op.Process();                                                                                               \
+  }                                                                                                             \
+  extern "C" __global__ __aicore__ void layer_norm_bwd_kernel_##NAME(GM_ADDR go, GM_ADDR x, GM_ADDR mean,        \
+                                                                     GM_ADDR rstd, GM_ADDR weight, GM_ADDR gx,  \
+                                                                     GM_ADDR partial, GM_ADDR tiling) {         \
+    GET_TILING_DATA_WITH_STRUCT(LayerNormTiling, t, tiling);                                                    \
+    LayerNormKernel<T> op;                                                                                      \
+    op.Init(x, go, weight, nullptr, gx, mean, rstd, partial, t, true);                                          \
+    op.Process();                                                                                               \
+  }
+NPU_LN_ENTRY(float, float)
+NPU_LN_ENTRY(half, half)
+NPU_LN_ENTRY(bf16, bfloat16_t)
+#undef NPU_LN_ENTRY
+
+// Column sums of partial rows (one core, row order): out_k = sum_r partial[k][r][:].
+extern "C" __global__ __aicore__ void partial_rows_fold_kernel(GM_ADDR partial, GM_ADDR out0, GM_ADDR out1,
+                                                               GM_ADDR tiling) {
+  GET_TILING_DATA_WITH_STRUCT(FoldTiling, t, tiling);
+  TPipe pipe;
+  TBuf<TPosition::VECCALC> buf;
+  pipe.InitBuffer(buf, static_cast<uint32_t>(t.rows) * t.chunk * 4);
+  GlobalTensor<float> pg, o[2];
+  pg.SetGlobalBuffer(reinterpret_cast<__gm__ float*>(partial), 2 * t.rows * t.cols);
+  o[0].SetGlobalBuffer(reinterpret_cast<__gm__ float*>(out0), t.cols);
+  o[1].SetGlobalBuffer(reinterpret_cast<__gm__ float*>(out1), t.cols);
+  LocalTensor<float> b = buf.Get<float>();
+  for (int k = 0; k < 2; ++k) {
+    if (o[k].GetPhyAddr() == nullptr) continue;
+    for (uint64_t c0 = 0; c0 < t.cols; c0 += t.chunk) {
+      const uint32_t cc = static_cast<uint32_t>(t.cols - c0 < t.chunk ? t.cols - c0 : t.chunk);
+      const uint32_t pitch = npu_kernels::AlignUp<uint32_t>(cc, 8);
+      SyncVToMte2();
+      // Rows of `cols` floats: partial[k][r] starts at (k * rows + r) * cols.
+      DataCopyPad(b, pg[k * t.rows * t.cols + c0],
+                  DataCopyExtParams{static_cast<uint16_t>(t.rows), cc * 4, static_cast<uint32_t>((t.cols - cc) * 4),
+                                    (t.chunk * 4 - pitch * 4) / 32 + 0, 0},
+                  DataCopyPadExtParams<float>{true, 0, 0, 0.0f});
+      SyncMte2ToV();
+      FoldRows(b, static_cast<uint32_t>(t.rows), t.chunk, pitch);
+      SyncVToMte3();
+      DataCopyPad(o[k][c0], b, DataCopyExtParams{1, cc * 4, 0, 0, 0});
+      SyncMte3ToV();
+    }
+  }
+}

@@ -1,0 +1,71 @@
+"""Pooling and normalization on npu next to the same ops on the CPU, in one process.
+
+    python benchmarks/bench_nn.py [--min-run-time 1.0] [--only NAME]
+
+Cases: max_pool2d 3x3 s2 p1 on (8, 64, 112, 112) (forward with indices, and backward); batch_norm eval
+and train on (8, 256, 56, 56); adaptive_avg_pool2d (8, 2048, 7, 7) -> 1x1 (the npu kernel through
+aten::_adaptive_avg_pool2d: F.adaptive_avg_pool2d(x, 1) itself lowers to mean(), a reduction op);
+layer_norm (64, 4096); dropout on (8, 64, 112, 112). Each npu statement synchronizes. Prints the medians
+(torch.utils.benchmark) and the npu/CPU ratio; the target is <= 5x for every op and <= 1.5x for the
+memory-bound ones.
+"""
+import argparse
+
+import torch
+import torch.nn.functional as F
+import torch.utils.benchmark as benchmark
+
+import torch_ops_nn  # noqa: F401
+
+
+def measure(stmt: str, env: dict, min_run_time: float) -> float:
+    t = benchmark.Timer(stmt=stmt, globals=env, num_threads=torch.get_num_threads())
+    return t.blocked_autorange(min_run_time=min_run_time).median
+
+
+def cases():
+    torch.manual_seed(0)
+    x = torch.randn(8, 64, 112, 112)
+    y, idx = F.max_pool2d(x, 3, 2, 1, return_indices=True)
+    g = torch.randn(y.shape)
+    bn_x = torch.randn(8, 256, 56, 56)
+    c = 256
+    w, b, rm, rv = torch.randn(c), torch.randn(c), torch.randn(c), torch.rand(c) + 0.5
+    ap = torch.randn(8, 2048, 7, 7)
+    ln = torch.randn(64, 4096)
+    lw, lb = torch.randn(4096), torch.randn(4096)
+    dev = {k: v.to("npu") for k, v in dict(x=x, idx=idx, g=g, bn_x=bn_x, w=w, b=b, rm=rm, rv=rv, ap=ap, ln=ln, lw=lw,
+                                          lb=lb).items()}
+    cpu = dict(x=x, idx=idx, g=g, bn_x=bn_x, w=w, b=b, rm=rm, rv=rv, ap=ap, ln=ln, lw=lw, lb=lb)
+    mp_bwd = "torch.ops.aten.max_pool2d_with_indices_backward(g, x, [3, 3], [2, 2], [1, 1], [1, 1], False, idx)"
+    return [
+        ("max_pool2d 3x3 s2 p1 (8,64,112,112)", "F.max_pool2d(x, 3, 2, 1, return_indices=True)", cpu, dev),
+        ("max_pool2d backward", mp_bwd, cpu, dev),
+        ("batch_norm eval (8,256,56,56)", "F.batch_norm(bn_x, rm, rv, w, b, False)", cpu, dev),
+        ("batch_norm train (8,256,56,56)", "F.batch_norm(bn_x, rm, rv, w, b, True)", cpu, dev),
+        ("adaptive_avg_pool2d (8,2048,7,7)->1", "torch._adaptive_avg_pool2d(ap, (1, 1))", cpu, dev),
+        ("layer_norm (64,4096)", "F.layer_norm(ln, (4096,), lw, lb)", cpu, dev),
+        ("dropout p=0.5 (8,64,112,112)", "torch.ops.aten.native_dropout(x, 0.5, True)", cpu, dev),
+    ]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--min-run-time", type=float, default=1.0)
+    parser.add_argument("--only", default="")
+    args = parser.parse_args()
+    print(f"torch {torch.__version__}, {torch.get_num_threads()} CPU threads, "
+          f"{torch_ops_nn._C._host_threads()} npu host threads")
+    print(f"{'op':<40}{'cpu (ms)':>10}{'npu (ms)':>10}{'npu/cpu':>9}")
+    for name, stmt, cpu_env, npu_env in cases():
+        if args.only and args.only not in name:
+            continue
+        env_c = dict(cpu_env, F=F, torch=torch)
+        env_n = dict(npu_env, F=F, torch=torch)
+        t_cpu = measure(stmt, env_c, args.min_run_time)
+        t_npu = measure(stmt + "; torch.npu.synchronize()", env_n, args.min_run_time)
+        print(f"{name:<40}{t_cpu * 1e3:>10.2f}{t_npu * 1e3:>10.2f}{t_npu / t_cpu:>8.2f}x", flush=True)
+
+
+if __name__ == "__main__":
+    main()

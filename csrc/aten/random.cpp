@@ -1,0 +1,132 @@
+// Random ops on npu: uniform_, normal_, bernoulli_(float p), native_dropout and native_dropout_backward.
+// Seeds and Philox offsets come from the npu Generator; the Ascend C kernels in ascendc_kernels/random*
+// turn (seed, offset, element index) into numbers, so results never depend on the core split.
+#include <ATen/core/DistributionsHelper.h>
+#include <ATen/core/Tensor.h>
+#include <c10/core/DeviceGuard.h>
+#include <torch/library.h>
+
+#include <optional>
+#include <tuple>
+
+#include "aten/kernel_launch.h"
+#include "aten/op_common.h"
+#include "core/npu_generator.h"
+#include "random.h"
+
+namespace torch_ops_nn {
+namespace {
+
+using at::Tensor;
+
+TORCH_OPS_NN_REGISTER_KERNEL(random_kernel);
+TORCH_OPS_NN_REGISTER_KERNEL(dropout_bwd_kernel);
+
+std::pair<uint64_t, uint64_t> SeedOffset(const std::optional<at::Generator>& generator, c10::DeviceIndex dev,
+                                         uint64_t numel) {
+  auto* gen = at::get_generator_or_default<NpuGeneratorImpl>(generator, DefaultNpuGenerator(dev));
+  return gen->philox_seed_offset(numel);
+}
+
+// Fills `self` (any strides) with kind's numbers: a contiguous result, copied in when self is not.
+void LaunchRandom(const char* op, Tensor& self, uint32_t kind, float a, float b,
+                  const std::optional<at::Generator>& generator, const Tensor& x = Tensor(),
+                  const Tensor& mask = Tensor()) {
+  const c10::DeviceIndex dev = self.device().index();
+  c10::DeviceGuard guard(self.device());
+  const uint64_t numel = static_cast<uint64_t>(self.numel());
+  if (numel == 0) return;
+  auto [seed, offset] = SeedOffset(generator, dev, numel);
+  auto t = npu_kernels::random_tiling(kind, numel, seed, offset, SocInfoFor(dev));
+  t.a = a;
+  t.b = b;
+  Tensor out = self.is_contiguous() ? self : NpuEmpty(self.sizes(), self.scalar_type(), dev);
+  auto k = PickFloatKernel(op, self.scalar_type(), &random_kernel_float, &random_kernel_half, &random_kernel_bf16);
+  KernelLaunch launch{"random_kernel", ascendc_host::CoreType::AIV, t.block_dim, dev};
+  if (LogDebugEnabled()) launch.detail = std::string(op) + " " + DescribeForLog({{"self", &self}});
+  LaunchKernel(std::move(launch), k, t, x.defined() ? x.data_ptr() : nullptr, out.data_ptr(),
+               mask.defined() ? mask.data_ptr() : nullptr);
+  if (!out.is_same(self)) self.copy_(out);
+}
+
+Tensor& uniform_(Tensor& self, double from, double to, std::optional<at::Generator> generator) {
+  const char* op = "uniform_";
+  CheckSameNpuDevice(op, {{"self", &self}});
+  CheckFloatDtype(op, "self", self);
+  TORCH_CHECK(from <= to, op, ": expects from <= to, but got from=", from, " and to=", to);
+  TORCH_CHECK(std::isfinite(from) && std::isfinite(to), op, ": from and to must be finite, got from=", from,
+              " and to=", to);
+  LaunchRandom(op, self, npu_kernels::kRandUniform, static_cast<float>(from), static_cast<float>(to), generator);
+  return self;
+}
+
+Tensor& normal_(Tensor& self, double mean, double std, std::optional<at::Generator> generator) {
+  const char* op = "normal_";
+  CheckSameNpuDevice(op, {{"self", &self}});
+  CheckFloatDtype(op, "self", self);
+  TORCH_CHECK(std >= 0.0, op, ": expects std >= 0.0, but got std=", std);
+  LaunchRandom(op, self, npu_kernels::kRandNormal, static_cast<float>(mean), static_cast<float>(std), generator);
+  return self;
+}
+
+Tensor& bernoulli_float(Tensor& self, double p, std::optional<at::Generator> generator) {
+  const char* op = "bernoulli_";
+  CheckSameNpuDevice(op, {{"self", &self}});
+  CheckFloatDtype(op, "self", self);
+  TORCH_CHECK(p >= 0.0 && p <= 1.0, op, ": expects p to be in [0, 1], but got p=", p);
+  LaunchRandom(op, self, npu_kernels::kRandBernoulli, static_cast<float>(p), 0.0f, generator);
+  return self;
+}
+
+std::tuple<Tensor, Tensor> native_dropout(const Tensor& input, double p, std::optional<bool> train) {
+  const char* op = "native_dropout";
+  const c10::DeviceIndex dev = CheckSameNpuDevice(op, {{"input", &input}});
+  CheckFloatDtype(op, "input", input);
+  TORCH_CHECK(p >= 0.0 && p <= 1.0, op, ": dropout probability has to be between 0 and 1, but got ", p);
+  c10::DeviceGuard guard(input.device());
+  if (train.has_value() && !*train) {
+    Tensor mask = NpuEmpty(input.sizes(), c10::kBool, dev);
+    mask.fill_(true);
+    return {input.clone(), mask};
+  }
+  Tensor x = input.contiguous();
+  Tensor y = NpuEmpty(input.sizes(), input.scalar_type(), dev);
+  Tensor mask = NpuEmpty(input.sizes(), c10::kBool, dev);
+  const double keep = 1.0 - p;
+  const float scale = keep > 0.0 ? static_cast<float>(1.0 / keep) : 0.0f;
+  LaunchRandom(op, y, npu_kernels::kRandDropout, static_cast<float>(keep), scale, std::nullopt, x, mask);
+  return {y, mask};
+}
+
+Tensor native_dropout_backward(const Tensor& grad_output, const Tensor& mask, double scale) {
+  const char* op = "native_dropout_backward";
+  const c10::DeviceIndex dev = CheckSameNpuDevice(op, {{"grad_output", &grad_output}, {"mask", &mask}});
+  CheckFloatDtype(op, "grad_output", grad_output);
+  TORCH_CHECK(mask.scalar_type() == c10::kBool || mask.scalar_type() == c10::kByte, op,
+              ": mask must be bool or uint8, got ", mask.scalar_type());
+  TORCH_CHECK(grad_output.sizes() == mask.sizes(), op, ": grad_output shape ", grad_output.sizes(),
+              " does not match mask shape ", mask.sizes());
+  c10::DeviceGuard guard(grad_output.device());
+  Tensor g = grad_output.contiguous(), m = mask.contiguous();
+  Tensor gx = NpuEmpty(grad_output.sizes(), grad_output.scalar_type(), dev);
+  const uint64_t numel = static_cast<uint64_t>(g.numel());
+  if (numel == 0) return gx;
+  auto t = npu_kernels::random_tiling(npu_kernels::kRandDropout, numel, 0, 0, SocInfoFor(dev));
+  t.b = static_cast<float>(scale);
+  auto k = PickFloatKernel(op, g.scalar_type(), &dropout_bwd_kernel_float, &dropout_bwd_kernel_half,
+                           &dropout_bwd_kernel_bf16);
+  LaunchKernel(KernelLaunch{"dropout_bwd_kernel", ascendc_host::CoreType::AIV, t.block_dim, dev}, k, t, g.data_ptr(),
+               m.data_ptr(), gx.data_ptr());
+  return gx;
+}
+
+}  // namespace
+}  // namespace torch_ops_nn
+
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  m.impl("uniform_", TORCH_FN(torch_ops_nn::uniform_));
+  m.impl("normal_", TORCH_FN(torch_ops_nn::normal_));
+  m.impl("bernoulli_.float", TORCH_FN(torch_ops_nn::bernoulli_float));
+  m.impl("native_dropout", TORCH_FN(torch_ops_nn::native_dropout));
+  m.impl("native_dropout_backward", TORCH_FN(torch_ops_nn::native_dropout_backward));
+}

@@ -1,0 +1,189 @@
+// Test driver for the host-model instructions the nn kernels added: Gather (count form), the fast
+// half <-> uint8 Cast paths and ascendc_assert. Prints "PASS <case>" / "FAIL ..." / "ERROR <what()>".
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <functional>
+#include <string>
+
+#include "kernel_operator.h"
+
+using namespace AscendC;
+using ascendc_host::CoreConfig;
+using ascendc_host::CoreType;
+using ascendc_host::KernelError;
+using ascendc_host::RunBlock;
+
+static int g_fail = 0;
+#define EXPECT(cond, ...)                                   \
+  do {                                                      \
+    if (!(cond)) {                                          \
+      std::printf("FAIL %s:%d ", __FILE__, __LINE__);       \
+      std::printf(__VA_ARGS__);                             \
+      std::printf("\n");                                    \
+      ++g_fail;                                             \
+    }                                                       \
+  } while (0)
+
+static void Run1(const char* name, const std::function<void()>& body) {
+  RunBlock(name, CoreConfig{}, CoreType::AIV, 0, 1, body);
+}
+static void ExpectError(const char* name, const std::function<void()>& body) {
+  try {
+    RunBlock(name, CoreConfig{}, CoreType::AIV, 0, 1, body);
+    std::printf("NOERROR %s\n", name);
+  } catch (const KernelError& e) {
+    std::printf("ERROR %s\n", e.what());
+  }
+}
+
+static void CaseGather() {
+  Run1("gather", [] {
+    TPipe pipe;
+    TBuf<TPosition::VECCALC> b;
+    pipe.InitBuffer(b, 16384);
+    const int n = 100;
+    auto src = b.Get<float>().operator[](0);
+    auto off = b.Get<uint32_t>()[1024];
+    auto dst = b.Get<float>()[2048];
+    for (int i = 0; i < 256; ++i) src.SetValue(i, float(i) * 0.5f);
+    for (int i = 0; i < n; ++i) off.SetValue(i, uint32_t(((i * 37) % 200) * 4));
+    Gather(dst, src, off, 16u, n);  // base 16 B = 4 floats
+    for (int i = 0; i < n; ++i)
+      EXPECT(dst.GetValue(i) == float((i * 37) % 200 + 4) * 0.5f, "float gather %d: %f", i, dst.GetValue(i));
+    auto hs = b.Get<half>()[6144];
+    auto hd = b.Get<half>()[6400];
+    for (int i = 0; i < 64; ++i) hs.SetValue(i, half(float(i)));
+    for (int i = 0; i < 40; ++i) off.SetValue(i, uint32_t((63 - i) * 2));
+    Gather(hd, hs, off, 0u, 40);
+    for (int i = 0; i < 40; ++i) EXPECT(float(hd.GetValue(i)) == float(63 - i), "half gather %d", i);
+  });
+  ExpectError("err_gather_range", [] {
+    TPipe pipe;
+    TBuf<TPosition::VECCALC> b;
+    pipe.InitBuffer(b, 4096);
+    auto src = b.Get<float>(64);
+    auto off = b.Get<uint32_t>()[256];
+    auto dst = b.Get<float>()[512];
+    for (int i = 0; i < 8; ++i) off.SetValue(i, uint32_t(i * 4));
+    off.SetValue(5, 256u);
+    Gather(dst, src, off, 0u, 8);
+  });
+  ExpectError("err_gather_align", [] {
+    TPipe pipe;
+    TBuf<TPosition::VECCALC> b;
+    pipe.InitBuffer(b, 4096);
+    auto src = b.Get<float>(64);
+    auto off = b.Get<uint32_t>()[256];
+    auto dst = b.Get<float>()[512];
+    for (int i = 0; i < 8; ++i) off.SetValue(i, uint32_t(i * 4 + (i == 3 ? 2 : 0)));
+    Gather(dst, src, off, 0u, 8);
+  });
+}
+
+static void CaseScatter() {
+  Run1("scatter", [] {
+    TPipe pipe;
+    TBuf<TPosition::VECCALC> b;
+    pipe.InitBuffer(b, 16384);
+    const int n = 50;
+    auto dst = b.Get<float>().operator[](0);
+    auto off = b.Get<uint32_t>()[1024];
+    auto src = b.Get<float>()[2048];
+    Duplicate(dst, -1.0f, 256);
+    for (int i = 0; i < n; ++i) {
+      src.SetValue(i, float(i));
+      off.SetValue(i, uint32_t(((i * 7) % 100) * 4));
+    }
+    Scatter(dst, src, off, 32u, n);  // base 32 B = 8 floats
+    for (int i = 0; i < n; ++i)
+      EXPECT(dst.GetValue(8 + (i * 7) % 100) == float(i), "scatter %d", i);
+    EXPECT(dst.GetValue(0) == -1.0f, "untouched");
+  });
+  ExpectError("err_scatter_range", [] {
+    TPipe pipe;
+    TBuf<TPosition::VECCALC> b;
+    pipe.InitBuffer(b, 4096);
+    auto dst = b.Get<float>(64);
+    auto off = b.Get<uint32_t>()[256];
+    auto src = b.Get<float>()[512];
+    for (int i = 0; i < 8; ++i) off.SetValue(i, uint32_t(i * 4));
+    Scatter(dst, src, off, 240u, 8);
+  });
+}
+
+static void CaseCastU8() {
+  Run1("cast_u8", [] {
+    TPipe pipe;
+    TBuf<TPosition::VECCALC> b;
+    pipe.InitBuffer(b, 8192);
+    const int n = 77;
+    auto h = b.Get<half>(256);
+    auto u = b.Get<uint8_t>()[1024];
+    auto h2 = b.Get<half>()[1024];
+    const float vals[] = {0.0f, 1.0f, 2.5f, 3.5f, -4.0f, 300.0f, 254.6f, 17.0f};
+    for (int i = 0; i < n; ++i) h.SetValue(i, half(vals[i % 8]));
+    Cast(u, h, RoundMode::CAST_NONE, n);
+    const int want[] = {0, 1, 2, 4, 0, 255, 255, 17};
+    for (int i = 0; i < n; ++i) EXPECT(u.GetValue(i) == want[i % 8], "half->u8 %d: %d", i, int(u.GetValue(i)));
+    Cast(h2, u, RoundMode::CAST_NONE, n);
+    for (int i = 0; i < n; ++i) EXPECT(float(h2.GetValue(i)) == float(want[i % 8]), "u8->half %d", i);
+  });
+}
+
+static void CaseAssert() {
+  Run1("assert_ok", [] { ascendc_assert(1 + 1 == 2, "never %d", 1); });
+  ExpectError("err_assert", [] {
+    int t = 7, classes = 5;
+    ascendc_assert(t < classes, "target %d is out of bounds [0, %d)\n", t, classes);
+  });
+  ExpectError("err_assert_plain", [] { ascendc_assert(false); });
+}
+
+// Rough per-element cost of the instructions the pooling kernels lean on (informational).
+static void CaseBench() {
+  Run1("bench", [] {
+    TPipe pipe;
+    TBuf<TPosition::VECCALC> b;
+    pipe.InitBuffer(b, 160 * 1024);
+    const int n = 4096;
+    auto x = b.Get<float>().operator[](0);
+    auto y = b.Get<float>()[n];
+    auto z = b.Get<float>()[2 * n];
+    auto off = b.Get<uint32_t>()[3 * n];
+    auto m = b.Get<uint8_t>()[16 * n];
+    for (int i = 0; i < n; ++i) { x.SetValue(i, float(i % 17)); y.SetValue(i, float(i % 5)); off.SetValue(i, uint32_t(((i * 7) % n) * 4)); }
+    auto time = [&](const char* name, const std::function<void()>& f) {
+      const int iters = 2000;
+      auto t0 = std::chrono::steady_clock::now();
+      for (int i = 0; i < iters; ++i) f();
+      double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      std::printf("BENCH %-10s %7.3f ns/elem\n", name, s / iters / n * 1e9);
+    };
+    time("Add", [&] { Add(z, x, y, n); });
+    time("Mins", [&] { Mins(z, x, 3.0f, n); });
+    time("Compare", [&] { Compare(m, x, y, CMPMODE::EQ, n); });
+    time("Select", [&] { Select(z, m, x, y, SELMODE::VSEL_TENSOR_TENSOR_MODE, n); });
+    time("SelectS", [&] { Select(z, m, x, 0.0f, SELMODE::VSEL_TENSOR_SCALAR_MODE, n); });
+    time("Gather", [&] { Gather(z, x, off, 0u, n); });
+    time("Scatter", [&] { Scatter(z, x, off, 0u, n); });
+  });
+}
+
+int main(int argc, char** argv) {
+  if (argc < 2) return 2;
+  std::string c = argv[1];
+  try {
+    if (c == "gather") CaseGather();
+    else if (c == "cast_u8") CaseCastU8();
+    else if (c == "scatter") CaseScatter();
+    else if (c == "bench") CaseBench();
+    else if (c == "assert") CaseAssert();
+    else { std::printf("UNKNOWN %s\n", c.c_str()); return 2; }
+  } catch (const std::exception& e) {
+    std::printf("FAIL exception: %s\n", e.what());
+    return 1;
+  }
+  if (g_fail == 0) std::printf("PASS %s\n", c.c_str());
+  return g_fail == 0 ? 0 : 1;
+}

@@ -1,0 +1,134 @@
+"""nll_loss / nll_loss2d on npu (reductions, class weights, ignore_index; forward and backward) vs CPU.
+
+The log-probabilities are computed on the CPU and moved to npu (log_softmax is another family's op).
+Tolerances: float32 1e-5 relative, float16 1e-2, bfloat16 5e-2 (losses are sums over the batch).
+"""
+import pytest
+import torch
+import torch.nn.functional as F
+
+DTYPES = [torch.float32, torch.float16, torch.bfloat16]
+TOL = {torch.float32: 1e-5, torch.float16: 1e-2, torch.bfloat16: 5e-2}
+
+
+def close(npu, ref, tol):
+    npu = npu.cpu().float()
+    ref = ref.float()
+    assert npu.shape == ref.shape
+    if ref.numel() == 0:
+        return
+    assert torch.equal(torch.isnan(npu), torch.isnan(ref))
+    npu, ref = torch.nan_to_num(npu), torch.nan_to_num(ref)
+    scale = max(1.0, ref.abs().max().item())
+    err = (npu - ref).abs().max().item()
+    assert err <= tol * scale, f"max abs error {err} > {tol * scale}"
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("n,c", [(4, 5), (37, 10), (1, 3), (300, 1000), (5, 20000)])
+@pytest.mark.parametrize("reduction", ["none", "mean", "sum"])
+@pytest.mark.parametrize("weighted,ignore_index", [(False, -100), (True, 1)])
+def test_nll_loss(fallback_error, dtype, n, c, reduction, weighted, ignore_index):
+    torch.manual_seed(n * 31 + c)
+    lp = torch.randn(n, c).log_softmax(1).to(dtype)
+    t = torch.randint(0, c, (n,))
+    t[0] = min(1, c - 1)  # at least one ignored sample when ignore_index is 1
+    w = torch.rand(c) + 0.5 if weighted else None
+    lr = lp.float().clone().requires_grad_()
+    ln = lp.to("npu").detach().requires_grad_()
+    ref = F.nll_loss(lr, t, w, ignore_index=ignore_index, reduction=reduction)
+    out = F.nll_loss(ln, t.npu(), None if w is None else w.npu(), ignore_index=ignore_index, reduction=reduction)
+    assert out.dtype == dtype
+    close(out, ref, TOL[dtype])
+    g = torch.randn(ref.shape).to(dtype)
+    ref.backward(g.float())
+    out.backward(g.to("npu"))
+    close(ln.grad, lr.grad, TOL[dtype])
+
+
+def test_nll_loss_all_ignored_mean_is_nan(fallback_error):
+    lp = torch.randn(3, 4).log_softmax(1)
+    t = torch.full((3,), 2)
+    ref = F.nll_loss(lp, t, ignore_index=2)
+    out = F.nll_loss(lp.npu(), t.npu(), ignore_index=2)
+    close(out, ref, 1e-6)
+
+
+def test_nll_loss_single_sample(fallback_error):
+    lp = torch.randn(7).log_softmax(0)
+    t = torch.tensor(3)
+    for reduction in ["none", "mean", "sum"]:
+        close(F.nll_loss(lp.npu(), t.npu(), reduction=reduction), F.nll_loss(lp, t, reduction=reduction), 1e-6)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("reduction", ["none", "mean", "sum"])
+@pytest.mark.parametrize("shape", [(2, 4, 5, 3), (1, 21, 16, 16), (3, 3, 1, 70)])
+def test_nll_loss2d(fallback_error, dtype, reduction, shape):
+    torch.manual_seed(4)
+    n, c, h, w = shape
+    lp = torch.randn(shape).log_softmax(1).to(dtype)
+    t = torch.randint(0, c, (n, h, w))
+    t[0, 0, 0] = 255
+    wt = torch.rand(c) + 0.5
+    lr = lp.float().clone().requires_grad_()
+    ln = lp.to("npu").detach().requires_grad_()
+    ref = F.nll_loss(lr, t, wt, ignore_index=255, reduction=reduction)
+    out = F.nll_loss(ln, t.npu(), wt.npu(), ignore_index=255, reduction=reduction)
+    close(out, ref, TOL[dtype])
+    g = torch.randn(ref.shape).to(dtype)
+    ref.backward(g.float())
+    out.backward(g.to("npu"))
+    close(ln.grad, lr.grad, TOL[dtype])
+
+
+def test_cross_entropy_end_to_end(fallback_error):
+    """F.cross_entropy = log_softmax (another family) + nll_loss: skipped until log_softmax is native."""
+    logits = torch.randn(6, 9)
+    t = torch.randint(0, 9, (6,))
+    try:
+        torch.log_softmax(logits.npu(), 1)
+    except NotImplementedError:
+        pytest.skip("log_softmax has no native npu kernel yet")
+    ln = logits.npu().requires_grad_()
+    lr = logits.clone().requires_grad_()
+    out = F.cross_entropy(ln, t.npu())
+    ref = F.cross_entropy(lr, t)
+    close(out, ref, 1e-5)
+    out.backward()
+    ref.backward()
+    close(ln.grad, lr.grad, 1e-5)
+
+
+def test_nll_loss_target_out_of_range(fallback_error):
+    lp = torch.randn(3, 5).npu()
+    with pytest.raises(RuntimeError, match=r"nll_loss: target 7 is out of bounds for 5 classes \[0, 5\) at sample 1"):
+        F.nll_loss(lp, torch.tensor([0, 7, 1]).npu())
+        torch.npu.synchronize()
+    with pytest.raises(RuntimeError, match=r"target -3 is out of bounds for 5 classes"):
+        F.nll_loss(lp, torch.tensor([0, 1, -3]).npu(), reduction="none")
+        torch.npu.synchronize()
+    # the device stays usable
+    close(F.nll_loss(lp, torch.tensor([0, 4, 1]).npu()), F.nll_loss(lp.cpu(), torch.tensor([0, 4, 1])), 1e-6)
+
+
+def test_nll_loss_argument_errors(fallback_error):
+    lp = torch.randn(3, 5).npu()
+    with pytest.raises(RuntimeError, match=r"input has shape \[3, 5\] but target has shape \[4\]"):
+        torch.ops.aten.nll_loss_forward(lp, torch.zeros(4, dtype=torch.long).npu(), None, 1, -100)
+    with pytest.raises(RuntimeError, match="target must be int64"):
+        torch.ops.aten.nll_loss_forward(lp, torch.zeros(3, dtype=torch.int32).npu(), None, 1, -100)
+    with pytest.raises(RuntimeError, match=r"weight must be a 1-D tensor of 5 elements .*got shape \[4\]"):
+        torch.ops.aten.nll_loss_forward(lp, torch.zeros(3, dtype=torch.long).npu(), torch.ones(4).npu(), 1, -100)
+    with pytest.raises(RuntimeError, match=r"'target' is on cpu, but npu tensors are expected"):
+        torch.ops.aten.nll_loss_forward(lp, torch.zeros(3, dtype=torch.long), None, 1, -100)
+    with pytest.raises(RuntimeError, match=r"target must be \(N, H, W\) = \(2, 4, 4\)"):
+        torch.ops.aten.nll_loss2d_forward(torch.randn(2, 3, 4, 4).npu(), torch.zeros(2, 4, 5, dtype=torch.long).npu(),
+                                          None, 1, -100)
+
+
+def test_nll_loss_empty_batch(fallback_error):
+    lp = torch.randn(0, 5)
+    t = torch.zeros(0, dtype=torch.long)
+    for reduction in ["none", "mean", "sum"]:
+        close(F.nll_loss(lp.npu(), t.npu(), reduction=reduction), F.nll_loss(lp, t, reduction=reduction), 1e-6)
