@@ -50,7 +50,8 @@ EwOpInfo GetEwOpInfo(EwOp op) {
   switch (op) {
     case EwOp::kAdd: return {2, 1, 0, false, true};
     case EwOp::kMul: return {2, 0, 0, false, true};
-    case EwOp::kDiv: case EwOp::kDivTrunc: case EwOp::kDivFloor: return {2, 0, 0, false, false};
+    case EwOp::kDiv: case EwOp::kDivFloor: return {2, 0, 0, false, false};
+    case EwOp::kDivTrunc: return {2, 1, 0, false, false};
     case EwOp::kMaximum: case EwOp::kMinimum: return {2, 0, 0, false, true};
     case EwOp::kPow: return {2, 3, 0, false, false};
     case EwOp::kEq: case EwOp::kNe: case EwOp::kLt: case EwOp::kLe: case EwOp::kGt: case EwOp::kGe:
@@ -330,8 +331,15 @@ void ComputeFloat(const ElementwiseTiling& t, Operands<float>& o) {
       else Mul(y, x0, x1, L);
       break;
     case EwOp::kDiv: Div(y, x0, x1, L); break;
-    case EwOp::kDivTrunc:
+    case EwOp::kDivTrunc:  // PyTorch rounds a half/bf16 quotient to its dtype before truncating
       Div(y, x0, x1, L);
+      if (EwDType(t.out_dtype) == EwDType::F16) {
+        Cast(T0.ReinterpretCast<half>(), y, RoundMode::CAST_RINT, L);
+        Cast(y, T0.ReinterpretCast<half>(), RoundMode::CAST_NONE, L);
+      } else if (EwDType(t.out_dtype) == EwDType::BF16) {
+        Cast(T0.ReinterpretCast<bfloat16_t>(), y, RoundMode::CAST_RINT, L);
+        Cast(y, T0.ReinterpretCast<bfloat16_t>(), RoundMode::CAST_NONE, L);
+      }
       Cast(y, y, RoundMode::CAST_TRUNC, L);
       break;
     case EwOp::kDivFloor:

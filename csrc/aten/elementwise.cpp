@@ -271,8 +271,9 @@ double RoundTo(double v, c10::ScalarType t) {
   return v;
 }
 
+// NotImplementedError (not TypeError, which Python's binary operators turn into "unsupported operand").
 [[noreturn]] void FailDtype(const char* op, const char* arg, c10::ScalarType t, const char* supported) {
-  TORCH_CHECK_TYPE(false, op, ": argument '", arg, "' has dtype ", t, ", which is not supported; supported dtypes: ",
+  TORCH_CHECK_NOT_IMPLEMENTED(false, op, ": argument '", arg, "' has dtype ", t, ", which is not supported; supported dtypes: ",
                    supported);
 }
 
@@ -645,7 +646,7 @@ at::Tensor& logical_not_(at::Tensor& self) {
 void CheckBoolBitwise(const char* name, std::initializer_list<NamedTensor> ts) {
   for (const auto& nt : ts)
     if (nt.second->defined() && !IsCpuScalar(*nt.second))
-      TORCH_CHECK_TYPE(nt.second->scalar_type() == c10::kBool, name, ": argument '", nt.first, "' has dtype ",
+      TORCH_CHECK_NOT_IMPLEMENTED(nt.second->scalar_type() == c10::kBool, name, ": argument '", nt.first, "' has dtype ",
                        nt.second->scalar_type(), ", which is not supported; supported dtypes: Bool");
 }
 #define TORCH_OPS_NN_BITWISE(FN, NAME, OP)                                                                     \
@@ -725,7 +726,7 @@ at::Tensor where_self(const at::Tensor& condition, const at::Tensor& self, const
   CheckCondition("where", "condition", condition);
   // The condition takes no part in type promotion (a bool never changes a numeric result type).
   const c10::ScalarType t = CommonDtype({{"self", &self}, {"other", &other}});
-  TORCH_CHECK_TYPE(t != c10::kBool, "where: bool values for 'self' and 'other' are not supported on npu");
+  TORCH_CHECK_NOT_IMPLEMENTED(t != c10::kBool, "where: bool values for 'self' and 'other' are not supported on npu");
   at::Tensor cond = condition.scalar_type() == c10::kBool ? condition : condition.to(c10::kBool);
   return Pointwise(Def("where", EwOp::kWhere, PwResult::kPromote, true),
                    {{"condition", &cond}, {"self", &self}, {"other", &other}});
@@ -743,7 +744,7 @@ at::Tensor& where_self_out(const at::Tensor& condition, const at::Tensor& self, 
 at::Tensor& masked_fill__Scalar(at::Tensor& self, const at::Tensor& mask, const c10::Scalar& value) {
   TORCH_CHECK_TYPE(mask.scalar_type() == c10::kBool, "masked_fill_: argument 'mask' must be a bool tensor, got dtype ",
                    mask.scalar_type());
-  TORCH_CHECK_TYPE(self.scalar_type() != c10::kBool, "masked_fill_: bool 'self' is not supported on npu");
+  TORCH_CHECK_NOT_IMPLEMENTED(self.scalar_type() != c10::kBool, "masked_fill_: bool 'self' is not supported on npu");
   // self = where(mask, value, self) in place; value is converted to self's dtype first.
   const c10::Scalar v = c10::isIntegralType(self.scalar_type(), false) ? c10::Scalar(value.toLong())
                                                                        : c10::Scalar(value.toDouble());
@@ -1012,7 +1013,7 @@ at::Tensor PowScalarRun(const char* name, const at::Tensor& self, const c10::Sca
   const double x = e.isBoolean() ? (e.toBool() ? 1.0 : 0.0) : e.toDouble();
   if (x == 0.0 || x == 1.0) {  // x ** 0 = 1, x ** 1 = x (in the promoted dtype)
     const c10::ScalarType r = CommonDtype({{"self", &self}, {"exponent", nullptr, &e}});
-    TORCH_CHECK_TYPE(IsNpuFloat(r), name, ": argument 'self' has dtype ", r,
+    TORCH_CHECK_NOT_IMPLEMENTED(IsNpuFloat(r), name, ": argument 'self' has dtype ", r,
                      ", which is not supported; supported dtypes: Float, Half, BFloat16");
     at::Tensor res;
     if (target.kind == PwTarget::kNew) {
