@@ -582,28 +582,29 @@ void ComputeFloat(const ElementwiseTiling& t, Operands<float>& o) {
       Mul(y, x0, T2, L);
       break;
     case EwOp::kGeluTanhBackward:
-      // s = sigmoid(2u) = (1 + tanh u)/2; 1 - tanh^2 u = 4 s (1 - s).
-      // d/dx = s + 0.5 x (1 - tanh^2) sqrt(2/pi) (1 + 3 kappa x^2)
+      // With e = exp(-2u) and s = 1/(1+e) = (1 + tanh u)/2: 1 - tanh^2 u = 4 s (1 - s), and 1 - s = e s
+      // without cancellation (e is capped so that e * s stays finite).
+      // d/dx = s + 0.5 x (1 - tanh^2 u) sqrt(2/pi) (1 + 3 kappa x^2)
       Mul(T0, x1, x1, L);
       Mul(T1, T0, x1, L);
       Muls(T1, T1, kGeluKappa, L);
       Add(T1, T1, x1, L);
       Muls(T1, T1, -2.0f * kSqrt2OverPi, L);
       Exp(T1, T1, L);
-      Adds(T1, T1, 1.0f, L);
-      Div(T1, K0, T1, L);          // s
-      Muls(T2, T1, -1.0f, L);
-      Adds(T2, T2, 1.0f, L);
-      Mul(T2, T2, T1, L);
-      Muls(T2, T2, 4.0f, L);       // 1 - tanh^2
+      Mins(T1, T1, 1e30f, L);      // e
+      Adds(T2, T1, 1.0f, L);
+      Div(T2, K0, T2, L);          // s
+      Mul(T1, T1, T2, L);          // 1 - s
+      Mul(T1, T1, T2, L);
+      Muls(T1, T1, 4.0f, L);       // 1 - tanh^2
       Muls(T0, T0, 3.0f * kGeluKappa, L);
       Adds(T0, T0, 1.0f, L);
       Muls(T0, T0, kSqrt2OverPi, L);
-      Mul(T2, T2, T0, L);
-      Mul(T2, T2, x1, L);
-      Muls(T2, T2, 0.5f, L);
-      Add(T2, T2, T1, L);
-      Mul(y, x0, T2, L);
+      Mul(T1, T1, T0, L);
+      Mul(T1, T1, x1, L);
+      Muls(T1, T1, 0.5f, L);
+      Add(T1, T1, T2, L);
+      Mul(y, x0, T1, L);
       break;
     case EwOp::kSiluBackward:  // grad * s * (1 + x (1 - s))
       Muls(T0, x1, -1.0f, L);
@@ -628,13 +629,13 @@ void ComputeFloat(const ElementwiseTiling& t, Operands<float>& o) {
       Muls(T0, x0, sf[0], L);
       Select(y, B0, x0, T0, TT, L);
       break;
-    case EwOp::kHardswishBackward:  // x < -3 ? 0 : x <= 3 ? grad * (x / 3 + 0.5) : grad  (K0 = 3, K1 = 0)
+    case EwOp::kHardswishBackward:  // x <= -3 ? 0 : x < 3 ? grad * (x / 3 + 0.5) : grad  (K0 = 3, K1 = 0)
       Div(T0, x1, K0, L);
       Adds(T0, T0, 0.5f, L);
       Mul(T0, x0, T0, L);
-      CompareScalar(B0, x1, 3.0f, CMPMODE::LE, L);
+      CompareScalar(B0, x1, 3.0f, CMPMODE::LT, L);
       Select(T0, B0, T0, x0, TT, L);
-      CompareScalar(B0, x1, -3.0f, CMPMODE::LT, L);
+      CompareScalar(B0, x1, -3.0f, CMPMODE::LE, L);
       Select(y, B0, o.K[1], T0, TT, L);
       break;
     case EwOp::kHardsigmoidBackward:  // (-3 < x < 3) ? grad / 6 : 0
