@@ -58,8 +58,12 @@ class ReluKernel {
  private:
   __aicore__ inline void CopyIn(uint64_t off, uint32_t n) {
     LocalTensor<T> x = inQ_.template AllocTensor<T>();
-    DataCopyPad(x, xGm_[off], DataCopyExtParams{1, static_cast<uint32_t>(n * sizeof(T)), 0, 0, 0},
-                DataCopyPadExtParams<T>{false, 0, 0, T(0)});
+    if (n * sizeof(T) % 32 == 0) {  // whole blocks: plain DataCopy; the tail: DataCopyPad
+      DataCopy(x, xGm_[off], n);
+    } else {
+      DataCopyPad(x, xGm_[off], DataCopyExtParams{1, static_cast<uint32_t>(n * sizeof(T)), 0, 0, 0},
+                  DataCopyPadExtParams<T>{false, 0, 0, T(0)});
+    }
     inQ_.EnQue(x);
   }
   __aicore__ inline void Compute(uint32_t n) {
@@ -79,7 +83,8 @@ class ReluKernel {
   }
   __aicore__ inline void CopyOut(uint64_t off, uint32_t n) {
     LocalTensor<T> y = outQ_.template DeQue<T>();
-    DataCopyPad(yGm_[off], y, DataCopyExtParams{1, static_cast<uint32_t>(n * sizeof(T)), 0, 0, 0});
+    if (n * sizeof(T) % 32 == 0) DataCopy(yGm_[off], y, n);
+    else DataCopyPad(yGm_[off], y, DataCopyExtParams{1, static_cast<uint32_t>(n * sizeof(T)), 0, 0, 0});
     outQ_.FreeTensor(y);
   }
 

@@ -92,6 +92,10 @@ class CastKernel {
       using S = decltype(tag);
       GlobalTensor<S> g;
       g.SetGlobalBuffer(reinterpret_cast<__gm__ S*>(x_) + off);
+      if (n * sizeof(S) % 32 == 0) {  // whole blocks: plain DataCopy; the tail: DataCopyPad
+        DataCopy(raw.ReinterpretCast<S>(), g, n);
+        return;
+      }
       DataCopyPad(raw.ReinterpretCast<S>(), g, DataCopyExtParams{1, static_cast<uint32_t>(n * sizeof(S)), 0, 0, 0},
                   DataCopyPadExtParams<S>{false, 0, 0, S(0)});
     });
@@ -152,6 +156,10 @@ class CastKernel {
       using S = decltype(tag);
       GlobalTensor<S> g;
       g.SetGlobalBuffer(reinterpret_cast<__gm__ S*>(y_) + off);
+      if (n * sizeof(S) % 32 == 0) {
+        DataCopy(g, out.ReinterpretCast<S>(), n);
+        return;
+      }
       DataCopyPad(g, out.ReinterpretCast<S>(), DataCopyExtParams{1, static_cast<uint32_t>(n * sizeof(S)), 0, 0, 0});
     });
     outQ_.FreeTensor(out);

@@ -155,6 +155,9 @@ void elementwise_tiling(ElementwiseTiling& t, const SocInfo& soc) {
     t.row_stride = static_cast<uint32_t>(stride);
     t.chunks_per_row = 1;
     t.units = CeilDivU<uint64_t>(t.rows, r);
+    // Small problems get small tiles: a core's UB use (and its per-block set-up) follows the work.
+    const uint64_t need = AlignUp<uint64_t>(r * stride, kTileAlign);
+    if (need < t.tile) t.tile = static_cast<uint32_t>(need);
   } else {
     t.rows_per_tile = 0;
     t.row_stride = 0;
@@ -819,13 +822,18 @@ class ElementwiseKernel {
     return g;
   }
 
-  // One DataCopyPad of `nrows` blocks of `ncols` elements from GM, rows `stride` elements apart in UB.
+  // `nrows` rows of `ncols` elements from GM, rows `stride` elements apart in UB. Whole 32-byte
+  // blocks in one contiguous run use DataCopy; anything else DataCopyPad (one block per row).
   template <typename S>
   __aicore__ inline void LoadRows(const LocalTensor<uint8_t>& raw, GM_ADDR base, uint64_t off, uint32_t nrows,
                                   uint32_t ncols, uint32_t stride) {
     GlobalTensor<S> g;
     g.SetGlobalBuffer(reinterpret_cast<__gm__ S*>(base) + off);
     const uint32_t bytes = ncols * sizeof(S);
+    if ((nrows == 1 || stride == ncols) && bytes % 32 == 0) {
+      DataCopy(raw.ReinterpretCast<S>(), g, nrows * ncols);
+      return;
+    }
     const uint32_t gap = nrows > 1 ? (stride * sizeof(S) - npu_kernels::AlignUp<uint32_t>(bytes, 32)) / 32 : 0;
     DataCopyPad(raw.ReinterpretCast<S>(), g, DataCopyExtParams{static_cast<uint16_t>(nrows), bytes, 0, gap, 0},
                 DataCopyPadExtParams<S>{false, 0, 0, S(0)});
@@ -997,6 +1005,10 @@ class ElementwiseKernel {
       GlobalTensor<S> gy;
       gy.SetGlobalBuffer(reinterpret_cast<__gm__ S*>(gmY_) + g.row0 * t_.width + g.col0);
       const uint32_t bytes = g.ncols * sizeof(S);
+      if ((g.nrows == 1 || g.stride == g.ncols) && bytes % 32 == 0) {
+        DataCopy(gy, out.ReinterpretCast<S>(), g.nrows * g.ncols);
+        return;
+      }
       const uint32_t gap = g.nrows > 1 ? (g.stride * sizeof(S) - npu_kernels::AlignUp<uint32_t>(bytes, 32)) / 32 : 0;
       DataCopyPad(gy, out.ReinterpretCast<S>(), DataCopyExtParams{static_cast<uint16_t>(g.nrows), bytes, gap, 0, 0});
     });
