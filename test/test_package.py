@@ -33,7 +33,8 @@ def test_debug_log_level_logs_launches():
     r = run_python("import torch, torch_ops_nn; x = torch.ones(8).to('npu'); y = x.to(torch.float16); "
                    "torch.npu.synchronize()", {"ASCEND_GLOBAL_LOG_LEVEL": "0"})
     assert r.returncode == 0, r.stderr
-    assert "[DEBUG] torch_ops_nn: npu:0 stream 0 ran copy_ (npu->npu)" in r.stderr
+    # a same-device float32 -> float16 copy runs the Cast kernel
+    assert "[DEBUG] torch_ops_nn: npu:0 stream 0 ran cast_kernel self=Float[8] out=Half[8]" in r.stderr
     r = run_python("import torch, torch_ops_nn; x = torch.ones(8).to('npu'); torch.npu.synchronize()")
     assert "[DEBUG]" not in r.stderr
 
