@@ -7,9 +7,10 @@
 //   the instruction sequence, so the load/convert/store pipeline, the broadcasting and the tiling are
 //   written once. Two entry points by *compute* type: `elementwise_kernel_float` (float32 arithmetic,
 //   which is also how float16/bfloat16 are computed: the vector unit has no bf16 arithmetic, and
-//   PyTorch computes half/bf16 in float too) and `elementwise_kernel_int32` (int32 arithmetic; int64
-//   tensors are narrowed with Cast int64->int32, so int64 results are exact only for values in the
-//   int32 range: the 2201 vector unit has no int64 add/mul/compare).
+//   PyTorch computes half/bf16 in float too) and `elementwise_kernel_int32` (int32 arithmetic). The
+//   2201 vector unit has no int64 add/mul/compare: layer 5 makes int64 add/sub/compare/max/min/where
+//   exact by running the int32 kernel on the two 32-bit halves (carry, lexicographic compare); other
+//   int64 ops narrow to int32 here (Cast int64->int32) and are exact only within the int32 range.
 // - Every operand has its own storage dtype (f32/f16/bf16/i32/i64/bool); the load stage converts it
 //   to the compute type with Cast (bool: uint8 -> half -> float/int32), the store stage converts back.
 //   Mixed-dtype inputs (type promotion) therefore cost no extra pass over memory.

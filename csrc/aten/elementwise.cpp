@@ -277,6 +277,148 @@ double RoundTo(double v, c10::ScalarType t) {
                    supported);
 }
 
+// ---------------------------------------------------------------- exact int64
+// The 2201 vector unit has no int64 arithmetic or compare. int64 add/sub, comparisons, max/min,
+// where/masked_fill, neg/abs/relu/clamp are made exact from int32 kernels on the two 32-bit halves
+// of each value: the runtime's strided copy splits a tensor into its low/high words and joins them
+// back (data movement only), and the int32 elementwise kernels do the arithmetic with an explicit
+// carry/borrow and a lexicographic (signed high, unsigned low) compare. Other int64 ops (mul, add
+// with alpha other than +-1) run in int32 and are exact only while values fit in int32.
+struct Words {
+  at::Tensor lo, hi;  // int32 [N]
+};
+
+Words SplitWords(const at::Tensor& x64) {  // x64: contiguous int64 [N]
+  const at::Tensor w = x64.view(c10::kInt).view({-1, 2});
+  return {w.select(1, 0).contiguous(), w.select(1, 1).contiguous()};
+}
+
+Words ArgWords(const PwArg& a, c10::IntArrayRef shape, int64_t n, c10::DeviceIndex dev) {
+  if (!a.tensor || IsCpuScalar(*a.tensor)) {
+    const c10::Scalar s = a.tensor ? a.tensor->item() : *a.scalar;
+    const int64_t v = s.isBoolean() ? (s.toBool() ? 1 : 0) : s.toLong();
+    Words w{NpuEmpty({n}, c10::kInt, dev), NpuEmpty({n}, c10::kInt, dev)};
+    w.lo.fill_(static_cast<int32_t>(static_cast<uint32_t>(static_cast<uint64_t>(v))));
+    w.hi.fill_(static_cast<int32_t>(v >> 32));
+    return w;
+  }
+  at::Tensor x = *a.tensor;
+  if (x.scalar_type() != c10::kLong) x = x.to(c10::kLong);
+  x = x.expand(shape).contiguous().reshape({-1});
+  return SplitWords(x);
+}
+
+at::Tensor ULt(const at::Tensor& a, const at::Tensor& b) {  // unsigned a < b on int32 words
+  const c10::Scalar flip(static_cast<int64_t>(INT32_MIN));
+  return a.add(flip).lt(b.add(flip));
+}
+at::Tensor Eq64(const Words& a, const Words& b) { return a.lo.eq(b.lo).logical_and(a.hi.eq(b.hi)); }
+at::Tensor Lt64(const Words& a, const Words& b) {
+  return a.hi.lt(b.hi).logical_or(a.hi.eq(b.hi).logical_and(ULt(a.lo, b.lo)));
+}
+Words Where64(const at::Tensor& c, const Words& a, const Words& b) { return {a.lo.where(c, b.lo), a.hi.where(c, b.hi)}; }
+Words AddSub64(const Words& a, const Words& b, bool sub) {
+  Words r;
+  if (!sub) {
+    r.lo = a.lo.add(b.lo);
+    r.hi = a.hi.add(b.hi).add(ULt(r.lo, a.lo).to(c10::kInt));  // + carry
+  } else {
+    r.lo = a.lo.sub(b.lo);
+    r.hi = a.hi.sub(b.hi).sub(ULt(a.lo, b.lo).to(c10::kInt));  // - borrow
+  }
+  return r;
+}
+
+bool Int64Exact(const PwOp& op, std::initializer_list<PwArg> args, const std::vector<int64_t>& shape,
+                const at::Tensor& out, c10::DeviceIndex dev) {
+  const EwOp k = op.op;
+  const bool cmp = k == EwOp::kEq || k == EwOp::kNe || k == EwOp::kLt || k == EwOp::kLe || k == EwOp::kGt ||
+                   k == EwOp::kGe;
+  const bool supported = cmp || (k == EwOp::kAdd && (op.si[0] == 1 || op.si[0] == -1)) || k == EwOp::kMaximum ||
+                         k == EwOp::kMinimum || k == EwOp::kClampMinT || k == EwOp::kClampMaxT ||
+                         k == EwOp::kClampT || k == EwOp::kWhere || k == EwOp::kNeg || k == EwOp::kAbs ||
+                         k == EwOp::kRelu || k == EwOp::kClamp;
+  if (!supported) return false;
+  int64_t n = 1;
+  for (int64_t s : shape) n *= s;
+  std::vector<const PwArg*> a;
+  for (const auto& x : args) a.push_back(&x);
+  auto W = [&](size_t i) { return ArgWords(*a[i], shape, n, dev); };
+  auto Const = [&](int64_t v) {
+    c10::Scalar s(v);
+    return ArgWords(PwArg{"", nullptr, &s}, shape, n, dev);
+  };
+  at::Tensor mask;  // bool result
+  Words r;
+  switch (k) {
+    case EwOp::kEq: mask = Eq64(W(0), W(1)); break;
+    case EwOp::kNe: mask = Eq64(W(0), W(1)).logical_not(); break;
+    case EwOp::kLt: mask = Lt64(W(0), W(1)); break;
+    case EwOp::kGt: mask = Lt64(W(1), W(0)); break;
+    case EwOp::kLe: mask = Lt64(W(1), W(0)).logical_not(); break;
+    case EwOp::kGe: mask = Lt64(W(0), W(1)).logical_not(); break;
+    case EwOp::kAdd: r = AddSub64(W(0), W(1), op.si[0] == -1); break;
+    case EwOp::kMaximum: case EwOp::kClampMinT: {
+      const Words x = W(0), y = W(1);
+      r = Where64(Lt64(x, y), y, x);
+      break;
+    }
+    case EwOp::kMinimum: case EwOp::kClampMaxT: {
+      const Words x = W(0), y = W(1);
+      r = Where64(Lt64(y, x), y, x);
+      break;
+    }
+    case EwOp::kClampT: {
+      const Words x = W(0), lo = W(1), hi = W(2);
+      r = Where64(Lt64(x, lo), lo, x);
+      r = Where64(Lt64(hi, r), hi, r);
+      break;
+    }
+    case EwOp::kClamp: {
+      r = W(0);
+      if (op.si[0] & 1) {
+        const Words lo = Const(op.si[1]);
+        r = Where64(Lt64(r, lo), lo, r);
+      }
+      if (op.si[0] & 2) {
+        const Words hi = Const(op.si[2]);
+        r = Where64(Lt64(hi, r), hi, r);
+      }
+      break;
+    }
+    case EwOp::kWhere: {
+      at::Tensor c = *a[0]->tensor;
+      if (c.scalar_type() != c10::kBool) c = c.to(c10::kBool);
+      c = c.expand(shape).contiguous().reshape({-1});
+      r = Where64(c, W(1), W(2));
+      break;
+    }
+    case EwOp::kNeg: r = AddSub64(Const(0), W(0), true); break;
+    case EwOp::kAbs: {
+      const Words x = W(0), z = Const(0);
+      r = Where64(Lt64(x, z), AddSub64(z, x, true), x);
+      break;
+    }
+    case EwOp::kRelu: {
+      const Words x = W(0), z = Const(0);
+      r = Where64(Lt64(x, z), z, x);
+      break;
+    }
+    default: return false;
+  }
+  at::Tensor res;
+  if (mask.defined()) {
+    res = mask;
+  } else {
+    res = NpuEmpty({n}, c10::kLong, dev);
+    const at::Tensor w = res.view(c10::kInt).view({-1, 2});
+    w.select(1, 0).copy_(r.lo);
+    w.select(1, 1).copy_(r.hi);
+  }
+  out.copy_(res.view(shape));
+  return true;
+}
+
 }  // namespace
 
 c10::ScalarType CommonDtype(std::initializer_list<PwArg> args) {
@@ -404,6 +546,7 @@ at::Tensor Pointwise(const PwOp& op, std::initializer_list<PwArg> args, PwTarget
       if (a.tensor && !IsCpuScalar(*a.tensor)) at::assert_no_partial_overlap(out, *a.tensor);
   }
   if (out.numel() == 0) return out;
+  if (int_compute && compute == c10::kLong && Int64Exact(op, args, shape, out, dev)) return out;
 
   // ---- operands
   std::vector<Operand> in;

@@ -317,6 +317,32 @@ def test_integer_arithmetic(dtype):
     assert_same(npu(a) / npu(b), a / b, CLOSE[torch.float32])
 
 
+def test_int64_exact_beyond_int32():
+    """int64 add/sub, comparisons, max/min, where/masked_fill, neg/abs/relu/clamp are exact on all 64
+    bits (int32 kernels on the two halves with carry and lexicographic compare), wrapping like the CPU."""
+    g = torch.Generator().manual_seed(4)
+    a = torch.randint(-2**62, 2**62, (1003,), generator=g)
+    b = a.clone()
+    b[::3] += 1
+    b[1::3] -= 2**33
+    b[::7] = -b[::7]
+    a[10], b[10], a[11], b[11] = 2**63 - 1, 1, -2**63, -1  # wrap around
+    A, B = npu(a), npu(b)
+    for fn in CMPS + [torch.maximum, torch.minimum, torch.add, torch.sub]:
+        r = fn(A, B)
+        assert torch.equal(r.cpu(), fn(a, b)), fn
+    for fn in [lambda x: x + 5, lambda x: x - 2**40, lambda x: x < 3, lambda x: -x, lambda x: x.abs(),
+               torch.relu, lambda x: x.clamp(-5, 7), lambda x: x[:10].view(10, 1) >= x[:7]]:
+        assert torch.equal(fn(A).cpu(), fn(a))
+    c = a > 0
+    assert torch.equal(torch.where(npu(c), A, B).cpu(), torch.where(c, a, b))
+    assert torch.equal(A.masked_fill(npu(c), 2**40).cpu(), a.masked_fill(c, 2**40))
+    x, y = a.clone(), A.clone()
+    x.add_(b)
+    y.add_(B)
+    assert torch.equal(y.cpu(), x)
+
+
 def test_int64_counter_like_batchnorm():
     t = torch.tensor(0, dtype=torch.long, device="npu")
     for _ in range(3):
