@@ -423,6 +423,25 @@ def test_optimizers_foreach_match_cpu(opt, kw):
         torch.testing.assert_close(d, c, rtol=1e-5, atol=1e-6)
 
 
+def test_foreach_ops_match_cpu():
+    """_foreach_* ops run as loops over the npu elementwise ops (PyTorch's composite kernels)."""
+    g = torch.Generator().manual_seed(5)
+    ps = [torch.rand(3, 4, generator=g) + 1, torch.rand(5, generator=g) + 1]
+    qs = [torch.rand(3, 4, generator=g) + 1, torch.rand(5, generator=g) + 1]
+    cases = [lambda P, Q: torch._foreach_add(P, Q, alpha=0.5), lambda P, Q: torch._foreach_add(P, 2.0),
+             lambda P, Q: torch._foreach_mul(P, torch.tensor(2.0, device=P[0].device)),
+             lambda P, Q: torch._foreach_div(P, Q), lambda P, Q: torch._foreach_addcmul(P, Q, Q, value=0.3),
+             lambda P, Q: torch._foreach_addcdiv(P, Q, Q, [0.1, 0.2]), lambda P, Q: torch._foreach_lerp(P, Q, Q),
+             lambda P, Q: torch._foreach_lerp(P, Q, 0.3), lambda P, Q: torch._foreach_sqrt(P),
+             lambda P, Q: torch._foreach_maximum(P, Q), lambda P, Q: torch._foreach_clamp_min(P, 1.5),
+             lambda P, Q: torch._foreach_pow(P, 2.0), lambda P, Q: torch._foreach_neg(P)]
+    for fn in cases:
+        want = fn([p.clone() for p in ps], [q.clone() for q in qs])
+        got = fn([npu(p) for p in ps], [npu(q) for q in qs])
+        for w, r in zip(want, got):
+            assert_same(r, w, CLOSE[torch.float32])
+
+
 # ---------------------------------------------------------------- bad input
 def test_errors_shapes_devices_dtypes():
     a, b = npu(torch.ones(2, 3)), npu(torch.ones(4))
