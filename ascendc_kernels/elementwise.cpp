@@ -464,7 +464,10 @@ void ComputeFloat(const ElementwiseTiling& t, Operands<float>& o) {
       Div(y, K0, T0, L);
       break;
     case EwOp::kTanh: Tanh(y, x0, T0, T1, T2, B0, L); break;
-    case EwOp::kRelu: Relu(y, x0, L); break;
+    case EwOp::kRelu:
+      Relu(y, x0, L);
+      PropagateNaN(y, x0, B0, L);
+      break;
     case EwOp::kClamp:
       if (t.si[0] & 1) Maxs(y, x0, sf[0], L);
       if (t.si[0] & 2) Mins(y, (t.si[0] & 1) ? y : x0, sf[1], L);

@@ -4,7 +4,6 @@ bfloat16, directly (the ATen backward ops) and through autograd.
 Tolerances: float32 1e-6 relative for piecewise-linear ops, 1e-5 relative / 1e-6 absolute for the
 composed transcendentals (PyTorch's own CPU results lose relative precision in the tails, e.g.
 gelu(x) = 0.5 x (1 + erf(x/sqrt2)) for x << 0); float16 2e-3; bfloat16 1.6e-2.
-Known deviation: relu maps NaN to 0 (the vector Relu instruction), PyTorch keeps NaN.
 """
 import pytest
 import torch
@@ -76,6 +75,15 @@ def test_activation_inplace_and_out(dtype):
         out = torch.empty(0, dtype=dtype, device="npu")
         getattr(torch, name)(x.to("npu"), out=out)
         assert_same(out, getattr(torch, name)(x), TRANS[dtype])
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_nan_and_inf_propagate(dtype):
+    x = torch.tensor([float("nan"), float("inf"), -float("inf"), -0.0, 0.0, 1.0, -1.0] * 5, dtype=dtype)
+    for fn in [torch.relu, F.relu6, lambda t: F.hardtanh(t, -0.5, 0.5), torch.sigmoid, torch.tanh, F.silu,
+               lambda t: t.clamp(min=0)]:
+        assert_same(fn(x.to("npu")), fn(x), TRANS[dtype])
+        assert_same(fn(x.to("npu")[::2]), fn(x[::2]), TRANS[dtype])  # the elementwise-kernel path
 
 
 def test_relu_int_and_gelu_bad_approximate():
