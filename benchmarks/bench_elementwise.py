@@ -5,14 +5,20 @@
 add of two 16M-element float32 tensors, relu and sigmoid of 16M elements (plus a few more), each
 measured with torch.utils.benchmark in the same process; the npu statement synchronizes so the
 kernel's full run is timed. Prints times, GB/s (bytes read + written) and the npu/CPU ratio.
+Note: out-of-place CPU ops pay page faults for their fresh 64 MiB outputs (the CPU allocator returns
+them to the OS); the in-place row (add_) compares the pure streaming cost.
 """
 import argparse
+import pathlib
+import sys
 
-import torch
-import torch.nn.functional as F
-import torch.utils.benchmark as benchmark
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))  # this checkout's torch_ops_nn
 
-import torch_ops_nn  # noqa: F401
+import torch  # noqa: E402
+import torch.nn.functional as F  # noqa: E402
+import torch.utils.benchmark as benchmark  # noqa: E402
+
+import torch_ops_nn  # noqa: E402
 
 
 def measure(stmt: str, env: dict, min_time: float) -> float:
@@ -41,7 +47,7 @@ def main() -> None:
         ("to(float16)", "a.half()", 6),
     ]
     print(f"{n / 2**20:.0f}M float32 elements, {torch.get_num_threads()} CPU threads, "
-          f"{torch_ops_nn._C._host_threads()} npu host threads")
+          f"{torch_ops_nn._C._host_threads()} npu host threads, torch_ops_nn from {torch_ops_nn.__file__}")
     print(f"{'op':<22}{'CPU ms':>10}{'npu ms':>10}{'npu GB/s':>10}{'npu/CPU':>10}")
     for name, stmt, bytes_per in cases:
         t_cpu = measure(stmt, {"a": x, "b": y, "c": bias, "torch": torch, "F": F}, args.min_time)
