@@ -468,8 +468,7 @@ at::Tensor Pointwise(const PwOp& op, std::initializer_list<PwArg> args, PwTarget
   bool int_compute = compute == c10::kInt || compute == c10::kLong;
   if (int_compute && !op.int_ok) {
     if (op.result == PwResult::kBool || info.bool_out) {
-      int_compute = false;  // compare/logical ops of integers also run in float... only where exact:
-      // comparisons have an exact int path (int_ok); logical ops only test != 0, which float keeps.
+      int_compute = false;  // logical ops only test != 0, which the float path keeps for any integer
     } else {
       FailDtype(name, first_tensor, compute, "Float, Half, BFloat16");
     }
@@ -695,23 +694,19 @@ at::Tensor DivRun(const char* name, const at::Tensor& self, const at::Tensor& ot
   PwOp p = DivDef(name, mode);
   const c10::ScalarType common = CommonDtype({{"self", &self}, {"other", &other}});
   if (mode.has_value() && (common == c10::kInt || common == c10::kLong)) {
-    // compute in float, write the integer result
-    at::Tensor out;
-    if (target.kind == PwTarget::kNew) {
-      PwOp f = p;
-      f.result = PwResult::kPromoteFloat;
-      at::Tensor r = Pointwise(f, {{"self", &self}, {"other", &other}});
-      return r.to(common);
-    }
+    // Integers: the quotient is rounded in float (exact while |values| < 2^24), then cast back.
     PwOp f = p;
     f.result = PwResult::kPromoteFloat;
     at::Tensor r = Pointwise(f, {{"self", &self}, {"other", &other}});
+    if (target.kind == PwTarget::kNew) return r.to(common);
     TORCH_CHECK(c10::canCast(common, target.tensor->scalar_type()), name, ": result type ", common,
                 " can't be cast to the desired output type ", target.tensor->scalar_type());
-    if (target.kind == PwTarget::kOut) at::native::resize_output(*target.tensor, r.sizes());
-    else
+    if (target.kind == PwTarget::kOut) {
+      at::native::resize_output(*target.tensor, r.sizes());
+    } else {
       TORCH_CHECK(target.tensor->sizes() == r.sizes(), name, ": output with shape ", ShapeStr(target.tensor->sizes()),
                   " doesn't match the broadcast shape ", ShapeStr(r.sizes()));
+    }
     target.tensor->copy_(r);
     return *target.tensor;
   }
