@@ -1,7 +1,11 @@
 // ReLU in Ascend C: the classic double-buffered pipeline. Each core takes a contiguous,
-// block-aligned range of the flat tensor; tiles move GM -> VECIN (DataCopyPad, so tails that are
-// not a multiple of 32 B work), compute in UB, and move VECOUT -> GM.
+// block-aligned range of the flat tensor; tiles move GM -> VECIN (DataCopy, and DataCopyPad for a
+// tail that is not a multiple of 32 B), compute in UB, and move VECOUT -> GM. NaN stays NaN as in
+// PyTorch (Relu alone would map it to 0): a Compare x == x mask and a Select put it back.
 #include "activation.h"
+
+#include <limits>
+#include <type_traits>
 
 #include "kernel_operator.h"
 
@@ -16,11 +20,12 @@ UnaryTiling unary_tiling(uint64_t total, uint32_t elem_bytes, const SocInfo& soc
   const CoreSplit split = SplitAcrossCores(total, elem_bytes, soc.vector_cores, 16 * 1024 / elem_bytes);
   t.block_dim = split.block_dim;
   t.per_core = split.per_core;
-  // UB budget: 2 in + 2 out tiles of the dtype, plus one float work tile for 16-bit types.
+  // UB budget: 2 in + 2 out tiles of the dtype, one float work tile for 16-bit types, a NaN mask
+  // (1 bit per element) and the 8 KB Select reserves. Tiles are whole 256-byte compare units of half.
   const uint32_t bytes_per_elem = 4 * elem_bytes + (elem_bytes == 2 ? 4 : 0);
-  uint32_t tile = AlignDown<uint32_t>((soc.ub_bytes - 1024) / bytes_per_elem, kRepeatBytes / 4);
+  uint32_t tile = AlignDown<uint32_t>((soc.ub_bytes - 9 * 1024) * 8 / (8 * bytes_per_elem + 1), kRepeatBytes / 2);
   if (tile > 16384) tile = 16384;  // keep tiles L1d/L2 friendly on the host
-  const uint64_t need = AlignUp<uint64_t>(t.per_core, kBlockBytes / elem_bytes);
+  const uint64_t need = AlignUp<uint64_t>(t.per_core, kRepeatBytes / 2);
   if (need < tile) tile = static_cast<uint32_t>(need);
   t.tile = tile == 0 ? kBlockBytes / elem_bytes : tile;
   return t;
@@ -44,6 +49,7 @@ class ReluKernel {
     pipe_.InitBuffer(inQ_, kBufferNum, tile_ * sizeof(T));
     pipe_.InitBuffer(outQ_, kBufferNum, tile_ * sizeof(T));
     if constexpr (sizeof(T) == 2) pipe_.InitBuffer(work_, tile_ * sizeof(float));
+    pipe_.InitBuffer(bits_, tile_ / 8);
   }
 
   __aicore__ inline void Process() {
@@ -58,35 +64,46 @@ class ReluKernel {
  private:
   __aicore__ inline void CopyIn(uint64_t off, uint32_t n) {
     LocalTensor<T> x = inQ_.template AllocTensor<T>();
-    DataCopyPad(x, xGm_[off], DataCopyExtParams{1, static_cast<uint32_t>(n * sizeof(T)), 0, 0, 0},
-                DataCopyPadExtParams<T>{false, 0, 0, T(0)});
+    if (n * sizeof(T) % 32 == 0) {  // whole blocks: plain DataCopy; the tail: DataCopyPad
+      DataCopy(x, xGm_[off], n);
+    } else {
+      DataCopyPad(x, xGm_[off], DataCopyExtParams{1, static_cast<uint32_t>(n * sizeof(T)), 0, 0, 0},
+                  DataCopyPadExtParams<T>{false, 0, 0, T(0)});
+    }
     inQ_.EnQue(x);
   }
   __aicore__ inline void Compute(uint32_t n) {
     LocalTensor<T> x = inQ_.template DeQue<T>();
     LocalTensor<T> y = outQ_.template AllocTensor<T>();
+    const uint32_t m = npu_kernels::AlignUp<uint32_t>(n, 128);  // Compare works on 256-byte units
+    const LocalTensor<uint8_t> bits = bits_.template Get<uint8_t>();
     if constexpr (std::is_same_v<T, bfloat16_t>) {
       // The vector unit has no bf16 arithmetic: widen, compute in float, round back.
       LocalTensor<float> w = work_.template Get<float>();
-      Cast(w, x, RoundMode::CAST_NONE, n);
-      Relu(w, w, n);
-      Cast(y, w, RoundMode::CAST_RINT, n);
+      Cast(w, x, RoundMode::CAST_NONE, m);
+      Compare(bits, w, w, CMPMODE::EQ, m);  // 1 where not NaN
+      Relu(w, w, m);
+      Select(w, bits, w, std::numeric_limits<float>::quiet_NaN(), SELMODE::VSEL_TENSOR_SCALAR_MODE, m);
+      Cast(y, w, RoundMode::CAST_RINT, m);
     } else {
-      Relu(y, x, n);
+      Compare(bits, x, x, CMPMODE::EQ, m);
+      Relu(y, x, m);
+      Select(y, bits, y, x, SELMODE::VSEL_TENSOR_TENSOR_MODE, m);
     }
     outQ_.EnQue(y);
     inQ_.FreeTensor(x);
   }
   __aicore__ inline void CopyOut(uint64_t off, uint32_t n) {
     LocalTensor<T> y = outQ_.template DeQue<T>();
-    DataCopyPad(yGm_[off], y, DataCopyExtParams{1, static_cast<uint32_t>(n * sizeof(T)), 0, 0, 0});
+    if (n * sizeof(T) % 32 == 0) DataCopy(yGm_[off], y, n);
+    else DataCopyPad(yGm_[off], y, DataCopyExtParams{1, static_cast<uint32_t>(n * sizeof(T)), 0, 0, 0});
     outQ_.FreeTensor(y);
   }
 
   TPipe pipe_;
   TQue<TPosition::VECIN, 1> inQ_;
   TQue<TPosition::VECOUT, 1> outQ_;
-  TBuf<TPosition::VECCALC> work_;
+  TBuf<TPosition::VECCALC> work_, bits_;
   GlobalTensor<T> xGm_, yGm_;
   uint64_t count_ = 0;
   uint32_t tile_ = 0;

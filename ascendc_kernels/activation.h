@@ -1,4 +1,5 @@
-// Activation kernels (ReLU for now; the elementwise family extends this file's pattern).
+// The dedicated ReLU kernel (contiguous float32/float16/bfloat16 tensors; NaN stays NaN). The other
+// activations and their backward ops are ops of the elementwise kernel family (elementwise.h).
 // Host side: the tiling function and the kernel entry points, callable from layer 5.
 #pragma once
 #include <cstdint>

@@ -495,7 +495,10 @@ void VSelect(DT dt, DT mask_dt, AscendC::SELMODE mode, const LO& d, const LO& se
   CheckVec(instr, "selMask", sel, (sel_bits + 7) / 8);
   CheckVec(instr, "src0", a, bytes);
   if (b) CheckVec(instr, "src1", *b, bytes);
-  SelectRun(esz, d.ptr, sel.ptr, 0, rep_bits, epr, a.ptr, b ? b->ptr : nullptr, s, size_t(count));
+  if (auto fast = Kernels().sel[int(dt)]; fast && !rep_bits && mask_dt == DT::U8)
+    fast(d.ptr, sel.ptr, a.ptr, b ? b->ptr : s, b == nullptr, size_t(count));
+  else
+    SelectRun(esz, d.ptr, sel.ptr, 0, rep_bits, epr, a.ptr, b ? b->ptr : nullptr, s, size_t(count));
   LocalCore().counters.vector_elem_ops += uint64_t(count);
 }
 

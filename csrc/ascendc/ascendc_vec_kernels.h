@@ -14,6 +14,9 @@ using ScalFn = void (*)(void* d, const void* a, const void* s, size_t n);  // s 
 using UnFn = void (*)(void* d, const void* a, size_t n);
 // Bit-packed compare (LSB first); b_is_scalar: b points to one element. n is a multiple of 8.
 using CmpFn = void (*)(uint8_t* d, const void* a, const void* b, bool b_is_scalar, int mode, size_t n);
+// Select with a uint8 bit mask consumed continuously from bit 0 (SELMODE 1 and 2, count form):
+// d[i] = bit_i ? a[i] : (b_is_scalar ? *b : b[i]). Moves bit patterns (no arithmetic).
+using SelFn = void (*)(void* d, const uint8_t* sel, const void* a, const void* b, bool b_is_scalar, size_t n);
 constexpr int kNumRound = 7;
 
 struct Table {
@@ -23,6 +26,7 @@ struct Table {
   UnFn un[int(UnOp::NUM)][kNumDT] = {};
   UnFn cast[kNumDT][kNumDT][kNumRound] = {};  // [dst][src][RoundMode]
   CmpFn cmp[kNumDT] = {};
+  SelFn sel[kNumDT] = {};  // by element size class: only F16 and F32 entries are used
 };
 
 void FillGeneric(Table& t);  // every entry, portable code

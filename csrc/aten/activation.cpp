@@ -1,14 +1,19 @@
-// Activation ops on npu: argument checks, output, tiling, launch of the Ascend C kernel.
+// Activation ops and their backward ops on npu. ReLU of a contiguous float tensor runs the
+// dedicated ReLU kernel (ascendc_kernels/activation.cpp); everything else is an op of the
+// elementwise kernel family through the shared pointwise engine (elementwise_common.h).
 #include <ATen/core/Tensor.h>
 #include <c10/core/DeviceGuard.h>
 #include <torch/library.h>
 
 #include "activation.h"
+#include "aten/elementwise_common.h"
 #include "aten/kernel_launch.h"
 #include "aten/op_common.h"
 
 namespace torch_ops_nn {
 namespace {
+
+using npu_kernels::EwOp;
 
 TORCH_OPS_NN_REGISTER_KERNEL(relu_kernel);
 
@@ -18,34 +23,265 @@ void LaunchRelu(const at::Tensor& x, const at::Tensor& y) {
   const auto tiling = npu_kernels::unary_tiling(static_cast<uint64_t>(x.numel()), x.element_size(), SocInfoFor(dev));
   auto kernel = PickFloatKernel("relu", x.scalar_type(), &relu_kernel_float, &relu_kernel_half, &relu_kernel_bf16);
   KernelLaunch launch{"relu_kernel", ascendc_host::CoreType::AIV, tiling.block_dim, dev};
-  if (LogDebugEnabled()) launch.detail = DescribeForLog({{"self", &x}}) + " blockDim=" + std::to_string(tiling.block_dim);
+  if (LogDebugEnabled()) launch.detail = DescribeForLog({{"self", &x}});
   LaunchKernel(std::move(launch), kernel, tiling, x.data_ptr(), y.data_ptr());
 }
 
-at::Tensor relu(const at::Tensor& self) {
-  CheckSameNpuDevice("relu", {{"self", &self}});
-  CheckFloatDtype("relu", "self", self);
-  at::Tensor x = Contiguous(self);
-  at::Tensor y = NpuEmpty(self.sizes(), self.scalar_type(), self.device().index());
-  LaunchRelu(x, y);
-  return y;
+PwOp Act(const char* name, EwOp op, bool int_ok = false) {
+  PwOp p;
+  p.name = name;
+  p.op = op;
+  p.result = PwResult::kPromote;
+  p.int_ok = int_ok;
+  p.float_only = !int_ok;
+  return p;
 }
 
-at::Tensor& relu_(at::Tensor& self) {
-  CheckSameNpuDevice("relu_", {{"self", &self}});
-  CheckFloatDtype("relu_", "self", self);
-  if (self.is_contiguous()) {
-    LaunchRelu(self, self);
-  } else {
-    self.copy_(relu(self));
+// ---- relu
+at::Tensor relu(const at::Tensor& self) {
+  if (self.device().type() == kNpu && IsNpuFloat(self.scalar_type()) && self.is_contiguous()) {
+    at::Tensor y = NpuEmpty(self.sizes(), self.scalar_type(), self.device().index());
+    LaunchRelu(self, y);
+    return y;
   }
+  return Pointwise(Act("relu", EwOp::kRelu, true), {{"self", &self}});
+}
+at::Tensor& relu_(at::Tensor& self) {
+  if (self.device().type() == kNpu && IsNpuFloat(self.scalar_type()) && self.is_contiguous()) {
+    LaunchRelu(self, self);
+    return self;
+  }
+  Pointwise(Act("relu_", EwOp::kRelu, true), {{"self", &self}}, PwTarget::InPlace(self));
   return self;
+}
+
+// ---- sigmoid / tanh (integral inputs give a float result)
+#define TORCH_OPS_NN_FLOAT_UNARY(FN, OP)                                                                       \
+  PwOp FN##Def(const char* name) {                                                                            \
+    PwOp p = Act(name, OP);                                                                                   \
+    p.float_only = false;                                                                                     \
+    p.result = PwResult::kPromoteFloat;                                                                       \
+    return p;                                                                                                 \
+  }                                                                                                           \
+  at::Tensor FN(const at::Tensor& self) { return Pointwise(FN##Def(#FN), {{"self", &self}}); }                 \
+  at::Tensor& FN##_out(const at::Tensor& self, at::Tensor& out) {                                             \
+    Pointwise(FN##Def(#FN ".out"), {{"self", &self}}, PwTarget::Out(out));                                     \
+    return out;                                                                                               \
+  }                                                                                                           \
+  at::Tensor& FN##_(at::Tensor& self) {                                                                       \
+    Pointwise(FN##Def(#FN "_"), {{"self", &self}}, PwTarget::InPlace(self));                                   \
+    return self;                                                                                              \
+  }
+TORCH_OPS_NN_FLOAT_UNARY(sigmoid, EwOp::kSigmoid)
+TORCH_OPS_NN_FLOAT_UNARY(tanh, EwOp::kTanh)
+
+// ---- float activations without arguments
+#define TORCH_OPS_NN_ACT(FN, OP)                                                                               \
+  at::Tensor FN(const at::Tensor& self) { return Pointwise(Act(#FN, OP), {{"self", &self}}); }                 \
+  at::Tensor& FN##_out(const at::Tensor& self, at::Tensor& out) {                                             \
+    Pointwise(Act(#FN ".out", OP), {{"self", &self}}, PwTarget::Out(out));                                     \
+    return out;                                                                                               \
+  }                                                                                                           \
+  at::Tensor& FN##_(at::Tensor& self) {                                                                       \
+    Pointwise(Act(#FN "_", OP), {{"self", &self}}, PwTarget::InPlace(self));                                   \
+    return self;                                                                                              \
+  }
+TORCH_OPS_NN_ACT(silu, EwOp::kSilu)
+TORCH_OPS_NN_ACT(hardswish, EwOp::kHardswish)
+TORCH_OPS_NN_ACT(hardsigmoid, EwOp::kHardsigmoid)
+
+// ---- hardtanh (relu6 is hardtanh(0, 6))
+PwOp HardtanhDef(const char* name, const c10::Scalar& lo, const c10::Scalar& hi) {
+  PwOp p = Act(name, EwOp::kClamp, true);
+  p.si[0] = 3;
+  p.sf[0] = static_cast<float>(lo.toDouble());
+  p.sf[1] = static_cast<float>(hi.toDouble());
+  p.si[1] = static_cast<int32_t>(lo.toLong());
+  p.si[2] = static_cast<int32_t>(hi.toLong());
+  return p;
+}
+at::Tensor hardtanh(const at::Tensor& self, const c10::Scalar& lo, const c10::Scalar& hi) {
+  return Pointwise(HardtanhDef("hardtanh", lo, hi), {{"self", &self}});
+}
+at::Tensor& hardtanh_out(const at::Tensor& self, const c10::Scalar& lo, const c10::Scalar& hi, at::Tensor& out) {
+  Pointwise(HardtanhDef("hardtanh.out", lo, hi), {{"self", &self}}, PwTarget::Out(out));
+  return out;
+}
+at::Tensor& hardtanh_(at::Tensor& self, const c10::Scalar& lo, const c10::Scalar& hi) {
+  Pointwise(HardtanhDef("hardtanh_", lo, hi), {{"self", &self}}, PwTarget::InPlace(self));
+  return self;
+}
+
+// ---- leaky_relu
+PwOp LeakyDef(const char* name, const c10::Scalar& slope) {
+  PwOp p = Act(name, EwOp::kLeakyRelu);
+  p.sf[0] = static_cast<float>(slope.toDouble());
+  return p;
+}
+at::Tensor leaky_relu(const at::Tensor& self, const c10::Scalar& slope) {
+  return Pointwise(LeakyDef("leaky_relu", slope), {{"self", &self}});
+}
+at::Tensor& leaky_relu_out(const at::Tensor& self, const c10::Scalar& slope, at::Tensor& out) {
+  Pointwise(LeakyDef("leaky_relu.out", slope), {{"self", &self}}, PwTarget::Out(out));
+  return out;
+}
+at::Tensor& leaky_relu_(at::Tensor& self, const c10::Scalar& slope) {
+  Pointwise(LeakyDef("leaky_relu_", slope), {{"self", &self}}, PwTarget::InPlace(self));
+  return self;
+}
+
+// ---- gelu
+EwOp GeluOp(const char* name, c10::string_view approximate, bool backward) {
+  if (approximate == "none") return backward ? EwOp::kGeluBackward : EwOp::kGelu;
+  if (approximate == "tanh") return backward ? EwOp::kGeluTanhBackward : EwOp::kGeluTanh;
+  TORCH_CHECK(false, name, ": argument 'approximate' must be 'none' or 'tanh', got '", std::string(approximate), "'");
+}
+at::Tensor gelu(const at::Tensor& self, c10::string_view approximate) {
+  return Pointwise(Act("gelu", GeluOp("gelu", approximate, false)), {{"self", &self}});
+}
+at::Tensor& gelu_out(const at::Tensor& self, c10::string_view approximate, at::Tensor& out) {
+  Pointwise(Act("gelu.out", GeluOp("gelu.out", approximate, false)), {{"self", &self}}, PwTarget::Out(out));
+  return out;
+}
+at::Tensor& gelu_(at::Tensor& self, c10::string_view approximate) {
+  Pointwise(Act("gelu_", GeluOp("gelu_", approximate, false)), {{"self", &self}}, PwTarget::InPlace(self));
+  return self;
+}
+
+// ---- threshold
+PwOp ThresholdDef(const char* name, const c10::Scalar& th, const c10::Scalar& value) {
+  PwOp p = Act(name, EwOp::kThreshold);
+  p.sf[0] = static_cast<float>(th.toDouble());
+  p.sf[1] = static_cast<float>(value.toDouble());
+  return p;
+}
+at::Tensor threshold(const at::Tensor& self, const c10::Scalar& th, const c10::Scalar& value) {
+  return Pointwise(ThresholdDef("threshold", th, value), {{"self", &self}});
+}
+at::Tensor& threshold_out(const at::Tensor& self, const c10::Scalar& th, const c10::Scalar& value, at::Tensor& out) {
+  Pointwise(ThresholdDef("threshold.out", th, value), {{"self", &self}}, PwTarget::Out(out));
+  return out;
+}
+at::Tensor& threshold_(at::Tensor& self, const c10::Scalar& th, const c10::Scalar& value) {
+  Pointwise(ThresholdDef("threshold_", th, value), {{"self", &self}}, PwTarget::InPlace(self));
+  return self;
+}
+
+// ---- backward ops: (grad_output, self-or-result) -> grad_input
+#define TORCH_OPS_NN_BACKWARD(FN, ARG, OP)                                                                     \
+  at::Tensor FN(const at::Tensor& grad, const at::Tensor& x) {                                                \
+    return Pointwise(Act(#FN, OP), {{"grad_output", &grad}, {ARG, &x}});                                      \
+  }                                                                                                           \
+  at::Tensor& FN##_out(const at::Tensor& grad, const at::Tensor& x, at::Tensor& grad_input) {                 \
+    Pointwise(Act(#FN ".grad_input", OP), {{"grad_output", &grad}, {ARG, &x}}, PwTarget::Out(grad_input));    \
+    return grad_input;                                                                                        \
+  }
+TORCH_OPS_NN_BACKWARD(sigmoid_backward, "output", EwOp::kSigmoidBackward)
+TORCH_OPS_NN_BACKWARD(tanh_backward, "output", EwOp::kTanhBackward)
+TORCH_OPS_NN_BACKWARD(silu_backward, "self", EwOp::kSiluBackward)
+TORCH_OPS_NN_BACKWARD(hardswish_backward, "self", EwOp::kHardswishBackward)
+TORCH_OPS_NN_BACKWARD(hardsigmoid_backward, "self", EwOp::kHardsigmoidBackward)
+
+PwOp ThresholdBackwardDef(const char* name, const c10::Scalar& th) {
+  PwOp p = Act(name, EwOp::kThresholdBackward);
+  p.sf[0] = static_cast<float>(th.toDouble());
+  return p;
+}
+at::Tensor threshold_backward(const at::Tensor& grad, const at::Tensor& self, const c10::Scalar& th) {
+  return Pointwise(ThresholdBackwardDef("threshold_backward", th), {{"grad_output", &grad}, {"self", &self}});
+}
+at::Tensor& threshold_backward_out(const at::Tensor& grad, const at::Tensor& self, const c10::Scalar& th,
+                                   at::Tensor& grad_input) {
+  Pointwise(ThresholdBackwardDef("threshold_backward.grad_input", th), {{"grad_output", &grad}, {"self", &self}},
+            PwTarget::Out(grad_input));
+  return grad_input;
+}
+
+at::Tensor gelu_backward(const at::Tensor& grad, const at::Tensor& self, c10::string_view approximate) {
+  return Pointwise(Act("gelu_backward", GeluOp("gelu_backward", approximate, true)),
+                   {{"grad_output", &grad}, {"self", &self}});
+}
+at::Tensor& gelu_backward_out(const at::Tensor& grad, const at::Tensor& self, c10::string_view approximate,
+                              at::Tensor& grad_input) {
+  Pointwise(Act("gelu_backward.grad_input", GeluOp("gelu_backward", approximate, true)),
+            {{"grad_output", &grad}, {"self", &self}}, PwTarget::Out(grad_input));
+  return grad_input;
+}
+
+PwOp HardtanhBackwardDef(const char* name, const c10::Scalar& lo, const c10::Scalar& hi) {
+  PwOp p = Act(name, EwOp::kHardtanhBackward);
+  p.sf[0] = static_cast<float>(lo.toDouble());
+  p.sf[1] = static_cast<float>(hi.toDouble());
+  return p;
+}
+at::Tensor hardtanh_backward(const at::Tensor& grad, const at::Tensor& self, const c10::Scalar& lo,
+                             const c10::Scalar& hi) {
+  return Pointwise(HardtanhBackwardDef("hardtanh_backward", lo, hi), {{"grad_output", &grad}, {"self", &self}});
+}
+at::Tensor& hardtanh_backward_out(const at::Tensor& grad, const at::Tensor& self, const c10::Scalar& lo,
+                                  const c10::Scalar& hi, at::Tensor& grad_input) {
+  Pointwise(HardtanhBackwardDef("hardtanh_backward.grad_input", lo, hi), {{"grad_output", &grad}, {"self", &self}},
+            PwTarget::Out(grad_input));
+  return grad_input;
+}
+
+PwOp LeakyBackwardDef(const char* name, const c10::Scalar& slope, bool self_is_result) {
+  TORCH_CHECK(!self_is_result || slope.toDouble() >= 0.0, name,
+              ": in-place leaky_relu backward with a negative slope (", slope.toDouble(),
+              ") is not supported; use a non-negative slope or the out-of-place leaky_relu");
+  PwOp p = Act(name, EwOp::kLeakyReluBackward);
+  p.sf[0] = static_cast<float>(slope.toDouble());
+  return p;
+}
+at::Tensor leaky_relu_backward(const at::Tensor& grad, const at::Tensor& self, const c10::Scalar& slope,
+                               bool self_is_result) {
+  return Pointwise(LeakyBackwardDef("leaky_relu_backward", slope, self_is_result),
+                   {{"grad_output", &grad}, {"self", &self}});
+}
+at::Tensor& leaky_relu_backward_out(const at::Tensor& grad, const at::Tensor& self, const c10::Scalar& slope,
+                                    bool self_is_result, at::Tensor& grad_input) {
+  Pointwise(LeakyBackwardDef("leaky_relu_backward.grad_input", slope, self_is_result),
+            {{"grad_output", &grad}, {"self", &self}}, PwTarget::Out(grad_input));
+  return grad_input;
 }
 
 }  // namespace
 }  // namespace torch_ops_nn
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  using namespace torch_ops_nn;
   m.impl("relu", TORCH_FN(torch_ops_nn::relu));
   m.impl("relu_", TORCH_FN(torch_ops_nn::relu_));
+#define TORCH_OPS_NN_REG3(FN)             \
+  m.impl(#FN, TORCH_FN(torch_ops_nn::FN));              \
+  m.impl(#FN ".out", TORCH_FN(torch_ops_nn::FN##_out)); \
+  m.impl(#FN "_", TORCH_FN(torch_ops_nn::FN##_));
+  TORCH_OPS_NN_REG3(sigmoid)
+  TORCH_OPS_NN_REG3(tanh)
+  TORCH_OPS_NN_REG3(silu)
+  TORCH_OPS_NN_REG3(hardswish)
+  TORCH_OPS_NN_REG3(hardsigmoid)
+  TORCH_OPS_NN_REG3(hardtanh)
+  TORCH_OPS_NN_REG3(leaky_relu)
+  TORCH_OPS_NN_REG3(gelu)
+  TORCH_OPS_NN_REG3(threshold)
+#undef TORCH_OPS_NN_REG3
+  m.impl("sigmoid_backward", TORCH_FN(torch_ops_nn::sigmoid_backward));
+  m.impl("sigmoid_backward.grad_input", TORCH_FN(torch_ops_nn::sigmoid_backward_out));
+  m.impl("tanh_backward", TORCH_FN(torch_ops_nn::tanh_backward));
+  m.impl("tanh_backward.grad_input", TORCH_FN(torch_ops_nn::tanh_backward_out));
+  m.impl("silu_backward", TORCH_FN(torch_ops_nn::silu_backward));
+  m.impl("silu_backward.grad_input", TORCH_FN(torch_ops_nn::silu_backward_out));
+  m.impl("hardswish_backward", TORCH_FN(torch_ops_nn::hardswish_backward));
+  m.impl("hardswish_backward.out", TORCH_FN(torch_ops_nn::hardswish_backward_out));
+  m.impl("hardsigmoid_backward", TORCH_FN(torch_ops_nn::hardsigmoid_backward));
+  m.impl("hardsigmoid_backward.grad_input", TORCH_FN(torch_ops_nn::hardsigmoid_backward_out));
+  m.impl("threshold_backward", TORCH_FN(torch_ops_nn::threshold_backward));
+  m.impl("threshold_backward.grad_input", TORCH_FN(torch_ops_nn::threshold_backward_out));
+  m.impl("gelu_backward", TORCH_FN(torch_ops_nn::gelu_backward));
+  m.impl("gelu_backward.grad_input", TORCH_FN(torch_ops_nn::gelu_backward_out));
+  m.impl("hardtanh_backward", TORCH_FN(torch_ops_nn::hardtanh_backward));
+  m.impl("hardtanh_backward.grad_input", TORCH_FN(torch_ops_nn::hardtanh_backward_out));
+  m.impl("leaky_relu_backward", TORCH_FN(torch_ops_nn::leaky_relu_backward));
+  m.impl("leaky_relu_backward.grad_input", TORCH_FN(torch_ops_nn::leaky_relu_backward_out));
 }

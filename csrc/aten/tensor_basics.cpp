@@ -15,6 +15,7 @@
 #include <c10/core/StorageImpl.h>
 #include <torch/library.h>
 
+#include "aten/elementwise_common.h"
 #include "aten/npu_tensor.h"
 #include "core/npu_allocator.h"
 #include "core/npu_context.h"
@@ -150,6 +151,10 @@ at::Tensor copy_from(const at::Tensor& src, const at::Tensor& dst, bool non_bloc
   const bool src_npu = src.device().type() == kNpu, dst_npu = dst.device().type() == kNpu;
   TORCH_CHECK((src_npu || src.is_cpu()) && (dst_npu || dst.is_cpu()), "copy_: npu copies support npu and cpu ",
               "tensors only, got ", src.device(), " -> ", dst.device());
+  // Same-device dtype conversion of dense tensors: the Ascend C Cast kernel (elementwise family).
+  if (src_npu && dst_npu && src.device() == dst.device() && src.scalar_type() != dst.scalar_type() &&
+      NpuCastCopy(src, dst))
+    return dst;
   npu_rt::StridedView dv = RuntimeView(dst), sv = RuntimeView(src, dst.sizes());
   // The task keeps both tensors alive until it has run.
   auto task = [dv, sv, keep_src = src, keep_dst = dst] { npu_rt::StridedCopy(dv, sv); };

@@ -769,6 +769,60 @@ static void CaseCompareSelect(const char* dtype) {
   });
 }
 
+// Select with a uint8 mask in count form (modes 1, 2) and the uint8 <-> half casts, at every tail
+// length: bit-exact against a scalar reference (the SIMD fast paths and the portable kernels agree).
+template <typename T>
+static void CaseSelectCastFast(const char* dtype) {
+  Run1("vec_select_fast", [&] {
+    Arena ar;
+    Rng r(11);
+    const uint32_t cap = 1024;
+    auto a = ar.Get<T>(cap), b = ar.Get<T>(cap), d = ar.Get<T>(cap);
+    auto bits = ar.Get<uint8_t>(cap / 8);
+    using U = std::conditional_t<sizeof(T) == 4, uint32_t, uint16_t>;
+    for (uint32_t i = 0; i < cap; ++i) {
+      U ua = U(r.Next()), ub = U(r.Next());  // arbitrary bit patterns, NaN payloads included
+      std::memcpy(&a.HostPtr()[i], &ua, sizeof(U));
+      std::memcpy(&b.HostPtr()[i], &ub, sizeof(U));
+    }
+    for (uint32_t i = 0; i < cap / 8; ++i) bits.HostPtr()[i] = uint8_t(r.Next());
+    const T s = T(-3.5f);
+    for (uint32_t n : {1u, 7u, 8u, 15u, 16u, 17u, 33u, 64u, 100u, 257u, 1000u, 1024u}) {
+      for (int mode = 1; mode <= 2; ++mode) {
+        Duplicate(d, T(7.0f), cap);
+        if (mode == 2) Select(d, bits, a, b, SELMODE::VSEL_TENSOR_TENSOR_MODE, n);
+        else Select(d, bits, a, s, SELMODE::VSEL_TENSOR_SCALAR_MODE, n);
+        for (uint32_t i = 0; i < cap; ++i) {
+          const bool bit = (bits.HostPtr()[i / 8] >> (i % 8)) & 1;
+          const T want = i >= n ? T(7.0f) : bit ? a.HostPtr()[i] : (mode == 2 ? b.HostPtr()[i] : s);
+          if (std::memcmp(&d.HostPtr()[i], &want, sizeof(T)) != 0) {
+            EXPECT(false, "Select %s mode %d n=%u i=%u", dtype, mode, n, i);
+            break;
+          }
+        }
+      }
+    }
+    if constexpr (sizeof(T) == 2) {
+      auto u8 = ar.Get<uint8_t>(cap), u8o = ar.Get<uint8_t>(cap);
+      for (uint32_t i = 0; i < 256; ++i) u8.HostPtr()[i] = uint8_t(i);
+      Cast(d, u8, RoundMode::CAST_NONE, 256);
+      for (uint32_t i = 0; i < 256; ++i) EXPECT(float(d.HostPtr()[i]) == float(i), "u8->half %u", i);
+      const float xs[] = {-1.0f, -0.5f, -0.0f, 0.5f, 1.5f, 2.5f, 3.49f, 254.5f, 255.4f, 300.0f, 1e4f,
+                          INFINITY, -INFINITY, NAN, 100.0f, 7.5f, 0.0f};
+      const int want[] = {0, 0, 0, 0, 2, 2, 3, 254, 255, 255, 255, 255, 0, 0, 100, 8, 0};
+      const uint32_t m = sizeof(xs) / sizeof(xs[0]);
+      for (uint32_t n : {m, 5u}) {
+        for (uint32_t i = 0; i < m; ++i) d.HostPtr()[i] = T(xs[i]);
+        Duplicate(u8o.template ReinterpretCast<int16_t>(), int16_t(0x7777), 32);
+        Cast(u8o, d, RoundMode::CAST_NONE, n);
+        for (uint32_t i = 0; i < m; ++i)
+          EXPECT(u8o.HostPtr()[i] == (i < n ? want[i] : 0x77), "half->u8 n=%u x=%g got %d", n, double(xs[i]),
+                 int(u8o.HostPtr()[i]));
+      }
+    }
+  });
+}
+
 // Reductions.
 template <typename T>
 static void CaseReduce(const char* dtype) {
@@ -1239,6 +1293,7 @@ int main(int argc, char** argv) {
     else if (c == "misc") CaseMisc();
     else if (c == "cast") CaseCast();
     else if (c == "compare_select") { CaseCompareSelect<float>("float"); CaseCompareSelect<half>("half"); }
+    else if (c == "select_cast_fast") { CaseSelectCastFast<float>("float"); CaseSelectCastFast<half>("half"); }
     else if (c == "reduce") { CaseReduce<float>("float"); CaseReduce<half>("half"); }
     else if (c == "errors") CaseListErrors();
     else if (c == "api") CaseApi();

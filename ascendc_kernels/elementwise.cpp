@@ -1,0 +1,1050 @@
+// The elementwise kernel family in Ascend C (design notes: elementwise.h). Per core: a range of
+// tiles; per tile: GM -> VECIN (DataCopyPad, one block per row), convert to the compute type, the op's
+// instruction sequence, convert to the output dtype, VECOUT -> GM (DataCopyPad).
+#include "elementwise.h"
+
+#include <climits>
+#include <cmath>
+#include <type_traits>
+
+#include "kernel_operator.h"
+
+using namespace AscendC;
+
+namespace npu_kernels {
+
+namespace {
+constexpr uint32_t kTileAlign = 256;      // elements: Compare's 256-byte rule holds for every dtype
+constexpr uint32_t kMaxTile = 16384;      // keeps a core's tiles cache friendly on the host
+constexpr uint32_t kUbReserve = 9 * 1024; // Select (tensor modes) reserves 8 KB of UB; 1 KB slack
+constexpr uint64_t kMinElemsPerCore = 4096;
+constexpr uint32_t kMaxRowsPerTile = 4095;  // DataCopyPad blockCount
+
+bool IsIntCompute(const ElementwiseTiling& t) { return t.int_compute != 0; }
+EwDType ComputeDType(const ElementwiseTiling& t) { return IsIntCompute(t) ? EwDType::I32 : EwDType::F32; }
+EwMode ModeOf(const ElementwiseTiling& t, int i) { return EwMode(t.in[i].mode); }
+bool UsesQueue(const ElementwiseTiling& t, int i) {
+  return ModeOf(t, i) == EwMode::FULL || (ModeOf(t, i) == EwMode::ROW && t.rows_per_tile == 0);
+}
+bool IsPersistentRow(const ElementwiseTiling& t, int i) {
+  return ModeOf(t, i) == EwMode::ROW && t.rows_per_tile != 0;
+}
+bool NeedsComputeCopy(const ElementwiseTiling& t, int i) {
+  const EwMode m = ModeOf(t, i);
+  if (m == EwMode::COL || m == EwMode::SCALAR || m == EwMode::IMM) return true;
+  return EwDType(t.in[i].dtype) != ComputeDType(t);
+}
+bool OutNeedsComputeCopy(const ElementwiseTiling& t, const EwOpInfo& info) {
+  return !info.bool_out && EwDType(t.out_dtype) != ComputeDType(t);
+}
+bool AnyBool(const ElementwiseTiling& t, const EwOpInfo& info) {
+  if (info.bool_out || EwDType(t.out_dtype) == EwDType::BOOL) return true;
+  for (int i = 0; i < info.n_in; ++i)
+    if (EwDType(t.in[i].dtype) == EwDType::BOOL && ModeOf(t, i) != EwMode::IMM) return true;
+  return false;
+}
+}  // namespace
+
+EwOpInfo GetEwOpInfo(EwOp op) {
+  // {inputs, temps, consts, bool_out, int_ok}
+  switch (op) {
+    case EwOp::kAdd: return {2, 1, 0, false, true};
+    case EwOp::kMul: return {2, 0, 0, false, true};
+    case EwOp::kDiv: case EwOp::kDivFloor: return {2, 0, 0, false, false};
+    case EwOp::kDivTrunc: return {2, 1, 0, false, false};
+    case EwOp::kMaximum: case EwOp::kMinimum: return {2, 0, 0, false, true};
+    case EwOp::kPow: return {2, 3, 0, false, false};
+    case EwOp::kEq: case EwOp::kNe: case EwOp::kLt: case EwOp::kLe: case EwOp::kGt: case EwOp::kGe:
+      return {2, 4, 0, true, true};  // int32 ordering compares need 4 scratch tiles
+    case EwOp::kLogicalAnd: case EwOp::kLogicalOr: case EwOp::kLogicalXor: return {2, 0, 0, true, false};
+    case EwOp::kWhere: return {3, 0, 0, false, true};
+    case EwOp::kClampT: return {3, 0, 0, false, true};
+    case EwOp::kClampMinT: case EwOp::kClampMaxT: return {2, 0, 0, false, true};
+    case EwOp::kLerp: return {3, 3, 0, false, false};
+    case EwOp::kLerpS: return {2, 1, 0, false, false};
+    case EwOp::kAddcmul: case EwOp::kAddcdiv: return {3, 1, 0, false, false};
+    case EwOp::kNeg: return {1, 0, 0, false, true};
+    case EwOp::kAbs: return {1, 1, 0, false, true};
+    case EwOp::kExp: case EwOp::kLog: case EwOp::kSqrt: return {1, 0, 0, false, false};
+    case EwOp::kRsqrt: return {1, 1, 1, false, false};
+    case EwOp::kReciprocal: return {1, 0, 1, false, false};
+    case EwOp::kSigmoid: return {1, 1, 1, false, false};
+    case EwOp::kTanh: return {1, 3, 0, false, false};
+    case EwOp::kRelu: case EwOp::kClamp: return {1, 0, 0, false, true};
+    case EwOp::kLeakyRelu: return {1, 0, 0, false, false};
+    case EwOp::kGelu: return {1, 3, 1, false, false};
+    case EwOp::kGeluTanh: case EwOp::kSilu: return {1, 1, 0, false, false};
+    case EwOp::kHardswish: return {1, 1, 1, false, false};
+    case EwOp::kHardsigmoid: case EwOp::kThreshold: return {1, 0, 1, false, false};
+    case EwOp::kLogicalNot: return {1, 0, 0, true, false};
+    case EwOp::kSign: return {1, 2, 1, false, false};
+    case EwOp::kPowScalar: return {1, 1, 1, false, false};
+    case EwOp::kScalarPow: case EwOp::kRound: return {1, 0, 0, false, false};
+    case EwOp::kThresholdBackward: return {2, 0, 1, false, false};
+    case EwOp::kSigmoidBackward: case EwOp::kTanhBackward: return {2, 1, 0, false, false};
+    case EwOp::kGeluBackward: case EwOp::kGeluTanhBackward: return {2, 3, 1, false, false};
+    case EwOp::kSiluBackward: return {2, 2, 1, false, false};
+    case EwOp::kHardtanhBackward: return {2, 0, 1, false, false};
+    case EwOp::kLeakyReluBackward: case EwOp::kHardsigmoidBackward: return {2, 1, 0, false, false};
+    case EwOp::kHardswishBackward: return {2, 1, 2, false, false};
+    default: return {0, 0, 0, false, false};
+  }
+}
+
+const char* EwOpName(EwOp op) {
+  static const char* names[] = {
+      "add", "mul", "div", "div_trunc", "div_floor", "maximum", "minimum", "pow", "eq", "ne", "lt", "le", "gt", "ge",
+      "logical_and", "logical_or", "logical_xor", "where", "clamp_tensor", "clamp_min_tensor", "clamp_max_tensor",
+      "lerp", "lerp_scalar", "addcmul", "addcdiv", "neg", "abs", "exp", "log", "sqrt", "rsqrt", "reciprocal",
+      "sigmoid", "tanh", "relu", "clamp", "leaky_relu", "gelu", "gelu_tanh", "silu", "hardswish", "hardsigmoid",
+      "threshold", "logical_not", "sign", "pow_scalar", "scalar_pow", "round", "threshold_backward",
+      "sigmoid_backward", "tanh_backward", "gelu_backward", "gelu_tanh_backward", "silu_backward",
+      "hardtanh_backward", "leaky_relu_backward", "hardswish_backward", "hardsigmoid_backward"};
+  static_assert(sizeof(names) / sizeof(names[0]) == size_t(EwOp::kNumOps), "EwOpName table");
+  return uint32_t(op) < uint32_t(EwOp::kNumOps) ? names[uint32_t(op)] : "?";
+}
+
+uint64_t elementwise_ub_bytes(const ElementwiseTiling& t, uint32_t tile) {
+  const EwOpInfo info = GetEwOpInfo(EwOp(t.op));
+  uint64_t b = 0;
+  for (int i = 0; i < info.n_in; ++i) {
+    const uint64_t sz = EwDTypeSize(EwDType(t.in[i].dtype));
+    if (UsesQueue(t, i)) b += 2 * tile * sz;
+    if (IsPersistentRow(t, i)) b += tile * sz;
+    if (NeedsComputeCopy(t, i)) b += uint64_t(tile) * 4;
+  }
+  b += 2 * uint64_t(tile) * EwDTypeSize(EwDType(t.out_dtype));
+  if (OutNeedsComputeCopy(t, info)) b += uint64_t(tile) * 4;
+  b += uint64_t(info.n_temps + info.n_consts) * tile * 4;
+  b += 3 * uint64_t(tile) / 8;  // mask bits
+  if (AnyBool(t, info)) b += uint64_t(tile) * 2;
+  return b;
+}
+
+void elementwise_tiling(ElementwiseTiling& t, const SocInfo& soc) {
+  const EwOpInfo info = GetEwOpInfo(EwOp(t.op));
+  const uint64_t total = t.rows * t.width;
+  // Size the tile with every ROW input double-buffered (the chunked case: the most UB).
+  t.rows_per_tile = 0;
+  const uint64_t per256 = elementwise_ub_bytes(t, kTileAlign);
+  const uint64_t budget = soc.ub_bytes > kUbReserve + per256 ? soc.ub_bytes - kUbReserve : per256;
+  uint64_t tile = budget / per256 * kTileAlign;
+  if (tile > kMaxTile) tile = kMaxTile;
+  if (tile < kTileAlign) tile = kTileAlign;
+  t.tile = static_cast<uint32_t>(tile);
+
+  // Elements per row stride: every operand's rows must start 32-byte aligned at the same element.
+  uint32_t min_size = EwDTypeSize(EwDType(t.out_dtype));
+  for (int i = 0; i < info.n_in; ++i)
+    if (UsesQueue(t, i) || ModeOf(t, i) == EwMode::ROW) {
+      const uint32_t s = EwDTypeSize(EwDType(t.in[i].dtype));
+      if (s < min_size) min_size = s;
+    }
+  const uint64_t stride = AlignUp<uint64_t>(t.width == 0 ? 1 : t.width, kBlockBytes / min_size);
+
+  uint64_t cores = CeilDivU<uint64_t>(total == 0 ? 1 : total, kMinElemsPerCore);
+  if (cores > static_cast<uint64_t>(soc.vector_cores)) cores = static_cast<uint64_t>(soc.vector_cores);
+  if (cores < 1) cores = 1;
+  if (stride <= tile && t.rows > 0) {
+    uint64_t r = tile / stride;
+    if (r > kMaxRowsPerTile) r = kMaxRowsPerTile;
+    const uint64_t balance = CeilDivU<uint64_t>(t.rows, cores);  // enough tiles for the cores
+    if (r > balance) r = balance;
+    if (r < 1) r = 1;
+    t.rows_per_tile = static_cast<uint32_t>(r);
+    t.row_stride = static_cast<uint32_t>(stride);
+    t.chunks_per_row = 1;
+    t.units = CeilDivU<uint64_t>(t.rows, r);
+    // Small problems get small tiles: a core's UB use (and its per-block set-up) follows the work.
+    const uint64_t need = AlignUp<uint64_t>(r * stride, kTileAlign);
+    if (need < t.tile) t.tile = static_cast<uint32_t>(need);
+  } else {
+    t.rows_per_tile = 0;
+    t.row_stride = 0;
+    t.chunks_per_row = CeilDivU<uint64_t>(t.width, tile);
+    t.units = t.rows * t.chunks_per_row;
+  }
+  if (cores > t.units) cores = t.units == 0 ? 1 : t.units;
+  t.units_per_core = CeilDivU<uint64_t>(t.units, cores);
+  t.block_dim = t.units == 0 ? 1 : static_cast<uint32_t>(CeilDivU<uint64_t>(t.units, t.units_per_core));
+}
+
+}  // namespace npu_kernels
+
+namespace {
+
+using npu_kernels::ElementwiseTiling;
+using npu_kernels::EwDType;
+using npu_kernels::EwMode;
+using npu_kernels::EwOp;
+using npu_kernels::EwOpInfo;
+
+constexpr float kSqrt1_2 = 0.70710678118654752440f;
+constexpr float kSqrt2OverPi = 0.79788456080286535588f;    // sqrt(2/pi)
+constexpr float kInvSqrt2Pi = 0.39894228040143267794f;     // 1/sqrt(2*pi)
+constexpr float kGeluKappa = 0.044715f;
+
+// Calls f(S{}) with S the storage type of `dt`.
+template <class F>
+__aicore__ inline void WithStorage(EwDType dt, F&& f) {
+  switch (dt) {
+    case EwDType::F32: f(float{}); break;
+    case EwDType::F16: f(half{}); break;
+    case EwDType::BF16: f(bfloat16_t{}); break;
+    case EwDType::I32: f(int32_t{}); break;
+    case EwDType::I64: f(int64_t{}); break;
+    case EwDType::BOOL: f(uint8_t{}); break;
+  }
+}
+
+// The operands of one tile's compute stage (all UB tensors of at least L elements).
+template <typename CT>
+struct Operands {
+  LocalTensor<CT> x[3], y, T[4], K[2];
+  LocalTensor<uint8_t> B[3];  // masks, one bit per element
+  uint32_t L = 0;
+};
+
+inline LocalTensor<uint16_t> Bits16(const LocalTensor<uint8_t>& b) { return b.ReinterpretCast<uint16_t>(); }
+
+// y = x where x is NaN (max/min/clamp propagate NaN like PyTorch).
+__aicore__ inline void PropagateNaN(const LocalTensor<float>& y, const LocalTensor<float>& x,
+                                    const LocalTensor<uint8_t>& bits, uint32_t L) {
+  Compare(bits, x, x, CMPMODE::EQ, L);  // 1 where x is not NaN
+  Select(y, bits, y, x, SELMODE::VSEL_TENSOR_TENSOR_MODE, L);
+}
+
+// out = 1 + erf(x / sqrt(2)) = erfc(-x / sqrt(2)). erfc(z), z >= 0, by the Chebyshev-fitted form of
+// Press et al., Numerical Recipes §6.2 (fractional error < 1.2e-7): t = 1/(1 + z/2),
+// erfc(z) = t * exp(-z^2 + P(t)); for x < 0 erfc is used directly, so the tail keeps relative precision.
+// A, B, C are scratch; `one` is a tile of 1.0f.
+__aicore__ inline void TwoPhi(const LocalTensor<float>& out, const LocalTensor<float>& x, const LocalTensor<float>& A,
+                              const LocalTensor<float>& B, const LocalTensor<float>& C, const LocalTensor<float>& one,
+                              const LocalTensor<uint8_t>& bits, uint32_t L) {
+  Abs(A, x, L);
+  Muls(A, A, kSqrt1_2, L);  // z
+  Muls(B, A, 0.5f, L);
+  Adds(B, B, 1.0f, L);
+  Div(B, one, B, L);        // t
+  static const float c[] = {0.17087277f, -0.82215223f, 1.48851587f, -1.13520398f, 0.27886807f,
+                            -0.18628806f, 0.09678418f, 0.37409196f, 1.00002368f, -1.26551223f};
+  Muls(out, B, c[0], L);
+  Adds(out, out, c[1], L);
+  for (int k = 2; k < 10; ++k) {
+    Mul(out, out, B, L);
+    Adds(out, out, c[k], L);
+  }
+  Mul(C, A, A, L);
+  Sub(out, out, C, L);
+  Exp(out, out, L);
+  Mul(out, out, B, L);      // erfc(|x|/sqrt2)
+  Muls(C, out, -1.0f, L);
+  Adds(C, C, 2.0f, L);      // 2 - erfc
+  CompareScalar(bits, x, 0.0f, CMPMODE::GE, L);
+  Select(out, bits, C, out, SELMODE::VSEL_TENSOR_TENSOR_MODE, L);
+}
+
+// out = tanh(x). |x| >= 0.3: (1 - e)/(1 + e) with e = exp(-2|x|) (the error of e is amplified by at most
+// e/(1-e) < 1.3 there); |x| < 0.3: the odd Taylor series to x^11 (truncation < 1e-9 relative).
+__aicore__ inline void Tanh(const LocalTensor<float>& out, const LocalTensor<float>& x, const LocalTensor<float>& A,
+                            const LocalTensor<float>& B, const LocalTensor<float>& C,
+                            const LocalTensor<uint8_t>& bits, uint32_t L) {
+  Abs(A, x, L);
+  Muls(B, A, -2.0f, L);
+  Exp(B, B, L);
+  Muls(C, B, -1.0f, L);
+  Adds(C, C, 1.0f, L);
+  Adds(B, B, 1.0f, L);
+  Div(C, C, B, L);          // tanh(|x|)
+  Muls(B, C, -1.0f, L);
+  CompareScalar(bits, x, 0.0f, CMPMODE::LT, L);
+  Select(C, bits, B, C, SELMODE::VSEL_TENSOR_TENSOR_MODE, L);
+  Mul(out, x, x, L);        // z = x^2
+  Muls(B, out, -1382.0f / 155925.0f, L);
+  Adds(B, B, 62.0f / 2835.0f, L);
+  Mul(B, B, out, L);
+  Adds(B, B, -17.0f / 315.0f, L);
+  Mul(B, B, out, L);
+  Adds(B, B, 2.0f / 15.0f, L);
+  Mul(B, B, out, L);
+  Adds(B, B, -1.0f / 3.0f, L);
+  Mul(B, B, out, L);
+  Adds(B, B, 1.0f, L);
+  Mul(B, B, x, L);
+  CompareScalar(bits, A, 0.3f, CMPMODE::LT, L);
+  Select(out, bits, B, C, SELMODE::VSEL_TENSOR_TENSOR_MODE, L);
+}
+
+CMPMODE CmpModeOf(EwOp op) {
+  switch (op) {
+    case EwOp::kEq: return CMPMODE::EQ;
+    case EwOp::kNe: return CMPMODE::NE;
+    case EwOp::kLt: return CMPMODE::LT;
+    case EwOp::kLe: return CMPMODE::LE;
+    case EwOp::kGt: return CMPMODE::GT;
+    default: return CMPMODE::GE;
+  }
+}
+// a OP b == b SWAP(OP) a
+CMPMODE Swapped(CMPMODE m) {
+  switch (m) {
+    case CMPMODE::LT: return CMPMODE::GT;
+    case CMPMODE::GT: return CMPMODE::LT;
+    case CMPMODE::LE: return CMPMODE::GE;
+    case CMPMODE::GE: return CMPMODE::LE;
+    default: return m;
+  }
+}
+
+void ComputeFloat(const ElementwiseTiling& t, Operands<float>& o) {
+  const uint32_t L = o.L;
+  const auto& x0 = o.x[0];
+  const auto& x1 = o.x[1];
+  const auto& x2 = o.x[2];
+  const auto& y = o.y;
+  const auto& T0 = o.T[0];
+  const auto& T1 = o.T[1];
+  const auto& T2 = o.T[2];
+  const auto& K0 = o.K[0];
+  const auto& B0 = o.B[0];
+  const auto& B1 = o.B[1];
+  const auto& B2 = o.B[2];
+  const float* sf = t.sf;
+  const bool imm0 = EwMode(t.in[0].mode) == EwMode::IMM, imm1 = EwMode(t.in[1].mode) == EwMode::IMM;
+  constexpr auto TT = SELMODE::VSEL_TENSOR_TENSOR_MODE;
+  constexpr auto TS = SELMODE::VSEL_TENSOR_SCALAR_MODE;
+  const EwOp op = EwOp(t.op);
+  switch (op) {
+    case EwOp::kAdd:
+      if (imm1) {
+        Adds(y, x0, sf[0] * t.imm_f[1], L);
+      } else if (imm0) {
+        Muls(y, x1, sf[0], L);
+        Adds(y, y, t.imm_f[0], L);
+      } else if (sf[0] == 1.0f) {
+        Add(y, x0, x1, L);
+      } else {
+        Muls(T0, x1, sf[0], L);
+        Add(y, x0, T0, L);
+      }
+      break;
+    case EwOp::kMul:
+      if (imm1) Muls(y, x0, t.imm_f[1], L);
+      else if (imm0) Muls(y, x1, t.imm_f[0], L);
+      else Mul(y, x0, x1, L);
+      break;
+    case EwOp::kDiv: Div(y, x0, x1, L); break;
+    case EwOp::kDivTrunc:  // PyTorch rounds a half/bf16 quotient to its dtype before truncating
+      Div(y, x0, x1, L);
+      if (EwDType(t.out_dtype) == EwDType::F16) {
+        Cast(T0.ReinterpretCast<half>(), y, RoundMode::CAST_RINT, L);
+        Cast(y, T0.ReinterpretCast<half>(), RoundMode::CAST_NONE, L);
+      } else if (EwDType(t.out_dtype) == EwDType::BF16) {
+        Cast(T0.ReinterpretCast<bfloat16_t>(), y, RoundMode::CAST_RINT, L);
+        Cast(y, T0.ReinterpretCast<bfloat16_t>(), RoundMode::CAST_NONE, L);
+      }
+      Cast(y, y, RoundMode::CAST_TRUNC, L);
+      break;
+    case EwOp::kDivFloor:
+      Div(y, x0, x1, L);
+      Cast(y, y, RoundMode::CAST_FLOOR, L);
+      break;
+    case EwOp::kMaximum:
+    case EwOp::kMinimum:
+    case EwOp::kClampMinT:
+    case EwOp::kClampMaxT:
+      if (op == EwOp::kMaximum || op == EwOp::kClampMinT) Max(y, x0, x1, L);
+      else Min(y, x0, x1, L);
+      PropagateNaN(y, x0, B0, L);
+      PropagateNaN(y, x1, B0, L);
+      break;
+    case EwOp::kClampT:
+      Max(y, x0, x1, L);
+      Min(y, y, x2, L);
+      PropagateNaN(y, x0, B0, L);
+      PropagateNaN(y, x1, B0, L);
+      PropagateNaN(y, x2, B0, L);
+      break;
+    case EwOp::kPow:
+      Abs(T0, x0, L);
+      Ln(T0, T0, L);
+      Mul(T0, T0, x1, L);
+      Exp(y, T0, L);                                  // |a|^b
+      Cast(T1, x1, RoundMode::CAST_TRUNC, L);
+      Compare(B0, T1, x1, CMPMODE::EQ, L);            // b is an integer
+      Muls(T2, x1, 0.5f, L);
+      Cast(T2, T2, RoundMode::CAST_TRUNC, L);
+      Muls(T2, T2, 2.0f, L);
+      Compare(B1, T2, x1, CMPMODE::NE, L);            // b is odd
+      Muls(T1, y, -1.0f, L);
+      Select(T1, B1, T1, y, TT, L);
+      Select(T1, B0, T1, std::nanf(""), TS, L);       // negative base: odd -> -r, even -> r, else NaN
+      CompareScalar(B2, x0, 0.0f, CMPMODE::LT, L);
+      Select(y, B2, T1, y, TT, L);
+      CompareScalar(B2, x1, 0.0f, CMPMODE::NE, L);    // a ** 0 = 1
+      Select(y, B2, y, 1.0f, TS, L);
+      CompareScalar(B2, x0, 1.0f, CMPMODE::NE, L);    // 1 ** b = 1
+      Select(y, B2, y, 1.0f, TS, L);
+      break;
+    case EwOp::kEq: case EwOp::kNe: case EwOp::kLt: case EwOp::kLe: case EwOp::kGt: case EwOp::kGe: {
+      const CMPMODE m = CmpModeOf(op);
+      if (imm1) CompareScalar(B0, x0, t.imm_f[1], m, L);
+      else if (imm0) CompareScalar(B0, x1, t.imm_f[0], Swapped(m), L);
+      else Compare(B0, x0, x1, m, L);
+      break;
+    }
+    case EwOp::kLogicalAnd:
+    case EwOp::kLogicalOr:
+    case EwOp::kLogicalXor:
+      CompareScalar(B0, x0, 0.0f, CMPMODE::NE, L);
+      CompareScalar(B1, x1, 0.0f, CMPMODE::NE, L);
+      if (op == EwOp::kLogicalAnd) {
+        And(Bits16(B0), Bits16(B0), Bits16(B1), L / 16);
+      } else if (op == EwOp::kLogicalOr) {
+        Or(Bits16(B0), Bits16(B0), Bits16(B1), L / 16);
+      } else {  // a ^ b = (a | b) & ~(a & b)
+        Or(Bits16(B2), Bits16(B0), Bits16(B1), L / 16);
+        And(Bits16(B0), Bits16(B0), Bits16(B1), L / 16);
+        Not(Bits16(B0), Bits16(B0), L / 16);
+        And(Bits16(B0), Bits16(B0), Bits16(B2), L / 16);
+      }
+      break;
+    case EwOp::kLogicalNot: CompareScalar(B0, x0, 0.0f, CMPMODE::EQ, L); break;
+    case EwOp::kWhere:
+      CompareScalar(B0, x0, 0.0f, CMPMODE::NE, L);
+      if (EwMode(t.in[2].mode) == EwMode::IMM) Select(y, B0, x1, t.imm_f[2], TS, L);
+      else Select(y, B0, x1, x2, TT, L);
+      break;
+    case EwOp::kLerp:
+      Sub(T0, x1, x0, L);        // end - self
+      Mul(T1, x2, T0, L);
+      Add(T1, x0, T1, L);        // self + w * (end - self)
+      Muls(T2, x2, -1.0f, L);
+      Adds(T2, T2, 1.0f, L);
+      Mul(T2, T0, T2, L);
+      Sub(T2, x1, T2, L);        // end - (end - self) * (1 - w)
+      Abs(y, x2, L);
+      CompareScalar(B0, y, 0.5f, CMPMODE::LT, L);
+      Select(y, B0, T1, T2, TT, L);
+      break;
+    case EwOp::kLerpS:
+      Sub(T0, x1, x0, L);
+      if (std::fabs(sf[0]) < 0.5f) {
+        Muls(T0, T0, sf[0], L);
+        Add(y, x0, T0, L);
+      } else {
+        Muls(T0, T0, sf[1], L);  // sf1 = 1 - w
+        Sub(y, x1, T0, L);
+      }
+      break;
+    case EwOp::kAddcmul:
+      Muls(T0, x1, sf[0], L);
+      Mul(T0, T0, x2, L);
+      Add(y, x0, T0, L);
+      break;
+    case EwOp::kAddcdiv:
+      Muls(T0, x1, sf[0], L);
+      Div(T0, T0, x2, L);
+      Add(y, x0, T0, L);
+      break;
+    case EwOp::kNeg: Muls(y, x0, -1.0f, L); break;
+    case EwOp::kAbs: Abs(y, x0, L); break;
+    case EwOp::kExp: Exp(y, x0, L); break;
+    case EwOp::kLog: Ln(y, x0, L); break;
+    case EwOp::kSqrt: Sqrt(y, x0, L); break;
+    case EwOp::kRsqrt:  // 1/sqrt(x): the Rsqrt instruction misses float accuracy (shared/ascendc.md §4.2)
+      Sqrt(T0, x0, L);
+      Div(y, K0, T0, L);
+      break;
+    case EwOp::kReciprocal: Div(y, K0, x0, L); break;
+    case EwOp::kSigmoid:
+      Muls(T0, x0, -1.0f, L);
+      Exp(T0, T0, L);
+      Adds(T0, T0, 1.0f, L);
+      Div(y, K0, T0, L);
+      break;
+    case EwOp::kTanh: Tanh(y, x0, T0, T1, T2, B0, L); break;
+    case EwOp::kRelu:
+      Relu(y, x0, L);
+      PropagateNaN(y, x0, B0, L);
+      break;
+    case EwOp::kClamp:
+      if (t.si[0] & 1) Maxs(y, x0, sf[0], L);
+      if (t.si[0] & 2) Mins(y, (t.si[0] & 1) ? y : x0, sf[1], L);
+      PropagateNaN(y, x0, B0, L);
+      break;
+    case EwOp::kLeakyRelu: LeakyRelu(y, x0, sf[0], L); break;
+    case EwOp::kGelu:
+      TwoPhi(T2, x0, T0, T1, y, K0, B0, L);
+      Muls(y, x0, 0.5f, L);
+      Mul(y, y, T2, L);
+      break;
+    case EwOp::kGeluTanh:  // 0.5 x (1 + tanh(u)) = x / (1 + exp(-2u)), u = sqrt(2/pi) (x + kappa x^3)
+      Mul(T0, x0, x0, L);
+      Mul(T0, T0, x0, L);
+      Muls(T0, T0, kGeluKappa, L);
+      Add(T0, T0, x0, L);
+      Muls(T0, T0, -2.0f * kSqrt2OverPi, L);
+      Exp(T0, T0, L);
+      Adds(T0, T0, 1.0f, L);
+      Div(y, x0, T0, L);
+      break;
+    case EwOp::kSilu:
+      Muls(T0, x0, -1.0f, L);
+      Exp(T0, T0, L);
+      Adds(T0, T0, 1.0f, L);
+      Div(y, x0, T0, L);
+      break;
+    case EwOp::kHardswish:  // x * min(max(x + 3, 0), 6) / 6
+      Adds(T0, x0, 3.0f, L);
+      Maxs(T0, T0, 0.0f, L);
+      Mins(T0, T0, 6.0f, L);
+      Mul(T0, x0, T0, L);
+      Div(y, T0, K0, L);
+      break;
+    case EwOp::kHardsigmoid:  // min(max(x + 3, 0), 6) / 6
+      Adds(y, x0, 3.0f, L);
+      Maxs(y, y, 0.0f, L);
+      Mins(y, y, 6.0f, L);
+      Div(y, y, K0, L);
+      break;
+    case EwOp::kThreshold:  // x <= threshold ? value : x  (K0 = value)
+      CompareScalar(B0, x0, sf[0], CMPMODE::LE, L);
+      Select(y, B0, K0, x0, TT, L);
+      break;
+    case EwOp::kSign:
+      CompareScalar(B0, x0, 0.0f, CMPMODE::GT, L);
+      Select(T0, B0, K0, 0.0f, TS, L);
+      CompareScalar(B1, x0, 0.0f, CMPMODE::LT, L);
+      Select(o.T[1], B1, K0, 0.0f, TS, L);
+      Sub(y, T0, o.T[1], L);
+      break;
+    case EwOp::kPowScalar:
+      switch (npu_kernels::EwPowForm(t.si[0])) {
+        case npu_kernels::EwPowForm::kSquare: Mul(y, x0, x0, L); break;
+        case npu_kernels::EwPowForm::kCube:
+          Mul(y, x0, x0, L);
+          Mul(y, y, x0, L);
+          break;
+        case npu_kernels::EwPowForm::kSqrt: Sqrt(y, x0, L); break;
+        case npu_kernels::EwPowForm::kRsqrt:
+          Sqrt(T0, x0, L);
+          Div(y, K0, T0, L);
+          break;
+        case npu_kernels::EwPowForm::kReciprocal: Div(y, K0, x0, L); break;
+        case npu_kernels::EwPowForm::kInvSquare:
+          Mul(T0, x0, x0, L);
+          Div(y, K0, T0, L);
+          break;
+        default:  // |x|^s with the sign rules of pow for a negative base (si1: s is an integer, si2: odd)
+          Abs(T0, x0, L);
+          Ln(T0, T0, L);
+          Muls(T0, T0, sf[0], L);
+          Exp(y, T0, L);
+          if (t.si[1]) {
+            if (t.si[2]) {
+              Muls(T0, y, -1.0f, L);
+              CompareScalar(B0, x0, 0.0f, CMPMODE::LT, L);
+              Select(y, B0, T0, y, TT, L);
+            }
+          } else {
+            CompareScalar(B0, x0, 0.0f, CMPMODE::GE, L);
+            Select(y, B0, y, std::nanf(""), TS, L);
+          }
+          break;
+      }
+      break;
+    case EwOp::kScalarPow:  // base ** x = exp(x * ln(base)), base > 0
+      Muls(y, x0, sf[0], L);
+      Exp(y, y, L);
+      break;
+    case EwOp::kRound: Cast(y, x0, RoundMode(t.si[0]), L); break;
+    // ---- backward
+    case EwOp::kThresholdBackward:  // self <= threshold ? 0 : grad  (K0 = 0)
+      CompareScalar(B0, x1, sf[0], CMPMODE::LE, L);
+      Select(y, B0, K0, x0, TT, L);
+      break;
+    case EwOp::kSigmoidBackward:  // grad * (1 - y) * y
+      Muls(T0, x1, -1.0f, L);
+      Adds(T0, T0, 1.0f, L);
+      Mul(T0, x0, T0, L);
+      Mul(y, T0, x1, L);
+      break;
+    case EwOp::kTanhBackward:  // grad * (1 - y * y)
+      Mul(T0, x1, x1, L);
+      Muls(T0, T0, -1.0f, L);
+      Adds(T0, T0, 1.0f, L);
+      Mul(y, x0, T0, L);
+      break;
+    case EwOp::kGeluBackward:  // grad * (cdf + x * pdf)
+      TwoPhi(T2, x1, T0, T1, y, K0, B0, L);
+      Muls(T2, T2, 0.5f, L);
+      Mul(T0, x1, x1, L);
+      Muls(T0, T0, -0.5f, L);
+      Exp(T0, T0, L);
+      Muls(T0, T0, kInvSqrt2Pi, L);
+      Mul(T0, T0, x1, L);
+      Add(T2, T2, T0, L);
+      Mul(y, x0, T2, L);
+      break;
+    case EwOp::kGeluTanhBackward:
+      // With e = exp(-2u) and s = 1/(1+e) = (1 + tanh u)/2: 1 - tanh^2 u = 4 s (1 - s), and 1 - s = e s
+      // without cancellation (e is capped so that e * s stays finite).
+      // d/dx = s + 0.5 x (1 - tanh^2 u) sqrt(2/pi) (1 + 3 kappa x^2)
+      Mul(T0, x1, x1, L);
+      Mul(T1, T0, x1, L);
+      Muls(T1, T1, kGeluKappa, L);
+      Add(T1, T1, x1, L);
+      Muls(T1, T1, -2.0f * kSqrt2OverPi, L);
+      Exp(T1, T1, L);
+      Mins(T1, T1, 1e30f, L);      // e
+      Adds(T2, T1, 1.0f, L);
+      Div(T2, K0, T2, L);          // s
+      Mul(T1, T1, T2, L);          // 1 - s
+      Mul(T1, T1, T2, L);
+      Muls(T1, T1, 4.0f, L);       // 1 - tanh^2
+      Muls(T0, T0, 3.0f * kGeluKappa, L);
+      Adds(T0, T0, 1.0f, L);
+      Muls(T0, T0, kSqrt2OverPi, L);
+      Mul(T1, T1, T0, L);
+      Mul(T1, T1, x1, L);
+      Muls(T1, T1, 0.5f, L);
+      Add(T1, T1, T2, L);
+      Mul(y, x0, T1, L);
+      break;
+    case EwOp::kSiluBackward:  // grad * s * (1 + x (1 - s))
+      Muls(T0, x1, -1.0f, L);
+      Exp(T0, T0, L);
+      Adds(T0, T0, 1.0f, L);
+      Div(T0, K0, T0, L);
+      Muls(T1, T0, -1.0f, L);
+      Adds(T1, T1, 1.0f, L);
+      Mul(T1, T1, x1, L);
+      Adds(T1, T1, 1.0f, L);
+      Mul(T0, x0, T0, L);
+      Mul(y, T0, T1, L);
+      break;
+    case EwOp::kHardtanhBackward:  // (x <= min || x >= max) ? 0 : grad  (K0 = 0)
+      CompareScalar(B0, x1, sf[0], CMPMODE::LE, L);
+      CompareScalar(B1, x1, sf[1], CMPMODE::GE, L);
+      Or(Bits16(B0), Bits16(B0), Bits16(B1), L / 16);
+      Select(y, B0, K0, x0, TT, L);
+      break;
+    case EwOp::kLeakyReluBackward:  // x > 0 ? grad : grad * slope
+      CompareScalar(B0, x1, 0.0f, CMPMODE::GT, L);
+      Muls(T0, x0, sf[0], L);
+      Select(y, B0, x0, T0, TT, L);
+      break;
+    case EwOp::kHardswishBackward:  // x <= -3 ? 0 : x < 3 ? grad * (x / 3 + 0.5) : grad  (K0 = 3, K1 = 0)
+      Div(T0, x1, K0, L);
+      Adds(T0, T0, 0.5f, L);
+      Mul(T0, x0, T0, L);
+      CompareScalar(B0, x1, 3.0f, CMPMODE::LT, L);
+      Select(T0, B0, T0, x0, TT, L);
+      CompareScalar(B0, x1, -3.0f, CMPMODE::LE, L);
+      Select(y, B0, o.K[1], T0, TT, L);
+      break;
+    case EwOp::kHardsigmoidBackward:  // (-3 < x < 3) ? grad / 6 : 0
+      Muls(T0, x0, 1.0f / 6.0f, L);
+      CompareScalar(B0, x1, -3.0f, CMPMODE::GT, L);
+      CompareScalar(B1, x1, 3.0f, CMPMODE::LT, L);
+      And(Bits16(B0), Bits16(B0), Bits16(B1), L / 16);
+      Select(y, B0, T0, 0.0f, TS, L);
+      break;
+    default: break;
+  }
+}
+
+// Exact int32 ordering: key = float(a - b) has the sign of a - b (a - b itself may overflow int32).
+// a = hi * 65536 + lo with hi = a >> 16 (arithmetic) and lo in [0, 65535]; the limb differences fit
+// in int32 and convert to float exactly, and rounding a non-zero integer never changes its sign.
+void IntOrderKey(const LocalTensor<float>& key, const LocalTensor<int32_t>& a, const LocalTensor<int32_t>& b,
+                 const LocalTensor<int32_t>& K, const LocalTensor<int32_t>& t1, const LocalTensor<int32_t>& t2,
+                 const LocalTensor<int32_t>& t3, uint32_t L) {
+  ShiftRight(K, a, 16, L);
+  ShiftLeft(t1, K, 16, L);
+  Sub(t1, a, t1, L);           // lo(a)
+  ShiftRight(t2, b, 16, L);
+  ShiftLeft(t3, t2, 16, L);
+  Sub(t3, b, t3, L);           // lo(b)
+  Sub(K, K, t2, L);            // hi(a) - hi(b)
+  Sub(t1, t1, t3, L);          // lo(a) - lo(b)
+  const LocalTensor<float> kf = K.ReinterpretCast<float>(), t1f = t1.ReinterpretCast<float>();
+  Cast(kf, K, RoundMode::CAST_NONE, L);
+  Cast(t1f, t1, RoundMode::CAST_NONE, L);
+  Muls(kf, kf, 65536.0f, L);
+  Add(key, kf, t1f, L);
+}
+
+void ComputeInt(const ElementwiseTiling& t, Operands<int32_t>& o) {
+  const uint32_t L = o.L;
+  const auto& x0 = o.x[0];
+  const auto& x1 = o.x[1];
+  const auto& x2 = o.x[2];
+  const auto& y = o.y;
+  const auto& B0 = o.B[0];
+  const int32_t* si = t.si;
+  const bool imm0 = EwMode(t.in[0].mode) == EwMode::IMM, imm1 = EwMode(t.in[1].mode) == EwMode::IMM;
+  const EwOp op = EwOp(t.op);
+  switch (op) {
+    case EwOp::kAdd:
+      if (imm1) {
+        Adds(y, x0, int32_t(uint32_t(si[0]) * uint32_t(t.imm_i[1])), L);
+      } else if (imm0) {
+        Muls(y, x1, si[0], L);
+        Adds(y, y, t.imm_i[0], L);
+      } else if (si[0] == 1) {
+        Add(y, x0, x1, L);
+      } else {
+        Muls(o.T[0], x1, si[0], L);
+        Add(y, x0, o.T[0], L);
+      }
+      break;
+    case EwOp::kMul:
+      if (imm1) Muls(y, x0, t.imm_i[1], L);
+      else if (imm0) Muls(y, x1, t.imm_i[0], L);
+      else Mul(y, x0, x1, L);
+      break;
+    case EwOp::kMaximum: case EwOp::kClampMinT: Max(y, x0, x1, L); break;
+    case EwOp::kMinimum: case EwOp::kClampMaxT: Min(y, x0, x1, L); break;
+    case EwOp::kClampT:
+      Max(y, x0, x1, L);
+      Min(y, y, x2, L);
+      break;
+    case EwOp::kClamp:
+      if (si[0] & 1) Maxs(y, x0, si[1], L);
+      if (si[0] & 2) Mins(y, (si[0] & 1) ? y : x0, si[2], L);
+      break;
+    case EwOp::kNeg: Muls(y, x0, -1, L); break;
+    case EwOp::kAbs:
+      Muls(o.T[0], x0, -1, L);
+      Max(y, x0, o.T[0], L);
+      break;
+    case EwOp::kRelu: Relu(y, x0, L); break;
+    case EwOp::kEq:
+    case EwOp::kNe:
+      // int32 Compare supports EQ only on 2201: NE is its complement.
+      if (imm1) CompareScalar(B0, x0, t.imm_i[1], CMPMODE::EQ, L);
+      else if (imm0) CompareScalar(B0, x1, t.imm_i[0], CMPMODE::EQ, L);
+      else Compare(B0, x0, x1, CMPMODE::EQ, L);
+      if (op == EwOp::kNe) Not(Bits16(B0), Bits16(B0), L / 16);
+      break;
+    case EwOp::kLt: case EwOp::kLe: case EwOp::kGt: case EwOp::kGe: {
+      const LocalTensor<float> key = o.T[0].ReinterpretCast<float>();
+      IntOrderKey(key, x0, x1, o.T[0], o.T[1], o.T[2], o.T[3], L);
+      CompareScalar(B0, key, 0.0f, CmpModeOf(op), L);
+      break;
+    }
+    case EwOp::kWhere:  // Select moves bits: run it on the float view of the int32 lanes
+      CompareScalar(B0, x0, 0, CMPMODE::EQ, L);  // 1 where the condition is false
+      Select(y.ReinterpretCast<float>(), B0, x2.ReinterpretCast<float>(), x1.ReinterpretCast<float>(),
+             SELMODE::VSEL_TENSOR_TENSOR_MODE, L);
+      break;
+    default: break;
+  }
+}
+
+template <typename CT>
+class ElementwiseKernel {
+ public:
+  __aicore__ inline void Init(GM_ADDR x0, GM_ADDR x1, GM_ADDR x2, GM_ADDR y, const ElementwiseTiling& t) {
+    t_ = t;
+    info_ = npu_kernels::GetEwOpInfo(EwOp(t.op));
+    gm_[0] = x0;
+    gm_[1] = x1;
+    gm_[2] = x2;
+    gmY_ = y;
+    u0_ = t.units_per_core * GetBlockIdx();
+    u1_ = u0_ + t.units_per_core < t.units ? u0_ + t.units_per_core : t.units;
+    const uint32_t tile = t.tile;
+    for (int i = 0; i < info_.n_in; ++i) {
+      const uint32_t sz = npu_kernels::EwDTypeSize(EwDType(t.in[i].dtype));
+      if (UsesQueueK(i)) pipe_.InitBuffer(inQ_[i], 2, tile * sz);
+      if (PersistentK(i)) pipe_.InitBuffer(persist_[i], tile * sz);
+      if (NeedsCopyK(i)) pipe_.InitBuffer(ct_[i], tile * sizeof(CT));
+    }
+    pipe_.InitBuffer(outQ_, 2, tile * npu_kernels::EwDTypeSize(EwDType(t.out_dtype)));
+    out_copy_ = !info_.bool_out && EwDType(t.out_dtype) != ComputeDT();
+    if (out_copy_) pipe_.InitBuffer(yct_, tile * sizeof(CT));
+    for (int k = 0; k < info_.n_temps; ++k) pipe_.InitBuffer(tmp_[k], tile * sizeof(CT));
+    for (int k = 0; k < info_.n_consts; ++k) pipe_.InitBuffer(konst_[k], tile * sizeof(CT));
+    for (int k = 0; k < 3; ++k) pipe_.InitBuffer(bits_[k], tile / 8);
+    any_bool_ = info_.bool_out || EwDType(t.out_dtype) == EwDType::BOOL;
+    for (int i = 0; i < info_.n_in; ++i)
+      if (EwDType(t.in[i].dtype) == EwDType::BOOL && EwMode(t.in[i].mode) != EwMode::IMM) any_bool_ = true;
+    if (any_bool_) pipe_.InitBuffer(hs_, tile * sizeof(half));
+    InitConstants();
+  }
+
+  __aicore__ inline void Process() {
+    for (uint64_t u = u0_; u < u1_; ++u) {
+      const Geo g = GeoOf(u);
+      CopyIn(g);
+      Compute(g);
+      CopyOut(g);
+    }
+  }
+
+ private:
+  struct Geo {
+    uint64_t row0, col0;
+    uint32_t nrows, ncols, stride, L;
+  };
+
+  static constexpr EwDType ComputeDT() { return std::is_same_v<CT, float> ? EwDType::F32 : EwDType::I32; }
+  bool UsesQueueK(int i) const {
+    const EwMode m = EwMode(t_.in[i].mode);
+    return m == EwMode::FULL || (m == EwMode::ROW && t_.rows_per_tile == 0);
+  }
+  bool PersistentK(int i) const { return EwMode(t_.in[i].mode) == EwMode::ROW && t_.rows_per_tile != 0; }
+  bool NeedsCopyK(int i) const {
+    const EwMode m = EwMode(t_.in[i].mode);
+    if (m == EwMode::COL || m == EwMode::SCALAR || m == EwMode::IMM) return true;
+    return EwDType(t_.in[i].dtype) != ComputeDT();
+  }
+
+  __aicore__ inline Geo GeoOf(uint64_t u) const {
+    Geo g{};
+    if (t_.rows_per_tile != 0) {
+      g.row0 = u * t_.rows_per_tile;
+      const uint64_t left = t_.rows - g.row0;
+      g.nrows = static_cast<uint32_t>(left < t_.rows_per_tile ? left : t_.rows_per_tile);
+      g.col0 = 0;
+      g.ncols = static_cast<uint32_t>(t_.width);
+      g.stride = t_.row_stride;
+      g.L = npu_kernels::AlignUp<uint32_t>(g.nrows * g.stride, 256);
+    } else {
+      g.row0 = u / t_.chunks_per_row;
+      g.col0 = (u % t_.chunks_per_row) * t_.tile;
+      const uint64_t left = t_.width - g.col0;
+      g.nrows = 1;
+      g.ncols = static_cast<uint32_t>(left < t_.tile ? left : t_.tile);
+      g.stride = g.ncols;
+      g.L = npu_kernels::AlignUp<uint32_t>(g.ncols, 256);
+    }
+    return g;
+  }
+
+  // `nrows` rows of `ncols` elements from GM, rows `stride` elements apart in UB. Whole 32-byte
+  // blocks in one contiguous run use DataCopy; anything else DataCopyPad (one block per row).
+  template <typename S>
+  __aicore__ inline void LoadRows(const LocalTensor<uint8_t>& raw, GM_ADDR base, uint64_t off, uint32_t nrows,
+                                  uint32_t ncols, uint32_t stride) {
+    GlobalTensor<S> g;
+    g.SetGlobalBuffer(reinterpret_cast<__gm__ S*>(base) + off);
+    const uint32_t bytes = ncols * sizeof(S);
+    if ((nrows == 1 || stride == ncols) && bytes % 32 == 0) {
+      DataCopy(raw.ReinterpretCast<S>(), g, nrows * ncols);
+      return;
+    }
+    const uint32_t gap = nrows > 1 ? (stride * sizeof(S) - npu_kernels::AlignUp<uint32_t>(bytes, 32)) / 32 : 0;
+    DataCopyPad(raw.ReinterpretCast<S>(), g, DataCopyExtParams{static_cast<uint16_t>(nrows), bytes, 0, gap, 0},
+                DataCopyPadExtParams<S>{false, 0, 0, S(0)});
+  }
+
+  // Storage -> compute type over L elements.
+  __aicore__ inline void ToCompute(const LocalTensor<CT>& dst, const LocalTensor<uint8_t>& raw, EwDType dt,
+                                   uint32_t L) {
+    if (dt == EwDType::BOOL) {
+      const LocalTensor<half> h = hs_.template Get<half>();
+      Cast(h, raw, RoundMode::CAST_NONE, L);
+      if constexpr (std::is_same_v<CT, float>) Cast(dst, h, RoundMode::CAST_NONE, L);
+      else Cast(dst, h, RoundMode::CAST_RINT, L);
+      return;
+    }
+    if constexpr (std::is_same_v<CT, float>) {
+      switch (dt) {
+        case EwDType::F16: Cast(dst, raw.ReinterpretCast<half>(), RoundMode::CAST_NONE, L); break;
+        case EwDType::BF16: Cast(dst, raw.ReinterpretCast<bfloat16_t>(), RoundMode::CAST_NONE, L); break;
+        case EwDType::I32: Cast(dst, raw.ReinterpretCast<int32_t>(), RoundMode::CAST_NONE, L); break;
+        case EwDType::I64: Cast(dst, raw.ReinterpretCast<int64_t>(), RoundMode::CAST_RINT, L); break;
+        default: break;
+      }
+    } else {
+      if (dt == EwDType::I64) Cast(dst, raw.ReinterpretCast<int64_t>(), RoundMode::CAST_NONE, L);
+    }
+  }
+
+  // A value of input i's GM tensor in the compute type (scalar bookkeeping: one value per row).
+  __aicore__ inline CT ValueAt(int i, uint64_t idx) const {
+    CT v{};
+    WithStorage(EwDType(t_.in[i].dtype), [&](auto tag) {
+      using S = decltype(tag);
+      GlobalTensor<S> g;
+      g.SetGlobalBuffer(reinterpret_cast<__gm__ S*>(gm_[i]));
+      const S s = g.GetValue(idx);
+      if constexpr (std::is_same_v<S, uint8_t>) {
+        v = s != 0 ? CT(1) : CT(0);
+      } else if constexpr (std::is_same_v<CT, int32_t> && std::is_same_v<S, int64_t>) {
+        v = s > INT32_MAX ? INT32_MAX : s < INT32_MIN ? INT32_MIN : int32_t(s);  // Cast int64->int32 saturates
+      } else if constexpr (std::is_same_v<CT, float>) {
+        v = static_cast<float>(s);
+      } else {
+        v = static_cast<CT>(s);
+      }
+    });
+    return v;
+  }
+
+  __aicore__ inline CT ImmOf(int i) const {
+    if constexpr (std::is_same_v<CT, float>) return t_.imm_f[i];
+    else return t_.imm_i[i];
+  }
+
+  __aicore__ inline void InitConstants() {
+    const uint32_t tile = t_.tile;
+    for (int i = 0; i < info_.n_in; ++i) {
+      const EwMode m = EwMode(t_.in[i].mode);
+      if (m == EwMode::IMM || m == EwMode::SCALAR) {
+        const CT v = m == EwMode::IMM ? ImmOf(i) : ValueAt(i, 0);
+        Duplicate(ct_[i].template Get<CT>(), v, tile);
+      } else if (PersistentK(i)) {
+        // The row, repeated for every row of a tile, loaded once per core.
+        const LocalTensor<uint8_t> raw = persist_[i].template Get<uint8_t>();
+        const uint32_t R = t_.rows_per_tile, W = static_cast<uint32_t>(t_.width), S = t_.row_stride;
+        WithStorage(EwDType(t_.in[i].dtype), [&](auto tag) {
+          using St = decltype(tag);
+          for (uint32_t r = 0; r < R; ++r)
+            LoadRows<St>(raw[r * S * sizeof(St)], gm_[i], 0, 1, W, S);
+        });
+        SetFlag<HardEvent::MTE2_V>(0);
+        WaitFlag<HardEvent::MTE2_V>(0);
+        if (NeedsCopyK(i))
+          ToCompute(ct_[i].template Get<CT>(), raw, EwDType(t_.in[i].dtype), npu_kernels::AlignUp<uint32_t>(R * S, 256));
+      }
+    }
+    if (info_.n_consts == 0) return;
+    float k0 = 1.0f, k1 = 0.0f;
+    switch (EwOp(t_.op)) {
+      case EwOp::kHardswish: case EwOp::kHardsigmoid: k0 = 6.0f; break;
+      case EwOp::kThreshold: k0 = t_.sf[1]; break;
+      case EwOp::kThresholdBackward: case EwOp::kHardtanhBackward: k0 = 0.0f; break;
+      case EwOp::kHardswishBackward: k0 = 3.0f; k1 = 0.0f; break;
+      default: break;
+    }
+    Duplicate(konst_[0].template Get<CT>(), CT(k0), tile);
+    if (info_.n_consts > 1) Duplicate(konst_[1].template Get<CT>(), CT(k1), tile);
+  }
+
+  __aicore__ inline void CopyIn(const Geo& g) {
+    for (int i = 0; i < info_.n_in; ++i) {
+      if (!UsesQueueK(i)) continue;
+      LocalTensor<uint8_t> raw = inQ_[i].template AllocTensor<uint8_t>();
+      const uint64_t off = EwMode(t_.in[i].mode) == EwMode::FULL ? g.row0 * t_.width + g.col0 : g.col0;
+      WithStorage(EwDType(t_.in[i].dtype), [&](auto tag) {
+        LoadRows<decltype(tag)>(raw, gm_[i], off, g.nrows, g.ncols, g.stride);
+      });
+      inQ_[i].EnQue(raw);
+    }
+  }
+
+  __aicore__ inline void Compute(const Geo& g) {
+    Operands<CT> o;
+    o.L = g.L;
+    LocalTensor<uint8_t> raw[3];
+    for (int i = 0; i < info_.n_in; ++i) {
+      const EwMode m = EwMode(t_.in[i].mode);
+      const EwDType dt = EwDType(t_.in[i].dtype);
+      if (UsesQueueK(i)) {
+        raw[i] = inQ_[i].template DeQue<uint8_t>();
+        if (NeedsCopyK(i)) {
+          o.x[i] = ct_[i].template Get<CT>();
+          ToCompute(o.x[i], raw[i], dt, g.L);
+        } else {
+          o.x[i] = raw[i].template ReinterpretCast<CT>();
+        }
+      } else if (m == EwMode::COL) {
+        o.x[i] = ct_[i].template Get<CT>();
+        for (uint32_t r = 0; r < g.nrows; ++r) {
+          const uint64_t row = g.row0 + r;
+          const CT v = ValueAt(i, (row / t_.in[i].cdiv) % t_.in[i].cmod);
+          Duplicate(o.x[i][r * g.stride], v, g.nrows > 1 ? g.stride : g.L);
+        }
+      } else if (PersistentK(i)) {
+        o.x[i] = NeedsCopyK(i) ? ct_[i].template Get<CT>() : persist_[i].template Get<CT>();
+      } else {  // IMM / SCALAR
+        o.x[i] = ct_[i].template Get<CT>();
+      }
+    }
+    LocalTensor<uint8_t> out = outQ_.template AllocTensor<uint8_t>();
+    if (!info_.bool_out) o.y = out_copy_ ? yct_.template Get<CT>() : out.ReinterpretCast<CT>();
+    for (int k = 0; k < info_.n_temps; ++k) o.T[k] = tmp_[k].template Get<CT>();
+    for (int k = 0; k < info_.n_consts; ++k) o.K[k] = konst_[k].template Get<CT>();
+    for (int k = 0; k < 3; ++k) o.B[k] = bits_[k].template Get<uint8_t>();
+    if constexpr (std::is_same_v<CT, float>) ComputeFloat(t_, o);
+    else ComputeInt(t_, o);
+    if (info_.bool_out) {
+      const LocalTensor<half> h = hs_.template Get<half>();
+      Duplicate(h, half(1.0f), g.L);
+      Select(h, o.B[0], h, half(0.0f), SELMODE::VSEL_TENSOR_SCALAR_MODE, g.L);
+      Cast(out, h, RoundMode::CAST_NONE, g.L);
+    } else if (out_copy_) {
+      FromCompute(out, o.y, g.L);
+    }
+    outQ_.EnQue(out);
+    for (int i = 0; i < info_.n_in; ++i)
+      if (UsesQueueK(i)) inQ_[i].FreeTensor(raw[i]);
+  }
+
+  // Compute type -> output storage over L elements.
+  __aicore__ inline void FromCompute(const LocalTensor<uint8_t>& out, const LocalTensor<CT>& y, uint32_t L) {
+    if constexpr (std::is_same_v<CT, float>) {
+      switch (EwDType(t_.out_dtype)) {
+        case EwDType::F16: Cast(out.ReinterpretCast<half>(), y, RoundMode::CAST_RINT, L); break;
+        case EwDType::BF16: Cast(out.ReinterpretCast<bfloat16_t>(), y, RoundMode::CAST_RINT, L); break;
+        case EwDType::I32: Cast(out.ReinterpretCast<int32_t>(), y, RoundMode::CAST_RINT, L); break;
+        case EwDType::I64: Cast(out.ReinterpretCast<int64_t>(), y, RoundMode::CAST_RINT, L); break;
+        default: break;
+      }
+    } else {
+      if (EwDType(t_.out_dtype) == EwDType::I64) Cast(out.ReinterpretCast<int64_t>(), y, RoundMode::CAST_NONE, L);
+    }
+  }
+
+  __aicore__ inline void CopyOut(const Geo& g) {
+    LocalTensor<uint8_t> out = outQ_.template DeQue<uint8_t>();
+    WithStorage(EwDType(t_.out_dtype), [&](auto tag) {
+      using S = decltype(tag);
+      GlobalTensor<S> gy;
+      gy.SetGlobalBuffer(reinterpret_cast<__gm__ S*>(gmY_) + g.row0 * t_.width + g.col0);
+      const uint32_t bytes = g.ncols * sizeof(S);
+      if ((g.nrows == 1 || g.stride == g.ncols) && bytes % 32 == 0) {
+        DataCopy(gy, out.ReinterpretCast<S>(), g.nrows * g.ncols);
+        return;
+      }
+      const uint32_t gap = g.nrows > 1 ? (g.stride * sizeof(S) - npu_kernels::AlignUp<uint32_t>(bytes, 32)) / 32 : 0;
+      DataCopyPad(gy, out.ReinterpretCast<S>(), DataCopyExtParams{static_cast<uint16_t>(g.nrows), bytes, gap, 0, 0});
+    });
+    outQ_.FreeTensor(out);
+  }
+
+  TPipe pipe_;
+  TQue<TPosition::VECIN, 1> inQ_[3];
+  TQue<TPosition::VECOUT, 1> outQ_;
+  TBuf<TPosition::VECCALC> persist_[3], ct_[3], yct_, tmp_[4], konst_[2], bits_[3], hs_;
+  ElementwiseTiling t_;
+  EwOpInfo info_{};
+  GM_ADDR gm_[3] = {};
+  GM_ADDR gmY_ = nullptr;
+  uint64_t u0_ = 0, u1_ = 0;
+  bool out_copy_ = false, any_bool_ = false;
+};
+
+template <typename CT>
+__aicore__ inline void RunElementwise(GM_ADDR x0, GM_ADDR x1, GM_ADDR x2, GM_ADDR y, GM_ADDR tiling) {
+  GET_TILING_DATA_WITH_STRUCT(ElementwiseTiling, t, tiling);
+  ElementwiseKernel<CT> op;
+  op.Init(x0, x1, x2, y, t);
+  op.Process();
+}
+
+}  // namespace
+
+extern "C" __global__ __aicore__ void elementwise_kernel_float(GM_ADDR x0, GM_ADDR x1, GM_ADDR x2, GM_ADDR y,
+                                                               GM_ADDR tiling) {
+  RunElementwise<float>(x0, x1, x2, y, tiling);
+}
+extern "C" __global__ __aicore__ void elementwise_kernel_int32(GM_ADDR x0, GM_ADDR x1, GM_ADDR x2, GM_ADDR y,
+                                                               GM_ADDR tiling) {
+  RunElementwise<int32_t>(x0, x1, x2, y, tiling);
+}

@@ -1,0 +1,1339 @@
+// Elementwise ops on npu: the shared pointwise engine (checks, type promotion, broadcasting, output
+// handling, launch of the Ascend C elementwise kernel), the on-device Cast, and the ATen
+// registrations of the arithmetic, comparison, logical, where/masked_fill, clamp, lerp,
+// addcmul/addcdiv and unary math ops. Activations live in activation.cpp.
+#include <ATen/MemoryOverlap.h>
+#include <ATen/native/Resize.h>
+#include <ATen/native/TypeProperties.h>
+#include <ATen/ops/empty_strided.h>
+#include <c10/core/DeviceGuard.h>
+#include <c10/core/ScalarType.h>
+#include <torch/library.h>
+
+#include <cmath>
+#include <limits>
+#include <sstream>
+#include <vector>
+
+#include "aten/elementwise_common.h"
+#include "aten/kernel_launch.h"
+#include "aten/op_common.h"
+#include "cast.h"
+#include "elementwise.h"
+
+namespace torch_ops_nn {
+
+TORCH_OPS_NN_REGISTER_KERNEL(elementwise_kernel_float);
+TORCH_OPS_NN_REGISTER_KERNEL(elementwise_kernel_int32);
+TORCH_OPS_NN_REGISTER_KERNEL(cast_kernel);
+
+using npu_kernels::ElementwiseTiling;
+using npu_kernels::EwDType;
+using npu_kernels::EwMode;
+using npu_kernels::EwOp;
+
+namespace {
+
+bool ToEwDType(c10::ScalarType t, EwDType* out) {
+  switch (t) {
+    case c10::kFloat: *out = EwDType::F32; return true;
+    case c10::kHalf: *out = EwDType::F16; return true;
+    case c10::kBFloat16: *out = EwDType::BF16; return true;
+    case c10::kInt: *out = EwDType::I32; return true;
+    case c10::kLong: *out = EwDType::I64; return true;
+    case c10::kBool: *out = EwDType::BOOL; return true;
+    default: return false;
+  }
+}
+EwDType EwDTypeOf(c10::ScalarType t) {
+  EwDType d{};
+  TORCH_INTERNAL_ASSERT(ToEwDType(t, &d), "no elementwise dtype for ", t);
+  return d;
+}
+
+bool IsCpuScalar(const at::Tensor& t) { return t.defined() && t.device().is_cpu() && t.dim() == 0; }
+
+std::string ShapeStr(c10::IntArrayRef s) {
+  std::ostringstream o;
+  o << s;
+  return o.str();
+}
+
+// Like CheckSameNpuDevice, for a list built at run time.
+c10::DeviceIndex CheckDevices(const char* op, const std::vector<NamedTensor>& ts) {
+  const NamedTensor* first = nullptr;
+  for (const auto& nt : ts) {
+    const at::Tensor& t = *nt.second;
+    if (t.device().type() != kNpu) {
+      std::ostringstream where;
+      for (const auto& o : ts) where << (where.tellp() > 0 ? ", " : "") << "'" << o.first << "' on " << o.second->device();
+      TORCH_CHECK(false, op, ": argument '", nt.first, "' is on ", t.device(), ", but npu tensors are expected (",
+                  where.str(), "); move it with .to('npu')");
+    }
+    if (!first) {
+      first = &nt;
+      continue;
+    }
+    TORCH_CHECK(t.device() == first->second->device(), op, ": argument '", nt.first, "' is on ", t.device(),
+                " but '", first->first, "' is on ", first->second->device(), "; all tensors must be on one device");
+  }
+  TORCH_CHECK(first, op, ": no npu tensor arguments");
+  return first->second->device().index();
+}
+
+// ---------------------------------------------------------------- launch
+struct Operand {
+  at::Tensor t;     // defined: npu tensor
+  double f = 0;     // host scalar (float compute)
+  int64_t i = 0;    // host scalar (int compute)
+};
+
+// Folds the output into [rows, width] and gives every tensor operand a mode (see elementwise.h).
+// Operands that fit no mode are materialized at the output shape.
+void Canonicalize(const char* name, c10::IntArrayRef out_sizes, std::vector<Operand>& in, ElementwiseTiling& t,
+                  std::vector<int>& tensor_idx) {
+  const int nd = static_cast<int>(out_sizes.size());
+  std::vector<int64_t> dims;
+  std::vector<int> keep;
+  for (int k = 0; k < nd; ++k)
+    if (out_sizes[k] != 1) {
+      dims.push_back(out_sizes[k]);
+      keep.push_back(k);
+    }
+  const int m0 = static_cast<int>(dims.size());
+  // flags[j][k]: operand j broadcasts along kept dim k.
+  std::vector<std::vector<bool>> flags(tensor_idx.size(), std::vector<bool>(m0, false));
+  for (size_t j = 0; j < tensor_idx.size(); ++j) {
+    const at::Tensor& x = in[tensor_idx[j]].t;
+    const int lead = nd - static_cast<int>(x.dim());
+    for (int k = 0; k < m0; ++k) {
+      const int d = keep[k] - lead;
+      flags[j][k] = d < 0 || x.size(d) == 1;
+    }
+  }
+  // Coalesce neighbouring dims with the same broadcast pattern.
+  std::vector<int64_t> D;
+  std::vector<std::vector<bool>> F(tensor_idx.size());
+  for (int k = 0; k < m0; ++k) {
+    bool same = !D.empty();
+    for (size_t j = 0; same && j < tensor_idx.size(); ++j) same = flags[j][k] == F[j].back();
+    if (same) {
+      D.back() *= dims[k];
+    } else {
+      D.push_back(dims[k]);
+      for (size_t j = 0; j < tensor_idx.size(); ++j) F[j].push_back(flags[j][k]);
+    }
+  }
+  const int m = static_cast<int>(D.size());
+  auto prod = [&](int a, int b) {
+    int64_t p = 1;
+    for (int k = a; k < b; ++k) p *= D[k];
+    return p;
+  };
+  // Mode of operand j with the outer/inner split at s; false if none fits.
+  auto classify = [&](size_t j, int s, npu_kernels::EwInput* e) {
+    const auto& f = F[j];
+    bool all_full = true, inner_full = true, inner_b = true, outer_b = true;
+    for (int k = 0; k < m; ++k) {
+      all_full &= !f[k];
+      if (k >= s) inner_full &= !f[k], inner_b &= f[k];
+      else outer_b &= f[k];
+    }
+    if (all_full) {
+      e->mode = uint8_t(EwMode::FULL);
+      return true;
+    }
+    if (s < m && outer_b && inner_full) {
+      e->mode = uint8_t(EwMode::ROW);
+      return true;
+    }
+    if (s > 0 && inner_b) {  // one run of full dims among the outer dims
+      int j0 = -1, j1 = -1;
+      for (int k = 0; k < s; ++k)
+        if (!f[k]) {
+          if (j0 < 0) j0 = k;
+          else if (j1 >= 0) return false;
+          if (k + 1 == s || f[k + 1]) j1 = k + 1;
+        }
+      if (j0 < 0) return false;
+      e->mode = uint8_t(EwMode::COL);
+      e->cmod = static_cast<uint64_t>(prod(j0, j1));
+      e->cdiv = static_cast<uint64_t>(prod(j1, s));
+      return true;
+    }
+    return false;
+  };
+  int split = -1;
+  for (int s = 0; s <= m && split < 0; ++s) {
+    bool ok = true;
+    npu_kernels::EwInput e;
+    for (size_t j = 0; ok && j < tensor_idx.size(); ++j) ok = classify(j, s, &e);
+    if (ok) split = s;
+  }
+  // Short padded rows waste UB and DataCopyPad blocks: materialize instead.
+  if (split > 0 && prod(split, m) < 16) split = -1;
+  if (split < 0) {
+    for (size_t j = 0; j < tensor_idx.size(); ++j) {
+      bool full = true;
+      for (int k = 0; k < m; ++k) full &= !F[j][k];
+      Operand& op = in[tensor_idx[j]];
+      if (!full) op.t = op.t.expand(out_sizes).contiguous();
+      t.in[tensor_idx[j]].mode = uint8_t(EwMode::FULL);
+    }
+    t.rows = 1;
+    t.width = static_cast<uint64_t>(prod(0, m));
+    return;
+  }
+  for (size_t j = 0; j < tensor_idx.size(); ++j) {
+    npu_kernels::EwInput e;
+    classify(j, split, &e);
+    t.in[tensor_idx[j]].mode = e.mode;
+    t.in[tensor_idx[j]].cdiv = e.cdiv;
+    t.in[tensor_idx[j]].cmod = e.cmod;
+  }
+  t.rows = static_cast<uint64_t>(prod(0, split));
+  t.width = static_cast<uint64_t>(prod(split, m));
+  (void)name;
+}
+
+// Runs the kernel: `out` is an npu tensor of the broadcast shape whose dtype the kernel can write;
+// tensor operands are npu tensors of kernel-readable dtypes, broadcastable to `out`.
+void LaunchElementwise(const PwOp& pw, const at::Tensor& out, std::vector<Operand> in, bool int_compute,
+                       c10::DeviceIndex dev) {
+  if (out.numel() == 0) return;
+  ElementwiseTiling t;
+  t.op = uint32_t(pw.op);
+  t.int_compute = int_compute ? 1 : 0;
+  t.out_dtype = uint8_t(EwDTypeOf(out.scalar_type()));
+  for (int k = 0; k < 4; ++k) {
+    t.sf[k] = pw.sf[k];
+    t.si[k] = pw.si[k];
+  }
+  std::vector<int> tensor_idx;
+  bool flat = out.is_non_overlapping_and_dense();
+  for (size_t i = 0; i < in.size(); ++i) {
+    Operand& o = in[i];
+    if (!o.t.defined()) {
+      t.in[i].mode = uint8_t(EwMode::IMM);
+      t.imm_f[i] = static_cast<float>(o.f);
+      t.imm_i[i] = static_cast<int32_t>(std::min<int64_t>(std::max<int64_t>(o.i, INT32_MIN), INT32_MAX));
+      continue;
+    }
+    t.in[i].dtype = uint8_t(EwDTypeOf(o.t.scalar_type()));
+    if (o.t.numel() == 1) {
+      t.in[i].mode = uint8_t(EwMode::SCALAR);
+      continue;
+    }
+    tensor_idx.push_back(static_cast<int>(i));
+    flat = flat && o.t.sizes() == out.sizes() && o.t.strides() == out.strides();
+  }
+  at::Tensor dst = out;
+  if (flat) {
+    // Every operand has the output's dense layout (contiguous, channels_last, ...): one flat row.
+    for (int i : tensor_idx) t.in[i].mode = uint8_t(EwMode::FULL);
+    t.rows = 1;
+    t.width = static_cast<uint64_t>(out.numel());
+  } else {
+    if (!out.is_contiguous()) dst = NpuEmpty(out.sizes(), out.scalar_type(), dev);
+    for (int i : tensor_idx) in[i].t = Contiguous(in[i].t);
+    Canonicalize(pw.name, out.sizes(), in, t, tensor_idx);
+  }
+  npu_kernels::elementwise_tiling(t, SocInfoFor(dev));
+  auto kernel = int_compute ? &elementwise_kernel_int32 : &elementwise_kernel_float;
+  KernelLaunch launch{int_compute ? "elementwise_kernel_int32" : "elementwise_kernel_float",
+                      ascendc_host::CoreType::AIV, t.block_dim, dev};
+  if (LogDebugEnabled()) {
+    std::ostringstream d;
+    d << "op=" << npu_kernels::EwOpName(EwOp(pw.op)) << " rows=" << t.rows << " width=" << t.width
+      << " tile=" << t.tile << " rows_per_tile=" << t.rows_per_tile;
+    for (size_t i = 0; i < in.size(); ++i) d << " in" << i << ".mode=" << int(t.in[i].mode);
+    launch.detail = d.str();
+  }
+  auto ptr = [&](size_t i) -> void* { return i < in.size() && in[i].t.defined() ? in[i].t.data_ptr() : nullptr; };
+  LaunchKernel(std::move(launch), kernel, t, ptr(0), ptr(1), ptr(2), dst.data_ptr());
+  if (!dst.is_same(out)) out.copy_(dst);
+}
+
+bool KernelReads(c10::ScalarType t, bool int_compute) {
+  if (int_compute) return t == c10::kInt || t == c10::kLong || t == c10::kBool;
+  return IsNpuFloat(t) || t == c10::kInt || t == c10::kLong || t == c10::kBool;
+}
+bool KernelWrites(c10::ScalarType t, bool int_compute, bool bool_out) {
+  if (bool_out) return t == c10::kBool;
+  if (int_compute) return t == c10::kInt || t == c10::kLong;
+  return IsNpuFloat(t) || t == c10::kInt || t == c10::kLong;
+}
+
+double RoundTo(double v, c10::ScalarType t) {
+  if (t == c10::kHalf) return static_cast<float>(c10::Half(static_cast<float>(v)));
+  if (t == c10::kBFloat16) return static_cast<float>(c10::BFloat16(static_cast<float>(v)));
+  if (t == c10::kFloat) return static_cast<float>(v);
+  return v;
+}
+
+// NotImplementedError (not TypeError, which Python's binary operators turn into "unsupported operand").
+[[noreturn]] void FailDtype(const char* op, const char* arg, c10::ScalarType t, const char* supported) {
+  TORCH_CHECK_NOT_IMPLEMENTED(false, op, ": argument '", arg, "' has dtype ", t, ", which is not supported; supported dtypes: ",
+                   supported);
+}
+
+// ---------------------------------------------------------------- exact int64
+// The 2201 vector unit has no int64 arithmetic or compare. int64 add/sub, comparisons, max/min,
+// where/masked_fill, neg/abs/relu/clamp are made exact from int32 kernels on the two 32-bit halves
+// of each value: the runtime's strided copy splits a tensor into its low/high words and joins them
+// back (data movement only), and the int32 elementwise kernels do the arithmetic with an explicit
+// carry/borrow and a lexicographic (signed high, unsigned low) compare. Other int64 ops (mul, add
+// with alpha other than +-1) run in int32 and are exact only while values fit in int32.
+struct Words {
+  at::Tensor lo, hi;  // int32 [N]
+};
+
+Words SplitWords(const at::Tensor& x64) {  // x64: contiguous int64 [N]
+  const at::Tensor w = x64.view(c10::kInt).view({-1, 2});
+  return {w.select(1, 0).contiguous(), w.select(1, 1).contiguous()};
+}
+
+Words ArgWords(const PwArg& a, c10::IntArrayRef shape, int64_t n, c10::DeviceIndex dev) {
+  if (!a.tensor || IsCpuScalar(*a.tensor)) {
+    const c10::Scalar s = a.tensor ? a.tensor->item() : *a.scalar;
+    const int64_t v = s.isBoolean() ? (s.toBool() ? 1 : 0) : s.toLong();
+    Words w{NpuEmpty({n}, c10::kInt, dev), NpuEmpty({n}, c10::kInt, dev)};
+    w.lo.fill_(static_cast<int32_t>(static_cast<uint32_t>(static_cast<uint64_t>(v))));
+    w.hi.fill_(static_cast<int32_t>(v >> 32));
+    return w;
+  }
+  at::Tensor x = *a.tensor;
+  if (x.scalar_type() != c10::kLong) x = x.to(c10::kLong);
+  x = x.expand(shape).contiguous().reshape({-1});
+  return SplitWords(x);
+}
+
+at::Tensor ULt(const at::Tensor& a, const at::Tensor& b) {  // unsigned a < b on int32 words
+  const c10::Scalar flip(static_cast<int64_t>(INT32_MIN));
+  return a.add(flip).lt(b.add(flip));
+}
+at::Tensor Eq64(const Words& a, const Words& b) { return a.lo.eq(b.lo).logical_and(a.hi.eq(b.hi)); }
+at::Tensor Lt64(const Words& a, const Words& b) {
+  return a.hi.lt(b.hi).logical_or(a.hi.eq(b.hi).logical_and(ULt(a.lo, b.lo)));
+}
+Words Where64(const at::Tensor& c, const Words& a, const Words& b) { return {a.lo.where(c, b.lo), a.hi.where(c, b.hi)}; }
+Words AddSub64(const Words& a, const Words& b, bool sub) {
+  Words r;
+  if (!sub) {
+    r.lo = a.lo.add(b.lo);
+    r.hi = a.hi.add(b.hi).add(ULt(r.lo, a.lo).to(c10::kInt));  // + carry
+  } else {
+    r.lo = a.lo.sub(b.lo);
+    r.hi = a.hi.sub(b.hi).sub(ULt(a.lo, b.lo).to(c10::kInt));  // - borrow
+  }
+  return r;
+}
+
+bool Int64Exact(const PwOp& op, std::initializer_list<PwArg> args, const std::vector<int64_t>& shape,
+                const at::Tensor& out, c10::DeviceIndex dev) {
+  const EwOp k = op.op;
+  const bool cmp = k == EwOp::kEq || k == EwOp::kNe || k == EwOp::kLt || k == EwOp::kLe || k == EwOp::kGt ||
+                   k == EwOp::kGe;
+  const bool supported = cmp || (k == EwOp::kAdd && (op.si[0] == 1 || op.si[0] == -1)) || k == EwOp::kMaximum ||
+                         k == EwOp::kMinimum || k == EwOp::kClampMinT || k == EwOp::kClampMaxT ||
+                         k == EwOp::kClampT || k == EwOp::kWhere || k == EwOp::kNeg || k == EwOp::kAbs ||
+                         k == EwOp::kRelu || k == EwOp::kClamp;
+  if (!supported) return false;
+  int64_t n = 1;
+  for (int64_t s : shape) n *= s;
+  std::vector<const PwArg*> a;
+  for (const auto& x : args) a.push_back(&x);
+  auto W = [&](size_t i) { return ArgWords(*a[i], shape, n, dev); };
+  auto Const = [&](int64_t v) {
+    c10::Scalar s(v);
+    return ArgWords(PwArg{"", nullptr, &s}, shape, n, dev);
+  };
+  at::Tensor mask;  // bool result
+  Words r;
+  switch (k) {
+    case EwOp::kEq: mask = Eq64(W(0), W(1)); break;
+    case EwOp::kNe: mask = Eq64(W(0), W(1)).logical_not(); break;
+    case EwOp::kLt: mask = Lt64(W(0), W(1)); break;
+    case EwOp::kGt: mask = Lt64(W(1), W(0)); break;
+    case EwOp::kLe: mask = Lt64(W(1), W(0)).logical_not(); break;
+    case EwOp::kGe: mask = Lt64(W(0), W(1)).logical_not(); break;
+    case EwOp::kAdd: r = AddSub64(W(0), W(1), op.si[0] == -1); break;
+    case EwOp::kMaximum: case EwOp::kClampMinT: {
+      const Words x = W(0), y = W(1);
+      r = Where64(Lt64(x, y), y, x);
+      break;
+    }
+    case EwOp::kMinimum: case EwOp::kClampMaxT: {
+      const Words x = W(0), y = W(1);
+      r = Where64(Lt64(y, x), y, x);
+      break;
+    }
+    case EwOp::kClampT: {
+      const Words x = W(0), lo = W(1), hi = W(2);
+      r = Where64(Lt64(x, lo), lo, x);
+      r = Where64(Lt64(hi, r), hi, r);
+      break;
+    }
+    case EwOp::kClamp: {
+      r = W(0);
+      if (op.si[0] & 1) {
+        const Words lo = Const(op.si[1]);
+        r = Where64(Lt64(r, lo), lo, r);
+      }
+      if (op.si[0] & 2) {
+        const Words hi = Const(op.si[2]);
+        r = Where64(Lt64(hi, r), hi, r);
+      }
+      break;
+    }
+    case EwOp::kWhere: {
+      at::Tensor c = *a[0]->tensor;
+      if (c.scalar_type() != c10::kBool) c = c.to(c10::kBool);
+      c = c.expand(shape).contiguous().reshape({-1});
+      r = Where64(c, W(1), W(2));
+      break;
+    }
+    case EwOp::kNeg: r = AddSub64(Const(0), W(0), true); break;
+    case EwOp::kAbs: {
+      const Words x = W(0), z = Const(0);
+      r = Where64(Lt64(x, z), AddSub64(z, x, true), x);
+      break;
+    }
+    case EwOp::kRelu: {
+      const Words x = W(0), z = Const(0);
+      r = Where64(Lt64(x, z), z, x);
+      break;
+    }
+    default: return false;
+  }
+  at::Tensor res;
+  if (mask.defined()) {
+    res = mask;
+  } else {
+    res = NpuEmpty({n}, c10::kLong, dev);
+    const at::Tensor w = res.view(c10::kInt).view({-1, 2});
+    w.select(1, 0).copy_(r.lo);
+    w.select(1, 1).copy_(r.hi);
+  }
+  out.copy_(res.view(shape));
+  return true;
+}
+
+}  // namespace
+
+c10::ScalarType CommonDtype(std::initializer_list<PwArg> args) {
+  at::native::ResultTypeState st;
+  for (const auto& a : args) {
+    if (a.tensor) st = at::native::update_result_type_state(*a.tensor, st);
+    else if (a.scalar) st = at::native::update_result_type_state(*a.scalar, st);
+  }
+  return at::native::result_type(st);
+}
+
+at::Tensor Pointwise(const PwOp& op, std::initializer_list<PwArg> args, PwTarget target) {
+  const npu_kernels::EwOpInfo info = npu_kernels::GetEwOpInfo(op.op);
+  const char* name = op.name;
+  // ---- devices (a CPU 0-dim tensor is a scalar, as in PyTorch's device kernels)
+  std::vector<NamedTensor> devs;
+  for (const auto& a : args) {
+    if (!a.tensor) continue;
+    TORCH_CHECK(a.tensor->defined(), name, ": argument '", a.name, "' is an undefined tensor");
+    if (!IsCpuScalar(*a.tensor)) devs.push_back({a.name, a.tensor});
+  }
+  if (target.kind == PwTarget::kOut) devs.push_back({"out", target.tensor});
+  if (target.kind == PwTarget::kInPlace && IsCpuScalar(*target.tensor)) devs.push_back({"self", target.tensor});
+  const c10::DeviceIndex dev = CheckDevices(name, devs);
+
+  // ---- dtypes
+  const c10::ScalarType common = CommonDtype(args);
+  c10::ScalarType result = common;
+  if (op.result == PwResult::kPromoteFloat && c10::isIntegralType(common, /*includeBool=*/true))
+    result = c10::typeMetaToScalarType(c10::get_default_dtype());
+  const c10::ScalarType compute = op.result == PwResult::kBool ? common : result;
+  const char* first_tensor = "self";
+  for (const auto& a : args)
+    if (a.tensor) {
+      first_tensor = a.name;
+      break;
+    }
+  if (op.float_only && !IsNpuFloat(compute)) {
+    const char* bad = first_tensor;
+    for (const auto& a : args)
+      if (a.tensor && !IsNpuFloat(a.tensor->scalar_type())) {
+        bad = a.name;
+        break;
+      }
+    FailDtype(name, bad, compute, "Float, Half, BFloat16");
+  }
+  bool int_compute = compute == c10::kInt || compute == c10::kLong;
+  if (int_compute && !op.int_ok) {
+    if (op.result == PwResult::kBool || info.bool_out) {
+      int_compute = false;  // logical ops only test != 0, which the float path keeps for any integer
+    } else {
+      FailDtype(name, first_tensor, compute, "Float, Half, BFloat16");
+    }
+  }
+  const bool ok_compute = IsNpuFloat(compute) || compute == c10::kInt || compute == c10::kLong ||
+                          (compute == c10::kBool && info.bool_out);
+  if (!ok_compute)
+    FailDtype(name, first_tensor, compute,
+              op.int_ok ? "Float, Half, BFloat16, Int, Long" : "Float, Half, BFloat16");
+  const c10::ScalarType natural = info.bool_out ? c10::kBool : result;
+  c10::ScalarType out_dtype = natural;
+  if (target.kind != PwTarget::kNew) {
+    out_dtype = target.tensor->scalar_type();
+    TORCH_CHECK(c10::canCast(natural, out_dtype), name, ": result type ", natural,
+                " can't be cast to the desired output type ", out_dtype);
+  }
+
+  // ---- shape
+  std::vector<int64_t> shape;
+  const char* shape_from = nullptr;
+  for (const auto& a : args) {
+    if (!a.tensor || IsCpuScalar(*a.tensor)) continue;
+    const at::Tensor& x = *a.tensor;
+    if (!shape_from) {
+      shape.assign(x.sizes().begin(), x.sizes().end());
+      shape_from = a.name;
+      continue;
+    }
+    const int64_t nd = std::max<int64_t>(static_cast<int64_t>(shape.size()), x.dim());
+    std::vector<int64_t> s(nd);
+    for (int64_t k = 0; k < nd; ++k) {
+      const int64_t i1 = k - (nd - static_cast<int64_t>(shape.size())), i2 = k - (nd - x.dim());
+      const int64_t a1 = i1 >= 0 ? shape[i1] : 1, a2 = i2 >= 0 ? x.size(i2) : 1;
+      TORCH_CHECK(a1 == a2 || a1 == 1 || a2 == 1, name, ": the shapes of '", shape_from, "' and '", a.name, "' (",
+                  ShapeStr(x.sizes()), ") cannot be broadcast together: size ", a1, " vs ", a2, " at dimension ",
+                  k - nd, " (broadcast shape so far ", ShapeStr(shape), ")");
+      s[k] = a1 == 1 ? a2 : a1;
+    }
+    shape = std::move(s);
+  }
+
+  // ---- output
+  at::Tensor out;
+  if (target.kind == PwTarget::kInPlace) {
+    out = *target.tensor;
+    TORCH_CHECK(out.sizes() == c10::IntArrayRef(shape), name, ": output with shape ", ShapeStr(out.sizes()),
+                " doesn't match the broadcast shape ", ShapeStr(shape));
+  } else if (target.kind == PwTarget::kOut) {
+    out = *target.tensor;
+    at::native::resize_output(out, shape);
+  } else {
+    // Keep a shared dense layout (e.g. channels_last) like TensorIterator does.
+    const at::Tensor* like = nullptr;
+    bool same = true;
+    for (const auto& a : args) {
+      if (!a.tensor || IsCpuScalar(*a.tensor) || a.tensor->numel() <= 1) continue;
+      if (a.tensor->sizes() != c10::IntArrayRef(shape) || !a.tensor->is_non_overlapping_and_dense()) {
+        same = false;
+        break;
+      }
+      if (!like) like = a.tensor;
+      else same = same && like->strides() == a.tensor->strides();
+    }
+    if (same && like && !like->is_contiguous()) {
+      c10::DeviceGuard guard(c10::Device(kNpu, dev));
+      out = at::empty_strided(shape, like->strides(), like->options().dtype(out_dtype));
+    } else {
+      out = NpuEmpty(shape, out_dtype, dev);
+    }
+  }
+  if (target.kind != PwTarget::kNew) {
+    at::assert_no_internal_overlap(out);
+    for (const auto& a : args)
+      if (a.tensor && !IsCpuScalar(*a.tensor)) at::assert_no_partial_overlap(out, *a.tensor);
+  }
+  if (out.numel() == 0) return out;
+  if (int_compute && compute == c10::kLong && Int64Exact(op, args, shape, out, dev)) return out;
+
+  // ---- operands
+  std::vector<Operand> in;
+  for (const auto& a : args) {
+    Operand o;
+    if (a.tensor && !IsCpuScalar(*a.tensor)) {
+      o.t = *a.tensor;
+      if (!KernelReads(o.t.scalar_type(), int_compute)) o.t = o.t.to(compute);
+    } else {
+      const c10::Scalar s = a.tensor ? a.tensor->item() : *a.scalar;
+      double v = s.isBoolean() ? (s.toBool() ? 1.0 : 0.0) : s.toDouble();
+      if (!op.scalar_opmath) v = RoundTo(v, compute);
+      o.f = v;
+      o.i = s.isBoolean() ? (s.toBool() ? 1 : 0) : (s.isIntegral(false) ? s.toLong() : static_cast<int64_t>(v));
+    }
+    in.push_back(std::move(o));
+  }
+  if (KernelWrites(out.scalar_type(), int_compute, info.bool_out)) {
+    LaunchElementwise(op, out, std::move(in), int_compute, dev);
+  } else {
+    at::Tensor tmp = NpuEmpty(shape, info.bool_out ? c10::kBool : compute, dev);
+    LaunchElementwise(op, tmp, std::move(in), int_compute, dev);
+    out.copy_(tmp);
+  }
+  return out;
+}
+
+// ---------------------------------------------------------------- Cast
+bool NpuCastCopy(const at::Tensor& src, const at::Tensor& dst) {
+  if (src.device() != dst.device() || src.device().type() != kNpu || src.sizes() != dst.sizes()) return false;
+  EwDType s{}, d{};
+  if (!ToEwDType(src.scalar_type(), &s) || !ToEwDType(dst.scalar_type(), &d) || !npu_kernels::cast_supported(s, d))
+    return false;
+  const bool same_dense = src.is_non_overlapping_and_dense() && dst.is_non_overlapping_and_dense() &&
+                          src.strides() == dst.strides();
+  if (!(src.is_contiguous() && dst.is_contiguous()) && !same_dense) return false;
+  if (src.numel() == 0) return true;
+  if (at::has_internal_overlap(dst) != at::MemOverlap::No) return false;
+  const c10::DeviceIndex dev = dst.device().index();
+  const auto t = npu_kernels::cast_tiling(static_cast<uint64_t>(src.numel()), s, d, SocInfoFor(dev));
+  KernelLaunch launch{"cast_kernel", ascendc_host::CoreType::AIV, t.block_dim, dev};
+  if (LogDebugEnabled()) launch.detail = DescribeForLog({{"self", &src}, {"out", &dst}});
+  LaunchKernel(std::move(launch), &cast_kernel, t, src.data_ptr(), dst.data_ptr());
+  return true;
+}
+
+namespace {
+
+// ---------------------------------------------------------------- op definitions
+PwOp Def(const char* name, EwOp op, PwResult r = PwResult::kPromote, bool int_ok = false) {
+  PwOp p;
+  p.name = name;
+  p.op = op;
+  p.result = r;
+  p.int_ok = int_ok;
+  return p;
+}
+
+const c10::Scalar kOne(1);
+
+void CheckAlpha(const char* name, const at::Tensor& self, const at::Tensor& other, const c10::Scalar& alpha) {
+  const c10::ScalarType t = CommonDtype({{"self", &self}, {"other", &other}});
+  if (c10::isIntegralType(t, /*includeBool=*/true))
+    TORCH_CHECK(alpha.isIntegral(true), name, ": for integral input tensors, argument 'alpha' must not be a "
+                "floating point number (got ", alpha.toDouble(), ")");
+}
+
+// add/sub with alpha: x0 + alpha * x1. Bool + bool is a logical or (PyTorch's bool add).
+PwOp AddDef(const char* name, const at::Tensor& self, const at::Tensor& other, const c10::Scalar& alpha, bool sub) {
+  CheckAlpha(name, self, other, alpha);
+  if (sub)
+    TORCH_CHECK(self.scalar_type() != c10::kBool && other.scalar_type() != c10::kBool, name,
+                ": subtraction with a bool tensor is not supported; use ~ or logical_not() instead");
+  if (CommonDtype({{"self", &self}, {"other", &other}}) == c10::kBool) return Def(name, EwOp::kLogicalOr, PwResult::kPromote);
+  PwOp p = Def(name, EwOp::kAdd, PwResult::kPromote, true);
+  const double a = alpha.toDouble();
+  p.sf[0] = static_cast<float>(sub ? -a : a);
+  const int64_t ai = alpha.isIntegral(true) ? alpha.toLong() : 0;
+  p.si[0] = static_cast<int32_t>(sub ? -ai : ai);
+  return p;
+}
+
+at::Tensor add_Tensor(const at::Tensor& self, const at::Tensor& other, const c10::Scalar& alpha) {
+  return Pointwise(AddDef("add", self, other, alpha, false), {{"self", &self}, {"other", &other}});
+}
+at::Tensor& add__Tensor(at::Tensor& self, const at::Tensor& other, const c10::Scalar& alpha) {
+  Pointwise(AddDef("add_", self, other, alpha, false), {{"self", &self}, {"other", &other}}, PwTarget::InPlace(self));
+  return self;
+}
+at::Tensor& add_out(const at::Tensor& self, const at::Tensor& other, const c10::Scalar& alpha, at::Tensor& out) {
+  Pointwise(AddDef("add.out", self, other, alpha, false), {{"self", &self}, {"other", &other}}, PwTarget::Out(out));
+  return out;
+}
+at::Tensor sub_Tensor(const at::Tensor& self, const at::Tensor& other, const c10::Scalar& alpha) {
+  return Pointwise(AddDef("sub", self, other, alpha, true), {{"self", &self}, {"other", &other}});
+}
+at::Tensor& sub__Tensor(at::Tensor& self, const at::Tensor& other, const c10::Scalar& alpha) {
+  Pointwise(AddDef("sub_", self, other, alpha, true), {{"self", &self}, {"other", &other}}, PwTarget::InPlace(self));
+  return self;
+}
+at::Tensor& sub_out(const at::Tensor& self, const at::Tensor& other, const c10::Scalar& alpha, at::Tensor& out) {
+  Pointwise(AddDef("sub.out", self, other, alpha, true), {{"self", &self}, {"other", &other}}, PwTarget::Out(out));
+  return out;
+}
+// rsub(self, other, alpha) = other - alpha * self
+at::Tensor rsub_Tensor(const at::Tensor& self, const at::Tensor& other, const c10::Scalar& alpha) {
+  return Pointwise(AddDef("rsub", other, self, alpha, true), {{"other", &other}, {"self", &self}});
+}
+
+PwOp MulDef(const char* name, const at::Tensor& self, const at::Tensor& other) {
+  if (CommonDtype({{"self", &self}, {"other", &other}}) == c10::kBool) return Def(name, EwOp::kLogicalAnd);
+  PwOp p = Def(name, EwOp::kMul, PwResult::kPromote, true);
+  p.scalar_opmath = true;
+  return p;
+}
+at::Tensor mul_Tensor(const at::Tensor& self, const at::Tensor& other) {
+  return Pointwise(MulDef("mul", self, other), {{"self", &self}, {"other", &other}});
+}
+at::Tensor& mul__Tensor(at::Tensor& self, const at::Tensor& other) {
+  Pointwise(MulDef("mul_", self, other), {{"self", &self}, {"other", &other}}, PwTarget::InPlace(self));
+  return self;
+}
+at::Tensor& mul_out(const at::Tensor& self, const at::Tensor& other, at::Tensor& out) {
+  Pointwise(MulDef("mul.out", self, other), {{"self", &self}, {"other", &other}}, PwTarget::Out(out));
+  return out;
+}
+
+PwOp DivDef(const char* name, std::optional<c10::string_view> mode) {
+  if (!mode.has_value()) {
+    PwOp p = Def(name, EwOp::kDiv, PwResult::kPromoteFloat);
+    p.scalar_opmath = true;
+    return p;
+  }
+  EwOp op;
+  if (*mode == "trunc") op = EwOp::kDivTrunc;
+  else if (*mode == "floor") op = EwOp::kDivFloor;
+  else TORCH_CHECK(false, name, ": rounding_mode must be None, 'trunc' or 'floor', got '", std::string(*mode), "'");
+  // Integer inputs are divided in float: exact while |values| < 2^24.
+  PwOp p = Def(name, op, PwResult::kPromote);
+  p.scalar_opmath = true;
+  return p;
+}
+// Integer division goes through the float kernel (the vector unit has no integer Div).
+at::Tensor DivRun(const char* name, const at::Tensor& self, const at::Tensor& other,
+                  std::optional<c10::string_view> mode, PwTarget target) {
+  PwOp p = DivDef(name, mode);
+  const c10::ScalarType common = CommonDtype({{"self", &self}, {"other", &other}});
+  if (mode.has_value() && (common == c10::kInt || common == c10::kLong)) {
+    // Integers: the quotient is rounded in float (exact while |values| < 2^24), then cast back.
+    PwOp f = p;
+    f.result = PwResult::kPromoteFloat;
+    at::Tensor r = Pointwise(f, {{"self", &self}, {"other", &other}});
+    if (target.kind == PwTarget::kNew) return r.to(common);
+    TORCH_CHECK(c10::canCast(common, target.tensor->scalar_type()), name, ": result type ", common,
+                " can't be cast to the desired output type ", target.tensor->scalar_type());
+    if (target.kind == PwTarget::kOut) {
+      at::native::resize_output(*target.tensor, r.sizes());
+    } else {
+      TORCH_CHECK(target.tensor->sizes() == r.sizes(), name, ": output with shape ", ShapeStr(target.tensor->sizes()),
+                  " doesn't match the broadcast shape ", ShapeStr(r.sizes()));
+    }
+    target.tensor->copy_(r);
+    return *target.tensor;
+  }
+  return Pointwise(p, {{"self", &self}, {"other", &other}}, target);
+}
+at::Tensor div_Tensor(const at::Tensor& self, const at::Tensor& other) {
+  return DivRun("div", self, other, std::nullopt, PwTarget::New());
+}
+at::Tensor& div__Tensor(at::Tensor& self, const at::Tensor& other) {
+  DivRun("div_", self, other, std::nullopt, PwTarget::InPlace(self));
+  return self;
+}
+at::Tensor& div_out(const at::Tensor& self, const at::Tensor& other, at::Tensor& out) {
+  DivRun("div.out", self, other, std::nullopt, PwTarget::Out(out));
+  return out;
+}
+at::Tensor div_Tensor_mode(const at::Tensor& self, const at::Tensor& other, std::optional<c10::string_view> mode) {
+  return DivRun("div", self, other, mode, PwTarget::New());
+}
+at::Tensor& div__Tensor_mode(at::Tensor& self, const at::Tensor& other, std::optional<c10::string_view> mode) {
+  DivRun("div_", self, other, mode, PwTarget::InPlace(self));
+  return self;
+}
+at::Tensor& div_out_mode(const at::Tensor& self, const at::Tensor& other, std::optional<c10::string_view> mode,
+                         at::Tensor& out) {
+  DivRun("div.out", self, other, mode, PwTarget::Out(out));
+  return out;
+}
+at::Tensor floor_divide(const at::Tensor& self, const at::Tensor& other) {
+  return DivRun("floor_divide", self, other, "floor", PwTarget::New());
+}
+at::Tensor& floor_divide_out(const at::Tensor& self, const at::Tensor& other, at::Tensor& out) {
+  DivRun("floor_divide.out", self, other, "floor", PwTarget::Out(out));
+  return out;
+}
+at::Tensor& floor_divide__Tensor(at::Tensor& self, const at::Tensor& other) {
+  DivRun("floor_divide_", self, other, "floor", PwTarget::InPlace(self));
+  return self;
+}
+
+// ---- maximum / minimum
+#define TORCH_OPS_NN_BINARY(FN, NAME, OP, RESULT, INT_OK)                                                       \
+  at::Tensor FN(const at::Tensor& self, const at::Tensor& other) {                                            \
+    return Pointwise(Def(NAME, OP, RESULT, INT_OK), {{"self", &self}, {"other", &other}});                   \
+  }                                                                                                           \
+  at::Tensor& FN##_out(const at::Tensor& self, const at::Tensor& other, at::Tensor& out) {                    \
+    Pointwise(Def(NAME ".out", OP, RESULT, INT_OK), {{"self", &self}, {"other", &other}}, PwTarget::Out(out)); \
+    return out;                                                                                               \
+  }                                                                                                           \
+  at::Tensor& FN##_(at::Tensor& self, const at::Tensor& other) {                                              \
+    Pointwise(Def(NAME "_", OP, RESULT, INT_OK), {{"self", &self}, {"other", &other}},                        \
+              PwTarget::InPlace(self));                                                                       \
+    return self;                                                                                              \
+  }
+TORCH_OPS_NN_BINARY(maximum, "maximum", EwOp::kMaximum, PwResult::kPromote, true)
+TORCH_OPS_NN_BINARY(minimum, "minimum", EwOp::kMinimum, PwResult::kPromote, true)
+TORCH_OPS_NN_BINARY(logical_and, "logical_and", EwOp::kLogicalAnd, PwResult::kBool, false)
+TORCH_OPS_NN_BINARY(logical_or, "logical_or", EwOp::kLogicalOr, PwResult::kBool, false)
+TORCH_OPS_NN_BINARY(logical_xor, "logical_xor", EwOp::kLogicalXor, PwResult::kBool, false)
+
+// Logical ops keep the dtype of an in-place target: the bool result is cast into it.
+at::Tensor logical_not(const at::Tensor& self) {
+  return Pointwise(Def("logical_not", EwOp::kLogicalNot, PwResult::kBool), {{"self", &self}});
+}
+at::Tensor& logical_not_out(const at::Tensor& self, at::Tensor& out) {
+  Pointwise(Def("logical_not.out", EwOp::kLogicalNot, PwResult::kBool), {{"self", &self}}, PwTarget::Out(out));
+  return out;
+}
+at::Tensor& logical_not_(at::Tensor& self) {
+  Pointwise(Def("logical_not_", EwOp::kLogicalNot, PwResult::kBool), {{"self", &self}}, PwTarget::InPlace(self));
+  return self;
+}
+
+// bitwise ops on bool tensors are the logical ops (integer bitwise ops are not implemented on npu).
+void CheckBoolBitwise(const char* name, std::initializer_list<NamedTensor> ts) {
+  for (const auto& nt : ts)
+    if (nt.second->defined() && !IsCpuScalar(*nt.second))
+      TORCH_CHECK_NOT_IMPLEMENTED(nt.second->scalar_type() == c10::kBool, name, ": argument '", nt.first, "' has dtype ",
+                       nt.second->scalar_type(), ", which is not supported; supported dtypes: Bool");
+}
+#define TORCH_OPS_NN_BITWISE(FN, NAME, OP)                                                                     \
+  at::Tensor FN(const at::Tensor& self, const at::Tensor& other) {                                            \
+    CheckBoolBitwise(NAME, {{"self", &self}, {"other", &other}});                                             \
+    return Pointwise(Def(NAME, OP, PwResult::kBool), {{"self", &self}, {"other", &other}});                  \
+  }                                                                                                           \
+  at::Tensor& FN##_out(const at::Tensor& self, const at::Tensor& other, at::Tensor& out) {                    \
+    CheckBoolBitwise(NAME ".out", {{"self", &self}, {"other", &other}});                                      \
+    Pointwise(Def(NAME ".out", OP, PwResult::kBool), {{"self", &self}, {"other", &other}}, PwTarget::Out(out)); \
+    return out;                                                                                               \
+  }                                                                                                           \
+  at::Tensor& FN##_(at::Tensor& self, const at::Tensor& other) {                                              \
+    CheckBoolBitwise(NAME "_", {{"self", &self}, {"other", &other}});                                         \
+    Pointwise(Def(NAME "_", OP, PwResult::kBool), {{"self", &self}, {"other", &other}}, PwTarget::InPlace(self)); \
+    return self;                                                                                              \
+  }
+TORCH_OPS_NN_BITWISE(bitwise_and, "bitwise_and", EwOp::kLogicalAnd)
+TORCH_OPS_NN_BITWISE(bitwise_or, "bitwise_or", EwOp::kLogicalOr)
+TORCH_OPS_NN_BITWISE(bitwise_xor, "bitwise_xor", EwOp::kLogicalXor)
+at::Tensor bitwise_not(const at::Tensor& self) {
+  CheckBoolBitwise("bitwise_not", {{"self", &self}});
+  return Pointwise(Def("bitwise_not", EwOp::kLogicalNot, PwResult::kBool), {{"self", &self}});
+}
+at::Tensor& bitwise_not_out(const at::Tensor& self, at::Tensor& out) {
+  CheckBoolBitwise("bitwise_not.out", {{"self", &self}});
+  Pointwise(Def("bitwise_not.out", EwOp::kLogicalNot, PwResult::kBool), {{"self", &self}}, PwTarget::Out(out));
+  return out;
+}
+at::Tensor& bitwise_not_(at::Tensor& self) {
+  CheckBoolBitwise("bitwise_not_", {{"self", &self}});
+  Pointwise(Def("bitwise_not_", EwOp::kLogicalNot, PwResult::kBool), {{"self", &self}}, PwTarget::InPlace(self));
+  return self;
+}
+
+// ---- comparisons (Tensor and Scalar forms, out=, in-place)
+#define TORCH_OPS_NN_COMPARE(FN, OP)                                                                            \
+  at::Tensor FN##_Tensor(const at::Tensor& self, const at::Tensor& other) {                                    \
+    return Pointwise(Def(#FN, OP, PwResult::kBool, true), {{"self", &self}, {"other", &other}});              \
+  }                                                                                                            \
+  at::Tensor FN##_Scalar(const at::Tensor& self, const c10::Scalar& other) {                                   \
+    return Pointwise(Def(#FN, OP, PwResult::kBool, true), {{"self", &self}, {"other", nullptr, &other}});     \
+  }                                                                                                            \
+  at::Tensor& FN##_Tensor_out(const at::Tensor& self, const at::Tensor& other, at::Tensor& out) {              \
+    Pointwise(Def(#FN ".Tensor_out", OP, PwResult::kBool, true), {{"self", &self}, {"other", &other}},        \
+              PwTarget::Out(out));                                                                             \
+    return out;                                                                                                \
+  }                                                                                                            \
+  at::Tensor& FN##_Scalar_out(const at::Tensor& self, const c10::Scalar& other, at::Tensor& out) {             \
+    Pointwise(Def(#FN ".Scalar_out", OP, PwResult::kBool, true), {{"self", &self}, {"other", nullptr, &other}}, \
+              PwTarget::Out(out));                                                                             \
+    return out;                                                                                                \
+  }                                                                                                            \
+  at::Tensor& FN##__Tensor(at::Tensor& self, const at::Tensor& other) {                                        \
+    Pointwise(Def(#FN "_", OP, PwResult::kBool, true), {{"self", &self}, {"other", &other}},                  \
+              PwTarget::InPlace(self));                                                                        \
+    return self;                                                                                               \
+  }                                                                                                            \
+  at::Tensor& FN##__Scalar(at::Tensor& self, const c10::Scalar& other) {                                       \
+    Pointwise(Def(#FN "_", OP, PwResult::kBool, true), {{"self", &self}, {"other", nullptr, &other}},         \
+              PwTarget::InPlace(self));                                                                        \
+    return self;                                                                                               \
+  }
+TORCH_OPS_NN_COMPARE(eq, EwOp::kEq)
+TORCH_OPS_NN_COMPARE(ne, EwOp::kNe)
+TORCH_OPS_NN_COMPARE(lt, EwOp::kLt)
+TORCH_OPS_NN_COMPARE(le, EwOp::kLe)
+TORCH_OPS_NN_COMPARE(gt, EwOp::kGt)
+TORCH_OPS_NN_COMPARE(ge, EwOp::kGe)
+
+// ---- where / masked_fill
+void CheckCondition(const char* name, const char* arg, const at::Tensor& c) {
+  TORCH_CHECK_TYPE(c.scalar_type() == c10::kBool || c.scalar_type() == c10::kByte, name, ": argument '", arg,
+                   "' must be a bool tensor, got dtype ", c.scalar_type());
+}
+at::Tensor where_self(const at::Tensor& condition, const at::Tensor& self, const at::Tensor& other) {
+  CheckCondition("where", "condition", condition);
+  // The condition takes no part in type promotion (a bool never changes a numeric result type).
+  const c10::ScalarType t = CommonDtype({{"self", &self}, {"other", &other}});
+  TORCH_CHECK_NOT_IMPLEMENTED(t != c10::kBool, "where: bool values for 'self' and 'other' are not supported on npu");
+  at::Tensor cond = condition.scalar_type() == c10::kBool ? condition : condition.to(c10::kBool);
+  return Pointwise(Def("where", EwOp::kWhere, PwResult::kPromote, true),
+                   {{"condition", &cond}, {"self", &self}, {"other", &other}});
+}
+at::Tensor& where_self_out(const at::Tensor& condition, const at::Tensor& self, const at::Tensor& other,
+                           at::Tensor& out) {
+  at::Tensor r = where_self(condition, self, other);
+  TORCH_CHECK(c10::canCast(r.scalar_type(), out.scalar_type()), "where.self_out: result type ", r.scalar_type(),
+              " can't be cast to the desired output type ", out.scalar_type());
+  at::native::resize_output(out, r.sizes());
+  out.copy_(r);
+  return out;
+}
+
+at::Tensor& masked_fill__Scalar(at::Tensor& self, const at::Tensor& mask, const c10::Scalar& value) {
+  TORCH_CHECK_TYPE(mask.scalar_type() == c10::kBool, "masked_fill_: argument 'mask' must be a bool tensor, got dtype ",
+                   mask.scalar_type());
+  TORCH_CHECK_NOT_IMPLEMENTED(self.scalar_type() != c10::kBool, "masked_fill_: bool 'self' is not supported on npu");
+  // self = where(mask, value, self) in place; value is converted to self's dtype first.
+  const c10::Scalar v = c10::isIntegralType(self.scalar_type(), false) ? c10::Scalar(value.toLong())
+                                                                       : c10::Scalar(value.toDouble());
+  Pointwise(Def("masked_fill_", EwOp::kWhere, PwResult::kPromote, true),
+            {{"mask", &mask}, {"value", nullptr, &v}, {"self", &self}}, PwTarget::InPlace(self));
+  return self;
+}
+at::Tensor& masked_fill__Tensor(at::Tensor& self, const at::Tensor& mask, const at::Tensor& value) {
+  TORCH_CHECK(value.dim() == 0, "masked_fill_ only supports a 0-dimensional value tensor, but got tensor with ",
+              value.dim(), " dimension(s).");
+  if (IsCpuScalar(value)) return masked_fill__Scalar(self, mask, value.item());
+  CheckDevices("masked_fill_", {{"self", &self}, {"mask", &mask}, {"value", &value}});
+  TORCH_CHECK_TYPE(mask.scalar_type() == c10::kBool, "masked_fill_: argument 'mask' must be a bool tensor, got dtype ",
+                   mask.scalar_type());
+  at::Tensor v = value.scalar_type() == self.scalar_type() ? value : value.to(self.scalar_type());
+  Pointwise(Def("masked_fill_", EwOp::kWhere, PwResult::kPromote, true),
+            {{"mask", &mask}, {"value", &v}, {"self", &self}}, PwTarget::InPlace(self));
+  return self;
+}
+
+// ---- clamp
+PwOp ClampDef(const char* name, const std::optional<c10::Scalar>& lo, const std::optional<c10::Scalar>& hi) {
+  TORCH_CHECK(lo.has_value() || hi.has_value(), name, ": at least one of 'min' or 'max' must not be None");
+  PwOp p = Def(name, EwOp::kClamp, PwResult::kPromote, true);
+  p.si[0] = (lo ? 1 : 0) | (hi ? 2 : 0);
+  if (lo) {
+    p.sf[0] = static_cast<float>(lo->toDouble());
+    p.si[1] = static_cast<int32_t>(std::clamp<int64_t>(lo->isIntegral(true) ? lo->toLong() : int64_t(std::ceil(lo->toDouble())), INT32_MIN, INT32_MAX));
+  }
+  if (hi) {
+    p.sf[1] = static_cast<float>(hi->toDouble());
+    p.si[2] = static_cast<int32_t>(std::clamp<int64_t>(hi->isIntegral(true) ? hi->toLong() : int64_t(std::floor(hi->toDouble())), INT32_MIN, INT32_MAX));
+  }
+  return p;
+}
+// The result dtype of clamp(self, scalars) promotes with the bounds (int tensor, float bound -> float).
+c10::ScalarType ClampResult(const at::Tensor& self, const std::optional<c10::Scalar>& lo,
+                            const std::optional<c10::Scalar>& hi) {
+  at::native::ResultTypeState st = at::native::update_result_type_state(self, {});
+  if (lo) st = at::native::update_result_type_state(*lo, st);
+  if (hi) st = at::native::update_result_type_state(*hi, st);
+  return at::native::result_type(st);
+}
+at::Tensor ClampRun(const char* name, const at::Tensor& self, const std::optional<c10::Scalar>& lo,
+                    const std::optional<c10::Scalar>& hi, PwTarget target) {
+  PwOp p = ClampDef(name, lo, hi);
+  const c10::ScalarType r = ClampResult(self, lo, hi);
+  if (r != self.scalar_type() && c10::isFloatingType(r)) {  // int tensor, float bounds
+    at::Tensor x = self.to(r);
+    if (target.kind == PwTarget::kNew) return Pointwise(p, {{"self", &x}});
+    TORCH_CHECK(c10::canCast(r, target.tensor->scalar_type()), name, ": result type ", r,
+                " can't be cast to the desired output type ", target.tensor->scalar_type());
+    at::Tensor y = Pointwise(p, {{"self", &x}});
+    if (target.kind == PwTarget::kOut) at::native::resize_output(*target.tensor, y.sizes());
+    target.tensor->copy_(y);
+    return *target.tensor;
+  }
+  return Pointwise(p, {{"self", &self}}, target);
+}
+at::Tensor clamp(const at::Tensor& self, const std::optional<c10::Scalar>& lo, const std::optional<c10::Scalar>& hi) {
+  return ClampRun("clamp", self, lo, hi, PwTarget::New());
+}
+at::Tensor& clamp_out(const at::Tensor& self, const std::optional<c10::Scalar>& lo,
+                      const std::optional<c10::Scalar>& hi, at::Tensor& out) {
+  ClampRun("clamp.out", self, lo, hi, PwTarget::Out(out));
+  return out;
+}
+at::Tensor& clamp_(at::Tensor& self, const std::optional<c10::Scalar>& lo, const std::optional<c10::Scalar>& hi) {
+  ClampRun("clamp_", self, lo, hi, PwTarget::InPlace(self));
+  return self;
+}
+at::Tensor clamp_min(const at::Tensor& self, const c10::Scalar& lo) {
+  return ClampRun("clamp_min", self, lo, std::nullopt, PwTarget::New());
+}
+at::Tensor& clamp_min_out(const at::Tensor& self, const c10::Scalar& lo, at::Tensor& out) {
+  ClampRun("clamp_min.out", self, lo, std::nullopt, PwTarget::Out(out));
+  return out;
+}
+at::Tensor& clamp_min_(at::Tensor& self, const c10::Scalar& lo) {
+  ClampRun("clamp_min_", self, lo, std::nullopt, PwTarget::InPlace(self));
+  return self;
+}
+at::Tensor clamp_max(const at::Tensor& self, const c10::Scalar& hi) {
+  return ClampRun("clamp_max", self, std::nullopt, hi, PwTarget::New());
+}
+at::Tensor& clamp_max_out(const at::Tensor& self, const c10::Scalar& hi, at::Tensor& out) {
+  ClampRun("clamp_max.out", self, std::nullopt, hi, PwTarget::Out(out));
+  return out;
+}
+at::Tensor& clamp_max_(at::Tensor& self, const c10::Scalar& hi) {
+  ClampRun("clamp_max_", self, std::nullopt, hi, PwTarget::InPlace(self));
+  return self;
+}
+at::Tensor ClampTRun(const char* name, const at::Tensor& self, const std::optional<at::Tensor>& lo,
+                     const std::optional<at::Tensor>& hi, PwTarget target) {
+  const bool has_lo = lo.has_value() && lo->defined(), has_hi = hi.has_value() && hi->defined();
+  TORCH_CHECK(has_lo || has_hi, name, ": at least one of 'min' or 'max' must not be None");
+  if (has_lo && has_hi)
+    return Pointwise(Def(name, EwOp::kClampT, PwResult::kPromote, true),
+                     {{"self", &self}, {"min", &*lo}, {"max", &*hi}}, target);
+  if (has_lo)
+    return Pointwise(Def(name, EwOp::kClampMinT, PwResult::kPromote, true), {{"self", &self}, {"min", &*lo}}, target);
+  return Pointwise(Def(name, EwOp::kClampMaxT, PwResult::kPromote, true), {{"self", &self}, {"max", &*hi}}, target);
+}
+at::Tensor clamp_Tensor(const at::Tensor& self, const std::optional<at::Tensor>& lo,
+                        const std::optional<at::Tensor>& hi) {
+  return ClampTRun("clamp", self, lo, hi, PwTarget::New());
+}
+at::Tensor& clamp_Tensor_out(const at::Tensor& self, const std::optional<at::Tensor>& lo,
+                             const std::optional<at::Tensor>& hi, at::Tensor& out) {
+  ClampTRun("clamp.Tensor_out", self, lo, hi, PwTarget::Out(out));
+  return out;
+}
+at::Tensor& clamp__Tensor(at::Tensor& self, const std::optional<at::Tensor>& lo, const std::optional<at::Tensor>& hi) {
+  ClampTRun("clamp_", self, lo, hi, PwTarget::InPlace(self));
+  return self;
+}
+at::Tensor clamp_min_Tensor(const at::Tensor& self, const at::Tensor& lo) {
+  return ClampTRun("clamp_min", self, lo, std::nullopt, PwTarget::New());
+}
+at::Tensor& clamp_min_Tensor_out(const at::Tensor& self, const at::Tensor& lo, at::Tensor& out) {
+  ClampTRun("clamp_min.Tensor_out", self, lo, std::nullopt, PwTarget::Out(out));
+  return out;
+}
+at::Tensor& clamp_min__Tensor(at::Tensor& self, const at::Tensor& lo) {
+  ClampTRun("clamp_min_", self, lo, std::nullopt, PwTarget::InPlace(self));
+  return self;
+}
+at::Tensor clamp_max_Tensor(const at::Tensor& self, const at::Tensor& hi) {
+  return ClampTRun("clamp_max", self, std::nullopt, hi, PwTarget::New());
+}
+at::Tensor& clamp_max_Tensor_out(const at::Tensor& self, const at::Tensor& hi, at::Tensor& out) {
+  ClampTRun("clamp_max.Tensor_out", self, std::nullopt, hi, PwTarget::Out(out));
+  return out;
+}
+at::Tensor& clamp_max__Tensor(at::Tensor& self, const at::Tensor& hi) {
+  ClampTRun("clamp_max_", self, std::nullopt, hi, PwTarget::InPlace(self));
+  return self;
+}
+
+// ---- lerp, addcmul, addcdiv
+PwOp LerpSDef(const char* name, const c10::Scalar& w) {
+  PwOp p = Def(name, EwOp::kLerpS);
+  p.float_only = true;
+  const float wf = static_cast<float>(w.toDouble());
+  p.sf[0] = wf;
+  p.sf[1] = 1.0f - wf;
+  return p;
+}
+at::Tensor lerp_Scalar(const at::Tensor& self, const at::Tensor& end, const c10::Scalar& w) {
+  return Pointwise(LerpSDef("lerp", w), {{"self", &self}, {"end", &end}});
+}
+at::Tensor& lerp_Scalar_out(const at::Tensor& self, const at::Tensor& end, const c10::Scalar& w, at::Tensor& out) {
+  Pointwise(LerpSDef("lerp.Scalar_out", w), {{"self", &self}, {"end", &end}}, PwTarget::Out(out));
+  return out;
+}
+at::Tensor& lerp__Scalar(at::Tensor& self, const at::Tensor& end, const c10::Scalar& w) {
+  Pointwise(LerpSDef("lerp_", w), {{"self", &self}, {"end", &end}}, PwTarget::InPlace(self));
+  return self;
+}
+PwOp LerpTDef(const char* name) {
+  PwOp p = Def(name, EwOp::kLerp);
+  p.float_only = true;
+  return p;
+}
+at::Tensor lerp_Tensor(const at::Tensor& self, const at::Tensor& end, const at::Tensor& w) {
+  return Pointwise(LerpTDef("lerp"), {{"self", &self}, {"end", &end}, {"weight", &w}});
+}
+at::Tensor& lerp_Tensor_out(const at::Tensor& self, const at::Tensor& end, const at::Tensor& w, at::Tensor& out) {
+  Pointwise(LerpTDef("lerp.Tensor_out"), {{"self", &self}, {"end", &end}, {"weight", &w}}, PwTarget::Out(out));
+  return out;
+}
+at::Tensor& lerp__Tensor(at::Tensor& self, const at::Tensor& end, const at::Tensor& w) {
+  Pointwise(LerpTDef("lerp_"), {{"self", &self}, {"end", &end}, {"weight", &w}}, PwTarget::InPlace(self));
+  return self;
+}
+
+PwOp AddcDef(const char* name, EwOp op, const c10::Scalar& value) {
+  PwOp p = Def(name, op);
+  p.float_only = true;
+  p.sf[0] = static_cast<float>(value.toDouble());
+  return p;
+}
+#define TORCH_OPS_NN_ADDC(FN, NAME, OP)                                                                         \
+  at::Tensor FN(const at::Tensor& self, const at::Tensor& t1, const at::Tensor& t2, const c10::Scalar& v) {    \
+    return Pointwise(AddcDef(NAME, OP, v), {{"self", &self}, {"tensor1", &t1}, {"tensor2", &t2}});             \
+  }                                                                                                            \
+  at::Tensor& FN##_out(const at::Tensor& self, const at::Tensor& t1, const at::Tensor& t2, const c10::Scalar& v, \
+                       at::Tensor& out) {                                                                      \
+    Pointwise(AddcDef(NAME ".out", OP, v), {{"self", &self}, {"tensor1", &t1}, {"tensor2", &t2}},              \
+              PwTarget::Out(out));                                                                             \
+    return out;                                                                                                \
+  }                                                                                                            \
+  at::Tensor& FN##_(at::Tensor& self, const at::Tensor& t1, const at::Tensor& t2, const c10::Scalar& v) {      \
+    Pointwise(AddcDef(NAME "_", OP, v), {{"self", &self}, {"tensor1", &t1}, {"tensor2", &t2}},                 \
+              PwTarget::InPlace(self));                                                                        \
+    return self;                                                                                               \
+  }
+TORCH_OPS_NN_ADDC(addcmul, "addcmul", EwOp::kAddcmul)
+TORCH_OPS_NN_ADDC(addcdiv, "addcdiv", EwOp::kAddcdiv)
+
+// ---- unary math
+#define TORCH_OPS_NN_UNARY(FN, NAME, OP, RESULT, INT_OK)                                                       \
+  at::Tensor FN(const at::Tensor& self) { return Pointwise(Def(NAME, OP, RESULT, INT_OK), {{"self", &self}}); } \
+  at::Tensor& FN##_out(const at::Tensor& self, at::Tensor& out) {                                             \
+    Pointwise(Def(NAME ".out", OP, RESULT, INT_OK), {{"self", &self}}, PwTarget::Out(out));                    \
+    return out;                                                                                               \
+  }                                                                                                           \
+  at::Tensor& FN##_(at::Tensor& self) {                                                                       \
+    Pointwise(Def(NAME "_", OP, RESULT, INT_OK), {{"self", &self}}, PwTarget::InPlace(self));                  \
+    return self;                                                                                              \
+  }
+TORCH_OPS_NN_UNARY(neg, "neg", EwOp::kNeg, PwResult::kPromote, true)
+TORCH_OPS_NN_UNARY(abs, "abs", EwOp::kAbs, PwResult::kPromote, true)
+TORCH_OPS_NN_UNARY(exp, "exp", EwOp::kExp, PwResult::kPromoteFloat, false)
+TORCH_OPS_NN_UNARY(log, "log", EwOp::kLog, PwResult::kPromoteFloat, false)
+TORCH_OPS_NN_UNARY(sqrt, "sqrt", EwOp::kSqrt, PwResult::kPromoteFloat, false)
+TORCH_OPS_NN_UNARY(rsqrt, "rsqrt", EwOp::kRsqrt, PwResult::kPromoteFloat, false)
+TORCH_OPS_NN_UNARY(reciprocal, "reciprocal", EwOp::kReciprocal, PwResult::kPromoteFloat, false)
+TORCH_OPS_NN_UNARY(sign, "sign", EwOp::kSign, PwResult::kPromote, false)
+TORCH_OPS_NN_UNARY(sgn, "sgn", EwOp::kSign, PwResult::kPromote, false)
+
+using npu_kernels::EwRound;
+PwOp RoundDef(const char* name, EwRound m) {
+  PwOp p = Def(name, EwOp::kRound);
+  p.float_only = true;
+  p.si[0] = int32_t(m);
+  return p;
+}
+#define TORCH_OPS_NN_ROUND(FN, MODE)                                                                           \
+  at::Tensor FN(const at::Tensor& self) { return Pointwise(RoundDef(#FN, MODE), {{"self", &self}}); }          \
+  at::Tensor& FN##_out(const at::Tensor& self, at::Tensor& out) {                                             \
+    Pointwise(RoundDef(#FN ".out", MODE), {{"self", &self}}, PwTarget::Out(out));                              \
+    return out;                                                                                               \
+  }                                                                                                           \
+  at::Tensor& FN##_(at::Tensor& self) {                                                                       \
+    Pointwise(RoundDef(#FN "_", MODE), {{"self", &self}}, PwTarget::InPlace(self));                            \
+    return self;                                                                                              \
+  }
+TORCH_OPS_NN_ROUND(floor, EwRound::kFloor)
+TORCH_OPS_NN_ROUND(ceil, EwRound::kCeil)
+TORCH_OPS_NN_ROUND(trunc, EwRound::kTrunc)
+TORCH_OPS_NN_ROUND(round, EwRound::kRint)
+
+// ---- pow
+PwOp PowTDef(const char* name) {
+  PwOp p = Def(name, EwOp::kPow, PwResult::kPromote);
+  p.float_only = true;
+  return p;
+}
+at::Tensor pow_Tensor_Tensor(const at::Tensor& self, const at::Tensor& e) {
+  return Pointwise(PowTDef("pow"), {{"self", &self}, {"exponent", &e}});
+}
+at::Tensor& pow_Tensor_Tensor_out(const at::Tensor& self, const at::Tensor& e, at::Tensor& out) {
+  Pointwise(PowTDef("pow.Tensor_Tensor_out"), {{"self", &self}, {"exponent", &e}}, PwTarget::Out(out));
+  return out;
+}
+at::Tensor& pow__Tensor(at::Tensor& self, const at::Tensor& e) {
+  Pointwise(PowTDef("pow_"), {{"self", &self}, {"exponent", &e}}, PwTarget::InPlace(self));
+  return self;
+}
+
+at::Tensor PowScalarRun(const char* name, const at::Tensor& self, const c10::Scalar& e, PwTarget target) {
+  PwOp p = Def(name, EwOp::kPowScalar, PwResult::kPromote);
+  p.float_only = true;
+  const double x = e.isBoolean() ? (e.toBool() ? 1.0 : 0.0) : e.toDouble();
+  if (x == 0.0 || x == 1.0) {  // x ** 0 = 1, x ** 1 = x (in the promoted dtype)
+    const c10::ScalarType r = CommonDtype({{"self", &self}, {"exponent", nullptr, &e}});
+    TORCH_CHECK_NOT_IMPLEMENTED(IsNpuFloat(r), name, ": argument 'self' has dtype ", r,
+                     ", which is not supported; supported dtypes: Float, Half, BFloat16");
+    at::Tensor res;
+    if (target.kind == PwTarget::kNew) {
+      res = NpuEmpty(self.sizes(), r, self.device().index());
+    } else {
+      res = *target.tensor;
+      if (target.kind == PwTarget::kOut) at::native::resize_output(res, self.sizes());
+    }
+    if (x == 0.0) res.fill_(1);
+    else if (!res.is_same(self)) res.copy_(self);
+    return res;
+  }
+  using F = npu_kernels::EwPowForm;
+  F form = F::kGeneral;
+  if (x == 2.0) form = F::kSquare;
+  else if (x == 3.0) form = F::kCube;
+  else if (x == 0.5) form = F::kSqrt;
+  else if (x == -0.5) form = F::kRsqrt;
+  else if (x == -1.0) form = F::kReciprocal;
+  else if (x == -2.0) form = F::kInvSquare;
+  p.si[0] = int32_t(form);
+  p.sf[0] = static_cast<float>(x);
+  p.si[1] = std::nearbyint(x) == x ? 1 : 0;
+  p.si[2] = p.si[1] && std::fmod(std::fabs(x), 2.0) == 1.0 ? 1 : 0;
+  return Pointwise(p, {{"self", &self}, {"exponent", nullptr, &e}}, target);
+}
+at::Tensor pow_Tensor_Scalar(const at::Tensor& self, const c10::Scalar& e) {
+  return PowScalarRun("pow", self, e, PwTarget::New());
+}
+at::Tensor& pow_Tensor_Scalar_out(const at::Tensor& self, const c10::Scalar& e, at::Tensor& out) {
+  PowScalarRun("pow.Tensor_Scalar_out", self, e, PwTarget::Out(out));
+  return out;
+}
+at::Tensor& pow__Scalar(at::Tensor& self, const c10::Scalar& e) {
+  PowScalarRun("pow_", self, e, PwTarget::InPlace(self));
+  return self;
+}
+// base ** exponent with a scalar base: exp(exponent * ln(base)) for base > 0; other bases use the
+// tensor-tensor form.
+at::Tensor PowScalarBaseRun(const char* name, const c10::Scalar& base, const at::Tensor& e, PwTarget target) {
+  const double b = base.isBoolean() ? (base.toBool() ? 1.0 : 0.0) : base.toDouble();
+  if (b > 0.0 && std::isfinite(b)) {
+    PwOp p = Def(name, EwOp::kScalarPow, PwResult::kPromote);
+    p.float_only = true;
+    p.sf[0] = static_cast<float>(std::log(b));
+    return Pointwise(p, {{"exponent", &e}}, target);
+  }
+  PwOp p = PowTDef(name);
+  return Pointwise(p, {{"self", nullptr, &base}, {"exponent", &e}}, target);
+}
+at::Tensor pow_Scalar(const c10::Scalar& base, const at::Tensor& e) {
+  return PowScalarBaseRun("pow", base, e, PwTarget::New());
+}
+at::Tensor& pow_Scalar_out(const c10::Scalar& base, const at::Tensor& e, at::Tensor& out) {
+  PowScalarBaseRun("pow.Scalar_out", base, e, PwTarget::Out(out));
+  return out;
+}
+
+}  // namespace
+}  // namespace torch_ops_nn
+
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  using namespace torch_ops_nn;
+  m.impl("add.Tensor", TORCH_FN(torch_ops_nn::add_Tensor));
+  m.impl("add_.Tensor", TORCH_FN(torch_ops_nn::add__Tensor));
+  m.impl("add.out", TORCH_FN(torch_ops_nn::add_out));
+  m.impl("sub.Tensor", TORCH_FN(torch_ops_nn::sub_Tensor));
+  m.impl("sub_.Tensor", TORCH_FN(torch_ops_nn::sub__Tensor));
+  m.impl("sub.out", TORCH_FN(torch_ops_nn::sub_out));
+  m.impl("rsub.Tensor", TORCH_FN(torch_ops_nn::rsub_Tensor));
+  m.impl("mul.Tensor", TORCH_FN(torch_ops_nn::mul_Tensor));
+  m.impl("mul_.Tensor", TORCH_FN(torch_ops_nn::mul__Tensor));
+  m.impl("mul.out", TORCH_FN(torch_ops_nn::mul_out));
+  m.impl("div.Tensor", TORCH_FN(torch_ops_nn::div_Tensor));
+  m.impl("div_.Tensor", TORCH_FN(torch_ops_nn::div__Tensor));
+  m.impl("div.out", TORCH_FN(torch_ops_nn::div_out));
+  m.impl("div.Tensor_mode", TORCH_FN(torch_ops_nn::div_Tensor_mode));
+  m.impl("div_.Tensor_mode", TORCH_FN(torch_ops_nn::div__Tensor_mode));
+  m.impl("div.out_mode", TORCH_FN(torch_ops_nn::div_out_mode));
+  m.impl("floor_divide", TORCH_FN(torch_ops_nn::floor_divide));
+  m.impl("floor_divide.out", TORCH_FN(torch_ops_nn::floor_divide_out));
+  m.impl("floor_divide_.Tensor", TORCH_FN(torch_ops_nn::floor_divide__Tensor));
+  m.impl("maximum", TORCH_FN(torch_ops_nn::maximum));
+  m.impl("maximum.out", TORCH_FN(torch_ops_nn::maximum_out));
+  m.impl("minimum", TORCH_FN(torch_ops_nn::minimum));
+  m.impl("minimum.out", TORCH_FN(torch_ops_nn::minimum_out));
+  m.impl("logical_and", TORCH_FN(torch_ops_nn::logical_and));
+  m.impl("logical_and.out", TORCH_FN(torch_ops_nn::logical_and_out));
+  m.impl("logical_and_", TORCH_FN(torch_ops_nn::logical_and_));
+  m.impl("logical_or", TORCH_FN(torch_ops_nn::logical_or));
+  m.impl("logical_or.out", TORCH_FN(torch_ops_nn::logical_or_out));
+  m.impl("logical_or_", TORCH_FN(torch_ops_nn::logical_or_));
+  m.impl("logical_xor", TORCH_FN(torch_ops_nn::logical_xor));
+  m.impl("logical_xor.out", TORCH_FN(torch_ops_nn::logical_xor_out));
+  m.impl("logical_xor_", TORCH_FN(torch_ops_nn::logical_xor_));
+  m.impl("logical_not", TORCH_FN(torch_ops_nn::logical_not));
+  m.impl("logical_not.out", TORCH_FN(torch_ops_nn::logical_not_out));
+  m.impl("logical_not_", TORCH_FN(torch_ops_nn::logical_not_));
+  m.impl("bitwise_and.Tensor", TORCH_FN(torch_ops_nn::bitwise_and));
+  m.impl("bitwise_and.Tensor_out", TORCH_FN(torch_ops_nn::bitwise_and_out));
+  m.impl("bitwise_and_.Tensor", TORCH_FN(torch_ops_nn::bitwise_and_));
+  m.impl("bitwise_or.Tensor", TORCH_FN(torch_ops_nn::bitwise_or));
+  m.impl("bitwise_or.Tensor_out", TORCH_FN(torch_ops_nn::bitwise_or_out));
+  m.impl("bitwise_or_.Tensor", TORCH_FN(torch_ops_nn::bitwise_or_));
+  m.impl("bitwise_xor.Tensor", TORCH_FN(torch_ops_nn::bitwise_xor));
+  m.impl("bitwise_xor.Tensor_out", TORCH_FN(torch_ops_nn::bitwise_xor_out));
+  m.impl("bitwise_xor_.Tensor", TORCH_FN(torch_ops_nn::bitwise_xor_));
+  m.impl("bitwise_not", TORCH_FN(torch_ops_nn::bitwise_not));
+  m.impl("bitwise_not.out", TORCH_FN(torch_ops_nn::bitwise_not_out));
+  m.impl("bitwise_not_", TORCH_FN(torch_ops_nn::bitwise_not_));
+#define TORCH_OPS_NN_REG_COMPARE(FN)                       \
+  m.impl(#FN ".Tensor", TORCH_FN(torch_ops_nn::FN##_Tensor));            \
+  m.impl(#FN ".Scalar", TORCH_FN(torch_ops_nn::FN##_Scalar));            \
+  m.impl(#FN ".Tensor_out", TORCH_FN(torch_ops_nn::FN##_Tensor_out));    \
+  m.impl(#FN ".Scalar_out", TORCH_FN(torch_ops_nn::FN##_Scalar_out));    \
+  m.impl(#FN "_.Tensor", TORCH_FN(torch_ops_nn::FN##__Tensor));          \
+  m.impl(#FN "_.Scalar", TORCH_FN(torch_ops_nn::FN##__Scalar));
+  TORCH_OPS_NN_REG_COMPARE(eq)
+  TORCH_OPS_NN_REG_COMPARE(ne)
+  TORCH_OPS_NN_REG_COMPARE(lt)
+  TORCH_OPS_NN_REG_COMPARE(le)
+  TORCH_OPS_NN_REG_COMPARE(gt)
+  TORCH_OPS_NN_REG_COMPARE(ge)
+#undef TORCH_OPS_NN_REG_COMPARE
+  m.impl("where.self", TORCH_FN(torch_ops_nn::where_self));
+  m.impl("where.self_out", TORCH_FN(torch_ops_nn::where_self_out));
+  m.impl("masked_fill_.Scalar", TORCH_FN(torch_ops_nn::masked_fill__Scalar));
+  m.impl("masked_fill_.Tensor", TORCH_FN(torch_ops_nn::masked_fill__Tensor));
+  m.impl("clamp", TORCH_FN(torch_ops_nn::clamp));
+  m.impl("clamp.out", TORCH_FN(torch_ops_nn::clamp_out));
+  m.impl("clamp_", TORCH_FN(torch_ops_nn::clamp_));
+  m.impl("clamp.Tensor", TORCH_FN(torch_ops_nn::clamp_Tensor));
+  m.impl("clamp.Tensor_out", TORCH_FN(torch_ops_nn::clamp_Tensor_out));
+  m.impl("clamp_.Tensor", TORCH_FN(torch_ops_nn::clamp__Tensor));
+  m.impl("clamp_min", TORCH_FN(torch_ops_nn::clamp_min));
+  m.impl("clamp_min.out", TORCH_FN(torch_ops_nn::clamp_min_out));
+  m.impl("clamp_min_", TORCH_FN(torch_ops_nn::clamp_min_));
+  m.impl("clamp_min.Tensor", TORCH_FN(torch_ops_nn::clamp_min_Tensor));
+  m.impl("clamp_min.Tensor_out", TORCH_FN(torch_ops_nn::clamp_min_Tensor_out));
+  m.impl("clamp_min_.Tensor", TORCH_FN(torch_ops_nn::clamp_min__Tensor));
+  m.impl("clamp_max", TORCH_FN(torch_ops_nn::clamp_max));
+  m.impl("clamp_max.out", TORCH_FN(torch_ops_nn::clamp_max_out));
+  m.impl("clamp_max_", TORCH_FN(torch_ops_nn::clamp_max_));
+  m.impl("clamp_max.Tensor", TORCH_FN(torch_ops_nn::clamp_max_Tensor));
+  m.impl("clamp_max.Tensor_out", TORCH_FN(torch_ops_nn::clamp_max_Tensor_out));
+  m.impl("clamp_max_.Tensor", TORCH_FN(torch_ops_nn::clamp_max__Tensor));
+  m.impl("lerp.Scalar", TORCH_FN(torch_ops_nn::lerp_Scalar));
+  m.impl("lerp.Scalar_out", TORCH_FN(torch_ops_nn::lerp_Scalar_out));
+  m.impl("lerp_.Scalar", TORCH_FN(torch_ops_nn::lerp__Scalar));
+  m.impl("lerp.Tensor", TORCH_FN(torch_ops_nn::lerp_Tensor));
+  m.impl("lerp.Tensor_out", TORCH_FN(torch_ops_nn::lerp_Tensor_out));
+  m.impl("lerp_.Tensor", TORCH_FN(torch_ops_nn::lerp__Tensor));
+  m.impl("addcmul", TORCH_FN(torch_ops_nn::addcmul));
+  m.impl("addcmul.out", TORCH_FN(torch_ops_nn::addcmul_out));
+  m.impl("addcmul_", TORCH_FN(torch_ops_nn::addcmul_));
+  m.impl("addcdiv", TORCH_FN(torch_ops_nn::addcdiv));
+  m.impl("addcdiv.out", TORCH_FN(torch_ops_nn::addcdiv_out));
+  m.impl("addcdiv_", TORCH_FN(torch_ops_nn::addcdiv_));
+#define TORCH_OPS_NN_REG_UNARY(FN)          \
+  m.impl(#FN, TORCH_FN(torch_ops_nn::FN));                \
+  m.impl(#FN ".out", TORCH_FN(torch_ops_nn::FN##_out));   \
+  m.impl(#FN "_", TORCH_FN(torch_ops_nn::FN##_));
+  TORCH_OPS_NN_REG_UNARY(neg)
+  TORCH_OPS_NN_REG_UNARY(abs)
+  TORCH_OPS_NN_REG_UNARY(exp)
+  TORCH_OPS_NN_REG_UNARY(log)
+  TORCH_OPS_NN_REG_UNARY(sqrt)
+  TORCH_OPS_NN_REG_UNARY(rsqrt)
+  TORCH_OPS_NN_REG_UNARY(reciprocal)
+  TORCH_OPS_NN_REG_UNARY(sign)
+  TORCH_OPS_NN_REG_UNARY(sgn)
+  TORCH_OPS_NN_REG_UNARY(floor)
+  TORCH_OPS_NN_REG_UNARY(ceil)
+  TORCH_OPS_NN_REG_UNARY(trunc)
+  TORCH_OPS_NN_REG_UNARY(round)
+#undef TORCH_OPS_NN_REG_UNARY
+  m.impl("pow.Tensor_Tensor", TORCH_FN(torch_ops_nn::pow_Tensor_Tensor));
+  m.impl("pow.Tensor_Tensor_out", TORCH_FN(torch_ops_nn::pow_Tensor_Tensor_out));
+  m.impl("pow_.Tensor", TORCH_FN(torch_ops_nn::pow__Tensor));
+  m.impl("pow.Tensor_Scalar", TORCH_FN(torch_ops_nn::pow_Tensor_Scalar));
+  m.impl("pow.Tensor_Scalar_out", TORCH_FN(torch_ops_nn::pow_Tensor_Scalar_out));
+  m.impl("pow_.Scalar", TORCH_FN(torch_ops_nn::pow__Scalar));
+  m.impl("pow.Scalar", TORCH_FN(torch_ops_nn::pow_Scalar));
+  m.impl("pow.Scalar_out", TORCH_FN(torch_ops_nn::pow_Scalar_out));
+}

@@ -1,0 +1,61 @@
+// Layer 5 of the elementwise family (elementwise.cpp, activation.cpp): one way to run any op of
+// the Ascend C elementwise kernel (ascendc_kernels/elementwise.h) with PyTorch semantics — argument
+// checks with clear messages, type promotion, broadcasting, in-place / out= / non-contiguous
+// outputs — and the on-device Cast used by copies.
+#pragma once
+#include <ATen/core/Tensor.h>
+#include <c10/core/Scalar.h>
+
+#include <initializer_list>
+
+#include "elementwise.h"
+
+namespace torch_ops_nn {
+
+// One argument of a pointwise op: an npu tensor (a CPU 0-dim tensor counts as a scalar, as in
+// PyTorch's CUDA kernels) or a host scalar.
+struct PwArg {
+  const char* name;
+  const at::Tensor* tensor = nullptr;
+  const c10::Scalar* scalar = nullptr;
+};
+
+enum class PwResult : uint8_t {
+  kPromote,       // result_type of the arguments
+  kPromoteFloat,  // ... and integral/bool results become the default float dtype (true division, exp, ...)
+  kBool,          // comparisons and logical ops: computed in the promoted dtype, result bool
+};
+
+struct PwOp {
+  const char* name;           // the ATen op name for messages ("add", "add_", "add.out"...)
+  npu_kernels::EwOp op;
+  PwResult result = PwResult::kPromote;
+  bool int_ok = false;        // has an int32/int64 path (exact within the int32 range)
+  bool float_only = false;    // rejects integral inputs (activations)
+  bool scalar_opmath = false; // host scalars keep float precision (PyTorch's mul/div do) instead of
+                              // being rounded to a half/bf16 common dtype first
+  float sf[4] = {};           // op scalars, see EwOp
+  int32_t si[4] = {};
+};
+
+// Where the result goes.
+struct PwTarget {
+  enum Kind : uint8_t { kNew, kInPlace, kOut } kind = kNew;
+  const at::Tensor* tensor = nullptr;  // self (kInPlace) or out (kOut)
+  static PwTarget New() { return {}; }
+  static PwTarget InPlace(const at::Tensor& self) { return {kInPlace, &self}; }
+  static PwTarget Out(const at::Tensor& out) { return {kOut, &out}; }
+};
+
+// Runs `op` with PyTorch semantics and returns the result tensor (the target for in-place / out=).
+at::Tensor Pointwise(const PwOp& op, std::initializer_list<PwArg> args, PwTarget target = PwTarget::New());
+
+// The dtype the op computes in for these arguments (what PyTorch's TensorIterator calls the common dtype).
+c10::ScalarType CommonDtype(std::initializer_list<PwArg> args);
+
+// On-device dtype conversion of a contiguous npu tensor into a contiguous npu tensor of the same
+// shape on the same device (cast_kernel). Returns false, doing nothing, for pairs or layouts it does
+// not handle (the caller then uses the runtime's strided copy).
+bool NpuCastCopy(const at::Tensor& src, const at::Tensor& dst);
+
+}  // namespace torch_ops_nn

@@ -1,0 +1,471 @@
+"""Elementwise ops on npu against PyTorch's CPU results: arithmetic, comparisons, logical ops,
+where/masked_fill, clamp, lerp, addcmul/addcdiv, unary math, the Cast kernel, integer/bool paths,
+foreach optimizers, and the bad-input errors.
+
+Tolerances: float32 exact for + - * / max min (rtol 1e-6 for the composed ones, 1e-5 for
+transcendentals), float16 1e-3, bfloat16 1e-2 (half/bf16 compute in float inside the kernel).
+"""
+import pytest
+import torch
+
+import torch_ops_nn  # noqa: F401
+from torch_ops_nn import _C
+
+pytestmark = pytest.mark.usefixtures("fallback_error")
+
+FLOATS = [torch.float32, torch.float16, torch.bfloat16]
+EXACT = {torch.float32: dict(rtol=0, atol=0), torch.float16: dict(rtol=1e-3, atol=1e-3),
+         torch.bfloat16: dict(rtol=1e-2, atol=1e-2)}
+CLOSE = {torch.float32: dict(rtol=1e-6, atol=1e-6), torch.float16: dict(rtol=1e-3, atol=1e-3),
+         torch.bfloat16: dict(rtol=1e-2, atol=1e-2)}
+TRANS = {torch.float32: dict(rtol=1e-5, atol=1e-6), torch.float16: dict(rtol=2e-3, atol=2e-3),
+         torch.bfloat16: dict(rtol=1.6e-2, atol=1.6e-2)}
+SHAPES = [(0,), (1,), (7,), (33,), (1000,), (100003,), (2, 3, 5, 7), (4, 16, 9, 9)]
+BCAST = [((4, 3, 5, 6), (3, 1, 1)),        # NCHW + per-channel: COL mode
+         ((4, 3, 5, 6), (4, 3, 1, 1)),     # SE-style scale: COL mode
+         ((6, 40), (40,)),                 # bias row: ROW mode
+         ((6, 40), (6, 1)),                # per-row: COL mode
+         ((5, 1), (1, 70)),                # outer product: ROW + COL
+         ((2, 3, 4, 20), (2, 1, 1, 20)),   # no mode fits: materialized
+         ((3, 1, 5), (1, 4, 1)),           # short rows: materialized
+         ((30, 5000), (5000,)),            # rows longer than... one tile per row
+         ((3, 20000), (3, 1)),             # chunked rows with a per-row value
+         ((33,), ())]                      # 0-dim npu tensor: SCALAR mode
+
+
+def rand(shape, dtype=torch.float32, lo=-3.0, hi=3.0, seed=0):
+    g = torch.Generator().manual_seed(seed)
+    return (torch.rand(shape, generator=g) * (hi - lo) + lo).to(dtype)
+
+
+def npu(t):
+    return t.to("npu")
+
+
+def assert_same(actual, expected, tol):
+    assert actual.device.type == "npu", actual.device
+    assert actual.dtype == expected.dtype, (actual.dtype, expected.dtype)
+    assert actual.shape == expected.shape, (actual.shape, expected.shape)
+    torch.testing.assert_close(actual.cpu().float(), expected.float(), equal_nan=True, **tol)
+
+
+# ---------------------------------------------------------------- binary arithmetic
+BINARY = {
+    "add": (lambda a, b: torch.add(a, b), EXACT),
+    "add_alpha": (lambda a, b: torch.add(a, b, alpha=0.5), CLOSE),
+    "sub": (lambda a, b: torch.sub(a, b), EXACT),
+    "sub_alpha": (lambda a, b: torch.sub(a, b, alpha=2), CLOSE),
+    "rsub": (lambda a, b: torch.rsub(a, b), EXACT),
+    "mul": (lambda a, b: a * b, EXACT),
+    "div": (lambda a, b: a / b, EXACT),
+    "div_trunc": (lambda a, b: torch.div(a, b, rounding_mode="trunc"), EXACT),
+    "div_floor": (lambda a, b: torch.div(a, b, rounding_mode="floor"), EXACT),
+    "maximum": (torch.maximum, EXACT),
+    "minimum": (torch.minimum, EXACT),
+    "pow": (lambda a, b: torch.pow(a.abs() + 0.5, b), TRANS),
+}
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("op", list(BINARY))
+def test_binary_same_shape(op, dtype):
+    fn, tol = BINARY[op]
+    for shape in SHAPES:
+        a, b = rand(shape, dtype, seed=1), rand(shape, dtype, seed=2)
+        b = torch.where(b.abs() < 0.25, torch.full_like(b, 0.5), b)  # keep divisions well conditioned
+        if op == "div_floor":  # floor(a / b) is exact when no quotient is within an ulp of an integer
+            a, b = (a * 8).round(), (b * 8).round()
+        assert_same(fn(npu(a), npu(b)), fn(a, b), tol[dtype])
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("op", ["add", "sub_alpha", "mul", "div", "maximum", "pow"])
+def test_binary_broadcast(op, dtype):
+    fn, tol = BINARY[op]
+    for sa, sb in BCAST:
+        a, b = rand(sa, dtype, seed=3), rand(sb, dtype, lo=0.5, hi=2.0, seed=4)
+        assert_same(fn(npu(a), npu(b)), fn(a, b), tol[dtype])
+        assert_same(fn(npu(b), npu(a)), fn(b, a), tol[dtype])
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_binary_scalar_forms(dtype):
+    a = rand((1000,), dtype, seed=5)
+    d = npu(a)
+    for fn in [lambda x: x + 1.5, lambda x: x - 0.1, lambda x: 2 - x, lambda x: x * 0.3, lambda x: x / 3,
+               lambda x: 3 / (x.abs() + 1), lambda x: torch.add(x, 2, alpha=3), lambda x: x ** 2, lambda x: x ** 3,
+               lambda x: (x.abs() + 0.1) ** 0.5, lambda x: (x.abs() + 0.1) ** -0.5, lambda x: (x.abs() + 0.1) ** -1,
+               lambda x: (x.abs() + 0.1) ** -2, lambda x: x ** 2.5, lambda x: x ** 4, lambda x: x ** 0,
+               lambda x: x ** 1, lambda x: 2 ** x, lambda x: 0.5 ** x, lambda x: torch.pow(-2.0, x.round()),
+               lambda x: x + torch.tensor(2.0), lambda x: torch.tensor(3.0) * x]:
+        assert_same(fn(d), fn(a), TRANS[dtype])
+
+
+def test_pow_special_values():
+    a = torch.tensor([-2.0, -2.0, -2.0, -0.5, 0.0, 0.0, 0.0, 1.0, 1.0, 2.0, float("nan"), 3.0])
+    b = torch.tensor([2.0, 3.0, 0.5, -3.0, 2.0, 0.0, -1.0, float("nan"), 5.0, 10.0, 0.0, -2.0])
+    assert_same(torch.pow(npu(a), npu(b)), torch.pow(a, b), TRANS[torch.float32])
+    for e in [3.0, 2.5, -1.0, 0.0, -3.0]:
+        assert_same(torch.pow(npu(a), e), torch.pow(a, e), TRANS[torch.float32])
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_inplace_and_out(dtype):
+    a, b = rand((4, 3, 5, 6), dtype, seed=6), rand((3, 1, 1), dtype, lo=0.5, hi=2, seed=7)
+    for name in ["add_", "sub_", "mul_", "div_", "pow_"]:
+        x, y = a.clone().abs(), npu(a).abs()
+        getattr(x, name)(b)
+        r = getattr(y, name)(npu(b))
+        assert r is y
+        assert_same(y, x, TRANS[dtype])
+    for fn in [torch.add, torch.sub, torch.mul, torch.div, torch.maximum, torch.minimum]:
+        out = torch.empty(0, dtype=dtype, device="npu")
+        r = fn(npu(a), npu(b), out=out)
+        assert r is out
+        assert_same(out, fn(a, b), EXACT[dtype])
+
+
+def test_non_contiguous_inputs_and_outputs():
+    a, b = rand((40, 30), seed=8), rand((30, 40), seed=9)
+    assert_same(npu(a) + npu(b).t(), a + b.t(), EXACT[torch.float32])
+    assert_same(npu(a)[:, ::2] * npu(b).t()[:, 1::2], a[:, ::2] * b.t()[:, 1::2], EXACT[torch.float32])
+    # in-place into a view, and out= into a strided view
+    x, y = a.clone(), npu(a)
+    x[:, ::3].add_(b.t()[:, ::3])
+    y[:, ::3].add_(npu(b).t()[:, ::3])
+    assert_same(y, x, EXACT[torch.float32])
+    out = torch.zeros(30, 80, device="npu")[:, ::2]
+    torch.mul(npu(b), 2.0, out=out)
+    assert_same(out, b * 2.0, EXACT[torch.float32])
+    # channels_last inputs stay channels_last and run as one flat pass
+    c = rand((2, 8, 5, 5), seed=10).to(memory_format=torch.channels_last)
+    r = torch.relu(npu(c)) + npu(c)
+    assert r.is_contiguous(memory_format=torch.channels_last)
+    assert_same(r, torch.relu(c) + c, EXACT[torch.float32])
+
+
+def test_mixed_dtype_promotion():
+    a, b = rand((100,), torch.float16, seed=11), rand((100,), torch.float32, seed=12)
+    assert_same(npu(a) + npu(b), a + b, EXACT[torch.float32])
+    assert_same(npu(a) * npu(b.bfloat16()), a * b.bfloat16(), CLOSE[torch.float32])
+    i = torch.arange(-50, 50, dtype=torch.int32)
+    assert_same(npu(i) * 0.5, i * 0.5, EXACT[torch.float32])
+    assert_same(npu(i) / 3, i / 3, CLOSE[torch.float32])
+    assert_same(npu(a) + torch.tensor(2.0, device="npu"), a + torch.tensor(2.0), EXACT[torch.float16])
+    m = torch.rand(100) > 0.5
+    assert_same(npu(b) * npu(m), b * m, EXACT[torch.float32])
+
+
+# ---------------------------------------------------------------- comparisons, logical, where
+CMPS = [torch.eq, torch.ne, torch.lt, torch.le, torch.gt, torch.ge]
+
+
+@pytest.mark.parametrize("dtype", FLOATS + [torch.int32, torch.int64])
+def test_comparisons(dtype):
+    if dtype.is_floating_point:
+        a = rand((1000,), dtype, seed=13).round()
+        b = rand((1000,), dtype, seed=14).round()
+    else:
+        big = 2**31 - 1 if dtype == torch.int32 else 2**31 - 1
+        a = torch.randint(-big, big, (1000,), dtype=dtype, generator=torch.Generator().manual_seed(1))
+        b = a.clone()
+        b[::3] += 1
+        b[1::3] -= 1
+        b[::7] = -b[::7]
+    for fn in CMPS:
+        assert_same(fn(npu(a), npu(b)), fn(a, b), EXACT[torch.float32])
+        assert_same(fn(npu(a), 1), fn(a, 1), EXACT[torch.float32])
+        assert_same(fn(npu(a)[:7].reshape(7, 1), npu(b)[:9]), fn(a[:7].reshape(7, 1), b[:9]), EXACT[torch.float32])
+        out = torch.empty(0, dtype=torch.bool, device="npu")
+        fn(npu(a), npu(b), out=out)
+        assert_same(out, fn(a, b), EXACT[torch.float32])
+    x, y = a.clone(), npu(a)
+    x.ge_(0)
+    y.ge_(0)
+    assert_same(y, x, EXACT[torch.float32])
+
+
+def test_comparisons_nan_and_half_scalar():
+    a = torch.tensor([float("nan"), 1.0, -1.0, 0.1, float("inf")])
+    for fn in CMPS:
+        assert_same(fn(npu(a), npu(a.flip(0))), fn(a, a.flip(0)), EXACT[torch.float32])
+    h = torch.tensor([0.1, 0.2, 0.3], dtype=torch.float16)
+    assert_same(npu(h) == 0.1, h == 0.1, EXACT[torch.float32])  # the scalar is rounded to half first
+
+
+def test_logical_and_bitwise_bool():
+    g = torch.Generator().manual_seed(2)
+    a, b = torch.rand(1003, generator=g) > 0.5, torch.rand(1003, generator=g) > 0.3
+    f = torch.randn(1003, generator=g).round()
+    for fn in [torch.logical_and, torch.logical_or, torch.logical_xor]:
+        assert_same(fn(npu(a), npu(b)), fn(a, b), EXACT[torch.float32])
+        assert_same(fn(npu(f), npu(a)), fn(f, a), EXACT[torch.float32])
+    assert_same(torch.logical_not(npu(f)), torch.logical_not(f), EXACT[torch.float32])
+    assert_same(~npu(a), ~a, EXACT[torch.float32])
+    assert_same(npu(a) & npu(b), a & b, EXACT[torch.float32])
+    assert_same(npu(a) | npu(b), a | b, EXACT[torch.float32])
+    assert_same(npu(a) ^ npu(b), a ^ b, EXACT[torch.float32])
+    assert_same(npu(a) == npu(b), a == b, EXACT[torch.float32])
+
+
+@pytest.mark.parametrize("dtype", FLOATS + [torch.int32, torch.int64])
+def test_where_and_masked_fill(dtype):
+    a = rand((4, 3, 5, 6), seed=15).to(dtype)
+    b = rand((4, 3, 5, 6), seed=16).to(dtype)
+    cond = rand((4, 3, 5, 6), seed=17) > 0
+    assert_same(torch.where(npu(cond), npu(a), npu(b)), torch.where(cond, a, b), EXACT[torch.float32])
+    assert_same(npu(a).where(npu(cond), npu(b)), a.where(cond, b), EXACT[torch.float32])
+    assert_same(torch.where(npu(cond), npu(a), 0), torch.where(cond, a, 0), EXACT[torch.float32])
+    assert_same(torch.where(npu(cond), 2, npu(b)), torch.where(cond, 2, b), EXACT[torch.float32])
+    c2 = cond[:, :1]  # broadcast condition
+    assert_same(torch.where(npu(c2), npu(a), npu(b)), torch.where(c2, a, b), EXACT[torch.float32])
+    assert_same(npu(a).masked_fill(npu(cond), 7), a.masked_fill(cond, 7), EXACT[torch.float32])
+    mask = torch.rand(4, 1, 1, 6) > 0.5  # attention-style broadcast mask
+    assert_same(npu(a).masked_fill(npu(mask), -5), a.masked_fill(mask, -5), EXACT[torch.float32])
+    x, y = a.clone(), npu(a)
+    x.masked_fill_(cond, torch.tensor(3))
+    y.masked_fill_(npu(cond), torch.tensor(3, device="npu"))
+    assert_same(y, x, EXACT[torch.float32])
+
+
+# ---------------------------------------------------------------- clamp, lerp, addcmul, addcdiv
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_clamp_family(dtype):
+    a = rand((1003,), dtype, seed=18)
+    lo, hi = rand((1003,), dtype, lo=-2, hi=0, seed=19), rand((1003,), dtype, lo=0, hi=2, seed=20)
+    for fn in [lambda x: x.clamp(-1, 0.5), lambda x: x.clamp(min=0.2), lambda x: x.clamp(max=-0.2),
+               lambda x: torch.clamp_min(x, 0), lambda x: torch.clamp_max(x, 1), lambda x: x.clamp(2, 1)]:
+        assert_same(fn(npu(a)), fn(a), EXACT[dtype])
+    assert_same(npu(a).clamp(npu(lo), npu(hi)), a.clamp(lo, hi), EXACT[dtype])
+    assert_same(npu(a).clamp(min=npu(lo)), a.clamp(min=lo), EXACT[dtype])
+    assert_same(npu(a).clamp(max=npu(hi)), a.clamp(max=hi), EXACT[dtype])
+    x, y = a.clone(), npu(a)
+    x.clamp_(-0.5, 0.5)
+    y.clamp_(-0.5, 0.5)
+    assert_same(y, x, EXACT[dtype])
+    n = torch.tensor([float("nan"), 1.0, -5.0], dtype=dtype)
+    assert_same(npu(n).clamp(-1, 1), n.clamp(-1, 1), EXACT[dtype])
+    assert_same(torch.maximum(npu(n), npu(n.flip(0))), torch.maximum(n, n.flip(0)), EXACT[dtype])
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_lerp_addcmul_addcdiv(dtype):
+    s, e = rand((4, 3, 5, 6), dtype, seed=21), rand((4, 3, 5, 6), dtype, seed=22)
+    w = rand((3, 1, 1), dtype, lo=-0.5, hi=1.5, seed=23)
+    t2 = rand((5, 6), dtype, lo=0.5, hi=2, seed=24)
+    for weight in [0.3, 0.7, -0.2]:
+        assert_same(torch.lerp(npu(s), npu(e), weight), torch.lerp(s, e, weight), CLOSE[dtype])
+    assert_same(torch.lerp(npu(s), npu(e), npu(w)), torch.lerp(s, e, w), CLOSE[dtype])
+    assert_same(torch.addcmul(npu(s), npu(e), npu(t2), value=0.5), torch.addcmul(s, e, t2, value=0.5), CLOSE[dtype])
+    assert_same(torch.addcdiv(npu(s), npu(e), npu(t2), value=-2), torch.addcdiv(s, e, t2, value=-2), CLOSE[dtype])
+    x, y = s.clone(), npu(s)
+    x.addcmul_(e, t2, value=3).lerp_(e, 0.25).addcdiv_(e, t2)
+    y.addcmul_(npu(e), npu(t2), value=3).lerp_(npu(e), 0.25).addcdiv_(npu(e), npu(t2))
+    assert_same(y, x, CLOSE[dtype])
+
+
+# ---------------------------------------------------------------- unary math
+UNARY = {
+    "neg": (torch.neg, EXACT, None), "abs": (torch.abs, EXACT, None), "exp": (torch.exp, TRANS, None),
+    "log": (torch.log, TRANS, (0.01, 10)), "sqrt": (torch.sqrt, TRANS, (0, 10)),
+    "rsqrt": (torch.rsqrt, CLOSE, (0.01, 10)), "reciprocal": (torch.reciprocal, CLOSE, (0.1, 10)),
+    "sign": (torch.sign, EXACT, None), "sgn": (torch.sgn, EXACT, None), "floor": (torch.floor, EXACT, None),
+    "ceil": (torch.ceil, EXACT, None), "trunc": (torch.trunc, EXACT, None), "round": (torch.round, EXACT, None),
+    "square": (torch.square, EXACT, None),
+}
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("op", list(UNARY))
+def test_unary(op, dtype):
+    fn, tol, rng = UNARY[op]
+    lo, hi = rng or (-5, 5)
+    for shape in SHAPES:
+        a = rand(shape, dtype, lo, hi, seed=25)
+        assert_same(fn(npu(a)), fn(a), tol[dtype])
+    a = rand((8, 9), dtype, lo, hi, seed=26)
+    assert_same(fn(npu(a).t()), fn(a.t()), tol[dtype])
+    x, y = a.clone(), npu(a)
+    if hasattr(x, op + "_"):
+        getattr(x, op + "_")()
+        getattr(y, op + "_")()
+        assert_same(y, x, tol[dtype])
+
+
+def test_unary_int_inputs_promote_to_float():
+    i = torch.arange(1, 100, dtype=torch.int32)
+    for fn in [torch.exp, torch.sqrt, torch.log, torch.sigmoid, torch.rsqrt]:
+        assert_same(fn(npu(i)), fn(i), TRANS[torch.float32])
+
+
+# ---------------------------------------------------------------- integer and bool paths
+@pytest.mark.parametrize("dtype", [torch.int32, torch.int64])
+def test_integer_arithmetic(dtype):
+    g = torch.Generator().manual_seed(3)
+    a = torch.randint(-40000, 40000, (1003,), dtype=dtype, generator=g)
+    b = torch.randint(-40000, 40000, (1003,), dtype=dtype, generator=g)
+    for fn in [torch.add, torch.sub, torch.maximum, torch.minimum, lambda x, y: torch.add(x, y, alpha=3),
+               lambda x, y: torch.where(x > y, x, y)]:
+        assert_same(fn(npu(a), npu(b)), fn(a, b), EXACT[torch.float32])
+    assert_same(npu(a) * npu(b // 1000), a * (b // 1000), EXACT[torch.float32])
+    for fn in [torch.neg, torch.abs, torch.relu, lambda x: x.clamp(-100, 100), lambda x: x + 5, lambda x: x * 3]:
+        assert_same(fn(npu(a)), fn(a), EXACT[torch.float32])
+    assert_same(torch.div(npu(a), npu(b), rounding_mode="floor"), torch.div(a, b, rounding_mode="floor"),
+                EXACT[torch.float32])
+    assert_same(torch.div(npu(a), npu(b), rounding_mode="trunc"), torch.div(a, b, rounding_mode="trunc"),
+                EXACT[torch.float32])
+    assert_same(npu(a) / npu(b), a / b, CLOSE[torch.float32])
+
+
+def test_int64_exact_beyond_int32():
+    """int64 add/sub, comparisons, max/min, where/masked_fill, neg/abs/relu/clamp are exact on all 64
+    bits (int32 kernels on the two halves with carry and lexicographic compare), wrapping like the CPU."""
+    g = torch.Generator().manual_seed(4)
+    a = torch.randint(-2**62, 2**62, (1003,), generator=g)
+    b = a.clone()
+    b[::3] += 1
+    b[1::3] -= 2**33
+    b[::7] = -b[::7]
+    a[10], b[10], a[11], b[11] = 2**63 - 1, 1, -2**63, -1  # wrap around
+    A, B = npu(a), npu(b)
+    for fn in CMPS + [torch.maximum, torch.minimum, torch.add, torch.sub]:
+        r = fn(A, B)
+        assert torch.equal(r.cpu(), fn(a, b)), fn
+    for fn in [lambda x: x + 5, lambda x: x - 2**40, lambda x: x < 3, lambda x: -x, lambda x: x.abs(),
+               torch.relu, lambda x: x.clamp(-5, 7), lambda x: x[:10].view(10, 1) >= x[:7]]:
+        assert torch.equal(fn(A).cpu(), fn(a))
+    c = a > 0
+    assert torch.equal(torch.where(npu(c), A, B).cpu(), torch.where(c, a, b))
+    assert torch.equal(A.masked_fill(npu(c), 2**40).cpu(), a.masked_fill(c, 2**40))
+    x, y = a.clone(), A.clone()
+    x.add_(b)
+    y.add_(B)
+    assert torch.equal(y.cpu(), x)
+
+
+def test_int64_counter_like_batchnorm():
+    t = torch.tensor(0, dtype=torch.long, device="npu")
+    for _ in range(3):
+        t.add_(1)
+    assert t.item() == 3 and t.dtype == torch.int64
+    steps = torch.zeros((), device="npu")
+    steps += 1
+    assert steps.item() == 1.0
+
+
+# ---------------------------------------------------------------- Cast kernel (tensor.to(dtype))
+CASTABLE = [torch.float32, torch.float16, torch.bfloat16, torch.int32, torch.int64, torch.bool]
+
+
+@pytest.mark.parametrize("src", CASTABLE)
+def test_cast_pairs(src):
+    a = rand((1003,), torch.float32, -300, 300, seed=27)
+    a[::5] = 0
+    a = a.to(src)
+    for dst in CASTABLE:
+        if dst == src:
+            continue
+        _C._reset_kernel_counters()
+        r = npu(a).to(dst)
+        torch.npu.synchronize()
+        assert_same(r, a.to(dst), EXACT[torch.float32])
+        used = "cast_kernel" in _C._kernel_counters()
+        supported = (src.is_floating_point and dst != torch.bool or dst == torch.bool and src != torch.int64
+                     or src in (torch.int32, torch.bool) and (dst.is_floating_point or dst == torch.int32)
+                     or src == torch.int64 and dst.is_floating_point)
+        assert used == supported, (src, dst, used)
+
+
+def test_cast_non_contiguous_uses_runtime_copy():
+    a = rand((30, 40), seed=28)
+    r = npu(a).t().half()
+    assert_same(r, a.t().half(), EXACT[torch.float16])
+
+
+# ---------------------------------------------------------------- autograd through the ops
+def test_autograd_arithmetic():
+    # same shapes: a broadcast operand's gradient needs a sum (the reduction family's op)
+    a, b = rand((6, 7), seed=29), rand((6, 7), lo=0.5, hi=2, seed=30)
+    xa, xb = a.clone().requires_grad_(), b.clone().requires_grad_()
+    na, nb = npu(a).requires_grad_(), npu(b).requires_grad_()
+    for x, y in [(xa, xb), (na, nb)]:
+        out = ((x * y - y / x.abs().add(1)) ** 2).clamp(max=5).exp().lerp(x, 0.3)
+        out.backward(torch.ones_like(out))
+    torch.testing.assert_close(na.grad.cpu(), xa.grad, rtol=1e-5, atol=1e-5)
+    torch.testing.assert_close(nb.grad.cpu(), xb.grad, rtol=1e-5, atol=1e-5)
+
+
+# ---------------------------------------------------------------- optimizers (foreach path)
+def _train(opt_cls, device, **kw):
+    torch.manual_seed(0)
+    params = [torch.randn(5, 4), torch.randn(4), torch.randn(3, 2, 2)]
+    grads = [[torch.randn_like(p) for p in params] for _ in range(3)]
+    ps = [p.clone().to(device).requires_grad_() for p in params]
+    opt = opt_cls(ps, **kw)
+    for gs in grads:
+        for p, g in zip(ps, gs):
+            p.grad = g.to(device)
+        opt.step()
+    return [p.detach().cpu() for p in ps]
+
+
+@pytest.mark.parametrize("opt, kw", [
+    (torch.optim.SGD, dict(lr=0.1, momentum=0.9, weight_decay=1e-4)),
+    (torch.optim.SGD, dict(lr=0.1, momentum=0.9, nesterov=True, weight_decay=1e-4)),
+    (torch.optim.Adam, dict(lr=0.01)),
+    (torch.optim.AdamW, dict(lr=0.01, weight_decay=1e-2)),
+    (torch.optim.AdamW, dict(lr=0.01, weight_decay=1e-2, amsgrad=True)),
+])
+def test_optimizers_foreach_match_cpu(opt, kw):
+    cpu = _train(opt, "cpu", foreach=True, **kw)
+    dev = _train(opt, "npu", **kw)  # foreach is the default on npu
+    for c, d in zip(cpu, dev):
+        torch.testing.assert_close(d, c, rtol=1e-5, atol=1e-6)
+
+
+def test_foreach_ops_match_cpu():
+    """_foreach_* ops run as loops over the npu elementwise ops (PyTorch's composite kernels)."""
+    g = torch.Generator().manual_seed(5)
+    ps = [torch.rand(3, 4, generator=g) + 1, torch.rand(5, generator=g) + 1]
+    qs = [torch.rand(3, 4, generator=g) + 1, torch.rand(5, generator=g) + 1]
+    cases = [lambda P, Q: torch._foreach_add(P, Q, alpha=0.5), lambda P, Q: torch._foreach_add(P, 2.0),
+             lambda P, Q: torch._foreach_mul(P, torch.tensor(2.0, device=P[0].device)),
+             lambda P, Q: torch._foreach_div(P, Q), lambda P, Q: torch._foreach_addcmul(P, Q, Q, value=0.3),
+             lambda P, Q: torch._foreach_addcdiv(P, Q, Q, [0.1, 0.2]), lambda P, Q: torch._foreach_lerp(P, Q, Q),
+             lambda P, Q: torch._foreach_lerp(P, Q, 0.3), lambda P, Q: torch._foreach_sqrt(P),
+             lambda P, Q: torch._foreach_maximum(P, Q), lambda P, Q: torch._foreach_clamp_min(P, 1.5),
+             lambda P, Q: torch._foreach_pow(P, 2.0), lambda P, Q: torch._foreach_neg(P)]
+    for fn in cases:
+        want = fn([p.clone() for p in ps], [q.clone() for q in qs])
+        got = fn([npu(p) for p in ps], [npu(q) for q in qs])
+        for w, r in zip(want, got):
+            assert_same(r, w, CLOSE[torch.float32])
+
+
+# ---------------------------------------------------------------- bad input
+def test_errors_shapes_devices_dtypes():
+    a, b = npu(torch.ones(2, 3)), npu(torch.ones(4))
+    with pytest.raises(RuntimeError, match=r"add: the shapes of 'self' and 'other' .* cannot be broadcast"):
+        a + b
+    with pytest.raises(RuntimeError, match=r"mul: argument 'other' is on cpu.*'self' on npu:0, 'other' on cpu"):
+        a * torch.ones(2, 3)
+    with pytest.raises(NotImplementedError, match=r"sigmoid: argument 'self' has dtype Double, which is not supported"):
+        torch.sigmoid(npu(torch.ones(3, dtype=torch.float64)))
+    with pytest.raises(NotImplementedError, match=r"add: argument 'self' has dtype Short"):
+        npu(torch.ones(3, dtype=torch.int16)) + npu(torch.ones(3, dtype=torch.int16))
+    with pytest.raises(RuntimeError, match=r"add_: result type Float can't be cast to the desired output type Int"):
+        npu(torch.ones(3, dtype=torch.int32)).add_(1.5)
+    with pytest.raises(RuntimeError, match=r"add_: output with shape \[3\] doesn't match the broadcast shape \[2, 3\]"):
+        npu(torch.ones(3)).add_(a)
+    with pytest.raises(RuntimeError, match=r"for integral input tensors, argument 'alpha'"):
+        torch.add(npu(torch.ones(3, dtype=torch.int32)), npu(torch.ones(3, dtype=torch.int32)), alpha=0.5)
+    with pytest.raises(RuntimeError, match=r"div: rounding_mode must be"):
+        torch.div(a, a, rounding_mode="round")
+    with pytest.raises(TypeError, match=r"where: argument 'condition' must be a bool tensor"):
+        torch.where(a, a, a)
+    with pytest.raises(RuntimeError, match=r"single memory location|partial"):
+        x = npu(torch.ones(10))
+        x[1:].add_(x[:-1])
+    if torch.npu.device_count() > 1:
+        with pytest.raises(RuntimeError, match=r"add: argument 'other' is on npu:1 but 'self' is on npu:0"):
+            a + a.to("npu:1")
