@@ -7,8 +7,10 @@
 #include <type_traits>
 
 #include "kernel_operator.h"
+#include "reduce_helpers.h"
 
 using namespace AscendC;
+using namespace npu_kernels::reduce_helpers;
 
 namespace npu_kernels {
 
@@ -171,97 +173,6 @@ namespace {
 using npu_kernels::ArgReduceTiling;
 using npu_kernels::ReduceTiling;
 
-template <typename T>
-constexpr uint32_t kElemsPerBlock = 32 / sizeof(T);
-
-__aicore__ inline uint32_t AlignUpU(uint32_t a, uint32_t b) { return (a + b - 1) / b * b; }
-__aicore__ inline uint64_t MinU(uint64_t a, uint64_t b) { return a < b ? a : b; }
-
-__aicore__ inline void CombineVec(uint32_t comb, const LocalTensor<float>& d, const LocalTensor<float>& a,
-                                  const LocalTensor<float>& b, int32_t n) {
-  if (n <= 0) return;
-  if (comb == npu_kernels::kCombSum) Add(d, a, b, n);
-  else if (comb == npu_kernels::kCombMax) Max(d, a, b, n);
-  else Min(d, a, b, n);
-}
-
-// Folds v[0:n] in place with a pairwise halving tree (both halves 32 B aligned) until n <= 64.
-__aicore__ inline uint32_t FoldRow(uint32_t comb, const LocalTensor<float>& v, uint32_t n) {
-  while (n > 64) {
-    const uint32_t h = AlignUpU((n + 1) / 2, 8);
-    CombineVec(comb, v, v, v[h], static_cast<int32_t>(n - h));
-    n = h;
-  }
-  return n;
-}
-
-// Folds `rows` rows of `stride` floats (row r at v[r*stride]) into row 0, pairing row i with row i + (n - h).
-__aicore__ inline void FoldRows(uint32_t comb, const LocalTensor<float>& v, uint32_t rows, uint32_t stride) {
-  uint32_t n = rows;
-  while (n > 1) {
-    const uint32_t h = n / 2;
-    CombineVec(comb, v, v, v[(n - h) * stride], static_cast<int32_t>(h * stride));
-    n -= h;
-  }
-}
-
-// One value per row: rows r = 0..rows-1 start at src[r * stride_blocks * 8] (float), the first `mask` lanes
-// of each row (<= 64) are reduced into dst[r].
-__aicore__ inline void WholeReduceRows(uint32_t comb, const LocalTensor<float>& dst, const LocalTensor<float>& src,
-                                       uint32_t mask, uint32_t rows, uint32_t stride_blocks) {
-  for (uint32_t r0 = 0; r0 < rows; r0 += 255) {
-    const int32_t n = static_cast<int32_t>(rows - r0 < 255 ? rows - r0 : 255);
-    LocalTensor<float> d = dst[r0];
-    LocalTensor<float> s = src[r0 * stride_blocks * 8];
-    const int32_t m = static_cast<int32_t>(mask);
-    const int32_t st = static_cast<int32_t>(stride_blocks);
-    if (comb == npu_kernels::kCombSum) WholeReduceSum(d, s, m, n, 1, 1, st);
-    else if (comb == npu_kernels::kCombMax) WholeReduceMax(d, s, m, n, 1, 1, st, ReduceOrder::ORDER_ONLY_VALUE);
-    else WholeReduceMin(d, s, m, n, 1, 1, st, ReduceOrder::ORDER_ONLY_VALUE);
-  }
-}
-
-__aicore__ inline float BitsAsFloat(int32_t v) {
-  float f;
-  std::memcpy(&f, &v, sizeof f);
-  return f;
-}
-
-// GM -> UB of n contiguous elements (the bulk with DataCopy, an unaligned tail with DataCopyPad).
-template <typename T>
-__aicore__ inline void CopyInContiguous(const LocalTensor<T>& dst, const GlobalTensor<T>& src, uint32_t n) {
-  const uint32_t al = n / kElemsPerBlock<T> * kElemsPerBlock<T>;
-  if (al > 0) DataCopy(dst, src, al);
-  if (n > al) {
-    DataCopyPad(dst[al], src[al], DataCopyExtParams{1, static_cast<uint32_t>((n - al) * sizeof(T)), 0, 0, 0},
-                DataCopyPadExtParams<T>{false, 0, 0, T(0)});
-  }
-}
-
-// GM -> UB of `rows` rows of `w` elements, GM row pitch `gm_pitch`, UB row pitch `ub_pitch` (elements,
-// ub_pitch * sizeof(T) a multiple of 32 B).
-template <typename T>
-__aicore__ inline void CopyInRows(const LocalTensor<T>& dst, const GlobalTensor<T>& src, uint32_t rows, uint32_t w,
-                                  uint64_t gm_pitch, uint32_t ub_pitch) {
-  constexpr uint32_t epb = kElemsPerBlock<T>;
-  if (w == gm_pitch && w == ub_pitch && w % epb == 0) {
-    DataCopy(dst, src, rows * w);
-    return;
-  }
-  if (w % epb == 0 && gm_pitch % epb == 0 && (gm_pitch - w) / epb <= 65535) {
-    DataCopy(dst, src,
-             DataCopyParams{static_cast<uint16_t>(rows), static_cast<uint16_t>(w / epb),
-                            static_cast<uint16_t>((gm_pitch - w) / epb), static_cast<uint16_t>((ub_pitch - w) / epb)});
-    return;
-  }
-  const uint32_t padded = AlignUpU(w, epb);
-  DataCopyPad(dst, src,
-              DataCopyExtParams{static_cast<uint16_t>(rows), static_cast<uint32_t>(w * sizeof(T)),
-                                static_cast<uint32_t>((gm_pitch - w) * sizeof(T)),
-                                static_cast<uint32_t>((ub_pitch - padded) / epb), 0},
-              DataCopyPadExtParams<T>{false, 0, 0, T(0)});
-}
-
 // ----------------------------------------------------------------------------------------- reduce kernel
 template <typename T, typename O>
 class ReduceKernel {
@@ -356,12 +267,7 @@ class ReduceKernel {
       uint32_t k = static_cast<uint32_t>(MinU(kmax, i1_ - it));
       if (k > outLen_ - pending_) k = outLen_ - pending_;
       LocalTensor<T> in = inQ_.template AllocTensor<T>();
-      if (R % kElemsPerBlock<T> == 0) {
-        DataCopy(in, xGm_[it * R], k * R);
-      } else {
-        DataCopyPad(in, xGm_[it * R], DataCopyExtParams{static_cast<uint16_t>(k), R * uint32_t(sizeof(T)), 0, 0, 0},
-                    DataCopyPadExtParams<T>{false, 0, 0, T(0)});
-      }
+      CopyInRows(in, xGm_[it * R], k, R, R, pitch);
       inQ_.EnQue(in);
       in = inQ_.template DeQue<T>();
       LocalTensor<float> f = ToFloat(in, k * pitch);
@@ -578,12 +484,7 @@ class ArgReduceKernel {
     for (uint64_t it = i0_; it < i1_;) {
       const uint32_t k = static_cast<uint32_t>(MinU(kmax, i1_ - it));
       LocalTensor<T> in = inQ_.template AllocTensor<T>();
-      if (R % kElemsPerBlock<T> == 0) {
-        DataCopy(in, xGm_[it * R], k * R);
-      } else {
-        DataCopyPad(in, xGm_[it * R], DataCopyExtParams{static_cast<uint16_t>(k), R * uint32_t(sizeof(T)), 0, 0, 0},
-                    DataCopyPadExtParams<T>{false, 0, 0, T(0)});
-      }
+      CopyInRows(in, xGm_[it * R], k, R, R, pitch);
       inQ_.EnQue(in);
       in = inQ_.template DeQue<T>();
       LocalTensor<float> f = ToFloat(in, k * pitch);
