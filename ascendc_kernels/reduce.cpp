@@ -262,6 +262,7 @@ class ReduceKernel {
     uint32_t kmax = t_.tile / pitch;
     if (kmax > 4095) kmax = 4095;
     if (kmax > outLen_) kmax = outLen_;
+    if (kmax >= 8) kmax = kmax / 8 * 8;  // keeps output offsets 32 B aligned for BlockReduce
     first_ = i0_;
     for (uint64_t it = i0_; it < i1_;) {
       uint32_t k = static_cast<uint32_t>(MinU(kmax, i1_ - it));
@@ -274,9 +275,7 @@ class ReduceKernel {
       if (t_.pre == npu_kernels::kPreCenterSq)
         for (uint32_t r = 0; r < k; ++r) Adds(f[r * pitch], f[r * pitch], -Center(it + r), static_cast<int32_t>(R));
       ApplyPre(f, k * pitch);
-      uint32_t nf = R;
-      for (uint32_t r = 0; r < k; ++r) nf = FoldRow(t_.comb, f[r * pitch], R);
-      WholeReduceRows(t_.comb, outF_.template Get<float>()[pending_], f, nf, k, pitch / 8);
+      ReduceRowsTo1(t_.comb, outF_.template Get<float>()[pending_], f, f, k, pitch, R, pending_ % 8 == 0);
       inQ_.FreeTensor(in);
       pending_ += k;
       it += k;
@@ -307,8 +306,7 @@ class ReduceKernel {
       inQ_.FreeTensor(in);
     }
     const uint32_t n0 = static_cast<uint32_t>(MinU(L, t_.tile));
-    const uint32_t nf = FoldRow(t_.comb, acc, n0);
-    WholeReduceRows(t_.comb, outF_.template Get<float>()[pending_], acc, nf, 1, 8);
+    ReduceRowTo1(t_.comb, outF_.template Get<float>()[pending_], acc, acc, n0);
     if (++pending_ == outLen_) Flush();
   }
 
@@ -370,9 +368,7 @@ class ReduceKernel {
       else CombineVec(t_.comb, acc, acc, f, static_cast<int32_t>(rs));
       inQ_.FreeTensor(in);
     }
-    LocalTensor<float> v = outF_.template Get<float>();
-    DataCopy(v, acc, rs);
-    LocalTensor<O> out = Finalize(v, wc);
+    LocalTensor<O> out = Finalize(acc, wc);
     DataCopyPad(yGm_[os * t_.inner + col0], out, DataCopyExtParams{1, static_cast<uint32_t>(wc * sizeof(O)), 0, 0, 0});
     outQ_.FreeTensor(out);
   }

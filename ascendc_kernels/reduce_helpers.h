@@ -25,16 +25,6 @@ __aicore__ inline void CombineVec(uint32_t comb, const LocalTensor<float>& d, co
   else Min(d, a, b, n);
 }
 
-// Folds v[0:n] in place with a pairwise halving tree (both halves 32 B aligned) until n <= 64.
-__aicore__ inline uint32_t FoldRow(uint32_t comb, const LocalTensor<float>& v, uint32_t n) {
-  while (n > 64) {
-    const uint32_t h = AlignUpU((n + 1) / 2, 8);
-    CombineVec(comb, v, v, v[h], static_cast<int32_t>(n - h));
-    n = h;
-  }
-  return n;
-}
-
 // Folds `rows` rows of `stride` floats (row r at v[r*stride]) into row 0, pairing row i with row i + (n - h).
 __aicore__ inline void FoldRows(uint32_t comb, const LocalTensor<float>& v, uint32_t rows, uint32_t stride) {
   uint32_t n = rows;
@@ -43,6 +33,81 @@ __aicore__ inline void FoldRows(uint32_t comb, const LocalTensor<float>& v, uint
     CombineVec(comb, v, v, v[(n - h) * stride], static_cast<int32_t>(h * stride));
     n -= h;
   }
+}
+
+// FoldRows of src (rows x stride) into dst's row 0 (src untouched).
+__aicore__ inline void FoldRowsCopy(uint32_t comb, const LocalTensor<float>& dst, const LocalTensor<float>& src,
+                                    uint32_t rows, uint32_t stride) {
+  if (rows == 1) {
+    DataCopy(dst, src, stride);
+    return;
+  }
+  const uint32_t h = rows / 2;
+  if (rows - h > h) DataCopy(dst[h * stride], src[h * stride], stride);  // odd: the middle row moves as is
+  CombineVec(comb, dst, src, src[(rows - h) * stride], static_cast<int32_t>(h * stride));
+  FoldRows(comb, dst, rows - h, stride);
+}
+
+// Width of the first fold of n > 8 lanes: the largest 8 * 2^j below n, so later levels halve exactly to 8.
+__aicore__ inline uint32_t FoldWidth(uint32_t n) {
+  uint32_t h = 8;
+  while (h * 2 < n) h *= 2;
+  return h;
+}
+
+// Folds v[0:n] (n >= 8) pairwise into exactly 8 lanes written at dst8 (32 B aligned, may be v itself);
+// v is clobbered.
+__aicore__ inline void FoldTo8(uint32_t comb, const LocalTensor<float>& dst8, const LocalTensor<float>& v, uint32_t n) {
+  if (n > 8) {
+    const uint32_t h = FoldWidth(n);
+    if (h == 8) {
+      CombineVec(comb, v, v, v[8], static_cast<int32_t>(n - 8));
+    } else {
+      CombineVec(comb, v, v, v[h], static_cast<int32_t>(n - h));
+      uint32_t w = h;
+      while (w > 16) {
+        w /= 2;
+        CombineVec(comb, v, v, v[w], static_cast<int32_t>(w));
+      }
+      CombineVec(comb, dst8, v, v[8], 8);
+      return;
+    }
+  }
+  if (dst8.GetPhyAddr() != v.GetPhyAddr()) DataCopy(dst8, v, 8);
+}
+
+// FoldTo8 of src[0:n] (n >= 8) that leaves src intact: the first level reads src and writes scratch.
+__aicore__ inline void FoldTo8Copy(uint32_t comb, const LocalTensor<float>& dst8, const LocalTensor<float>& scratch,
+                                   const LocalTensor<float>& src, uint32_t n) {
+  if (n <= 16) {
+    DataCopy(dst8, src, 8);
+    if (n > 8) CombineVec(comb, dst8, src, src[8], static_cast<int32_t>(n - 8));
+    return;
+  }
+  const uint32_t h = FoldWidth(n);
+  const uint32_t m = n - h;
+  const uint32_t a = m / 8 * 8;
+  if (h > a) DataCopy(scratch[a], src[a], h - a);
+  CombineVec(comb, scratch, src, src[h], static_cast<int32_t>(m));
+  FoldTo8(comb, dst8, scratch, h);
+}
+
+// Row r's 8 lanes at src[r * pitch] (pitch in floats, a multiple of 8) -> dst[r] (dst 32 B aligned),
+// 8 rows per BlockReduce repeat.
+__aicore__ inline void BlockReduceRows(uint32_t comb, const LocalTensor<float>& dst, const LocalTensor<float>& src,
+                                       uint32_t rows, uint32_t pitch) {
+  const int32_t blk = static_cast<int32_t>(pitch / 8);
+  const int32_t rep = static_cast<int32_t>(pitch);  // 8 rows of pitch/8 blocks
+  auto run = [&](uint32_t r0, int32_t repeats, int32_t mask) {
+    LocalTensor<float> d = dst[r0];
+    LocalTensor<float> s = src[r0 * pitch];
+    if (comb == npu_kernels::kCombSum) BlockReduceSum(d, s, repeats, mask, 1, blk, rep);
+    else if (comb == npu_kernels::kCombMax) BlockReduceMax(d, s, repeats, mask, 1, blk, rep);
+    else BlockReduceMin(d, s, repeats, mask, 1, blk, rep);
+  };
+  const uint32_t full = rows / 8;
+  for (uint32_t q = 0; q < full; q += 255) run(q * 8, static_cast<int32_t>(full - q < 255 ? full - q : 255), 64);
+  if (rows % 8) run(full * 8, 1, static_cast<int32_t>(8 * (rows % 8)));
 }
 
 // One value per row: rows r = 0..rows-1 start at src[r * stride_blocks * 8] (float), the first `mask` lanes
@@ -152,39 +217,52 @@ __aicore__ inline void CopyOutRows(const GlobalTensor<T>& dst, const LocalTensor
 enum class RowOp : uint8_t { Add, Sub, Mul, Div, Max };
 
 // f[r, :] = f[r, :] op v for r < rows; rows at pitch `rs` floats (a multiple of 8), v has rs floats.
+// (One count-form instruction per row: the repeat form with a zero src1 repeat stride would cover 255 short
+// rows per instruction, but the model runs repeat forms element by element.)
 __aicore__ inline void BroadcastRows(RowOp op, const LocalTensor<float>& f, const LocalTensor<float>& v,
                                      uint32_t rows, uint32_t rs) {
-  auto count_op = [&](const LocalTensor<float>& d, const LocalTensor<float>& a, int32_t n) {
+  const int32_t n = static_cast<int32_t>(rs);
+  for (uint32_t r = 0; r < rows; ++r) {
+    const LocalTensor<float> d = f[r * rs];
     switch (op) {
-      case RowOp::Add: Add(d, a, v, n); break;
-      case RowOp::Sub: Sub(d, a, v, n); break;
-      case RowOp::Mul: Mul(d, a, v, n); break;
-      case RowOp::Div: Div(d, a, v, n); break;
-      case RowOp::Max: Max(d, a, v, n); break;
+      case RowOp::Add: Add(d, d, v, n); break;
+      case RowOp::Sub: Sub(d, d, v, n); break;
+      case RowOp::Mul: Mul(d, d, v, n); break;
+      case RowOp::Div: Div(d, d, v, n); break;
+      case RowOp::Max: Max(d, d, v, n); break;
     }
-  };
-  if (rs > 256 || rows < 4) {
-    for (uint32_t r = 0; r < rows; ++r) count_op(f[r * rs], f[r * rs], static_cast<int32_t>(rs));
+  }
+}
+
+// src[0:n] -> dst[0] (any dst alignment). scratch receives the folds (pass src itself to fold in place).
+__aicore__ inline void ReduceRowTo1(uint32_t comb, const LocalTensor<float>& dst, const LocalTensor<float>& scratch,
+                                    const LocalTensor<float>& src, uint32_t n) {
+  if (n < 8) {
+    WholeReduceRows(comb, dst, src, n, 1, 8);
     return;
   }
-  // Short rows: one repeat per row (src1 repeat stride 0 re-reads v), 64 columns per instruction.
-  const uint8_t st = static_cast<uint8_t>(rs / 8);
-  for (uint32_t c = 0; c < rs; c += 64) {
-    const uint64_t mask = rs - c < 64 ? rs - c : 64;
-    for (uint32_t r0 = 0; r0 < rows; r0 += 255) {
-      const uint8_t rep = static_cast<uint8_t>(rows - r0 < 255 ? rows - r0 : 255);
-      LocalTensor<float> d = f[r0 * rs + c];
-      LocalTensor<float> b = v[c];
-      const BinaryRepeatParams p(1, 1, 1, st, st, 0);
-      switch (op) {
-        case RowOp::Add: Add(d, d, b, mask, rep, p); break;
-        case RowOp::Sub: Sub(d, d, b, mask, rep, p); break;
-        case RowOp::Mul: Mul(d, d, b, mask, rep, p); break;
-        case RowOp::Div: Div(d, d, b, mask, rep, p); break;
-        case RowOp::Max: Max(d, d, b, mask, rep, p); break;
-      }
-    }
+  if (scratch.GetPhyAddr() == src.GetPhyAddr()) FoldTo8(comb, scratch, scratch, n);
+  else FoldTo8Copy(comb, scratch, scratch, src, n);
+  WholeReduceRows(comb, dst, scratch, 8, 1, 8);
+}
+
+// k rows of src (pitch P floats, a multiple of 8; n valid lanes each) -> dst[0:k]. scratch has the same
+// layout and receives the folds (pass src itself to fold in place). dst_aligned: dst is 32 B aligned, so
+// BlockReduce finishes 8 rows per repeat (it may write up to AlignUp(k, 8) values).
+__aicore__ inline void ReduceRowsTo1(uint32_t comb, const LocalTensor<float>& dst, const LocalTensor<float>& scratch,
+                                     const LocalTensor<float>& src, uint32_t k, uint32_t P, uint32_t n,
+                                     bool dst_aligned) {
+  if (n < 8) {
+    WholeReduceRows(comb, dst, src, n, k, P / 8);
+    return;
   }
+  const bool in_place = scratch.GetPhyAddr() == src.GetPhyAddr();
+  for (uint32_t r = 0; r < k; ++r) {
+    if (in_place) FoldTo8(comb, scratch[r * P], scratch[r * P], n);
+    else FoldTo8Copy(comb, scratch[r * P], scratch[r * P], src[r * P], n);
+  }
+  if (dst_aligned) BlockReduceRows(comb, dst, scratch, k, P);
+  else WholeReduceRows(comb, dst, scratch, 8, k, P / 8);
 }
 
 }  // namespace npu_kernels::reduce_helpers

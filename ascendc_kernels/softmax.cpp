@@ -134,24 +134,26 @@ class SoftmaxKernel {
       return f;
     }
   }
-  __aicore__ inline void Store(const GlobalTensor<O>& gm, const LocalTensor<float>& f, uint32_t rows, uint32_t w,
-                               uint64_t gm_pitch, uint32_t ub_pitch, uint32_t count) {
-    LocalTensor<O> out = outQ_.template AllocTensor<O>();
-    if constexpr (std::is_same_v<O, float>) DataCopy(out, f, AlignUpU(count, 8));
-    else Cast(out, f, RoundMode::CAST_RINT, count);
+  // Per-row reduction of k packed rows (pitch P, R valid) of src into dst[0:k]; tmp receives the folds.
+  __aicore__ inline void RowReduce(uint32_t comb, const LocalTensor<float>& tmp, const LocalTensor<float>& src,
+                                   uint32_t k, uint32_t P, uint32_t R, const LocalTensor<float>& dst) {
+    ReduceRowsTo1(comb, dst, tmp, src, k, P, R, true);
+  }
+
+  // The float tile the result is computed into: the output tile itself for float output.
+  __aicore__ inline LocalTensor<float> ResultTile(const LocalTensor<O>& out, const LocalTensor<float>& fallback) {
+    if constexpr (std::is_same_v<O, float>) return out;
+    else return fallback;
+  }
+  __aicore__ inline void Emit(LocalTensor<O>& out, const LocalTensor<float>& res, uint32_t count,
+                              const GlobalTensor<O>& gm, uint32_t rows, uint32_t w, uint64_t gm_pitch,
+                              uint32_t ub_pitch) {
+    if constexpr (!std::is_same_v<O, float>) Cast(out, res, RoundMode::CAST_RINT, count);
     outQ_.EnQue(out);
     out = outQ_.template DeQue<O>();
     if (rows == 1) CopyOutContiguous(gm, out, w);
     else CopyOutRows(gm, out, rows, w, gm_pitch, ub_pitch);
     outQ_.FreeTensor(out);
-  }
-
-  // Per-row reduction of k packed rows (pitch P, R valid) of v into dst[0:k]; v is clobbered.
-  __aicore__ inline void RowReduce(uint32_t comb, const LocalTensor<float>& v, uint32_t k, uint32_t P, uint32_t R,
-                                   const LocalTensor<float>& dst) {
-    uint32_t nf = R;
-    for (uint32_t r = 0; r < k; ++r) nf = FoldRow(comb, v[r * P], R);
-    WholeReduceRows(comb, dst, v, nf, k, P / 8);
   }
 
   __aicore__ inline void RowsResident() {
@@ -168,41 +170,38 @@ class SoftmaxKernel {
       const uint32_t n = k * P;
       LocalTensor<T> a = Load(aQ_, aGm_[it * R], k, R, R, P);
       LocalTensor<float> fa = AsFloat(a, fa_, n);
+      LocalTensor<O> out = outQ_.template AllocTensor<O>();
+      LocalTensor<float> res = ResultTile(out, fa);
       if constexpr (!kBackward) {
-        DataCopy(tmp, fa, n);
-        RowReduce(npu_kernels::kCombMax, tmp, k, P, R, vm);
+        RowReduce(npu_kernels::kCombMax, tmp, fa, k, P, R, vm);
         for (uint32_t r = 0; r < k; ++r) Adds(fa[r * P], fa[r * P], -vm.GetValue(r), r32);
         if (t_.log) {
-          Exp(tmp, fa, n);
-        } else {
-          Exp(fa, fa, n);
-          DataCopy(tmp, fa, n);
-        }
-        RowReduce(npu_kernels::kCombSum, tmp, k, P, R, vs);
-        if (t_.log) {
+          Exp(tmp, fa, static_cast<int32_t>(n));
+          RowReduce(npu_kernels::kCombSum, tmp, tmp, k, P, R, vs);
           Ln(vs, vs, static_cast<int32_t>(k));
-          for (uint32_t r = 0; r < k; ++r) Adds(fa[r * P], fa[r * P], -vs.GetValue(r), r32);
+          for (uint32_t r = 0; r < k; ++r) Adds(res[r * P], fa[r * P], -vs.GetValue(r), r32);
         } else {
-          for (uint32_t r = 0; r < k; ++r) Muls(fa[r * P], fa[r * P], 1.0f / vs.GetValue(r), r32);
+          Exp(fa, fa, static_cast<int32_t>(n));
+          RowReduce(npu_kernels::kCombSum, tmp, fa, k, P, R, vs);
+          for (uint32_t r = 0; r < k; ++r) Muls(res[r * P], fa[r * P], 1.0f / vs.GetValue(r), r32);
         }
-        Store(oGm_[it * R], fa, k, R, R, P, n);
+        Emit(out, res, n, oGm_[it * R], k, R, R, P);
         aQ_.FreeTensor(a);
       } else {
         LocalTensor<T> b = Load(bQ_, bGm_[it * R], k, R, R, P);
         LocalTensor<float> fb = AsFloat(b, fb_, n);  // fa = grad_output, fb = output
         if (t_.log) {
-          DataCopy(tmp, fa, n);
-          RowReduce(npu_kernels::kCombSum, tmp, k, P, R, vs);
-          Exp(tmp, fb, n);
+          RowReduce(npu_kernels::kCombSum, tmp, fa, k, P, R, vs);
+          Exp(tmp, fb, static_cast<int32_t>(n));
           for (uint32_t r = 0; r < k; ++r) Muls(tmp[r * P], tmp[r * P], vs.GetValue(r), r32);
-          Sub(fa, fa, tmp, static_cast<int32_t>(n));
+          Sub(res, fa, tmp, static_cast<int32_t>(n));
         } else {
           Mul(tmp, fa, fb, static_cast<int32_t>(n));
-          RowReduce(npu_kernels::kCombSum, tmp, k, P, R, vs);
+          RowReduce(npu_kernels::kCombSum, tmp, tmp, k, P, R, vs);
           for (uint32_t r = 0; r < k; ++r) Adds(fa[r * P], fa[r * P], -vs.GetValue(r), r32);
-          Mul(fa, fa, fb, static_cast<int32_t>(n));
+          Mul(res, fa, fb, static_cast<int32_t>(n));
         }
-        Store(oGm_[it * R], fa, k, R, R, P, n);
+        Emit(out, res, n, oGm_[it * R], k, R, R, P);
         aQ_.FreeTensor(a);
         bQ_.FreeTensor(b);
       }
@@ -224,8 +223,7 @@ class SoftmaxKernel {
         const uint32_t n = static_cast<uint32_t>(MinU(tn, R - off));
         LocalTensor<T> a = Load(aQ_, aGm_[base + off], 1, n, n, n);
         LocalTensor<float> fa = AsFloat(a, fa_, n);
-        DataCopy(tmp, fa, AlignUpU(n, 8));
-        WholeReduceRows(npu_kernels::kCombMax, vm, tmp, FoldRow(npu_kernels::kCombMax, tmp, n), 1, 8);
+        ReduceRowTo1(npu_kernels::kCombMax, vm, tmp, fa, n);
         const float v = vm.GetValue(0);
         if (off == 0 || v > m) m = v;
         aQ_.FreeTensor(a);
@@ -242,15 +240,17 @@ class SoftmaxKernel {
         aQ_.FreeTensor(a);
       } else {
         if (t_.log) {
-          DataCopy(tmp, fa, AlignUpU(n, 8));
-        } else {
-          LocalTensor<T> b = Load(bQ_, bGm_[base + off], 1, n, n, n);
-          Mul(tmp, fa, AsFloat(b, fb_, n), c);
-          bQ_.FreeTensor(b);
+          ReduceRowTo1(npu_kernels::kCombSum, vs, tmp, fa, n);
+          s += vs.GetValue(0);
+          aQ_.FreeTensor(a);
+          continue;
         }
+        LocalTensor<T> b = Load(bQ_, bGm_[base + off], 1, n, n, n);
+        Mul(tmp, fa, AsFloat(b, fb_, n), c);
+        bQ_.FreeTensor(b);
         aQ_.FreeTensor(a);
       }
-      WholeReduceRows(npu_kernels::kCombSum, vs, tmp, FoldRow(npu_kernels::kCombSum, tmp, n), 1, 8);
+      ReduceRowTo1(npu_kernels::kCombSum, vs, tmp, tmp, n);
       s += vs.GetValue(0);
     }
     float shift = 0.0f;
@@ -264,29 +264,30 @@ class SoftmaxKernel {
       const int32_t c = static_cast<int32_t>(n);
       LocalTensor<T> a = Load(aQ_, aGm_[base + off], 1, n, n, n);
       LocalTensor<float> fa = AsFloat(a, fa_, n);
+      LocalTensor<O> out = outQ_.template AllocTensor<O>();
+      LocalTensor<float> res = ResultTile(out, fa);
       if constexpr (!kBackward) {
         if (t_.log) {
-          Adds(fa, fa, -shift, c);
+          Adds(res, fa, -shift, c);
         } else {
           Adds(fa, fa, -m, c);
           Exp(fa, fa, c);
-          Muls(fa, fa, 1.0f / s, c);
+          Muls(res, fa, 1.0f / s, c);
         }
-        Store(oGm_[base + off], fa, 1, n, n, n, n);
       } else {
         LocalTensor<T> b = Load(bQ_, bGm_[base + off], 1, n, n, n);
         LocalTensor<float> fb = AsFloat(b, fb_, n);
         if (t_.log) {
           Exp(tmp, fb, c);
           Muls(tmp, tmp, s, c);
-          Sub(fa, fa, tmp, c);
+          Sub(res, fa, tmp, c);
         } else {
           Adds(fa, fa, -s, c);
-          Mul(fa, fa, fb, c);
+          Mul(res, fa, fb, c);
         }
-        Store(oGm_[base + off], fa, 1, n, n, n, n);
         bQ_.FreeTensor(b);
       }
+      Emit(out, res, n, oGm_[base + off], 1, n, n, n);
       aQ_.FreeTensor(a);
     }
   }
@@ -308,8 +309,7 @@ class SoftmaxKernel {
         const uint32_t k = static_cast<uint32_t>(MinU(t_.tile, t_.R - r));
         LocalTensor<T> a = Load(aQ_, aGm_[base + r * inner], k, wc, inner, rs);
         LocalTensor<float> fa = AsFloat(a, fa_, k * rs);
-        DataCopy(tmp, fa, k * rs);
-        FoldRows(npu_kernels::kCombMax, tmp, k, rs);
+        FoldRowsCopy(npu_kernels::kCombMax, tmp, fa, k, rs);
         if (r == 0) DataCopy(vm, tmp, rs);
         else Max(vm, vm, tmp, vrs);
         aQ_.FreeTensor(a);
@@ -321,11 +321,14 @@ class SoftmaxKernel {
       LocalTensor<T> a = Load(aQ_, aGm_[base + r * inner], k, wc, inner, rs);
       LocalTensor<float> fa = AsFloat(a, fa_, k * rs);
       if constexpr (!kBackward) {
-        DataCopy(tmp, fa, k * rs);
-        BroadcastRows(RowOp::Sub, tmp, vm, k, rs);
-        Exp(tmp, tmp, n);
+        BroadcastRows(RowOp::Sub, fa, vm, k, rs);
+        Exp(tmp, fa, n);
       } else if (t_.log) {
-        DataCopy(tmp, fa, k * rs);
+        FoldRowsCopy(npu_kernels::kCombSum, tmp, fa, k, rs);
+        if (r == 0) DataCopy(vs, tmp, rs);
+        else Add(vs, vs, tmp, vrs);
+        aQ_.FreeTensor(a);
+        continue;
       } else {
         LocalTensor<T> b = Load(bQ_, bGm_[base + r * inner], k, wc, inner, rs);
         Mul(tmp, fa, AsFloat(b, fb_, k * rs), n);
@@ -345,11 +348,15 @@ class SoftmaxKernel {
       const int32_t n = static_cast<int32_t>(k * rs);
       LocalTensor<T> a = Load(aQ_, aGm_[base + r * inner], k, wc, inner, rs);
       LocalTensor<float> fa = AsFloat(a, fa_, k * rs);
+      LocalTensor<O> out = outQ_.template AllocTensor<O>();
+      LocalTensor<float> res = ResultTile(out, fa);
       if constexpr (!kBackward) {
         BroadcastRows(RowOp::Sub, fa, vm, k, rs);
-        if (!t_.log) {
-          Exp(fa, fa, n);
-          BroadcastRows(RowOp::Div, fa, vs, k, rs);
+        if (t_.log) {
+          if constexpr (std::is_same_v<O, float>) DataCopy(res, fa, k * rs);
+        } else {
+          Exp(res, fa, n);
+          BroadcastRows(RowOp::Div, res, vs, k, rs);
         }
       } else {
         LocalTensor<T> b = Load(bQ_, bGm_[base + r * inner], k, wc, inner, rs);
@@ -357,14 +364,14 @@ class SoftmaxKernel {
         if (t_.log) {
           Exp(tmp, fb, n);
           BroadcastRows(RowOp::Mul, tmp, vs, k, rs);
-          Sub(fa, fa, tmp, n);
+          Sub(res, fa, tmp, n);
         } else {
           BroadcastRows(RowOp::Sub, fa, vs, k, rs);
-          Mul(fa, fa, fb, n);
+          Mul(res, fa, fb, n);
         }
         bQ_.FreeTensor(b);
       }
-      Store(oGm_[base + r * inner], fa, k, wc, inner, rs, k * rs);
+      Emit(out, res, k * rs, oGm_[base + r * inner], k, wc, inner, rs);
       aQ_.FreeTensor(a);
     }
   }
