@@ -31,7 +31,7 @@
 //   row replaces the best only when strictly better. Indices are int32 inside, Cast to int64 on the way out.
 //   Long rows with few items are split into segments like sums; pass 2 picks the best segment and maps its
 //   local index back (one scalar per output row).
-// * Integer sums (bool/uint8/int8/int16/int32/int64 -> int64) use the integer kernel of reduce_int.cpp.
+// * Integer sums (bool/uint8/int8/int16/int32/int64 -> int64) are exact: see IntSumTiling / reduce_int.cpp.
 // * NaN: sums propagate NaN; max/min/argmax follow the vector Max/Compare semantics (NaN is not propagated).
 #pragma once
 #include <cstdint>
@@ -106,7 +106,34 @@ struct ArgReduceTiling {
 ArgReduceTiling arg_reduce_tiling(uint64_t outer, uint64_t R, uint64_t inner, uint32_t in_bytes, bool is_min,
                                   uint64_t max_segments, const SocInfo& soc);
 
+// Exact integer sums into int64, on int32 words (ATen's int64 wraparound included). Columns kernel only:
+// x is a[outer, R, inner] (and b, same shape, when has_b); the result per (outer, inner) is
+//   sum(a) + 2^32 * sum(b)   (a's words read as unsigned when a_unsigned, else signed; b signed),
+// written as two int32 planes: lo (bits 0..31) and hi (bits 32..63). Each word is split into 16-bit digits
+// (shifts), digits are folded pairwise over a tile of rows and added to int32 digit accumulators, which are
+// normalized to four 16-bit digits after every tile (so nothing overflows, whatever R).
+struct IntSumTiling {
+  uint64_t outer;
+  uint64_t R;
+  uint64_t inner;
+  uint64_t items;
+  uint64_t items_per_core;
+  uint64_t chunks;
+  uint32_t chunk_w;
+  uint32_t row_stride;   // UB row pitch (words, multiple of 8)
+  uint32_t tile;         // rows per tile
+  uint32_t block_dim;
+  uint32_t a_unsigned;
+  uint32_t has_b;
+};
+
+IntSumTiling int_sum_tiling(uint64_t outer, uint64_t R, uint64_t inner, bool a_unsigned, bool has_b,
+                            const SocInfo& soc);
+
 }  // namespace npu_kernels
+
+// a, b: int32 [outer, R, inner] (b unused unless has_b); lo, hi: int32 [outer, inner].
+extern "C" void int_sum_kernel(uint8_t* a, uint8_t* b, uint8_t* lo, uint8_t* hi, uint8_t* tiling);
 
 // Entry points. x: input [outer, R, inner]; center: float [outer, inner] (kPreCenterSq, else unused);
 // y: output [outer, segments, inner] in the output dtype. Suffix: <input>_<output> dtype.

@@ -73,6 +73,17 @@ std::vector<int64_t> ReducedSizes(const at::Tensor& self, const DimMask& mask, b
 
 at::Tensor IntegerSum(const char* op, const at::Tensor& self, const DimMask& mask, c10::ScalarType out_dtype);
 
+// int64 from its low and high int32 words (two strided device copies), then the requested dtype.
+at::Tensor AssembleInt64(const at::Tensor& lo, const at::Tensor& hi, c10::ScalarType out_dtype) {
+  at::Tensor out = NpuEmpty({lo.numel()}, c10::kLong, lo.device().index());
+  if (lo.numel() > 0) {
+    at::Tensor words = out.view(c10::kInt).view({lo.numel(), 2});
+    words.select(1, 0).copy_(lo);
+    words.select(1, 1).copy_(hi);
+  }
+  return out_dtype == c10::kLong ? out : out.to(out_dtype);
+}
+
 // The kernel for an (input, output) dtype pair, or nullptr when the pair has no entry point.
 ReduceFn PickReduceKernel(c10::ScalarType in, c10::ScalarType out) {
   switch (in) {
@@ -580,8 +591,83 @@ at::Tensor& VectorNormOut(const at::Tensor& self, const c10::Scalar& ord, at::Op
   return CopyToOut("linalg.vector_norm", VectorNorm(self, ord, dim, keepdim, dtype), out);
 }
 
+TORCH_OPS_NN_REGISTER_KERNEL(int_sum_kernel);
+
+// Runs int_sum_kernel on a[outer, R, inner] (+ b) -> (lo, hi) int32 planes of outer * inner.
+std::tuple<at::Tensor, at::Tensor> IntSumView(const at::Tensor& a, const at::Tensor* b, bool a_unsigned,
+                                              uint64_t outer, uint64_t R, uint64_t inner) {
+  const c10::DeviceIndex dev = a.device().index();
+  const int64_t n = static_cast<int64_t>(outer * inner);
+  at::Tensor lo = NpuEmpty({n}, c10::kInt, dev);
+  at::Tensor hi = NpuEmpty({n}, c10::kInt, dev);
+  if (n == 0) return {lo, hi};
+  const auto t = npu_kernels::int_sum_tiling(outer, R, inner, a_unsigned, b != nullptr, SocInfoFor(dev));
+  KernelLaunch launch{"int_sum_kernel", ascendc_host::CoreType::AIV, t.block_dim, dev};
+  if (LogDebugEnabled())
+    launch.detail = "sum [" + std::to_string(outer) + "," + std::to_string(R) + "," + std::to_string(inner) +
+                    "] planes=" + std::to_string(b ? 2 : 1) + " blockDim=" + std::to_string(t.block_dim);
+  LaunchKernel(std::move(launch), &int_sum_kernel, t, a.data_ptr(), b ? b->data_ptr() : static_cast<void*>(nullptr),
+               lo.data_ptr(), hi.data_ptr());
+  return {lo, hi};
+}
+
+// Exact int64 sums of bool/integer tensors over the dims of `mask` (flat result of the output's numel).
 at::Tensor IntegerSum(const char* op, const at::Tensor& self, const DimMask& mask, c10::ScalarType out_dtype) {
-  TORCH_CHECK(false, op, ": integer sums are not implemented yet");
+  const c10::DeviceIndex dev = self.device().index();
+  at::Tensor x = self;
+  if (!c10::isIntegralType(x.scalar_type(), /*includeBool=*/true)) x = x.to(out_dtype);  // sum(float, dtype=int)
+  TORCH_CHECK_TYPE(c10::isIntegralType(x.scalar_type(), true), op, ": dtype ", x.scalar_type(), " is not supported");
+  x = Contiguous(x);
+  // int32 planes: a = the value (int32 and narrower) or the low words (int64, unsigned); b = the high words.
+  const bool is64 = x.scalar_type() == c10::kLong;
+  at::Tensor a, b;
+  if (is64) {
+    at::Tensor words = x.view({x.numel()}).view(c10::kInt).view({x.numel(), 2});
+    a = words.select(1, 0).contiguous().view(x.sizes());
+    b = words.select(1, 1).contiguous().view(x.sizes());
+  } else {
+    a = x.scalar_type() == c10::kInt ? x : x.to(c10::kInt);
+  }
+  // [outer, R, inner] with inner > 1 directly when one group of dims is reduced; otherwise the reduced dims
+  // go first ([R, kept]) — or, for a full reduction, a zero-padded [R / L, L] then [L, 1].
+  std::vector<Group> g = Coalesce(x.sizes(), mask);
+  int groups = 0, idx = -1;
+  for (int i = 0; i < static_cast<int>(g.size()); ++i)
+    if (g[i].reduced) { ++groups; idx = i; }
+  uint64_t outer = 1, R = 1, inner = 1;
+  if (groups == 1 && idx + 1 < static_cast<int>(g.size())) {
+    for (int i = 0; i < idx; ++i) outer *= static_cast<uint64_t>(g[i].size);
+    R = static_cast<uint64_t>(g[idx].size);
+    for (int i = idx + 1; i < static_cast<int>(g.size()); ++i) inner *= static_cast<uint64_t>(g[i].size);
+  } else {
+    std::vector<int64_t> perm;
+    for (int64_t d = 0; d < x.dim(); ++d)
+      if (mask[d]) { perm.push_back(d); R *= static_cast<uint64_t>(x.size(d)); }
+    for (int64_t d = 0; d < x.dim(); ++d)
+      if (!mask[d]) { perm.push_back(d); inner *= static_cast<uint64_t>(x.size(d)); }
+    a = Contiguous(a.permute(perm));
+    if (is64) b = Contiguous(b.permute(perm));
+    constexpr uint64_t kLanes = 1024;
+    if (inner == 1 && R > 4 * kLanes) {  // full reduction: lanes of kLanes columns, then the lanes
+      const int64_t rows = static_cast<int64_t>((R + kLanes - 1) / kLanes);
+      auto padded = [&](const at::Tensor& p) {
+        at::Tensor z = NpuEmpty({rows * static_cast<int64_t>(kLanes)}, c10::kInt, dev);
+        z.zero_();
+        z.narrow(0, 0, static_cast<int64_t>(R)).copy_(p.view({-1}));
+        return z;
+      };
+      at::Tensor pa = padded(a);
+      at::Tensor pb = is64 ? padded(b) : at::Tensor();
+      auto [lo1, hi1] = IntSumView(pa, is64 ? &pb : nullptr, is64, 1, static_cast<uint64_t>(rows), kLanes);
+      a = lo1;
+      b = hi1;
+      R = kLanes;
+      auto [lo, hi] = IntSumView(a, &b, true, 1, R, 1);
+      return AssembleInt64(lo, hi, out_dtype);
+    }
+  }
+  auto [lo, hi] = IntSumView(a, is64 ? &b : nullptr, is64, outer, R, inner);
+  return AssembleInt64(lo, hi, out_dtype);
 }
 
 }  // namespace
