@@ -591,6 +591,60 @@ at::Tensor& VectorNormOut(const at::Tensor& self, const c10::Scalar& ord, at::Op
   return CopyToOut("linalg.vector_norm", VectorNorm(self, ord, dim, keepdim, dtype), out);
 }
 
+// ------------------------------------------------------------------------------- any / all
+// any = max over (x != 0), all = min over (x != 0), in float; bool and integer inputs are first converted to
+// half on the device (a non-zero integer never becomes 0).
+at::Tensor AnyAllImpl(const char* op, const at::Tensor& self, at::OptionalIntArrayRef dim, bool keepdim,
+                      bool is_all) {
+  CheckSameNpuDevice(op, {{"self", &self}});
+  TORCH_CHECK_TYPE(!c10::isComplexType(self.scalar_type()) && self.scalar_type() != c10::kDouble, op,
+                   ": argument 'self' has dtype ", self.scalar_type(), ", which is not supported on npu");
+  const DimMask mask = MakeDimMask(op, self, dim, /*empty_means_all=*/false);
+  const std::vector<int64_t> out_sizes = ReducedSizes(self, mask, keepdim);
+  const c10::ScalarType out_dtype = self.scalar_type() == c10::kByte ? c10::kByte : c10::kBool;
+  if (self.numel() == 0) {
+    at::Tensor y = NpuEmpty(out_sizes, out_dtype, self.device().index());
+    if (y.numel() > 0) y.fill_(is_all ? 1 : 0);
+    return y;
+  }
+  at::Tensor x = IsNpuFloat(self.scalar_type()) ? self : self.to(c10::kHalf);
+  PassOp pass;
+  pass.pre = npu_kernels::kPreNonZero;
+  pass.comb = is_all ? npu_kernels::kCombMin : npu_kernels::kCombMax;
+  at::Tensor y = ReduceGroups(op, x, mask, c10::kFloat, pass);
+  return y.to(out_dtype).view(out_sizes);
+}
+
+at::Tensor any_all(const at::Tensor& self) { return AnyAllImpl("any", self, std::nullopt, false, false); }
+at::Tensor any_dim(const at::Tensor& self, int64_t dim, bool keepdim) {
+  return AnyAllImpl("any", self, c10::IntArrayRef{dim}, keepdim, false);
+}
+at::Tensor any_dims(const at::Tensor& self, at::OptionalIntArrayRef dim, bool keepdim) {
+  return AnyAllImpl("any", self, dim, keepdim, false);
+}
+at::Tensor& any_all_out(const at::Tensor& self, at::Tensor& out) { return CopyToOut("any", any_all(self), out); }
+at::Tensor& any_dim_out(const at::Tensor& self, int64_t dim, bool keepdim, at::Tensor& out) {
+  return CopyToOut("any", any_dim(self, dim, keepdim), out);
+}
+at::Tensor& any_dims_out(const at::Tensor& self, at::OptionalIntArrayRef dim, bool keepdim, at::Tensor& out) {
+  return CopyToOut("any", any_dims(self, dim, keepdim), out);
+}
+at::Tensor all_all(const at::Tensor& self) { return AnyAllImpl("all", self, std::nullopt, false, true); }
+at::Tensor all_dim(const at::Tensor& self, int64_t dim, bool keepdim) {
+  return AnyAllImpl("all", self, c10::IntArrayRef{dim}, keepdim, true);
+}
+at::Tensor all_dims(const at::Tensor& self, at::OptionalIntArrayRef dim, bool keepdim) {
+  return AnyAllImpl("all", self, dim, keepdim, true);
+}
+at::Tensor& all_all_out(const at::Tensor& self, at::Tensor& out) { return CopyToOut("all", all_all(self), out); }
+at::Tensor& all_dim_out(const at::Tensor& self, int64_t dim, bool keepdim, at::Tensor& out) {
+  return CopyToOut("all", all_dim(self, dim, keepdim), out);
+}
+at::Tensor& all_dims_out(const at::Tensor& self, at::OptionalIntArrayRef dim, bool keepdim, at::Tensor& out) {
+  return CopyToOut("all", all_dims(self, dim, keepdim), out);
+}
+
+// ------------------------------------------------------------------------------- integer sums
 TORCH_OPS_NN_REGISTER_KERNEL(int_sum_kernel);
 
 // Runs int_sum_kernel on a[outer, R, inner] (+ b) -> (lo, hi) int32 planes of outer * inner.
@@ -703,4 +757,16 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("std_mean.correction", TORCH_FN(std_mean_correction));
   m.impl("linalg_vector_norm", TORCH_FN(VectorNorm));
   m.impl("linalg_vector_norm.out", TORCH_FN(VectorNormOut));
+  m.impl("any", TORCH_FN(any_all));
+  m.impl("any.dim", TORCH_FN(any_dim));
+  m.impl("any.dims", TORCH_FN(any_dims));
+  m.impl("any.all_out", TORCH_FN(any_all_out));
+  m.impl("any.out", TORCH_FN(any_dim_out));
+  m.impl("any.dims_out", TORCH_FN(any_dims_out));
+  m.impl("all", TORCH_FN(all_all));
+  m.impl("all.dim", TORCH_FN(all_dim));
+  m.impl("all.dims", TORCH_FN(all_dims));
+  m.impl("all.all_out", TORCH_FN(all_all_out));
+  m.impl("all.out", TORCH_FN(all_dim_out));
+  m.impl("all.dims_out", TORCH_FN(all_dims_out));
 }
