@@ -31,6 +31,13 @@ using npu_kernels::ReducePost;
 using npu_kernels::ReducePre;
 
 constexpr uint64_t kManySegments = 1u << 20;
+// Many short rows reduce faster as columns: one device transpose, then whole-tile vector folds instead of
+// per-row instructions.
+constexpr uint64_t kTransposeMaxR = 32;
+constexpr uint64_t kTransposeMinRows = 2048;
+bool TransposeRows(uint64_t outer, uint64_t R, uint64_t inner) {
+  return inner == 1 && R > 1 && R <= kTransposeMaxR && outer >= kTransposeMinRows;
+}
 
 using ReduceFn = void (*)(uint8_t*, uint8_t*, uint8_t*, uint8_t*);
 
@@ -131,6 +138,10 @@ void LaunchReduceOnce(const char* op, const at::Tensor& x, const at::Tensor* cen
 // over the cores in two passes when the work items are too few.
 at::Tensor ReduceView(const char* op, const at::Tensor& x, uint64_t outer, uint64_t R, uint64_t inner,
                       c10::ScalarType y_dtype, const PassOp& pass, const at::Tensor* center) {
+  if (TransposeRows(outer, R, inner)) {
+    at::Tensor xt = x.view({static_cast<int64_t>(outer), static_cast<int64_t>(R)}).t().contiguous();
+    return ReduceView(op, xt, 1, R, outer, y_dtype, pass, center);
+  }
   const c10::DeviceIndex dev = x.device().index();
   const auto& soc = SocInfoFor(dev);
   const uint32_t in_b = static_cast<uint32_t>(x.element_size());
@@ -394,6 +405,10 @@ std::tuple<at::Tensor, at::Tensor> ArgView(const char* op, const at::Tensor& x, 
                                            uint64_t inner, bool is_min, bool want_values) {
   TORCH_CHECK(R <= static_cast<uint64_t>(std::numeric_limits<int32_t>::max()), op, ": reducing ", R,
               " elements is not supported on npu (the limit is 2^31 - 1)");
+  if (TransposeRows(outer, R, inner)) {
+    at::Tensor xt = x.view({static_cast<int64_t>(outer), static_cast<int64_t>(R)}).t().contiguous();
+    return ArgView(op, xt, 1, R, outer, is_min, want_values);
+  }
   const c10::DeviceIndex dev = x.device().index();
   const auto& soc = SocInfoFor(dev);
   const uint32_t in_b = static_cast<uint32_t>(x.element_size());

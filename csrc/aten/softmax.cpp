@@ -7,6 +7,7 @@
 #include <torch/library.h>
 
 #include <string>
+#include <vector>
 
 #include "aten/kernel_launch.h"
 #include "aten/op_common.h"
@@ -36,6 +37,11 @@ void SplitAroundDim(const at::Tensor& x, int64_t dim, uint64_t* outer, uint64_t*
   for (int64_t d = dim + 1; d < x.dim(); ++d) *inner *= static_cast<uint64_t>(x.size(d));
 }
 
+// Many short rows run faster as columns of the transpose (whole-tile vector ops instead of per-row ones).
+bool TransposeRows(uint64_t outer, uint64_t R, uint64_t inner) {
+  return inner == 1 && R > 1 && R <= 32 && outer >= 2048;
+}
+
 using FwdFn = void (*)(uint8_t*, uint8_t*, uint8_t*);
 using BwdFn = void (*)(uint8_t*, uint8_t*, uint8_t*, uint8_t*);
 
@@ -58,6 +64,13 @@ at::Tensor SoftmaxForward(const char* op, const at::Tensor& self, int64_t dim_in
   at::Tensor x = Contiguous(self);
   uint64_t outer, R, inner;
   SplitAroundDim(x, dim, &outer, &R, &inner);
+  const bool transpose = TransposeRows(outer, R, inner);
+  if (transpose) {  // many short rows: softmax over the columns of the transpose, then transpose back
+    x = x.view({static_cast<int64_t>(outer), static_cast<int64_t>(R)}).t().contiguous();
+    inner = outer;
+    outer = 1;
+    y = NpuEmpty(x.sizes(), out_dtype, dev);
+  }
   const auto t = npu_kernels::softmax_tiling(outer, R, inner, static_cast<uint32_t>(x.element_size()),
                                              static_cast<uint32_t>(c10::elementSize(out_dtype)), log, false,
                                              SocInfoFor(dev));
@@ -67,6 +80,7 @@ at::Tensor SoftmaxForward(const char* op, const at::Tensor& self, int64_t dim_in
   KernelLaunch launch{"softmax_kernel", ascendc_host::CoreType::AIV, t.block_dim, dev};
   if (LogDebugEnabled()) launch.detail = Describe(op, x, t);
   LaunchKernel(std::move(launch), kernel, t, x.data_ptr(), y.data_ptr());
+  if (transpose) return y.t().contiguous().view(self.sizes());
   return y;
 }
 
@@ -90,6 +104,15 @@ at::Tensor SoftmaxBackward(const char* op, const at::Tensor& grad_output, const 
   at::Tensor y = Contiguous(output);
   uint64_t outer, R, inner;
   SplitAroundDim(g, dim, &outer, &R, &inner);
+  const bool transpose = TransposeRows(outer, R, inner);
+  if (transpose) {
+    const std::vector<int64_t> rows{static_cast<int64_t>(outer), static_cast<int64_t>(R)};
+    g = g.view(rows).t().contiguous();
+    y = y.view(rows).t().contiguous();
+    inner = outer;
+    outer = 1;
+    gi = NpuEmpty(g.sizes(), input_dtype, dev);
+  }
   const auto t = npu_kernels::softmax_tiling(outer, R, inner, static_cast<uint32_t>(g.element_size()),
                                              static_cast<uint32_t>(c10::elementSize(input_dtype)), log, true,
                                              SocInfoFor(dev));
@@ -99,6 +122,7 @@ at::Tensor SoftmaxBackward(const char* op, const at::Tensor& grad_output, const 
   KernelLaunch launch{"softmax_grad_kernel", ascendc_host::CoreType::AIV, t.block_dim, dev};
   if (LogDebugEnabled()) launch.detail = Describe(op, g, t);
   LaunchKernel(std::move(launch), kernel, t, g.data_ptr(), y.data_ptr(), gi.data_ptr());
+  if (transpose) return gi.t().contiguous().view(grad_output.sizes());
   return gi;
 }
 
