@@ -524,6 +524,10 @@ std::tuple<at::Tensor, at::Tensor> VarImpl(const char* op, const at::Tensor& sel
   PassOp dev_pass;
   dev_pass.pre = npu_kernels::kPreCenterSq;
   const double dof = std::max(0.0, static_cast<double>(R) - corr);
+  if (dof <= 0) {
+    TORCH_WARN(op, "(): degrees of freedom is <= 0. Correction should be strictly less than the reduction factor "
+                   "(input numel divided by output numel).");
+  }
   dev_pass.scale = static_cast<float>(1.0 / dof);
   if (take_sqrt) dev_pass.post = npu_kernels::kPostSqrt;
   at::Tensor var = ReduceView(op, x, kept, R, 1, self.scalar_type(), dev_pass, &mean);
