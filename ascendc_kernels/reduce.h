@@ -48,6 +48,7 @@ enum ReducePre : uint32_t {
   kPrePowAbs,     // |x|^p = exp(p * ln|x|)   (other p)
   kPreNonZero,    // x != 0 ? 1 : 0           (norm p = 0, any/all)
   kPreCenterSq,   // (x - center[o, i])^2     (var/std second pass; center is float [outer, inner])
+  kPreNanToZero,  // NaN -> 0                 (nansum)
 };
 enum ReduceComb : uint32_t { kCombSum = 0, kCombMax, kCombMin };
 // Applied to every output after `scale`: y = post(acc * scale).

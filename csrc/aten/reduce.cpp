@@ -277,7 +277,7 @@ c10::ScalarType SumDtype(const at::Tensor& self, std::optional<c10::ScalarType> 
 }
 
 at::Tensor SumImpl(const char* op, const at::Tensor& self, at::OptionalIntArrayRef dim, bool keepdim,
-                   c10::ScalarType out_dtype, bool mean) {
+                   c10::ScalarType out_dtype, bool mean, bool nan_to_zero = false) {
   CheckSameNpuDevice(op, {{"self", &self}});
   const DimMask mask = MakeDimMask(op, self, dim, /*empty_means_all=*/true);
   const std::vector<int64_t> out_sizes = ReducedSizes(self, mask, keepdim);
@@ -314,6 +314,7 @@ at::Tensor SumImpl(const char* op, const at::Tensor& self, at::OptionalIntArrayR
   const c10::ScalarType kernel_out = out_dtype == c10::kDouble ? c10::kFloat : out_dtype;
   PassOp pass;
   if (mean) pass.scale = static_cast<float>(1.0 / static_cast<double>(R));
+  if (nan_to_zero) pass.pre = npu_kernels::kPreNanToZero;
   at::Tensor y = ReduceGroups(op, self, mask, kernel_out, pass);
   if (kernel_out != out_dtype) y = y.to(out_dtype);
   return y.view(out_sizes);
@@ -336,6 +337,16 @@ at::Tensor& mean_out(const at::Tensor& self, at::OptionalIntArrayRef dim, bool k
                      std::optional<c10::ScalarType> dtype, at::Tensor& out) {
   const c10::ScalarType dt = dtype ? *dtype : out.scalar_type();
   return CopyToOut("mean", SumImpl("mean", self, dim, keepdim, dt, true), out);
+}
+
+at::Tensor nansum_npu(const at::Tensor& self, at::OptionalIntArrayRef dim, bool keepdim,
+                  std::optional<c10::ScalarType> dtype) {
+  return SumImpl("nansum", self, dim, keepdim, SumDtype(self, dtype), false, true);
+}
+at::Tensor& nansum_out(const at::Tensor& self, at::OptionalIntArrayRef dim, bool keepdim,
+                       std::optional<c10::ScalarType> dtype, at::Tensor& out) {
+  const c10::ScalarType dt = dtype ? *dtype : out.scalar_type();
+  return CopyToOut("nansum", SumImpl("nansum", self, dim, keepdim, dt, false, true), out);
 }
 
 // ------------------------------------------------------------------------------- amax / amin / max / min
@@ -382,6 +393,27 @@ at::Tensor& max_all_out(const at::Tensor& self, at::Tensor& out) {
 }
 at::Tensor& min_all_out(const at::Tensor& self, at::Tensor& out) {
   return CopyToOut("min", ExtremeImpl("min", self, {}, false, true), out);
+}
+
+std::tuple<at::Tensor, at::Tensor> aminmax_npu(const at::Tensor& self, std::optional<int64_t> dim, bool keepdim) {
+  std::vector<int64_t> dims;
+  if (dim) dims.push_back(*dim);
+  if (!dim && self.dim() == 0) dims.push_back(0);
+  at::Tensor mn = ExtremeImpl("aminmax", self, dims, keepdim, true);
+  at::Tensor mx = ExtremeImpl("aminmax", self, dims, keepdim, false);
+  if (!dim && keepdim && self.dim() > 0) {  // all dims reduced: keepdim gives all-ones sizes
+    std::vector<int64_t> ones(self.dim(), 1);
+    mn = mn.view(ones);
+    mx = mx.view(ones);
+  }
+  return {mn, mx};
+}
+std::tuple<at::Tensor&, at::Tensor&> aminmax_out(const at::Tensor& self, std::optional<int64_t> dim, bool keepdim,
+                                                 at::Tensor& min, at::Tensor& max) {
+  auto [mn, mx] = aminmax_npu(self, dim, keepdim);
+  CopyToOut("aminmax", mn, min);
+  CopyToOut("aminmax", mx, max);
+  return {min, max};
 }
 
 // ------------------------------------------------------------------------------- arg reductions
@@ -663,6 +695,21 @@ at::Tensor& all_dims_out(const at::Tensor& self, at::OptionalIntArrayRef dim, bo
   return CopyToOut("all", all_dims(self, dim, keepdim), out);
 }
 
+// count_nonzero: an exact integer sum of (x != 0) (the != comes from a dtype conversion to bool on the device).
+at::Tensor count_nonzero_npu(const at::Tensor& self, c10::IntArrayRef dim) {
+  const char* op = "count_nonzero";
+  CheckSameNpuDevice(op, {{"self", &self}});
+  const DimMask mask = MakeDimMask(op, self, dim, true);
+  const std::vector<int64_t> out_sizes = ReducedSizes(self, mask, false);
+  if (self.numel() == 0) {
+    at::Tensor y = NpuEmpty(out_sizes, c10::kLong, self.device().index());
+    if (y.numel() > 0) y.zero_();
+    return y;
+  }
+  at::Tensor b = self.scalar_type() == c10::kBool ? self : self.to(c10::kBool);
+  return IntegerSum(op, b, mask, c10::kLong).view(out_sizes);
+}
+
 // ------------------------------------------------------------------------------- integer sums
 TORCH_OPS_NN_REGISTER_KERNEL(int_sum_kernel);
 
@@ -750,6 +797,11 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   using namespace torch_ops_nn;
   m.impl("sum.dim_IntList", TORCH_FN(sum_dim));
   m.impl("sum.IntList_out", TORCH_FN(sum_out));
+  m.impl("nansum", TORCH_FN(nansum_npu));
+  m.impl("nansum.out", TORCH_FN(nansum_out));
+  m.impl("aminmax", TORCH_FN(aminmax_npu));
+  m.impl("aminmax.out", TORCH_FN(aminmax_out));
+  m.impl("count_nonzero.dim_IntList", TORCH_FN(count_nonzero_npu));
   m.impl("mean.dim", TORCH_FN(mean_dim));
   m.impl("mean.out", TORCH_FN(mean_out));
   m.impl("amax", TORCH_FN(amax));

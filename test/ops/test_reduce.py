@@ -279,6 +279,33 @@ def test_vector_norm_dtype_argument():
     check_float(out, torch.linalg.vector_norm(x.float(), 2, dim=1), torch.float32, rtol=1e-5)
 
 
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_nansum_aminmax(dtype):
+    x = sample((6, 70, 5), dtype, seed=19)
+    x[x > 1.5] = float("nan")
+    d = npu(x)
+    xf = x.float()
+    check_float(torch.nansum(d), torch.nansum(xf), dtype, x.numel())
+    for dims in (0, 1, (0, 2)):
+        check_float(torch.nansum(d, dims), torch.nansum(xf, dims), dtype, reduced_count(x, dims))
+    y = sample((6, 70, 5), dtype, seed=20)
+    for dim in (None, 0, 1, -1):
+        for keepdim in (False, True):
+            mn, mx = torch.aminmax(npu(y), dim=dim, keepdim=keepdim)
+            rmn, rmx = torch.aminmax(y, dim=dim, keepdim=keepdim)
+            assert torch.equal(mn.cpu(), rmn) and torch.equal(mx.cpu(), rmx)
+
+
+def test_count_nonzero():
+    x = sample((6, 70, 5), seed=21)
+    x = x * (x > 0.5)
+    x[0, 0, 0] = float("nan")
+    d = npu(x)
+    assert torch.equal(torch.count_nonzero(d).cpu(), torch.count_nonzero(x))
+    for dims in (0, (0, 2), (1, 2)):
+        assert torch.equal(torch.count_nonzero(d, dims).cpu(), torch.count_nonzero(x, dims))
+
+
 # ------------------------------------------------------------------------------------------ integers / bool
 INTS = [torch.bool, torch.uint8, torch.int8, torch.int16, torch.int32, torch.int64]
 
