@@ -10,14 +10,16 @@
 // * Two kernel shapes, chosen inside one entry point by `inner`:
 //   - rows (inner == 1): every reduced row is contiguous. Short rows are packed many per UB tile
 //     (DataCopy when rows are 32 B multiples, DataCopyPad with row padding otherwise); long rows are
-//     streamed in tiles into a float accumulator with vector Add/Max/Min. A row (or the accumulator) is
-//     then folded in place by a pairwise halving tree of vector ops (n -> ceil(n/2) aligned to 8) down to
-//     <= 64 lanes, and WholeReduceSum/Max/Min gives one value per row (one repeat per row, many rows per
-//     instruction).
+//     streamed in tiles into a float accumulator with vector Add/Max/Min. Each row is folded in place by a
+//     pairwise tree of count-form vector ops to exactly 8 lanes (first level to the largest 8 * 2^j below n,
+//     then exact halvings), and BlockReduceSum/Max/Min finishes 8 rows per repeat (WholeReduce for rows
+//     shorter than 8 or single streamed rows).
 //   - columns (inner > 1): a work item is a chunk of `chunk_w` adjacent columns; tiles of `tile` rows x
-//     chunk are loaded with one strided DataCopy(Pad), folded row-pairwise by the same halving tree (whole
-//     row blocks, so each level is one count-form instruction), and added to a float accumulator.
-//   Pairwise folding keeps float sums accurate (error grows with log R, not R).
+//     chunk are loaded with one strided DataCopy(Pad), folded row-pairwise (whole row blocks, so each
+//     level is one count-form instruction), and added to a float accumulator.
+//   Pairwise folding keeps float sums accurate (error grows with log R, not R). Many short rows
+//   (R <= 32, >= 2048 rows) are transposed on the device by layer 5 and reduced as columns: whole-tile
+//   instructions instead of several per row.
 // * Multi-core. Work items (rows or column chunks) are split in contiguous ranges over up to the SoC's
 //   vector cores. When there are too few items for the cores (e.g. a full reduction of 16M elements), R is
 //   split into `segments`: pass 1 writes float partials y1[outer, segments, inner] to a GM workspace, and

@@ -478,3 +478,17 @@ def test_second_device():
     out = d.sum(0)
     assert out.device == torch.device("npu:1")
     torch.testing.assert_close(out.cpu(), x.sum(0))
+
+
+def test_results_do_not_depend_on_host_threads():
+    """Bit-identical results with 1 and 3 host threads (partials are combined in a fixed order)."""
+    from conftest import run_python
+
+    code = ("import torch, torch_ops_nn; torch.manual_seed(0); x = torch.randn(1 << 22).to('npu'); "
+            "y = torch.randn(4, 300000).to('npu'); z = torch.randn(64, 4096).to('npu'); "
+            "r = [x.sum(), x.var(), y.sum(1), y.amax(1), y.argmax(1).float(), torch.softmax(z, 1).sum(1), "
+            "torch.linalg.vector_norm(x)]; print([t.cpu().double().tolist() for t in r])")
+    runs = [run_python(code, {"TORCH_OPS_NN_HOST_THREADS": n}) for n in ("1", "3")]
+    for r in runs:
+        assert r.returncode == 0, r.stderr
+    assert runs[0].stdout == runs[1].stdout
