@@ -1,11 +1,8 @@
-// Reduction ops on npu: sum, mean, amax/amin, max/min (full and .dim), argmax/argmin, var/std (+ _mean),
-// linalg_vector_norm, any/all. Argument checks, output shapes and dtypes, the pass plan (see
-// ascendc_kernels/reduce.h), and the kernel launches.
+// Reduction ops on npu: sum, nansum, mean, amax/amin, aminmax, max/min (full and .dim), argmax/argmin,
+// var/std (+ _mean), linalg_vector_norm, any/all, count_nonzero, exact integer sums. Argument checks, output
+// shapes and dtypes, the pass plan (see ascendc_kernels/reduce.h), and the kernel launches.
 #include <ATen/core/Tensor.h>
 #include <ATen/native/Resize.h>
-#include <ATen/WrapDimUtils.h>
-#include <c10/core/DeviceGuard.h>
-#include <c10/util/irange.h>
 #include <torch/library.h>
 
 #include <bitset>
