@@ -38,6 +38,14 @@ bool TransposeRows(uint64_t outer, uint64_t R, uint64_t inner) {
 
 using ReduceFn = void (*)(uint8_t*, uint8_t*, uint8_t*, uint8_t*);
 
+// The kernels move unaligned rows and tails with DataCopyPad, which 2002 (310P) SoCs do not have.
+void CheckArch(const char* op, c10::DeviceIndex dev) {
+  const int arch = SocInfoFor(dev).npu_arch;
+  TORCH_CHECK(arch == 2201, op, ": npu:", static_cast<int>(dev), " is an ", npu_rt::GetDeviceInfo(dev).soc->name,
+              " (arch ", arch, "); this op's Ascend C kernel needs DataCopyPad, available on arch 2201 (Ascend910B)");
+}
+
+
 // ------------------------------------------------------------------------------- dims
 using DimMask = std::bitset<64>;
 
@@ -119,6 +127,7 @@ struct PassOp {
 
 void LaunchReduceOnce(const char* op, const at::Tensor& x, const at::Tensor* center, const at::Tensor& y,
                       const npu_kernels::ReduceTiling& t) {
+  CheckArch(op, x.device().index());
   ReduceFn kernel = PickReduceKernel(x.scalar_type(), y.scalar_type());
   TORCH_INTERNAL_ASSERT(kernel, op, ": no reduce kernel for ", x.scalar_type(), " -> ", y.scalar_type());
   const c10::DeviceIndex dev = x.device().index();
@@ -418,6 +427,7 @@ using ArgFn = void (*)(uint8_t*, uint8_t*, uint8_t*, uint8_t*, uint8_t*);
 
 void LaunchArgOnce(const char* op, const at::Tensor& x, const at::Tensor* index_in, const at::Tensor* values,
                    const at::Tensor& indices, const npu_kernels::ArgReduceTiling& t) {
+  CheckArch(op, x.device().index());
   ArgFn kernel = PickFloatKernel(op, x.scalar_type(), &arg_reduce_kernel_float, &arg_reduce_kernel_half,
                                  &arg_reduce_kernel_bf16);
   KernelLaunch launch{"arg_reduce_kernel", ascendc_host::CoreType::AIV, t.block_dim, x.device().index()};
@@ -718,6 +728,7 @@ std::tuple<at::Tensor, at::Tensor> IntSumView(const at::Tensor& a, const at::Ten
   at::Tensor lo = NpuEmpty({n}, c10::kInt, dev);
   at::Tensor hi = NpuEmpty({n}, c10::kInt, dev);
   if (n == 0) return {lo, hi};
+  CheckArch("sum", dev);
   const auto t = npu_kernels::int_sum_tiling(outer, R, inner, a_unsigned, b != nullptr, SocInfoFor(dev));
   KernelLaunch launch{"int_sum_kernel", ascendc_host::CoreType::AIV, t.block_dim, dev};
   if (LogDebugEnabled())

@@ -42,6 +42,13 @@ bool TransposeRows(uint64_t outer, uint64_t R, uint64_t inner) {
   return inner == 1 && R > 1 && R <= 32 && outer >= 2048;
 }
 
+// The kernels move unaligned rows and tails with DataCopyPad, which 2002 (310P) SoCs do not have.
+void CheckArch(const char* op, c10::DeviceIndex dev) {
+  const int arch = SocInfoFor(dev).npu_arch;
+  TORCH_CHECK(arch == 2201, op, ": npu:", static_cast<int>(dev), " is an ", npu_rt::GetDeviceInfo(dev).soc->name,
+              " (arch ", arch, "); this op's Ascend C kernel needs DataCopyPad, available on arch 2201 (Ascend910B)");
+}
+
 using FwdFn = void (*)(uint8_t*, uint8_t*, uint8_t*);
 using BwdFn = void (*)(uint8_t*, uint8_t*, uint8_t*, uint8_t*);
 
@@ -74,6 +81,7 @@ at::Tensor SoftmaxForward(const char* op, const at::Tensor& self, int64_t dim_in
   const auto t = npu_kernels::softmax_tiling(outer, R, inner, static_cast<uint32_t>(x.element_size()),
                                              static_cast<uint32_t>(c10::elementSize(out_dtype)), log, false,
                                              SocInfoFor(dev));
+  CheckArch(op, dev);
   FwdFn kernel = half_to_float ? &softmax_kernel_half_float
                                : PickFloatKernel(op, x.scalar_type(), &softmax_kernel_float_float,
                                                  &softmax_kernel_half_half, &softmax_kernel_bf16_bf16);
@@ -116,6 +124,7 @@ at::Tensor SoftmaxBackward(const char* op, const at::Tensor& grad_output, const 
   const auto t = npu_kernels::softmax_tiling(outer, R, inner, static_cast<uint32_t>(g.element_size()),
                                              static_cast<uint32_t>(c10::elementSize(input_dtype)), log, true,
                                              SocInfoFor(dev));
+  CheckArch(op, dev);
   BwdFn kernel = half_to_float ? &softmax_grad_kernel_float_half
                                : PickFloatKernel(op, g.scalar_type(), &softmax_grad_kernel_float_float,
                                                  &softmax_grad_kernel_half_half, &softmax_grad_kernel_bf16_bf16);

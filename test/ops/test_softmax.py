@@ -186,3 +186,19 @@ def test_mixed_devices_are_refused():
     if torch.npu.device_count() > 1:
         with pytest.raises(RuntimeError, match=r"argument 'output' is on npu:1 but 'grad_output' is on npu:0"):
             torch._log_softmax_backward_data(d, y.to("npu:1"), 1, torch.float32)
+
+
+def test_310p_is_refused_with_a_reason():
+    """The kernels need DataCopyPad (arch 2201): a 2002 SoC gets a clear error before any launch."""
+    from conftest import run_python
+
+    code = ("import torch, torch_ops_nn\n"
+            "x = torch.randn(10, 10).to('npu:1')\n"
+            "for f in (lambda: torch.softmax(x, 1), lambda: x.sum(), lambda: x.argmax(1)):\n"
+            "    try:\n        f()\n    except RuntimeError as e:\n        print(e)\n"
+            "print(torch.ones(4, 4).to('npu:0').sum().item())\n")
+    r = run_python(code, {"TORCH_OPS_NN_DEVICE_COUNT": "2", "TORCH_OPS_NN_SOC": "Ascend910B2,Ascend310P3"})
+    assert r.returncode == 0, r.stderr
+    for op in ("_softmax", "sum", "argmax"):
+        assert f"{op}: npu:1 is an Ascend310P3 (arch 2002); this op's Ascend C kernel needs DataCopyPad" in r.stdout
+    assert r.stdout.strip().endswith("16.0")
