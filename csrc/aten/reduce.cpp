@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "aten/kernel_launch.h"
+#include "core/cpu_fallback.h"
 #include "aten/op_common.h"
 #include "reduce.h"
 
@@ -798,54 +799,72 @@ at::Tensor IntegerSum(const char* op, const at::Tensor& self, const DimMask& mas
   return AssembleInt64(lo, hi, out_dtype);
 }
 
+
+// ------------------------------------------------------------------------------- dtype dispatch
+// The kernels cover float32/float16/bfloat16 (and, where noted, integers/bool); other dtypes of `self`
+// (e.g. float64, or integers for max/argmax) take the explicit CPU fallback, with its usual warn/error policy.
+bool FloatOnly(c10::ScalarType t) { return IsNpuFloat(t); }
+bool NotDouble(c10::ScalarType t) { return t != c10::kDouble && !c10::isComplexType(t); }
+
+template <class Fn, bool (*kNative)(c10::ScalarType)>
+void DtypeDispatch(const c10::OperatorHandle& op, c10::DispatchKeySet ks, torch::jit::Stack* stack) {
+  static const c10::KernelFunction kernel = c10::KernelFunction::makeFromUnboxedFunction(Fn());
+  const size_t n = op.schema().arguments().size();
+  const c10::IValue& first = (*stack)[stack->size() - n];
+  if (first.isTensor() && kNative(first.toTensor().scalar_type())) kernel.callBoxed(op, ks, stack);
+  else RunCpuFallback(op, stack);
+}
+#define NPU_IMPL(name, fn, pred) \
+  m.impl(name, torch::CppFunction::makeFromBoxedFunction<&DtypeDispatch<decltype(TORCH_FN(fn)), pred>>())
+
 }  // namespace
 }  // namespace torch_ops_nn
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   using namespace torch_ops_nn;
-  m.impl("sum.dim_IntList", TORCH_FN(sum_dim));
-  m.impl("sum.IntList_out", TORCH_FN(sum_out));
-  m.impl("nansum", TORCH_FN(nansum_npu));
-  m.impl("nansum.out", TORCH_FN(nansum_out));
-  m.impl("aminmax", TORCH_FN(aminmax_npu));
-  m.impl("aminmax.out", TORCH_FN(aminmax_out));
-  m.impl("count_nonzero.dim_IntList", TORCH_FN(count_nonzero_npu));
-  m.impl("mean.dim", TORCH_FN(mean_dim));
-  m.impl("mean.out", TORCH_FN(mean_out));
-  m.impl("amax", TORCH_FN(amax));
-  m.impl("amax.out", TORCH_FN(amax_out));
-  m.impl("amin", TORCH_FN(amin));
-  m.impl("amin.out", TORCH_FN(amin_out));
-  m.impl("max", TORCH_FN(max_all));
-  m.impl("max.unary_out", TORCH_FN(max_all_out));
-  m.impl("min", TORCH_FN(min_all));
-  m.impl("min.unary_out", TORCH_FN(min_all_out));
-  m.impl("max.dim", TORCH_FN(max_dim));
-  m.impl("max.dim_max", TORCH_FN(max_dim_out));
-  m.impl("min.dim", TORCH_FN(min_dim));
-  m.impl("min.dim_min", TORCH_FN(min_dim_out));
-  m.impl("argmax", TORCH_FN(argmax_npu));
-  m.impl("argmax.out", TORCH_FN(argmax_out));
-  m.impl("argmin", TORCH_FN(argmin_npu));
-  m.impl("argmin.out", TORCH_FN(argmin_out));
-  m.impl("var.correction", TORCH_FN(var_correction));
-  m.impl("var.correction_out", TORCH_FN(var_correction_out));
-  m.impl("std.correction", TORCH_FN(std_correction));
-  m.impl("std.correction_out", TORCH_FN(std_correction_out));
-  m.impl("var_mean.correction", TORCH_FN(var_mean_correction));
-  m.impl("std_mean.correction", TORCH_FN(std_mean_correction));
-  m.impl("linalg_vector_norm", TORCH_FN(VectorNorm));
-  m.impl("linalg_vector_norm.out", TORCH_FN(VectorNormOut));
-  m.impl("any", TORCH_FN(any_all));
-  m.impl("any.dim", TORCH_FN(any_dim));
-  m.impl("any.dims", TORCH_FN(any_dims));
-  m.impl("any.all_out", TORCH_FN(any_all_out));
-  m.impl("any.out", TORCH_FN(any_dim_out));
-  m.impl("any.dims_out", TORCH_FN(any_dims_out));
-  m.impl("all", TORCH_FN(all_all));
-  m.impl("all.dim", TORCH_FN(all_dim));
-  m.impl("all.dims", TORCH_FN(all_dims));
-  m.impl("all.all_out", TORCH_FN(all_all_out));
-  m.impl("all.out", TORCH_FN(all_dim_out));
-  m.impl("all.dims_out", TORCH_FN(all_dims_out));
+  NPU_IMPL("sum.dim_IntList", sum_dim, NotDouble);
+  NPU_IMPL("sum.IntList_out", sum_out, NotDouble);
+  NPU_IMPL("nansum", nansum_npu, NotDouble);
+  NPU_IMPL("nansum.out", nansum_out, NotDouble);
+  NPU_IMPL("aminmax", aminmax_npu, FloatOnly);
+  NPU_IMPL("aminmax.out", aminmax_out, FloatOnly);
+  NPU_IMPL("count_nonzero.dim_IntList", count_nonzero_npu, NotDouble);
+  NPU_IMPL("mean.dim", mean_dim, NotDouble);
+  NPU_IMPL("mean.out", mean_out, NotDouble);
+  NPU_IMPL("amax", amax, FloatOnly);
+  NPU_IMPL("amax.out", amax_out, FloatOnly);
+  NPU_IMPL("amin", amin, FloatOnly);
+  NPU_IMPL("amin.out", amin_out, FloatOnly);
+  NPU_IMPL("max", max_all, FloatOnly);
+  NPU_IMPL("max.unary_out", max_all_out, FloatOnly);
+  NPU_IMPL("min", min_all, FloatOnly);
+  NPU_IMPL("min.unary_out", min_all_out, FloatOnly);
+  NPU_IMPL("max.dim", max_dim, FloatOnly);
+  NPU_IMPL("max.dim_max", max_dim_out, FloatOnly);
+  NPU_IMPL("min.dim", min_dim, FloatOnly);
+  NPU_IMPL("min.dim_min", min_dim_out, FloatOnly);
+  NPU_IMPL("argmax", argmax_npu, FloatOnly);
+  NPU_IMPL("argmax.out", argmax_out, FloatOnly);
+  NPU_IMPL("argmin", argmin_npu, FloatOnly);
+  NPU_IMPL("argmin.out", argmin_out, FloatOnly);
+  NPU_IMPL("var.correction", var_correction, NotDouble);
+  NPU_IMPL("var.correction_out", var_correction_out, NotDouble);
+  NPU_IMPL("std.correction", std_correction, NotDouble);
+  NPU_IMPL("std.correction_out", std_correction_out, NotDouble);
+  NPU_IMPL("var_mean.correction", var_mean_correction, NotDouble);
+  NPU_IMPL("std_mean.correction", std_mean_correction, NotDouble);
+  NPU_IMPL("linalg_vector_norm", VectorNorm, NotDouble);
+  NPU_IMPL("linalg_vector_norm.out", VectorNormOut, NotDouble);
+  NPU_IMPL("any", any_all, NotDouble);
+  NPU_IMPL("any.dim", any_dim, NotDouble);
+  NPU_IMPL("any.dims", any_dims, NotDouble);
+  NPU_IMPL("any.all_out", any_all_out, NotDouble);
+  NPU_IMPL("any.out", any_dim_out, NotDouble);
+  NPU_IMPL("any.dims_out", any_dims_out, NotDouble);
+  NPU_IMPL("all", all_all, NotDouble);
+  NPU_IMPL("all.dim", all_dim, NotDouble);
+  NPU_IMPL("all.dims", all_dims, NotDouble);
+  NPU_IMPL("all.all_out", all_all_out, NotDouble);
+  NPU_IMPL("all.out", all_dim_out, NotDouble);
+  NPU_IMPL("all.dims_out", all_dims_out, NotDouble);
 }

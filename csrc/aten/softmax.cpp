@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "aten/kernel_launch.h"
+#include "core/cpu_fallback.h"
 #include "aten/op_common.h"
 #include "softmax.h"
 
@@ -171,17 +172,35 @@ at::Tensor& log_softmax_backward_out(const at::Tensor& grad_output, const at::Te
   return ToOut("_log_softmax_backward_data", log_softmax_backward(grad_output, output, dim, input_dtype), out);
 }
 
+
+// ------------------------------------------------------------------------------- dtype dispatch
+// The kernels cover float32/float16/bfloat16 (and, where noted, integers/bool); other dtypes of `self`
+// (e.g. float64, or integers for max/argmax) take the explicit CPU fallback, with its usual warn/error policy.
+bool FloatOnly(c10::ScalarType t) { return IsNpuFloat(t); }
+bool NotDouble(c10::ScalarType t) { return t != c10::kDouble && !c10::isComplexType(t); }
+
+template <class Fn, bool (*kNative)(c10::ScalarType)>
+void DtypeDispatch(const c10::OperatorHandle& op, c10::DispatchKeySet ks, torch::jit::Stack* stack) {
+  static const c10::KernelFunction kernel = c10::KernelFunction::makeFromUnboxedFunction(Fn());
+  const size_t n = op.schema().arguments().size();
+  const c10::IValue& first = (*stack)[stack->size() - n];
+  if (first.isTensor() && kNative(first.toTensor().scalar_type())) kernel.callBoxed(op, ks, stack);
+  else RunCpuFallback(op, stack);
+}
+#define NPU_IMPL(name, fn, pred) \
+  m.impl(name, torch::CppFunction::makeFromBoxedFunction<&DtypeDispatch<decltype(TORCH_FN(fn)), pred>>())
+
 }  // namespace
 }  // namespace torch_ops_nn
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   using namespace torch_ops_nn;
-  m.impl("_softmax", TORCH_FN(softmax));
-  m.impl("_softmax.out", TORCH_FN(softmax_out));
-  m.impl("_log_softmax", TORCH_FN(log_softmax));
-  m.impl("_log_softmax.out", TORCH_FN(log_softmax_out));
-  m.impl("_softmax_backward_data", TORCH_FN(softmax_backward));
-  m.impl("_softmax_backward_data.out", TORCH_FN(softmax_backward_out));
-  m.impl("_log_softmax_backward_data", TORCH_FN(log_softmax_backward));
-  m.impl("_log_softmax_backward_data.out", TORCH_FN(log_softmax_backward_out));
+  NPU_IMPL("_softmax", softmax, NotDouble);
+  NPU_IMPL("_softmax.out", softmax_out, NotDouble);
+  NPU_IMPL("_log_softmax", log_softmax, NotDouble);
+  NPU_IMPL("_log_softmax.out", log_softmax_out, NotDouble);
+  NPU_IMPL("_softmax_backward_data", softmax_backward, NotDouble);
+  NPU_IMPL("_softmax_backward_data.out", softmax_backward_out, NotDouble);
+  NPU_IMPL("_log_softmax_backward_data", log_softmax_backward, NotDouble);
+  NPU_IMPL("_log_softmax_backward_data.out", log_softmax_backward_out, NotDouble);
 }

@@ -454,10 +454,23 @@ def test_errors_name_the_op_and_the_rule():
         npu(torch.ones(3, dtype=torch.long)).var()
     with pytest.raises(RuntimeError, match="linalg.vector_norm: Expected a floating point or complex tensor"):
         torch.linalg.vector_norm(npu(torch.ones(3, dtype=torch.long)))
-    with pytest.raises(TypeError, match="amax: argument 'self' has dtype Long, which is not supported on npu"):
+    # dtypes without a kernel (integers for max-like ops, float64) take the CPU fallback: an error here
+    with pytest.raises(NotImplementedError, match="'aten::amax' has no native npu kernel"):
         npu(torch.ones(3, dtype=torch.long)).amax()
-    with pytest.raises(TypeError, match="argmax: argument 'self' has dtype Int"):
-        npu(torch.ones(3, dtype=torch.int32)).argmax()
+    with pytest.raises(NotImplementedError, match="'aten::sum.dim_IntList' has no native npu kernel"):
+        npu(torch.ones(3, dtype=torch.float64)).sum()
+
+
+def test_other_dtypes_take_the_cpu_fallback(monkeypatch):
+    monkeypatch.setenv("TORCH_OPS_NN_FALLBACK", "silent")
+    labels = torch.randint(0, 10, (100,))
+    d = npu(labels)
+    assert d.max().cpu() == labels.max() and torch.equal(d.argmax().cpu(), labels.argmax())
+    v, i = d.view(10, 10).max(1)
+    assert torch.equal(v.cpu(), labels.view(10, 10).max(1).values) and v.device.type == "npu"
+    x = torch.randn(5, 6, dtype=torch.float64)
+    torch.testing.assert_close(npu(x).sum(1).cpu(), x.sum(1))
+    torch.testing.assert_close(torch.softmax(npu(x), 1).cpu(), torch.softmax(x, 1))
 
 
 def test_mixed_devices_are_refused():
