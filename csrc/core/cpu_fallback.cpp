@@ -47,6 +47,8 @@ void NpuCpuFallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
 
 }  // namespace
 
+void RunCpuFallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) { NpuCpuFallback(op, stack); }
+
 std::vector<std::string> FallbackOps() {
   std::lock_guard<std::mutex> g(g_mu);
   return g_ops;

@@ -1,0 +1,634 @@
+// Reductions in Ascend C (see reduce.h for the design): the host tiling functions, the rows/columns
+// reduce kernel (sum / max / min with a per-element pre-op and a per-output post-op) and the arg-reduce
+// kernel (values + int64 indices of the max/min).
+#include "reduce.h"
+
+#include <cstring>
+#include <type_traits>
+
+#include "kernel_operator.h"
+#include "reduce_helpers.h"
+
+using namespace AscendC;
+using namespace npu_kernels::reduce_helpers;
+
+namespace npu_kernels {
+
+namespace {
+
+constexpr uint32_t kUbReserve = 8 * 1024 + 2 * 1024;  // Select's reserved 8 KB + small buffers
+constexpr uint64_t kMinElemsPerCore = 32 * 1024;      // a core launch is not free: small work uses few cores
+constexpr uint32_t kMaxRowTile = 16384;               // elements per rows-kernel tile (host cache friendly)
+constexpr uint32_t kMaxChunk = 4096;                  // columns per columns-kernel chunk
+constexpr uint32_t kMaxBlockCount = 4095;             // DataCopy(Pad) blockCount limit
+constexpr uint32_t kOutTile = 2048;                   // rows kernel: outputs buffered per GM write
+
+uint64_t TargetCores(uint64_t total, const SocInfo& soc) {
+  uint64_t c = total / kMinElemsPerCore;
+  if (c < 1) c = 1;
+  if (c > static_cast<uint64_t>(soc.vector_cores)) c = static_cast<uint64_t>(soc.vector_cores);
+  return c;
+}
+
+void SplitItems(uint64_t items, uint64_t cores, uint64_t* per_core, uint32_t* block_dim) {
+  if (items == 0) {
+    *per_core = 1;
+    *block_dim = 1;
+    return;
+  }
+  if (cores > items) cores = items;
+  if (cores < 1) cores = 1;
+  *per_core = CeilDivU<uint64_t>(items, cores);
+  *block_dim = static_cast<uint32_t>(CeilDivU<uint64_t>(items, *per_core));
+}
+
+// Splits R into segments when there are fewer work items than cores that the work deserves.
+void ChooseSegments(uint64_t base_items, uint64_t R, uint64_t cores, uint64_t max_segments, uint64_t min_seg,
+                    uint64_t* segments, uint64_t* seg_len) {
+  uint64_t s = 1;
+  if (base_items < cores && max_segments > 1 && R >= 2 * min_seg) {
+    s = CeilDivU<uint64_t>(cores, base_items);
+    if (s > max_segments) s = max_segments;
+    if (s > R / min_seg) s = R / min_seg;
+    if (s < 1) s = 1;
+  }
+  uint64_t len = CeilDivU<uint64_t>(R, s);
+  if (s > 1) len = AlignUp<uint64_t>(len, 64);
+  if (len == 0) len = 1;
+  *seg_len = len;
+  *segments = R == 0 ? 1 : CeilDivU<uint64_t>(R, len);
+}
+
+uint32_t UbBudget(const SocInfo& soc) { return soc.ub_bytes > kUbReserve ? soc.ub_bytes - kUbReserve : 0; }
+
+}  // namespace
+
+ReduceTiling reduce_tiling(uint64_t outer, uint64_t R, uint64_t inner, uint32_t in_bytes, uint32_t out_bytes,
+                           ReducePre pre, ReduceComb comb, uint64_t max_segments, const SocInfo& soc) {
+  ReduceTiling t{};
+  t.outer = outer;
+  t.R = R;
+  t.inner = inner;
+  t.pre = pre;
+  t.comb = comb;
+  t.post = kPostNone;
+  t.scale = 1.0f;
+  t.p = 2.0f;
+  const uint64_t total = outer * R * inner;
+  const uint64_t cores = TargetCores(total, soc);
+  const uint32_t budget = UbBudget(soc);
+  const uint32_t work_bytes = (in_bytes != 4 ? 4 : 0) + (pre == kPreNonZero ? 4 + 1 : pre == kPreNanToZero ? 1 : 0);
+  if (inner == 1) {
+    t.chunks = 1;
+    t.chunk_w = 1;
+    t.out_tile = kOutTile;
+    const uint32_t out_cost = kOutTile * (4 + out_bytes);
+    const uint32_t per_elem = 2 * in_bytes + work_bytes + 4;  // in x2, work, accumulator
+    uint32_t tile = AlignDown<uint32_t>((budget - out_cost) / per_elem, 64);
+    if (tile > kMaxRowTile) tile = kMaxRowTile;
+    t.tile = tile;
+    ChooseSegments(outer, R, cores, max_segments, 4096, &t.segments, &t.seg_len);
+    t.items = outer * t.segments;
+  } else {
+    // Chunk width: whole rows when they fit; narrower chunks when there are too few outer rows for the cores.
+    uint64_t w = inner < kMaxChunk ? inner : kMaxChunk;
+    if (outer * CeilDivU<uint64_t>(inner, w) < cores && inner > 128) {
+      uint64_t want = CeilDivU<uint64_t>(cores, outer);
+      uint64_t nw = AlignUp<uint64_t>(CeilDivU<uint64_t>(inner, want), 64);
+      if (nw < 64) nw = 64;
+      if (nw < w) w = nw;
+    }
+    t.chunk_w = static_cast<uint32_t>(w);
+    t.chunks = CeilDivU<uint64_t>(inner, w);
+    t.row_stride = AlignUp<uint32_t>(t.chunk_w, 16);
+    const uint32_t fixed = t.row_stride * (4 + 4 + 4 + out_bytes) + 1024;  // acc, outF, center, out
+    const uint32_t per_elem = 2 * in_bytes + work_bytes;
+    uint64_t rows = (budget - fixed) / (uint64_t(t.row_stride) * per_elem);
+    if (rows > kMaxBlockCount) rows = kMaxBlockCount;
+    if (rows < 1) rows = 1;
+    ChooseSegments(outer * t.chunks, R, cores, max_segments, 256, &t.segments, &t.seg_len);
+    if (rows > t.seg_len) rows = t.seg_len;
+    t.tile = static_cast<uint32_t>(rows);
+    t.out_tile = 0;
+    t.items = outer * t.segments * t.chunks;
+  }
+  SplitItems(t.items, cores, &t.items_per_core, &t.block_dim);
+  return t;
+}
+
+ArgReduceTiling arg_reduce_tiling(uint64_t outer, uint64_t R, uint64_t inner, uint32_t in_bytes, bool is_min,
+                                  uint64_t max_segments, const SocInfo& soc) {
+  ArgReduceTiling t{};
+  t.outer = outer;
+  t.R = R;
+  t.inner = inner;
+  t.is_min = is_min ? 1 : 0;
+  t.write_values = 1;
+  t.index_in = 0;
+  const uint64_t total = outer * R * inner;
+  const uint64_t cores = TargetCores(total, soc);
+  const uint32_t budget = UbBudget(soc);
+  const uint32_t work_bytes = in_bytes != 4 ? 4 : 0;
+  if (inner == 1) {
+    t.chunks = 1;
+    t.chunk_w = 1;
+    t.out_tile = kOutTile;
+    const uint32_t out_cost = kOutTile * (4 + 4 + in_bytes + 8);
+    const uint32_t per_elem = 2 * in_bytes + work_bytes + 1;  // + ReduceMax's tmp (~1/16 per element)
+    uint32_t tile = AlignDown<uint32_t>((budget - out_cost - 2048) / per_elem, 64);
+    if (tile > kMaxRowTile) tile = kMaxRowTile;
+    t.tile = tile;
+    ChooseSegments(outer, R, cores, max_segments, 4096, &t.segments, &t.seg_len);
+    t.items = outer * t.segments;
+  } else {
+    uint64_t w = inner < kMaxChunk ? inner : kMaxChunk;
+    if (outer * CeilDivU<uint64_t>(inner, w) < cores && inner > 128) {
+      uint64_t want = CeilDivU<uint64_t>(cores, outer);
+      uint64_t nw = AlignUp<uint64_t>(CeilDivU<uint64_t>(inner, want), 64);
+      if (nw < 64) nw = 64;
+      if (nw < w) w = nw;
+    }
+    t.chunk_w = static_cast<uint32_t>(w);
+    t.chunks = CeilDivU<uint64_t>(inner, w);
+    t.row_stride = AlignUp<uint32_t>(t.chunk_w, 64);  // Compare works on 256 B multiples
+    const uint32_t fixed = t.row_stride * (4 + 4 + 1 + in_bytes + 8) + 256;
+    const uint32_t per_elem = 2 * in_bytes + work_bytes;
+    uint64_t rows = (budget - fixed) / (uint64_t(t.row_stride) * per_elem);
+    if (rows > kMaxBlockCount) rows = kMaxBlockCount;
+    if (rows > R) rows = R;
+    if (rows < 1) rows = 1;
+    t.tile = static_cast<uint32_t>(rows);
+    t.segments = 1;
+    t.seg_len = R;
+    t.items = outer * t.chunks;
+  }
+  SplitItems(t.items, cores, &t.items_per_core, &t.block_dim);
+  return t;
+}
+
+}  // namespace npu_kernels
+
+namespace {
+
+using npu_kernels::ArgReduceTiling;
+using npu_kernels::ReduceTiling;
+
+// ----------------------------------------------------------------------------------------- reduce kernel
+template <typename T, typename O>
+class ReduceKernel {
+ public:
+  __aicore__ inline void Init(GM_ADDR x, GM_ADDR center, GM_ADDR y, const ReduceTiling& t) {
+    t_ = t;
+    i0_ = t.items_per_core * GetBlockIdx();
+    i1_ = MinU(t.items, i0_ + t.items_per_core);
+    xGm_.SetGlobalBuffer(reinterpret_cast<__gm__ T*>(x), t.outer * t.R * t.inner);
+    if (t.pre == npu_kernels::kPreCenterSq)
+      cGm_.SetGlobalBuffer(reinterpret_cast<__gm__ float*>(center), t.outer * t.inner);
+    yGm_.SetGlobalBuffer(reinterpret_cast<__gm__ O*>(y), t.outer * t.segments * t.inner);
+    rows_ = t.inner == 1;
+    // Tile capacity in elements (rows kernel: along R; columns kernel: rows x row_stride), a multiple of 64.
+    cap_ = rows_ ? t.tile : AlignUpU(t.tile * t.row_stride, 64);
+    pipe_.InitBuffer(inQ_, 2, cap_ * sizeof(T));
+    if constexpr (!std::is_same_v<T, float>) pipe_.InitBuffer(work_, cap_ * sizeof(float));
+    if (t.pre == npu_kernels::kPreNonZero) {
+      pipe_.InitBuffer(ones_, cap_ * sizeof(float));
+      Duplicate(ones_.Get<float>(), 1.0f, static_cast<int32_t>(cap_));
+    }
+    if (t.pre == npu_kernels::kPreNonZero || t.pre == npu_kernels::kPreNanToZero) pipe_.InitBuffer(bits_, cap_ / 8);
+    const uint32_t acc_len = rows_ ? t.tile : t.row_stride;
+    pipe_.InitBuffer(acc_, acc_len * sizeof(float));
+    outLen_ = rows_ ? t.out_tile : t.row_stride;
+    pipe_.InitBuffer(outF_, AlignUpU(outLen_, 64) * sizeof(float));
+    pipe_.InitBuffer(outQ_, 1, AlignUpU(outLen_, 64) * sizeof(O));
+    if (!rows_ && t.pre == npu_kernels::kPreCenterSq) pipe_.InitBuffer(ctr_, t.row_stride * sizeof(float));
+  }
+
+  __aicore__ inline void Process() {
+    if (i0_ >= i1_) return;
+    if (!rows_) {
+      for (uint64_t it = i0_; it < i1_; ++it) ColumnItem(it);
+      return;
+    }
+    if (t_.segments == 1 && t_.R <= t_.tile) PackedRows();
+    else for (uint64_t it = i0_; it < i1_; ++it) StreamRow(it);
+    Flush();
+  }
+
+ private:
+  // Loads n elements (or k rows) into a float view: the input tile itself for float, else a cast copy.
+  __aicore__ inline LocalTensor<float> ToFloat(const LocalTensor<T>& in, uint32_t count) {
+    if constexpr (std::is_same_v<T, float>) {
+      return in;
+    } else {
+      LocalTensor<float> w = work_.template Get<float>();
+      Cast(w, in, RoundMode::CAST_NONE, count);
+      return w;
+    }
+  }
+
+  // The element-wise pre-op on f[0:count] (center subtraction is done by the caller).
+  __aicore__ inline void ApplyPre(const LocalTensor<float>& f, uint32_t count) {
+    const int32_t n = static_cast<int32_t>(count);
+    switch (t_.pre) {
+      case npu_kernels::kPreAbs: Abs(f, f, n); break;
+      case npu_kernels::kPreSquare:
+      case npu_kernels::kPreCenterSq: Mul(f, f, f, n); break;
+      case npu_kernels::kPrePowAbs:
+        Abs(f, f, n);
+        Ln(f, f, n);
+        Muls(f, f, t_.p, n);
+        Exp(f, f, n);
+        break;
+      case npu_kernels::kPreNonZero: {
+        const uint32_t c64 = AlignUpU(count, 64);
+        LocalTensor<uint8_t> bits = bits_.template Get<uint8_t>();
+        CompareScalar(bits, f, 0.0f, CMPMODE::NE, c64);
+        Select(f, bits, ones_.template Get<float>(), 0.0f, SELMODE::VSEL_TENSOR_SCALAR_MODE, c64);
+        break;
+      }
+      case npu_kernels::kPreNanToZero: {  // x == x is false only for NaN
+        const uint32_t c64 = AlignUpU(count, 64);
+        LocalTensor<uint8_t> bits = bits_.template Get<uint8_t>();
+        Compare(bits, f, f, CMPMODE::EQ, c64);
+        Select(f, bits, f, 0.0f, SELMODE::VSEL_TENSOR_SCALAR_MODE, c64);
+        break;
+      }
+      default: break;
+    }
+  }
+
+  __aicore__ inline float Center(uint64_t index) {
+    DataCacheCleanAndInvalid<float, CacheLine::SINGLE_CACHE_LINE, DcciDst::CACHELINE_OUT>(cGm_);
+    return cGm_.GetValue(index);
+  }
+
+  // Many short rows per tile (R <= tile, one segment): rows land at a 32 B aligned pitch.
+  __aicore__ inline void PackedRows() {
+    const uint32_t R = static_cast<uint32_t>(t_.R);
+    const uint32_t pitch = AlignUpU(R, kElemsPerBlock<T> < 8 ? 8 : kElemsPerBlock<T>);
+    uint32_t kmax = t_.tile / pitch;
+    if (kmax > 4095) kmax = 4095;
+    if (kmax > outLen_) kmax = outLen_;
+    if (kmax >= 8) kmax = kmax / 8 * 8;  // keeps output offsets 32 B aligned for BlockReduce
+    first_ = i0_;
+    for (uint64_t it = i0_; it < i1_;) {
+      uint32_t k = static_cast<uint32_t>(MinU(kmax, i1_ - it));
+      if (k > outLen_ - pending_) k = outLen_ - pending_;
+      LocalTensor<T> in = inQ_.template AllocTensor<T>();
+      CopyInRows(in, xGm_[it * R], k, R, R, pitch);
+      inQ_.EnQue(in);
+      in = inQ_.template DeQue<T>();
+      LocalTensor<float> f = ToFloat(in, k * pitch);
+      if (t_.pre == npu_kernels::kPreCenterSq)
+        for (uint32_t r = 0; r < k; ++r) Adds(f[r * pitch], f[r * pitch], -Center(it + r), static_cast<int32_t>(R));
+      ApplyPre(f, k * pitch);
+      ReduceRowsTo1(t_.comb, outF_.template Get<float>()[pending_], f, f, k, pitch, R, pending_ % 8 == 0);
+      inQ_.FreeTensor(in);
+      pending_ += k;
+      it += k;
+      if (pending_ == outLen_) Flush();
+    }
+  }
+
+  // One (row, segment) item streamed through the float accumulator.
+  __aicore__ inline void StreamRow(uint64_t it) {
+    if (pending_ == 0) first_ = it;
+    const uint64_t o = it / t_.segments, s = it % t_.segments;
+    const uint64_t r0 = s * t_.seg_len;
+    const uint64_t L = MinU(t_.seg_len, t_.R - r0);
+    const uint64_t base = o * t_.R + r0;
+    const float c = t_.pre == npu_kernels::kPreCenterSq ? Center(o) : 0.0f;
+    LocalTensor<float> acc = acc_.template Get<float>();
+    for (uint64_t off = 0; off < L; off += t_.tile) {
+      const uint32_t n = static_cast<uint32_t>(MinU(t_.tile, L - off));
+      LocalTensor<T> in = inQ_.template AllocTensor<T>();
+      CopyInContiguous(in, xGm_[base + off], n);
+      inQ_.EnQue(in);
+      in = inQ_.template DeQue<T>();
+      LocalTensor<float> f = ToFloat(in, n);
+      if (t_.pre == npu_kernels::kPreCenterSq) Adds(f, f, -c, static_cast<int32_t>(n));
+      ApplyPre(f, n);
+      if (off == 0) DataCopy(acc, f, AlignUpU(n, 8));
+      else CombineVec(t_.comb, acc, acc, f, static_cast<int32_t>(n));
+      inQ_.FreeTensor(in);
+    }
+    const uint32_t n0 = static_cast<uint32_t>(MinU(L, t_.tile));
+    ReduceRowTo1(t_.comb, outF_.template Get<float>()[pending_], acc, acc, n0);
+    if (++pending_ == outLen_) Flush();
+  }
+
+  // Scale, post-op and cast of out[0:n] into an output tile.
+  __aicore__ inline LocalTensor<O> Finalize(const LocalTensor<float>& v, uint32_t n) {
+    const int32_t c = static_cast<int32_t>(n);
+    if (t_.scale != 1.0f) Muls(v, v, t_.scale, c);
+    if (t_.post == npu_kernels::kPostSqrt) {
+      Sqrt(v, v, c);
+    } else if (t_.post == npu_kernels::kPostPowInv) {
+      Ln(v, v, c);
+      Muls(v, v, 1.0f / t_.p, c);
+      Exp(v, v, c);
+    }
+    LocalTensor<O> out = outQ_.template AllocTensor<O>();
+    if constexpr (std::is_same_v<O, float>) DataCopy(out, v, AlignUpU(n, 8));
+    else Cast(out, v, RoundMode::CAST_RINT, n);
+    outQ_.EnQue(out);
+    return outQ_.template DeQue<O>();
+  }
+
+  __aicore__ inline void Flush() {
+    if (pending_ == 0) return;
+    LocalTensor<O> out = Finalize(outF_.template Get<float>(), pending_);
+    DataCopyPad(yGm_[first_], out, DataCopyExtParams{1, static_cast<uint32_t>(pending_ * sizeof(O)), 0, 0, 0});
+    outQ_.FreeTensor(out);
+    first_ += pending_;
+    pending_ = 0;
+  }
+
+  // One ((outer, segment), column chunk) item of the columns kernel.
+  __aicore__ inline void ColumnItem(uint64_t it) {
+    const uint64_t os = it / t_.chunks, ch = it % t_.chunks;
+    const uint64_t o = os / t_.segments, s = os % t_.segments;
+    const uint64_t col0 = ch * t_.chunk_w;
+    const uint32_t wc = static_cast<uint32_t>(MinU(t_.chunk_w, t_.inner - col0));
+    const uint64_t r0 = s * t_.seg_len;
+    const uint64_t L = MinU(t_.seg_len, t_.R - r0);
+    const uint32_t rs = t_.row_stride;
+    const uint64_t base = (o * t_.R + r0) * t_.inner + col0;
+    LocalTensor<float> acc = acc_.template Get<float>();
+    LocalTensor<float> ctr;
+    if (t_.pre == npu_kernels::kPreCenterSq) {
+      ctr = ctr_.template Get<float>();
+      CopyInContiguous(ctr, cGm_[o * t_.inner + col0], wc);
+    }
+    for (uint64_t r = 0; r < L; r += t_.tile) {
+      const uint32_t k = static_cast<uint32_t>(MinU(t_.tile, L - r));
+      LocalTensor<T> in = inQ_.template AllocTensor<T>();
+      CopyInRows(in, xGm_[base + r * t_.inner], k, wc, t_.inner, rs);
+      inQ_.EnQue(in);
+      in = inQ_.template DeQue<T>();
+      LocalTensor<float> f = ToFloat(in, k * rs);
+      if (t_.pre == npu_kernels::kPreCenterSq)
+        for (uint32_t i = 0; i < k; ++i) Sub(f[i * rs], f[i * rs], ctr, static_cast<int32_t>(wc));
+      ApplyPre(f, k * rs);
+      FoldRows(t_.comb, f, k, rs);
+      if (r == 0) DataCopy(acc, f, rs);
+      else CombineVec(t_.comb, acc, acc, f, static_cast<int32_t>(rs));
+      inQ_.FreeTensor(in);
+    }
+    LocalTensor<O> out = Finalize(acc, wc);
+    DataCopyPad(yGm_[os * t_.inner + col0], out, DataCopyExtParams{1, static_cast<uint32_t>(wc * sizeof(O)), 0, 0, 0});
+    outQ_.FreeTensor(out);
+  }
+
+  ReduceTiling t_;
+  uint64_t i0_ = 0, i1_ = 0, first_ = 0;
+  uint32_t pending_ = 0, outLen_ = 0, cap_ = 0;
+  bool rows_ = true;
+  TPipe pipe_;
+  TQue<TPosition::VECIN, 1> inQ_;
+  TQue<TPosition::VECOUT, 1> outQ_;
+  TBuf<TPosition::VECCALC> work_, acc_, outF_, ones_, bits_, ctr_;
+  GlobalTensor<T> xGm_;
+  GlobalTensor<float> cGm_;
+  GlobalTensor<O> yGm_;
+};
+
+template <typename T, typename O>
+__aicore__ inline void RunReduce(GM_ADDR x, GM_ADDR center, GM_ADDR y, GM_ADDR tiling) {
+  GET_TILING_DATA_WITH_STRUCT(ReduceTiling, t, tiling);
+  ReduceKernel<T, O> op;
+  op.Init(x, center, y, t);
+  op.Process();
+}
+
+// ------------------------------------------------------------------------------------- arg-reduce kernel
+template <typename T>
+class ArgReduceKernel {
+ public:
+  __aicore__ inline void Init(GM_ADDR x, GM_ADDR index_in, GM_ADDR values, GM_ADDR indices,
+                              const ArgReduceTiling& t) {
+    t_ = t;
+    i0_ = t.items_per_core * GetBlockIdx();
+    i1_ = MinU(t.items, i0_ + t.items_per_core);
+    rows_ = t.inner == 1;
+    xGm_.SetGlobalBuffer(reinterpret_cast<__gm__ T*>(x), t.outer * t.R * t.inner);
+    if (t.index_in) inGm_.SetGlobalBuffer(reinterpret_cast<__gm__ int64_t*>(index_in), t.outer * t.R);
+    vGm_.SetGlobalBuffer(reinterpret_cast<__gm__ T*>(values), t.outer * t.segments * t.inner);
+    iGm_.SetGlobalBuffer(reinterpret_cast<__gm__ int64_t*>(indices), t.outer * t.segments * t.inner);
+    cap_ = rows_ ? t.tile : t.tile * t.row_stride;
+    pipe_.InitBuffer(inQ_, 2, cap_ * sizeof(T));
+    if constexpr (!std::is_same_v<T, float>) pipe_.InitBuffer(work_, cap_ * sizeof(float));
+    outLen_ = rows_ ? t.out_tile : t.row_stride;
+    pipe_.InitBuffer(best_, AlignUpU(outLen_, 64) * sizeof(float));
+    pipe_.InitBuffer(bidx_, AlignUpU(outLen_, 64) * sizeof(int32_t));
+    pipe_.InitBuffer(outV_, 1, AlignUpU(outLen_, 64) * sizeof(T));
+    pipe_.InitBuffer(outI_, 1, AlignUpU(outLen_, 64) * sizeof(int64_t));
+    if (rows_) {
+      pipe_.InitBuffer(tmp_, AlignUpU(t.tile / 16 + 256, 64) * sizeof(float));
+      pipe_.InitBuffer(red_, 64);
+    } else {
+      pipe_.InitBuffer(bits_, t.row_stride / 8);
+    }
+  }
+
+  __aicore__ inline void Process() {
+    if (i0_ >= i1_) return;
+    if (!rows_) {
+      for (uint64_t it = i0_; it < i1_; ++it) ColumnItem(it);
+      return;
+    }
+    first_ = i0_;
+    if (t_.segments == 1 && t_.R <= t_.tile) PackedRows();
+    else for (uint64_t it = i0_; it < i1_; ++it) StreamRow(it);
+    Flush(first_, pending_);
+  }
+
+ private:
+  __aicore__ inline LocalTensor<float> ToFloat(const LocalTensor<T>& in, uint32_t count) {
+    if constexpr (std::is_same_v<T, float>) {
+      return in;
+    } else {
+      LocalTensor<float> w = work_.template Get<float>();
+      Cast(w, in, RoundMode::CAST_NONE, count);
+      return w;
+    }
+  }
+
+  // Extreme of f[0:n] and its first index (ReduceMax/ReduceMin with calIndex).
+  __aicore__ inline void TileExtreme(const LocalTensor<float>& f, uint32_t n, float* value, uint32_t* index) {
+    LocalTensor<float> red = red_.template Get<float>();
+    if (t_.is_min) ReduceMin(red, f, tmp_.template Get<float>(), static_cast<int32_t>(n), true);
+    else ReduceMax(red, f, tmp_.template Get<float>(), static_cast<int32_t>(n), true);
+    *value = red.GetValue(0);
+    *index = red.template ReinterpretCast<uint32_t>().GetValue(1);
+  }
+
+  __aicore__ inline bool Better(float a, float b) const { return t_.is_min ? a < b : a > b; }
+
+  __aicore__ inline void Emit(uint64_t o, float value, uint64_t index) {
+    if (t_.index_in) {
+      DataCacheCleanAndInvalid<int64_t, CacheLine::SINGLE_CACHE_LINE, DcciDst::CACHELINE_OUT>(inGm_);
+      index = static_cast<uint64_t>(inGm_.GetValue(o * t_.R + index));
+    }
+    best_.template Get<float>().SetValue(pending_, value);
+    bidx_.template Get<int32_t>().SetValue(pending_, static_cast<int32_t>(index));
+    if (++pending_ == outLen_) {
+      Flush(first_, pending_);
+      first_ += pending_;
+      pending_ = 0;
+    }
+  }
+
+  __aicore__ inline void PackedRows() {
+    const uint32_t R = static_cast<uint32_t>(t_.R);
+    const uint32_t pitch = AlignUpU(R, kElemsPerBlock<T> < 8 ? 8 : kElemsPerBlock<T>);
+    uint32_t kmax = t_.tile / pitch;
+    if (kmax > 4095) kmax = 4095;
+    for (uint64_t it = i0_; it < i1_;) {
+      const uint32_t k = static_cast<uint32_t>(MinU(kmax, i1_ - it));
+      LocalTensor<T> in = inQ_.template AllocTensor<T>();
+      CopyInRows(in, xGm_[it * R], k, R, R, pitch);
+      inQ_.EnQue(in);
+      in = inQ_.template DeQue<T>();
+      LocalTensor<float> f = ToFloat(in, k * pitch);
+      for (uint32_t r = 0; r < k; ++r) {
+        float v;
+        uint32_t idx;
+        TileExtreme(f[r * pitch], R, &v, &idx);
+        Emit(it + r, v, idx);
+      }
+      inQ_.FreeTensor(in);
+      it += k;
+    }
+  }
+
+  __aicore__ inline void StreamRow(uint64_t it) {
+    const uint64_t o = it / t_.segments, s = it % t_.segments;
+    const uint64_t r0 = s * t_.seg_len;
+    const uint64_t L = MinU(t_.seg_len, t_.R - r0);
+    const uint64_t base = o * t_.R + r0;
+    float best = 0.0f;
+    uint64_t bi = 0;
+    for (uint64_t off = 0; off < L; off += t_.tile) {
+      const uint32_t n = static_cast<uint32_t>(MinU(t_.tile, L - off));
+      LocalTensor<T> in = inQ_.template AllocTensor<T>();
+      CopyInContiguous(in, xGm_[base + off], n);
+      inQ_.EnQue(in);
+      in = inQ_.template DeQue<T>();
+      LocalTensor<float> f = ToFloat(in, n);
+      float v;
+      uint32_t idx;
+      TileExtreme(f, n, &v, &idx);
+      if (off == 0 || Better(v, best)) {
+        best = v;
+        bi = r0 + off + idx;
+      }
+      inQ_.FreeTensor(in);
+    }
+    Emit(o, best, bi);
+  }
+
+  // Writes values (cast back to T: exact, they are input values) and int64 indices of n outputs.
+  __aicore__ inline void Flush(uint64_t first, uint32_t n) {
+    if (n == 0) return;
+    if (t_.write_values) {
+      LocalTensor<T> v = outV_.template AllocTensor<T>();
+      if constexpr (std::is_same_v<T, float>) DataCopy(v, best_.template Get<float>(), AlignUpU(n, 8));
+      else Cast(v, best_.template Get<float>(), RoundMode::CAST_RINT, n);
+      outV_.EnQue(v);
+      v = outV_.template DeQue<T>();
+      DataCopyPad(vGm_[first], v, DataCopyExtParams{1, static_cast<uint32_t>(n * sizeof(T)), 0, 0, 0});
+      outV_.FreeTensor(v);
+    }
+    LocalTensor<int64_t> i = outI_.template AllocTensor<int64_t>();
+    Cast(i, bidx_.template Get<int32_t>(), RoundMode::CAST_NONE, n);
+    outI_.EnQue(i);
+    i = outI_.template DeQue<int64_t>();
+    DataCopyPad(iGm_[first], i, DataCopyExtParams{1, static_cast<uint32_t>(n * sizeof(int64_t)), 0, 0, 0});
+    outI_.FreeTensor(i);
+  }
+
+  __aicore__ inline void ColumnItem(uint64_t it) {
+    const uint64_t o = it / t_.chunks, ch = it % t_.chunks;
+    const uint64_t col0 = ch * t_.chunk_w;
+    const uint32_t wc = static_cast<uint32_t>(MinU(t_.chunk_w, t_.inner - col0));
+    const uint32_t rs = t_.row_stride;
+    const uint64_t base = o * t_.R * t_.inner + col0;
+    LocalTensor<float> best = best_.template Get<float>();
+    LocalTensor<int32_t> bidx = bidx_.template Get<int32_t>();
+    LocalTensor<float> bidxBits = bidx.template ReinterpretCast<float>();
+    LocalTensor<uint8_t> bits = bits_.template Get<uint8_t>();
+    const CMPMODE keep = t_.is_min ? CMPMODE::GE : CMPMODE::LE;  // the old best stays unless strictly beaten
+    for (uint64_t r = 0; r < t_.R; r += t_.tile) {
+      const uint32_t k = static_cast<uint32_t>(MinU(t_.tile, t_.R - r));
+      LocalTensor<T> in = inQ_.template AllocTensor<T>();
+      CopyInRows(in, xGm_[base + r * t_.inner], k, wc, t_.inner, rs);
+      inQ_.EnQue(in);
+      in = inQ_.template DeQue<T>();
+      LocalTensor<float> f = ToFloat(in, k * rs);
+      uint32_t i = 0;
+      if (r == 0) {
+        DataCopy(best, f, rs);
+        Duplicate(bidx, int32_t(0), static_cast<int32_t>(rs));
+        i = 1;
+      }
+      for (; i < k; ++i) {
+        LocalTensor<float> row = f[i * rs];
+        Compare(bits, row, best, keep, rs);
+        Select(bidxBits, bits, bidxBits, BitsAsFloat(static_cast<int32_t>(r + i)), SELMODE::VSEL_TENSOR_SCALAR_MODE, rs);
+        if (t_.is_min) Min(best, best, row, static_cast<int32_t>(rs));
+        else Max(best, best, row, static_cast<int32_t>(rs));
+      }
+      inQ_.FreeTensor(in);
+    }
+    Flush(o * t_.inner + col0, wc);
+  }
+
+  ArgReduceTiling t_;
+  uint64_t i0_ = 0, i1_ = 0, first_ = 0;
+  uint32_t pending_ = 0, outLen_ = 0, cap_ = 0;
+  bool rows_ = true;
+  TPipe pipe_;
+  TQue<TPosition::VECIN, 1> inQ_;
+  TQue<TPosition::VECOUT, 1> outV_, outI_;
+  TBuf<TPosition::VECCALC> work_, best_, bidx_, tmp_, red_, bits_;
+  GlobalTensor<T> xGm_, vGm_;
+  GlobalTensor<int64_t> inGm_, iGm_;
+};
+
+template <typename T>
+__aicore__ inline void RunArgReduce(GM_ADDR x, GM_ADDR index_in, GM_ADDR values, GM_ADDR indices, GM_ADDR tiling) {
+  GET_TILING_DATA_WITH_STRUCT(ArgReduceTiling, t, tiling);
+  ArgReduceKernel<T> op;
+  op.Init(x, index_in, values, indices, t);
+  op.Process();
+}
+
+}  // namespace
+
+#define NPU_REDUCE_KERNEL_DEF(IN, OUT, TIN, TOUT)                                                        \
+  extern "C" __global__ __aicore__ void reduce_kernel_##IN##_##OUT(GM_ADDR x, GM_ADDR center, GM_ADDR y, \
+                                                                   GM_ADDR tiling) {                    \
+    RunReduce<TIN, TOUT>(x, center, y, tiling);                                                         \
+  }
+NPU_REDUCE_KERNEL_DEF(float, float, float, float)
+NPU_REDUCE_KERNEL_DEF(float, half, float, half)
+NPU_REDUCE_KERNEL_DEF(float, bf16, float, bfloat16_t)
+NPU_REDUCE_KERNEL_DEF(half, float, half, float)
+NPU_REDUCE_KERNEL_DEF(half, half, half, half)
+NPU_REDUCE_KERNEL_DEF(bf16, float, bfloat16_t, float)
+NPU_REDUCE_KERNEL_DEF(bf16, bf16, bfloat16_t, bfloat16_t)
+#undef NPU_REDUCE_KERNEL_DEF
+
+extern "C" __global__ __aicore__ void arg_reduce_kernel_float(GM_ADDR x, GM_ADDR index_in, GM_ADDR values,
+                                                              GM_ADDR indices, GM_ADDR tiling) {
+  RunArgReduce<float>(x, index_in, values, indices, tiling);
+}
+extern "C" __global__ __aicore__ void arg_reduce_kernel_half(GM_ADDR x, GM_ADDR index_in, GM_ADDR values,
+                                                             GM_ADDR indices, GM_ADDR tiling) {
+  RunArgReduce<half>(x, index_in, values, indices, tiling);
+}
+extern "C" __global__ __aicore__ void arg_reduce_kernel_bf16(GM_ADDR x, GM_ADDR index_in, GM_ADDR values,
+                                                             GM_ADDR indices, GM_ADDR tiling) {
+  RunArgReduce<bfloat16_t>(x, index_in, values, indices, tiling);
+}

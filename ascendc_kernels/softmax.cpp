@@ -1,0 +1,424 @@
+// Softmax / log_softmax forward and backward in Ascend C (see softmax.h for the design).
+#include "softmax.h"
+
+#include <type_traits>
+
+#include "kernel_operator.h"
+#include "reduce_helpers.h"
+
+using namespace AscendC;
+using namespace npu_kernels::reduce_helpers;
+
+namespace npu_kernels {
+
+namespace {
+constexpr uint32_t kUbReserve = 8 * 1024 + 2 * 1024;
+constexpr uint64_t kMinElemsPerCore = 32 * 1024;
+constexpr uint32_t kMaxTile = 16384;
+constexpr uint32_t kMaxChunk = 2048;
+}  // namespace
+
+SoftmaxTiling softmax_tiling(uint64_t outer, uint64_t R, uint64_t inner, uint32_t in_bytes, uint32_t out_bytes,
+                             bool log, bool backward, const SocInfo& soc) {
+  SoftmaxTiling t{};
+  t.outer = outer;
+  t.R = R;
+  t.inner = inner;
+  t.log = log ? 1 : 0;
+  t.backward = backward ? 1 : 0;
+  const uint64_t total = outer * R * inner;
+  uint64_t cores = total / kMinElemsPerCore;
+  if (cores < 1) cores = 1;
+  if (cores > static_cast<uint64_t>(soc.vector_cores)) cores = static_cast<uint64_t>(soc.vector_cores);
+  const uint32_t budget = soc.ub_bytes - kUbReserve;
+  const uint32_t inputs = backward ? 2 : 1;
+  // Per tile element: double-buffered inputs, their float copies, a float scratch, double-buffered output.
+  const uint32_t per_elem = inputs * (2 * in_bytes + (in_bytes != 4 ? 4 : 0)) + 4 + 2 * out_bytes;
+  if (inner == 1) {
+    t.chunks = 1;
+    t.chunk_w = 1;
+    // Two small per-row buffers (max, sum) of tile/16 floats each.
+    uint32_t tile = AlignDown<uint32_t>(budget / (per_elem + 1), 64);
+    if (tile > kMaxTile) tile = kMaxTile;
+    t.tile = tile;
+    t.row_stride = AlignUp<uint32_t>(static_cast<uint32_t>(R < tile ? R : tile), 16);
+    t.resident = R <= tile && AlignUp<uint64_t>(R, 16) <= tile ? 1 : 0;
+    t.items = outer;
+  } else {
+    uint64_t w = inner < kMaxChunk ? inner : kMaxChunk;
+    if (outer * CeilDivU<uint64_t>(inner, w) < cores && inner > 128) {
+      uint64_t want = CeilDivU<uint64_t>(cores, outer);
+      uint64_t nw = AlignUp<uint64_t>(CeilDivU<uint64_t>(inner, want), 64);
+      if (nw < 64) nw = 64;
+      if (nw < w) w = nw;
+    }
+    t.chunk_w = static_cast<uint32_t>(w);
+    t.chunks = CeilDivU<uint64_t>(inner, w);
+    t.row_stride = AlignUp<uint32_t>(t.chunk_w, 16);
+    const uint32_t fixed = 2 * t.row_stride * 4 + 1024;  // per-column max and sum vectors
+    uint64_t rows = (budget - fixed) / (uint64_t(t.row_stride) * per_elem);
+    if (rows > 4095) rows = 4095;
+    if (rows > R) rows = R;
+    if (rows < 1) rows = 1;
+    t.tile = static_cast<uint32_t>(rows);
+    t.resident = 0;
+    t.items = outer * t.chunks;
+  }
+  if (cores > t.items) cores = t.items;
+  if (cores < 1) cores = 1;
+  t.items_per_core = t.items == 0 ? 1 : CeilDivU<uint64_t>(t.items, cores);
+  t.block_dim = t.items == 0 ? 1 : static_cast<uint32_t>(CeilDivU<uint64_t>(t.items, t.items_per_core));
+  return t;
+}
+
+}  // namespace npu_kernels
+
+namespace {
+
+using npu_kernels::SoftmaxTiling;
+
+// T: dtype of the inputs (forward x; backward grad_output and output); O: dtype of the result.
+template <typename T, typename O, bool kBackward>
+class SoftmaxKernel {
+ public:
+  __aicore__ inline void Init(GM_ADDR a, GM_ADDR b, GM_ADDR out, const SoftmaxTiling& t) {
+    t_ = t;
+    i0_ = t.items_per_core * GetBlockIdx();
+    i1_ = MinU(t.items, i0_ + t.items_per_core);
+    const uint64_t n = t.outer * t.R * t.inner;
+    aGm_.SetGlobalBuffer(reinterpret_cast<__gm__ T*>(a), n);
+    if constexpr (kBackward) bGm_.SetGlobalBuffer(reinterpret_cast<__gm__ T*>(b), n);
+    oGm_.SetGlobalBuffer(reinterpret_cast<__gm__ O*>(out), n);
+    rows_ = t.inner == 1;
+    cap_ = rows_ ? t.tile : AlignUpU(t.tile * t.row_stride, 64);
+    pipe_.InitBuffer(aQ_, 2, cap_ * sizeof(T));
+    if constexpr (kBackward) pipe_.InitBuffer(bQ_, 2, cap_ * sizeof(T));
+    if constexpr (!std::is_same_v<T, float>) {
+      pipe_.InitBuffer(fa_, cap_ * sizeof(float));
+      if constexpr (kBackward) pipe_.InitBuffer(fb_, cap_ * sizeof(float));
+    }
+    pipe_.InitBuffer(tmp_, cap_ * sizeof(float));
+    pipe_.InitBuffer(outQ_, 2, cap_ * sizeof(O));
+    const uint32_t small = rows_ ? AlignUpU(t.tile / 16 + 64, 64) : t.row_stride;
+    pipe_.InitBuffer(vm_, small * sizeof(float));
+    pipe_.InitBuffer(vs_, small * sizeof(float));
+  }
+
+  __aicore__ inline void Process() {
+    if (i0_ >= i1_) return;
+    if (!rows_) {
+      for (uint64_t it = i0_; it < i1_; ++it) Columns(it);
+    } else if (t_.resident) {
+      RowsResident();
+    } else {
+      for (uint64_t it = i0_; it < i1_; ++it) RowStream(it);
+    }
+  }
+
+ private:
+  // GM -> UB (rows x w at the given pitches) and a float view of it.
+  __aicore__ inline LocalTensor<T> Load(TQue<TPosition::VECIN, 1>& q, const GlobalTensor<T>& gm, uint32_t rows,
+                                        uint32_t w, uint64_t gm_pitch, uint32_t ub_pitch) {
+    LocalTensor<T> in = q.template AllocTensor<T>();
+    if (rows == 1) CopyInContiguous(in, gm, w);
+    else CopyInRows(in, gm, rows, w, gm_pitch, ub_pitch);
+    q.EnQue(in);
+    return q.template DeQue<T>();
+  }
+  __aicore__ inline LocalTensor<float> AsFloat(const LocalTensor<T>& in, TBuf<TPosition::VECCALC>& buf, uint32_t n) {
+    if constexpr (std::is_same_v<T, float>) {
+      return in;
+    } else {
+      LocalTensor<float> f = buf.template Get<float>();
+      Cast(f, in, RoundMode::CAST_NONE, n);
+      return f;
+    }
+  }
+  // Per-row reduction of k packed rows (pitch P, R valid) of src into dst[0:k]; tmp receives the folds.
+  __aicore__ inline void RowReduce(uint32_t comb, const LocalTensor<float>& tmp, const LocalTensor<float>& src,
+                                   uint32_t k, uint32_t P, uint32_t R, const LocalTensor<float>& dst) {
+    ReduceRowsTo1(comb, dst, tmp, src, k, P, R, true);
+  }
+
+  // The float tile the result is computed into: the output tile itself for float output.
+  __aicore__ inline LocalTensor<float> ResultTile(const LocalTensor<O>& out, const LocalTensor<float>& fallback) {
+    if constexpr (std::is_same_v<O, float>) return out;
+    else return fallback;
+  }
+  __aicore__ inline void Emit(LocalTensor<O>& out, const LocalTensor<float>& res, uint32_t count,
+                              const GlobalTensor<O>& gm, uint32_t rows, uint32_t w, uint64_t gm_pitch,
+                              uint32_t ub_pitch) {
+    if constexpr (!std::is_same_v<O, float>) Cast(out, res, RoundMode::CAST_RINT, count);
+    outQ_.EnQue(out);
+    out = outQ_.template DeQue<O>();
+    if (rows == 1) CopyOutContiguous(gm, out, w);
+    else CopyOutRows(gm, out, rows, w, gm_pitch, ub_pitch);
+    outQ_.FreeTensor(out);
+  }
+
+  __aicore__ inline void RowsResident() {
+    const uint32_t R = static_cast<uint32_t>(t_.R);
+    const uint32_t P = t_.row_stride;
+    uint32_t kmax = t_.tile / P;
+    if (kmax > 4095) kmax = 4095;
+    LocalTensor<float> tmp = tmp_.template Get<float>();
+    LocalTensor<float> vm = vm_.template Get<float>();
+    LocalTensor<float> vs = vs_.template Get<float>();
+    const int32_t r32 = static_cast<int32_t>(R);
+    for (uint64_t it = i0_; it < i1_;) {
+      const uint32_t k = static_cast<uint32_t>(MinU(kmax, i1_ - it));
+      const uint32_t n = k * P;
+      LocalTensor<T> a = Load(aQ_, aGm_[it * R], k, R, R, P);
+      LocalTensor<float> fa = AsFloat(a, fa_, n);
+      LocalTensor<O> out = outQ_.template AllocTensor<O>();
+      LocalTensor<float> res = ResultTile(out, fa);
+      if constexpr (!kBackward) {
+        RowReduce(npu_kernels::kCombMax, tmp, fa, k, P, R, vm);
+        for (uint32_t r = 0; r < k; ++r) Adds(fa[r * P], fa[r * P], -vm.GetValue(r), r32);
+        if (t_.log) {
+          Exp(tmp, fa, static_cast<int32_t>(n));
+          RowReduce(npu_kernels::kCombSum, tmp, tmp, k, P, R, vs);
+          Ln(vs, vs, static_cast<int32_t>(k));
+          for (uint32_t r = 0; r < k; ++r) Adds(res[r * P], fa[r * P], -vs.GetValue(r), r32);
+        } else {
+          Exp(fa, fa, static_cast<int32_t>(n));
+          RowReduce(npu_kernels::kCombSum, tmp, fa, k, P, R, vs);
+          for (uint32_t r = 0; r < k; ++r) Muls(res[r * P], fa[r * P], 1.0f / vs.GetValue(r), r32);
+        }
+        Emit(out, res, n, oGm_[it * R], k, R, R, P);
+        aQ_.FreeTensor(a);
+      } else {
+        LocalTensor<T> b = Load(bQ_, bGm_[it * R], k, R, R, P);
+        LocalTensor<float> fb = AsFloat(b, fb_, n);  // fa = grad_output, fb = output
+        if (t_.log) {
+          RowReduce(npu_kernels::kCombSum, tmp, fa, k, P, R, vs);
+          Exp(tmp, fb, static_cast<int32_t>(n));
+          for (uint32_t r = 0; r < k; ++r) Muls(tmp[r * P], tmp[r * P], vs.GetValue(r), r32);
+          Sub(res, fa, tmp, static_cast<int32_t>(n));
+        } else {
+          Mul(tmp, fa, fb, static_cast<int32_t>(n));
+          RowReduce(npu_kernels::kCombSum, tmp, tmp, k, P, R, vs);
+          for (uint32_t r = 0; r < k; ++r) Adds(fa[r * P], fa[r * P], -vs.GetValue(r), r32);
+          Mul(res, fa, fb, static_cast<int32_t>(n));
+        }
+        Emit(out, res, n, oGm_[it * R], k, R, R, P);
+        aQ_.FreeTensor(a);
+        bQ_.FreeTensor(b);
+      }
+      it += k;
+    }
+  }
+
+  // A row longer than a tile: max, then sum of exp, then the result (backward: sum, then the result).
+  __aicore__ inline void RowStream(uint64_t it) {
+    const uint64_t R = t_.R;
+    const uint64_t base = it * R;
+    const uint32_t tn = t_.tile;
+    LocalTensor<float> tmp = tmp_.template Get<float>();
+    LocalTensor<float> vm = vm_.template Get<float>();
+    LocalTensor<float> vs = vs_.template Get<float>();
+    float m = 0.0f, s = 0.0f;
+    if constexpr (!kBackward) {
+      for (uint64_t off = 0; off < R; off += tn) {
+        const uint32_t n = static_cast<uint32_t>(MinU(tn, R - off));
+        LocalTensor<T> a = Load(aQ_, aGm_[base + off], 1, n, n, n);
+        LocalTensor<float> fa = AsFloat(a, fa_, n);
+        ReduceRowTo1(npu_kernels::kCombMax, vm, tmp, fa, n);
+        const float v = vm.GetValue(0);
+        if (off == 0 || v > m) m = v;
+        aQ_.FreeTensor(a);
+      }
+    }
+    for (uint64_t off = 0; off < R; off += tn) {
+      const uint32_t n = static_cast<uint32_t>(MinU(tn, R - off));
+      const int32_t c = static_cast<int32_t>(n);
+      LocalTensor<T> a = Load(aQ_, aGm_[base + off], 1, n, n, n);
+      LocalTensor<float> fa = AsFloat(a, fa_, n);
+      if constexpr (!kBackward) {
+        Adds(tmp, fa, -m, c);
+        Exp(tmp, tmp, c);
+        aQ_.FreeTensor(a);
+      } else {
+        if (t_.log) {
+          ReduceRowTo1(npu_kernels::kCombSum, vs, tmp, fa, n);
+          s += vs.GetValue(0);
+          aQ_.FreeTensor(a);
+          continue;
+        }
+        LocalTensor<T> b = Load(bQ_, bGm_[base + off], 1, n, n, n);
+        Mul(tmp, fa, AsFloat(b, fb_, n), c);
+        bQ_.FreeTensor(b);
+        aQ_.FreeTensor(a);
+      }
+      ReduceRowTo1(npu_kernels::kCombSum, vs, tmp, tmp, n);
+      s += vs.GetValue(0);
+    }
+    float shift = 0.0f;
+    if (!kBackward && t_.log) {
+      vs.SetValue(0, s);
+      Ln(vs, vs, 1);
+      shift = m + vs.GetValue(0);
+    }
+    for (uint64_t off = 0; off < R; off += tn) {
+      const uint32_t n = static_cast<uint32_t>(MinU(tn, R - off));
+      const int32_t c = static_cast<int32_t>(n);
+      LocalTensor<T> a = Load(aQ_, aGm_[base + off], 1, n, n, n);
+      LocalTensor<float> fa = AsFloat(a, fa_, n);
+      LocalTensor<O> out = outQ_.template AllocTensor<O>();
+      LocalTensor<float> res = ResultTile(out, fa);
+      if constexpr (!kBackward) {
+        if (t_.log) {
+          Adds(res, fa, -shift, c);
+        } else {
+          Adds(fa, fa, -m, c);
+          Exp(fa, fa, c);
+          Muls(res, fa, 1.0f / s, c);
+        }
+      } else {
+        LocalTensor<T> b = Load(bQ_, bGm_[base + off], 1, n, n, n);
+        LocalTensor<float> fb = AsFloat(b, fb_, n);
+        if (t_.log) {
+          Exp(tmp, fb, c);
+          Muls(tmp, tmp, s, c);
+          Sub(res, fa, tmp, c);
+        } else {
+          Adds(fa, fa, -s, c);
+          Mul(res, fa, fb, c);
+        }
+        bQ_.FreeTensor(b);
+      }
+      Emit(out, res, n, oGm_[base + off], 1, n, n, n);
+      aQ_.FreeTensor(a);
+    }
+  }
+
+  // A chunk of columns: per-column max and sum vectors over row tiles, then the result.
+  __aicore__ inline void Columns(uint64_t it) {
+    const uint64_t o = it / t_.chunks, ch = it % t_.chunks;
+    const uint64_t col0 = ch * t_.chunk_w;
+    const uint32_t wc = static_cast<uint32_t>(MinU(t_.chunk_w, t_.inner - col0));
+    const uint32_t rs = t_.row_stride;
+    const uint64_t inner = t_.inner;
+    const uint64_t base = o * t_.R * inner + col0;
+    const int32_t vrs = static_cast<int32_t>(rs);
+    LocalTensor<float> tmp = tmp_.template Get<float>();
+    LocalTensor<float> vm = vm_.template Get<float>();
+    LocalTensor<float> vs = vs_.template Get<float>();
+    if constexpr (!kBackward) {
+      for (uint64_t r = 0; r < t_.R; r += t_.tile) {
+        const uint32_t k = static_cast<uint32_t>(MinU(t_.tile, t_.R - r));
+        LocalTensor<T> a = Load(aQ_, aGm_[base + r * inner], k, wc, inner, rs);
+        LocalTensor<float> fa = AsFloat(a, fa_, k * rs);
+        FoldRowsCopy(npu_kernels::kCombMax, tmp, fa, k, rs);
+        if (r == 0) DataCopy(vm, tmp, rs);
+        else Max(vm, vm, tmp, vrs);
+        aQ_.FreeTensor(a);
+      }
+    }
+    for (uint64_t r = 0; r < t_.R; r += t_.tile) {
+      const uint32_t k = static_cast<uint32_t>(MinU(t_.tile, t_.R - r));
+      const int32_t n = static_cast<int32_t>(k * rs);
+      LocalTensor<T> a = Load(aQ_, aGm_[base + r * inner], k, wc, inner, rs);
+      LocalTensor<float> fa = AsFloat(a, fa_, k * rs);
+      if constexpr (!kBackward) {
+        BroadcastRows(RowOp::Sub, fa, vm, k, rs);
+        Exp(tmp, fa, n);
+      } else if (t_.log) {
+        FoldRowsCopy(npu_kernels::kCombSum, tmp, fa, k, rs);
+        if (r == 0) DataCopy(vs, tmp, rs);
+        else Add(vs, vs, tmp, vrs);
+        aQ_.FreeTensor(a);
+        continue;
+      } else {
+        LocalTensor<T> b = Load(bQ_, bGm_[base + r * inner], k, wc, inner, rs);
+        Mul(tmp, fa, AsFloat(b, fb_, k * rs), n);
+        bQ_.FreeTensor(b);
+      }
+      aQ_.FreeTensor(a);
+      FoldRows(npu_kernels::kCombSum, tmp, k, rs);
+      if (r == 0) DataCopy(vs, tmp, rs);
+      else Add(vs, vs, tmp, vrs);
+    }
+    if (!kBackward && t_.log) {
+      Ln(vs, vs, vrs);
+      Add(vm, vm, vs, vrs);  // log_softmax = x - (max + ln(sum))
+    }
+    for (uint64_t r = 0; r < t_.R; r += t_.tile) {
+      const uint32_t k = static_cast<uint32_t>(MinU(t_.tile, t_.R - r));
+      const int32_t n = static_cast<int32_t>(k * rs);
+      LocalTensor<T> a = Load(aQ_, aGm_[base + r * inner], k, wc, inner, rs);
+      LocalTensor<float> fa = AsFloat(a, fa_, k * rs);
+      LocalTensor<O> out = outQ_.template AllocTensor<O>();
+      LocalTensor<float> res = ResultTile(out, fa);
+      if constexpr (!kBackward) {
+        BroadcastRows(RowOp::Sub, fa, vm, k, rs);
+        if (t_.log) {
+          if constexpr (std::is_same_v<O, float>) DataCopy(res, fa, k * rs);
+        } else {
+          Exp(res, fa, n);
+          BroadcastRows(RowOp::Div, res, vs, k, rs);
+        }
+      } else {
+        LocalTensor<T> b = Load(bQ_, bGm_[base + r * inner], k, wc, inner, rs);
+        LocalTensor<float> fb = AsFloat(b, fb_, k * rs);
+        if (t_.log) {
+          Exp(tmp, fb, n);
+          BroadcastRows(RowOp::Mul, tmp, vs, k, rs);
+          Sub(res, fa, tmp, n);
+        } else {
+          BroadcastRows(RowOp::Sub, fa, vs, k, rs);
+          Mul(res, fa, fb, n);
+        }
+        bQ_.FreeTensor(b);
+      }
+      Emit(out, res, k * rs, oGm_[base + r * inner], k, wc, inner, rs);
+      aQ_.FreeTensor(a);
+    }
+  }
+
+  SoftmaxTiling t_;
+  uint64_t i0_ = 0, i1_ = 0;
+  uint32_t cap_ = 0;
+  bool rows_ = true;
+  TPipe pipe_;
+  TQue<TPosition::VECIN, 1> aQ_, bQ_;
+  TQue<TPosition::VECOUT, 1> outQ_;
+  TBuf<TPosition::VECCALC> fa_, fb_, tmp_, vm_, vs_;
+  GlobalTensor<T> aGm_, bGm_;
+  GlobalTensor<O> oGm_;
+};
+
+template <typename T, typename O, bool kBackward>
+__aicore__ inline void RunSoftmax(GM_ADDR a, GM_ADDR b, GM_ADDR out, GM_ADDR tiling) {
+  GET_TILING_DATA_WITH_STRUCT(SoftmaxTiling, t, tiling);
+  SoftmaxKernel<T, O, kBackward> op;
+  op.Init(a, b, out, t);
+  op.Process();
+}
+
+}  // namespace
+
+extern "C" __global__ __aicore__ void softmax_kernel_float_float(GM_ADDR x, GM_ADDR y, GM_ADDR tiling) {
+  RunSoftmax<float, float, false>(x, nullptr, y, tiling);
+}
+extern "C" __global__ __aicore__ void softmax_kernel_half_half(GM_ADDR x, GM_ADDR y, GM_ADDR tiling) {
+  RunSoftmax<half, half, false>(x, nullptr, y, tiling);
+}
+extern "C" __global__ __aicore__ void softmax_kernel_bf16_bf16(GM_ADDR x, GM_ADDR y, GM_ADDR tiling) {
+  RunSoftmax<bfloat16_t, bfloat16_t, false>(x, nullptr, y, tiling);
+}
+extern "C" __global__ __aicore__ void softmax_kernel_half_float(GM_ADDR x, GM_ADDR y, GM_ADDR tiling) {
+  RunSoftmax<half, float, false>(x, nullptr, y, tiling);
+}
+extern "C" __global__ __aicore__ void softmax_grad_kernel_float_float(GM_ADDR g, GM_ADDR y, GM_ADDR gi, GM_ADDR tiling) {
+  RunSoftmax<float, float, true>(g, y, gi, tiling);
+}
+extern "C" __global__ __aicore__ void softmax_grad_kernel_half_half(GM_ADDR g, GM_ADDR y, GM_ADDR gi, GM_ADDR tiling) {
+  RunSoftmax<half, half, true>(g, y, gi, tiling);
+}
+extern "C" __global__ __aicore__ void softmax_grad_kernel_bf16_bf16(GM_ADDR g, GM_ADDR y, GM_ADDR gi, GM_ADDR tiling) {
+  RunSoftmax<bfloat16_t, bfloat16_t, true>(g, y, gi, tiling);
+}
+extern "C" __global__ __aicore__ void softmax_grad_kernel_float_half(GM_ADDR g, GM_ADDR y, GM_ADDR gi, GM_ADDR tiling) {
+  RunSoftmax<float, half, true>(g, y, gi, tiling);
+}

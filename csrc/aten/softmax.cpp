@@ -1,0 +1,206 @@
+// Softmax ops on npu: _softmax, _log_softmax and their backward (_softmax_backward_data,
+// _log_softmax_backward_data), functional and .out. Argument checks, then the Ascend C kernel of
+// ascendc_kernels/softmax.h over the [outer, R, inner] view of the softmax dim.
+#include <ATen/core/Tensor.h>
+#include <ATen/native/Resize.h>
+#include <c10/core/DeviceGuard.h>
+#include <torch/library.h>
+
+#include <string>
+#include <vector>
+
+#include "aten/kernel_launch.h"
+#include "core/cpu_fallback.h"
+#include "aten/op_common.h"
+#include "softmax.h"
+
+namespace torch_ops_nn {
+
+TORCH_OPS_NN_REGISTER_KERNEL(softmax_kernel);
+TORCH_OPS_NN_REGISTER_KERNEL(softmax_grad_kernel);
+
+namespace {
+
+int64_t WrapSoftmaxDim(const char* op, int64_t dim, int64_t ndim) {
+  const int64_t n = ndim > 0 ? ndim : 1;
+  TORCH_CHECK_INDEX(dim >= -n && dim < n, op, ": Dimension out of range (expected to be in range of [", -n, ", ",
+                    n - 1, "], but got ", dim, ")");
+  return dim < 0 ? dim + n : dim;
+}
+
+void SplitAroundDim(const at::Tensor& x, int64_t dim, uint64_t* outer, uint64_t* R, uint64_t* inner) {
+  *outer = 1;
+  *R = 1;
+  *inner = 1;
+  if (x.dim() == 0) return;
+  for (int64_t d = 0; d < dim; ++d) *outer *= static_cast<uint64_t>(x.size(d));
+  *R = static_cast<uint64_t>(x.size(dim));
+  for (int64_t d = dim + 1; d < x.dim(); ++d) *inner *= static_cast<uint64_t>(x.size(d));
+}
+
+// Many short rows run faster as columns of the transpose (whole-tile vector ops instead of per-row ones).
+bool TransposeRows(uint64_t outer, uint64_t R, uint64_t inner) {
+  return inner == 1 && R > 1 && R <= 32 && outer >= 2048;
+}
+
+// The kernels move unaligned rows and tails with DataCopyPad, which 2002 (310P) SoCs do not have.
+void CheckArch(const char* op, c10::DeviceIndex dev) {
+  const int arch = SocInfoFor(dev).npu_arch;
+  TORCH_CHECK(arch == 2201, op, ": npu:", static_cast<int>(dev), " is an ", npu_rt::GetDeviceInfo(dev).soc->name,
+              " (arch ", arch, "); this op's Ascend C kernel needs DataCopyPad, available on arch 2201 (Ascend910B)");
+}
+
+using FwdFn = void (*)(uint8_t*, uint8_t*, uint8_t*);
+using BwdFn = void (*)(uint8_t*, uint8_t*, uint8_t*, uint8_t*);
+
+std::string Describe(const char* op, const at::Tensor& x, const npu_kernels::SoftmaxTiling& t) {
+  return std::string(op) + " " + DescribeForLog({{"x", &x}}) + " [" + std::to_string(t.outer) + "," +
+         std::to_string(t.R) + "," + std::to_string(t.inner) + "] resident=" + std::to_string(t.resident) +
+         " blockDim=" + std::to_string(t.block_dim);
+}
+
+at::Tensor SoftmaxForward(const char* op, const at::Tensor& self, int64_t dim_in, bool half_to_float, bool log) {
+  CheckSameNpuDevice(op, {{"self", &self}});
+  CheckFloatDtype(op, "self", self);
+  TORCH_CHECK(!half_to_float || self.scalar_type() == c10::kHalf, op,
+              ": half_to_float conversion is supported for Half input only (got ", self.scalar_type(), ")");
+  const int64_t dim = WrapSoftmaxDim(op, dim_in, self.dim());
+  const c10::ScalarType out_dtype = half_to_float ? c10::kFloat : self.scalar_type();
+  const c10::DeviceIndex dev = self.device().index();
+  at::Tensor y = NpuEmpty(self.sizes(), out_dtype, dev);
+  if (self.numel() == 0) return y;
+  at::Tensor x = Contiguous(self);
+  uint64_t outer, R, inner;
+  SplitAroundDim(x, dim, &outer, &R, &inner);
+  const bool transpose = TransposeRows(outer, R, inner);
+  if (transpose) {  // many short rows: softmax over the columns of the transpose, then transpose back
+    x = x.view({static_cast<int64_t>(outer), static_cast<int64_t>(R)}).t().contiguous();
+    inner = outer;
+    outer = 1;
+    y = NpuEmpty(x.sizes(), out_dtype, dev);
+  }
+  const auto t = npu_kernels::softmax_tiling(outer, R, inner, static_cast<uint32_t>(x.element_size()),
+                                             static_cast<uint32_t>(c10::elementSize(out_dtype)), log, false,
+                                             SocInfoFor(dev));
+  CheckArch(op, dev);
+  FwdFn kernel = half_to_float ? &softmax_kernel_half_float
+                               : PickFloatKernel(op, x.scalar_type(), &softmax_kernel_float_float,
+                                                 &softmax_kernel_half_half, &softmax_kernel_bf16_bf16);
+  KernelLaunch launch{"softmax_kernel", ascendc_host::CoreType::AIV, t.block_dim, dev};
+  if (LogDebugEnabled()) launch.detail = Describe(op, x, t);
+  LaunchKernel(std::move(launch), kernel, t, x.data_ptr(), y.data_ptr());
+  if (transpose) return y.t().contiguous().view(self.sizes());
+  return y;
+}
+
+at::Tensor SoftmaxBackward(const char* op, const at::Tensor& grad_output, const at::Tensor& output, int64_t dim_in,
+                           c10::ScalarType input_dtype, bool log) {
+  CheckSameNpuDevice(op, {{"grad_output", &grad_output}, {"output", &output}});
+  CheckFloatDtype(op, "grad_output", grad_output);
+  TORCH_CHECK(grad_output.sizes() == output.sizes(), op, ": grad_output of shape ", grad_output.sizes(),
+              " does not match output of shape ", output.sizes());
+  TORCH_CHECK(grad_output.scalar_type() == output.scalar_type(), op, ": grad_output has dtype ",
+              grad_output.scalar_type(), " but output has dtype ", output.scalar_type(), "; they must match");
+  const bool half_to_float = grad_output.scalar_type() != input_dtype;
+  TORCH_CHECK(!half_to_float || (grad_output.scalar_type() == c10::kFloat && input_dtype == c10::kHalf), op,
+              ": input_dtype ", input_dtype, " with grad_output of dtype ", grad_output.scalar_type(),
+              " is not supported; they must match, or be Half input with Float grad_output (half_to_float)");
+  const int64_t dim = WrapSoftmaxDim(op, dim_in, grad_output.dim());
+  const c10::DeviceIndex dev = grad_output.device().index();
+  at::Tensor gi = NpuEmpty(grad_output.sizes(), input_dtype, dev);
+  if (grad_output.numel() == 0) return gi;
+  at::Tensor g = Contiguous(grad_output);
+  at::Tensor y = Contiguous(output);
+  uint64_t outer, R, inner;
+  SplitAroundDim(g, dim, &outer, &R, &inner);
+  const bool transpose = TransposeRows(outer, R, inner);
+  if (transpose) {
+    const std::vector<int64_t> rows{static_cast<int64_t>(outer), static_cast<int64_t>(R)};
+    g = g.view(rows).t().contiguous();
+    y = y.view(rows).t().contiguous();
+    inner = outer;
+    outer = 1;
+    gi = NpuEmpty(g.sizes(), input_dtype, dev);
+  }
+  const auto t = npu_kernels::softmax_tiling(outer, R, inner, static_cast<uint32_t>(g.element_size()),
+                                             static_cast<uint32_t>(c10::elementSize(input_dtype)), log, true,
+                                             SocInfoFor(dev));
+  CheckArch(op, dev);
+  BwdFn kernel = half_to_float ? &softmax_grad_kernel_float_half
+                               : PickFloatKernel(op, g.scalar_type(), &softmax_grad_kernel_float_float,
+                                                 &softmax_grad_kernel_half_half, &softmax_grad_kernel_bf16_bf16);
+  KernelLaunch launch{"softmax_grad_kernel", ascendc_host::CoreType::AIV, t.block_dim, dev};
+  if (LogDebugEnabled()) launch.detail = Describe(op, g, t);
+  LaunchKernel(std::move(launch), kernel, t, g.data_ptr(), y.data_ptr(), gi.data_ptr());
+  if (transpose) return gi.t().contiguous().view(grad_output.sizes());
+  return gi;
+}
+
+at::Tensor& ToOut(const char* op, const at::Tensor& result, at::Tensor& out) {
+  CheckSameNpuDevice(op, {{"out", &out}});
+  at::native::resize_output(out, result.sizes());
+  out.copy_(result);
+  return out;
+}
+
+at::Tensor softmax(const at::Tensor& self, int64_t dim, bool half_to_float) {
+  return SoftmaxForward("_softmax", self, dim, half_to_float, false);
+}
+at::Tensor& softmax_out(const at::Tensor& self, int64_t dim, bool half_to_float, at::Tensor& out) {
+  return ToOut("_softmax", softmax(self, dim, half_to_float), out);
+}
+at::Tensor log_softmax(const at::Tensor& self, int64_t dim, bool half_to_float) {
+  return SoftmaxForward("_log_softmax", self, dim, half_to_float, true);
+}
+at::Tensor& log_softmax_out(const at::Tensor& self, int64_t dim, bool half_to_float, at::Tensor& out) {
+  return ToOut("_log_softmax", log_softmax(self, dim, half_to_float), out);
+}
+at::Tensor softmax_backward(const at::Tensor& grad_output, const at::Tensor& output, int64_t dim,
+                            c10::ScalarType input_dtype) {
+  return SoftmaxBackward("_softmax_backward_data", grad_output, output, dim, input_dtype, false);
+}
+at::Tensor& softmax_backward_out(const at::Tensor& grad_output, const at::Tensor& output, int64_t dim,
+                                 c10::ScalarType input_dtype, at::Tensor& grad_input) {
+  return ToOut("_softmax_backward_data", softmax_backward(grad_output, output, dim, input_dtype), grad_input);
+}
+at::Tensor log_softmax_backward(const at::Tensor& grad_output, const at::Tensor& output, int64_t dim,
+                                c10::ScalarType input_dtype) {
+  return SoftmaxBackward("_log_softmax_backward_data", grad_output, output, dim, input_dtype, true);
+}
+at::Tensor& log_softmax_backward_out(const at::Tensor& grad_output, const at::Tensor& output, int64_t dim,
+                                     c10::ScalarType input_dtype, at::Tensor& out) {
+  return ToOut("_log_softmax_backward_data", log_softmax_backward(grad_output, output, dim, input_dtype), out);
+}
+
+
+// ------------------------------------------------------------------------------- dtype dispatch
+// The kernels cover float32/float16/bfloat16 (and, where noted, integers/bool); other dtypes of `self`
+// (e.g. float64, or integers for max/argmax) take the explicit CPU fallback, with its usual warn/error policy.
+bool FloatOnly(c10::ScalarType t) { return IsNpuFloat(t); }
+bool NotDouble(c10::ScalarType t) { return t != c10::kDouble && !c10::isComplexType(t); }
+
+template <class Fn, bool (*kNative)(c10::ScalarType)>
+void DtypeDispatch(const c10::OperatorHandle& op, c10::DispatchKeySet ks, torch::jit::Stack* stack) {
+  static const c10::KernelFunction kernel = c10::KernelFunction::makeFromUnboxedFunction(Fn());
+  const size_t n = op.schema().arguments().size();
+  const c10::IValue& first = (*stack)[stack->size() - n];
+  if (first.isTensor() && kNative(first.toTensor().scalar_type())) kernel.callBoxed(op, ks, stack);
+  else RunCpuFallback(op, stack);
+}
+#define NPU_IMPL(name, fn, pred) \
+  m.impl(name, torch::CppFunction::makeFromBoxedFunction<&DtypeDispatch<decltype(TORCH_FN(fn)), pred>>())
+
+}  // namespace
+}  // namespace torch_ops_nn
+
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  using namespace torch_ops_nn;
+  NPU_IMPL("_softmax", softmax, NotDouble);
+  NPU_IMPL("_softmax.out", softmax_out, NotDouble);
+  NPU_IMPL("_log_softmax", log_softmax, NotDouble);
+  NPU_IMPL("_log_softmax.out", log_softmax_out, NotDouble);
+  NPU_IMPL("_softmax_backward_data", softmax_backward, NotDouble);
+  NPU_IMPL("_softmax_backward_data.out", softmax_backward_out, NotDouble);
+  NPU_IMPL("_log_softmax_backward_data", log_softmax_backward, NotDouble);
+  NPU_IMPL("_log_softmax_backward_data.out", log_softmax_backward_out, NotDouble);
+}
