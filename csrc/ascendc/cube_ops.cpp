@@ -249,6 +249,61 @@ void CubeLoad2D(const LocalOperand& dst, const LocalOperand* src_local, const Gl
 }
 
 // =================================================================================================
+// LoadDataWithTranspose (L1 -> L0A/L0B). A square S (16x16 elements) is read from L1 (b16: one
+// fractal; b32: two consecutive 16x8 fractals side by side) and S^T is written as documented
+// fractals (b16: one 16x16; b32: two 16x8, T rows 0-15 x cols 0-7 then x cols 8-15).
+void CubeLoad2DTranspose(const LocalOperand& dst, const LocalOperand& src, CubeElem t,
+                         const AscendC::LoadData2dTransposeParams& p) {
+  static const char* I = "LoadDataWithTranspose";
+  CoreState& core = CurrentCore();
+  const int esz = ElemSize(t);
+  if (esz != 2 && esz != 4) Fail("%s: element type %s is not modelled (b16 and b32 only)", I, ElemName(t));
+  const PhysBuf dphys = core.PhysOf(dst.pos);
+  const bool to_l0b = dphys == PhysBuf::L0B;
+  if (p.addrMode != 0) Fail("%s: addrMode %u is not supported from L1 (0 only)", I, p.addrMode);
+  const uint64_t rep = p.repeatTimes;
+  const uint64_t fr_per = esz == 4 ? 2 : 1;  // fractals per square
+  const uint64_t sq_bytes = fr_per * 512;
+  const uint64_t dst_bytes =
+      rep ? (rep - 1) * (uint64_t(p.dstGap) + 1) * 512 + (fr_per == 2 ? (uint64_t(p.dstFracGap) + 1) * 512 : 0) + 512 : 0;
+  CheckLocal(I, "dst", dst, PhysMask(PhysBuf::L0A) | PhysMask(PhysBuf::L0B), 512, dst_bytes);
+  const uint64_t src_bytes = rep ? (p.startIndex + (rep - 1) * uint64_t(p.srcStride) + 1) * sq_bytes : 0;
+  CheckLocal(I, "src", src, PhysMask(PhysBuf::L1), 32, src_bytes);
+  if (rep == 0) return;
+  for (uint64_t i = 0; i < rep; ++i) {
+    const uint8_t* s = src.ptr + (p.startIndex + i * p.srcStride) * sq_bytes;
+    uint8_t* d0 = dst.ptr + i * (uint64_t(p.dstGap) + 1) * 512;
+    if (esz == 2) {
+      // Documented result S^T; physical L0B keeps fractals transposed (= S), L0A keeps documented.
+      if (to_l0b) std::memcpy(d0, s, 512);
+      else TransposeFractal(d0, s, 16, 16, 2);
+      continue;
+    }
+    uint8_t* d1 = d0 + (uint64_t(p.dstFracGap) + 1) * 512;
+    const uint32_t* f0 = reinterpret_cast<const uint32_t*>(s);        // S[r][c], c < 8: f0[r*8 + c]
+    const uint32_t* f1 = reinterpret_cast<const uint32_t*>(s + 512);  // c >= 8: f1[r*8 + c - 8]
+    if (to_l0b) {
+      // Documented dst fractal j: 16 rows (S column) x 8 cols (S rows 8j..8j+7); physical k-major
+      // order = its transpose: 8 rows (S rows 8j..) x 16 (S columns) = S rows laid out whole.
+      uint32_t* o0 = reinterpret_cast<uint32_t*>(d0);
+      uint32_t* o1 = reinterpret_cast<uint32_t*>(d1);
+      for (int r = 0; r < 16; ++r) {
+        uint32_t* o = (r < 8 ? o0 : o1) + (r % 8) * 16;
+        std::memcpy(o, f0 + r * 8, 32);
+        std::memcpy(o + 8, f1 + r * 8, 32);
+      }
+    } else {
+      uint32_t* o0 = reinterpret_cast<uint32_t*>(d0);
+      uint32_t* o1 = reinterpret_cast<uint32_t*>(d1);
+      for (int c = 0; c < 16; ++c) {
+        const uint32_t* col = c < 8 ? f0 + c : f1 + (c - 8);
+        for (int r = 0; r < 16; ++r) (r < 8 ? o0 : o1)[c * 8 + (r % 8)] = col[r * 8];
+      }
+    }
+  }
+}
+
+// =================================================================================================
 // LoadData 3D v2 (img2col) and its registers.
 void CubeSetFmatrix(uint16_t l1H, uint16_t l1W, const uint8_t padList[4], AscendC::FmatrixMode m) {
   if (m != AscendC::FmatrixMode::FMATRIX_LEFT) Fail("SetFmatrix: only FMATRIX_LEFT is modelled");
