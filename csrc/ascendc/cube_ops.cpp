@@ -139,6 +139,7 @@ void FillPattern(uint8_t* dst, size_t bytes, uint64_t bits, int esz) {
 
 // =================================================================================================
 // DataCopy GM -> L1 with ND -> NZ.
+constexpr uint64_t kNd2NzPrefetchRows = 4;
 void CubeNd2Nz(const LocalOperand& dst, const GlobalOperand& src, CubeElem t, const AscendC::Nd2NzParams& p) {
   static const char* I = "DataCopy(Nd2NzParams)";
   CoreState& core = CurrentCore();
@@ -164,24 +165,30 @@ void CubeNd2Nz(const LocalOperand& dst, const GlobalOperand& src, CubeElem t, co
   const uint64_t src_elems = (nd - 1) * p.srcNdMatrixStride + (n - 1) * p.srcDValue + d;
   CheckGlobal(I, "src", src, src_elems * esz);
   const uint64_t tail = d % c0;  // valid elements in the last C0 block (0 = full)
-  // Column block outer, rows inner: the destination of one block is written sequentially
-  // (rows are 32 B apart when dstNzNStride = 1), the source rows stay in cache across blocks.
+  // Rows outer, column blocks inner: each source row is read once, sequentially (GM rows of a
+  // big matrix sit on different pages, so a block-outer walk would miss on every row); the
+  // destination pieces of one row are 32 B writes into the core's (cache-resident) L1.
   const uint64_t full = tail ? dblocks - 1 : dblocks;
-  const uint64_t row_step = n_step * esz, src_row = uint64_t(p.srcDValue) * esz;
+  const uint64_t row_step = n_step * esz, src_row = uint64_t(p.srcDValue) * esz, blk_step = c0_step * esz;
   for (uint64_t mat = 0; mat < nd; ++mat) {
     const uint8_t* s_mat = src.ptr + mat * p.srcNdMatrixStride * esz;
     uint8_t* d_mat = dst.ptr + mat * p.dstNzMatrixStride * esz;
-    for (uint64_t b = 0; b < full; ++b) {
-      const uint8_t* s = s_mat + b * 32;
-      uint8_t* db = d_mat + b * c0_step * esz;
-      for (uint64_t r = 0; r < n; ++r) std::memcpy(db + r * row_step, s + r * src_row, 32);
-    }
-    if (tail) {  // partial last block: zero padded to 32 B
-      const uint8_t* s = s_mat + full * 32;
-      uint8_t* db = d_mat + full * c0_step * esz;
-      for (uint64_t r = 0; r < n; ++r) {
-        std::memcpy(db + r * row_step, s + r * src_row, tail * esz);
-        std::memset(db + r * row_step + tail * esz, 0, 32 - tail * esz);
+    for (uint64_t r = 0; r < n; ++r) {
+      const uint8_t* s = s_mat + r * src_row;
+      // Software prefetch a few rows ahead, one line per 64 B copied (rows are on other pages,
+      // where the hardware prefetcher does not follow).
+      const uint8_t* pf = r + kNd2NzPrefetchRows < n ? s + kNd2NzPrefetchRows * src_row : nullptr;
+      uint8_t* d = d_mat + r * row_step;
+      uint64_t b = 0;
+      for (; b + 2 <= full; b += 2) {
+        if (pf) __builtin_prefetch(pf + b * 32);
+        std::memcpy(d + b * blk_step, s + b * 32, 32);
+        std::memcpy(d + (b + 1) * blk_step, s + b * 32 + 32, 32);
+      }
+      for (; b < full; ++b) std::memcpy(d + b * blk_step, s + b * 32, 32);
+      if (tail) {  // partial last block: zero padded to 32 B
+        std::memcpy(d + full * blk_step, s + full * 32, tail * esz);
+        std::memset(d + full * blk_step + tail * esz, 0, 32 - tail * esz);
       }
     }
   }
