@@ -118,13 +118,14 @@ __aicore__ inline void LoadBToL0(const LocalTensor<T>& b2, const LocalTensor<T>&
   }
 }
 
-// Mmad over one k-step. m = 1 would select Mmad's GEMV form (L0A read as a plain vector), so a
+// Mmad over one k-step (kAlign16: the float L0A pitch is ceil(kb/16)*2 fractals, as LoadAToL0
+// lays it out; false for an L0A written by Load3D, pitch ceil(kb/8)). m = 1 would select Mmad's GEMV form (L0A read as a plain vector), so a
 // single row is computed as two (the second row is fractal padding and never leaves L0C).
 template <typename T>
 __aicore__ inline void MmadStep(const LocalTensor<float>& c, const LocalTensor<T>& a2, const LocalTensor<T>& b2,
-                                uint32_t mt, uint32_t nt, uint32_t kb, bool init) {
+                                uint32_t mt, uint32_t nt, uint32_t kb, bool init, bool kAlign16 = true) {
   MmadParams p(uint16_t(mt < 2 ? 2 : mt), uint16_t(nt), uint16_t(kb), 0, false, init);
-  if constexpr (sizeof(T) == 4) p.kDirectionAlign = true;
+  if constexpr (sizeof(T) == 4) p.kDirectionAlign = kAlign16;
   Mmad(c, a2, b2, p);
 }
 

@@ -523,6 +523,8 @@ struct SegCtx {
   const float* scale;
   const float* shift;
   const uint8_t* residual;  // row pointer (already offset to the segment's first column), or null
+  bool has_row = false;     // rowwise epilogue: y = y * row_scale + row_shift
+  float row_scale = 1.f, row_shift = 0.f;
 };
 
 void StoreSegScalar(uint8_t* dst, const float* acc, int cnt, const SegCtx& c) {
@@ -537,6 +539,7 @@ void StoreSegScalar(uint8_t* dst, const float* acc, int cnt, const SegCtx& c) {
     }
     if (c.scale) v *= c.scale[i];
     if (c.shift) v += c.shift[i];
+    if (c.has_row) v = v * c.row_scale + c.row_shift;
     if (c.residual) {
       switch (c.out) {
         case OutKind::F32: { float r; std::memcpy(&r, c.residual + i * 4, 4); v += r; break; }
@@ -562,6 +565,7 @@ __attribute__((target("avx512f"), always_inline)) inline void StoreSegAvx512(uin
   __m512 v = _mm512_maskz_loadu_ps(mk, acc);
   if (c.scale) v = _mm512_mul_ps(v, _mm512_maskz_loadu_ps(mk, c.scale));
   if (c.shift) v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(mk, c.shift));
+  if (c.has_row) v = _mm512_fmadd_ps(v, _mm512_set1_ps(c.row_scale), _mm512_set1_ps(c.row_shift));
   if (c.residual) {
     __m512 r;
     if (c.out == OutKind::F32) {
@@ -613,11 +617,18 @@ struct BlockJob {
   int cnt;
   const uint8_t* residual;  // first row, or null
   uint64_t res_pitch;
+  const float* rscale = nullptr;  // rowwise epilogue: first row's scale / shift (either may be null)
+  const float* rshift = nullptr;
 };
 
 void StoreBlockScalar(const BlockJob& b, SegCtx c) {
   for (uint64_t r = 0; r < b.rows; ++r) {
     c.residual = b.residual ? b.residual + r * b.res_pitch : nullptr;
+    if (b.rscale || b.rshift) {
+      c.has_row = true;
+      c.row_scale = b.rscale ? b.rscale[r] : 1.f;
+      c.row_shift = b.rshift ? b.rshift[r] : 0.f;
+    }
     StoreSegScalar(b.dst + r * b.dst_pitch, b.src + r * 16, b.cnt, c);
   }
 }
@@ -625,6 +636,11 @@ void StoreBlockScalar(const BlockJob& b, SegCtx c) {
 __attribute__((target("avx512f"))) void StoreBlockAvx512(const BlockJob& b, SegCtx c) {
   for (uint64_t r = 0; r < b.rows; ++r) {
     c.residual = b.residual ? b.residual + r * b.res_pitch : nullptr;
+    if (b.rscale || b.rshift) {
+      c.has_row = true;
+      c.row_scale = b.rscale ? b.rscale[r] : 1.f;
+      c.row_shift = b.rshift ? b.rshift[r] : 0.f;
+    }
     StoreSegAvx512(b.dst + r * b.dst_pitch, b.src + r * 16, b.cnt, c);
   }
 }
@@ -682,12 +698,13 @@ void CubeFixpipe(const GlobalOperand& dst, const LocalOperand& src, CubeElem tds
                                     : (nd - 1) * p.dstNdStride + (m - 1) * uint64_t(p.dstStride) + n;
   CheckGlobal(I, "dst", dst, dst_elems * dsz);
   if (ep) {
-    if (ep->scale && ep->scale_elems && ep->scale_elems < n)
+    const uint64_t need_ss = ep->rowwise ? m : n;
+    if (ep->scale && ep->scale_elems && ep->scale_elems < need_ss)
       Fail("%s: scale has %llu elements, the tile needs %llu", I, (unsigned long long)ep->scale_elems,
-           (unsigned long long)n);
-    if (ep->shift && ep->shift_elems && ep->shift_elems < n)
+           (unsigned long long)need_ss);
+    if (ep->shift && ep->shift_elems && ep->shift_elems < need_ss)
       Fail("%s: shift has %llu elements, the tile needs %llu", I, (unsigned long long)ep->shift_elems,
-           (unsigned long long)n);
+           (unsigned long long)need_ss);
     if (ep->residual) {
       const uint64_t need = ((nd - 1) * p.dstNdStride + (m - 1) * ep->residual_stride + n) * dsz;
       CheckGlobal(I, "residual", GlobalOperand{const_cast<uint8_t*>(static_cast<const uint8_t*>(ep->residual)),
@@ -717,9 +734,13 @@ void CubeFixpipe(const GlobalOperand& dst, const LocalOperand& src, CubeElem tds
         }
         job.residual = nullptr;
         job.res_pitch = 0;
+        if (ep && ep->rowwise) {
+          job.rscale = ep->scale ? ep->scale + r0 : nullptr;
+          job.rshift = ep->shift ? ep->shift + r0 : nullptr;
+        }
         if (ep) {
-          ctx.scale = ep->scale ? ep->scale + j * 16 : nullptr;
-          ctx.shift = ep->shift ? ep->shift + j * 16 : nullptr;
+          ctx.scale = ep->scale && !ep->rowwise ? ep->scale + j * 16 : nullptr;
+          ctx.shift = ep->shift && !ep->rowwise ? ep->shift + j * 16 : nullptr;
           if (ep->residual) {
             job.res_pitch = ep->residual_stride * dsz;
             job.residual = static_cast<const uint8_t*>(ep->residual) + (b * p.dstNdStride + j * 16) * dsz +

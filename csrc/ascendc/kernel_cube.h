@@ -234,6 +234,7 @@ struct FixpipeEpilogueArgs {
   uint64_t residual_stride = 0;
   uint64_t scale_elems = 0, shift_elems = 0, residual_bytes = 0;  // known sizes (0 = unknown)
   bool relu = false;
+  bool rowwise = false;  // scale / shift indexed by the tile's row instead of its column
 };
 void CubeFixpipe(const GlobalOperand& dst, const LocalOperand& src, CubeElem tdst, CubeElem tsrc, bool nz_out,
                  const AscendC::FixpipeParamsV220& p, const FixpipeEpilogueArgs* ep, const char* instr);
@@ -331,7 +332,8 @@ inline void DataCopy(const LocalTensor<T>& dst, const LocalTensor<U>& src, const
 // ------------------------------------------------------------------------------------------------
 // torch_ops_nn extension — NOT part of CANN's Ascend C API.
 // A Fixpipe whose datapath also applies, per element of the accumulator tile and in this order:
-//   y = acc * scale[col] + shift[col]   (per output column = output channel; either may be absent)
+//   y = acc * scale[col] + shift[col]   (per output column = output channel; either may be absent;
+//                                         with `rowwise`, scale[row] / shift[row] instead)
 //   y += residual[row * residualStride + col]   (optional, read from GM in the destination type)
 //   y = max(y, 0)                                (relu, or p.reluEn)
 // then converts (p.quantPre) and writes like Fixpipe<CFG_ROW_MAJOR>. It is what fused
@@ -346,6 +348,7 @@ struct FixpipeEpilogue {
   GlobalTensor<T> residual;      // empty = none
   uint64_t residualStride = 0;   // elements between residual rows (default: p.dstStride)
   bool relu = false;
+  bool rowwise = false;          // scale / shift per row (tile row = output channel) instead of per column
 };
 
 template <typename T, typename U>
@@ -360,6 +363,7 @@ inline void FixpipeWithEpilogue(const GlobalTensor<T>& dst, const LocalTensor<U>
   a.shift_elems = e.shift.GetSize();
   a.residual_bytes = e.residual.GetSize() * sizeof(T);
   a.relu = e.relu;
+  a.rowwise = e.rowwise;
   ascendc_host::CubeFixpipe(dst.Operand(), src.Operand(), ascendc_host::CubeElemOf<T>(),
                             ascendc_host::CubeElemOf<U>(), false, p, &a, "ext::FixpipeWithEpilogue");
 }
