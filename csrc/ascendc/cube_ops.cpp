@@ -426,21 +426,32 @@ void CubeLoad3D(const LocalOperand& dst, const LocalOperand& src, CubeElem t, co
       const uint64_t khw = beyond_k ? 0 : (col / c0) % fhw;
       const int32_t dh = int32_t(khw / a.filterW) * a.dilH, dw = int32_t(khw % a.filterW) * a.dilW;
       const uint8_t* splane = src.ptr + cc1 * plane * esz;
-      for (uint64_t i = 0; i < rows; ++i) {
-        const int32_t ih = ih0[i] + dh, iw = iw0[i] + dw;
-        const uint8_t* s;
-        static const uint8_t zeros[32] = {};
-        if (beyond_k) s = zeros;
-        else if (ih < 0 || ih >= a.l1H || iw < 0 || iw >= a.l1W) s = pad32;
-        else s = splane + (uint64_t(ih) * a.l1W + uint64_t(iw)) * 32;
+      static const uint8_t zeros[32] = {};
+      // One 16-row fractal group at a time: gather the 16 source pieces (32 B = C0 values each),
+      // then write the fractal whole (L0A: 16 rows of 32 B; L0B: its k-major transpose).
+      for (uint64_t rb = 0; rb < mfr; ++rb) {
+        const uint8_t* sp[16];
+        bool contiguous = !beyond_k;
+        for (int r = 0; r < 16; ++r) {
+          const uint64_t i = rb * 16 + r;
+          const int32_t ih = ih0[i] + dh, iw = iw0[i] + dw;
+          if (beyond_k) sp[r] = zeros;
+          else if (ih < 0 || ih >= a.l1H || iw < 0 || iw >= a.l1W) { sp[r] = pad32; contiguous = false; }
+          else sp[r] = splane + (uint64_t(ih) * a.l1W + uint64_t(iw)) * 32;
+          if (r > 0 && sp[r] != sp[r - 1] + 32) contiguous = false;
+        }
+        alignas(64) uint8_t tmp[512];
+        const uint8_t* frac_src = sp[0];
+        if (!contiguous) {
+          for (int r = 0; r < 16; ++r) std::memcpy(tmp + r * 32, sp[r], 32);
+          frac_src = tmp;
+        }
         if (!to_l0b) {
-          // L0A Zz: fractal (i/16, kf), row i%16 holds C0 consecutive K values.
-          std::memcpy(dwin + ((i / 16) * kfr + kf) * 512 + (i % 16) * 32, s, 32);
+          // L0A Zz: fractal (rb, kf), row r holds C0 consecutive K values.
+          std::memcpy(dwin + (rb * kfr + kf) * 512, frac_src, 512);
         } else {
-          // L0B (transposed window): B[k][n] = im2col[n][k]; fractal (kf, i/16), physical k0*16 + n0.
-          uint8_t* fr = dwin + (kf * mfr + i / 16) * 512;
-          const uint64_t n0 = i % 16;
-          for (int k0 = 0; k0 < c0; ++k0) std::memcpy(fr + (k0 * 16 + n0) * esz, s + k0 * esz, esz);
+          // L0B (transposed window): B[k][n] = im2col[n][k]; fractal (kf, rb), physical k0*16 + n0.
+          TransposeFractal(dwin + (kf * mfr + rb) * 512, frac_src, 16, c0, esz);
         }
       }
     }
