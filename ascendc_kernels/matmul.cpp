@@ -86,8 +86,9 @@ class MatmulKernel {
     aGm_.SetGlobalBuffer(reinterpret_cast<__gm__ T*>(a));
     bGm_.SetGlobalBuffer(reinterpret_cast<__gm__ T*>(b));
     cGm_.SetGlobalBuffer(reinterpret_cast<__gm__ T*>(c));
-    if (t.has_scale) scaleGm_.SetGlobalBuffer(reinterpret_cast<__gm__ float*>(scale), t.n);
-    if (t.has_shift) shiftGm_.SetGlobalBuffer(reinterpret_cast<__gm__ float*>(shift), t.n);
+    const uint32_t nvec = t.rowwise ? t.m : t.n;
+    if (t.has_scale) scaleGm_.SetGlobalBuffer(reinterpret_cast<__gm__ float*>(scale), nvec);
+    if (t.has_shift) shiftGm_.SetGlobalBuffer(reinterpret_cast<__gm__ float*>(shift), nvec);
     if (t.has_residual) resGm_.SetGlobalBuffer(reinterpret_cast<__gm__ T*>(residual));
     const uint32_t esz = sizeof(T);
     pipe_.InitBuffer(qA1_, 1, t.base_m * t.k_l1 * esz);
@@ -156,8 +157,10 @@ class MatmulKernel {
     const uint64_t c_off = bi * t_.c_batch + uint64_t(m0) * t_.ldc + n0;
     if (t_.has_scale || t_.has_shift || t_.has_residual) {
       ext::FixpipeEpilogue<T> e;
-      if (t_.has_scale) e.scale = scaleGm_[n0];
-      if (t_.has_shift) e.shift = shiftGm_[n0];
+      const uint32_t v0 = t_.rowwise ? m0 : n0;
+      if (t_.has_scale) e.scale = scaleGm_[v0];
+      if (t_.has_shift) e.shift = shiftGm_[v0];
+      e.rowwise = t_.rowwise != 0;
       if (t_.has_residual) {
         e.residual = resGm_[bi * t_.r_batch + uint64_t(m0) * t_.ldr + n0];
         e.residualStride = t_.ldr;

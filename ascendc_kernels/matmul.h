@@ -25,6 +25,7 @@ struct MatmulTiling {
   uint32_t a_trans, b_trans;
   // Epilogue (ext::FixpipeWithEpilogue): y = acc*scale[n] + shift[n] + residual[b][m][n]; relu.
   uint32_t has_scale, has_shift, has_residual, relu;
+  uint32_t rowwise;        // scale / shift per row (m) instead of per column (n)
   uint64_t ldr, r_batch;   // residual pitch and batch step (elements of the output dtype)
   // Blocking.
   uint32_t base_m, base_n, base_k, k_l1;

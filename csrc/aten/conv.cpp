@@ -52,6 +52,37 @@ at::Tensor ConvCore(const char* op, const at::Tensor& x_in, const at::Tensor& w_
   at::Tensor out = NpuEmpty({g.n, g.cout, ho, wo}, x_in.scalar_type(), dev,
                             out_cl ? kCL : c10::MemoryFormat::Contiguous);
   if (out.numel() == 0) return out;
+  if (x_batch < 0 && g.groups == 1 && g.kh == 1 && g.kw == 1 && (g.sh > 1 || g.sw > 1) && g.pt == 0 && g.pb == 0 &&
+      g.pl == 0 && g.pr == 0 && !flip) {
+    // 1x1 with a stride: subsample the input (a strided device copy), then the stride-1 GEMM.
+    at::Tensor xs = x_in.slice(2, 0, c10::nullopt, g.sh).slice(3, 0, c10::nullopt, g.sw)
+                        .contiguous(out_cl ? kCL : c10::MemoryFormat::Contiguous);
+    Geom g1 = g;
+    g1.h = xs.size(2);
+    g1.w = xs.size(3);
+    g1.sh = g1.sw = 1;
+    return ConvCore(op, xs, w_cl, g1, false, out_cl, scale, shift, residual, relu);
+  }
+  if (x_batch < 0 && g.groups == 1 && g.kh == 1 && g.kw == 1 && g.sh == 1 && g.sw == 1 && g.pt == 0 && g.pb == 0 &&
+      g.pl == 0 && g.pr == 0) {
+    // A 1x1, stride-1 convolution is a plain GEMM: no img2col, and NCHW needs no layout change.
+    const int64_t hw = g.h * g.w;
+    at::Tensor wm = w_cl.reshape({1, g.cout, g.c});  // [cout][c]
+    MatmulEpilogue ep;
+    ep.scale = scale;
+    ep.shift = shift;
+    ep.relu = relu;
+    if (!out_cl) {
+      ep.rowwise = true;
+      if (residual.defined()) ep.residual = residual.contiguous().view({g.n, g.cout, hw});
+      CubeBatchedMatmul(op, wm, x_in.contiguous().view({g.n, g.c, hw}), out.view({g.n, g.cout, hw}), ep);
+    } else {
+      if (residual.defined()) ep.residual = residual.contiguous(kCL).permute({0, 2, 3, 1}).reshape({1, g.n * hw, g.cout});
+      at::Tensor xm = x_in.contiguous(kCL).permute({0, 2, 3, 1}).reshape({1, g.n * hw, g.c});
+      CubeBatchedMatmul(op, xm, wm.transpose(1, 2), out.permute({0, 2, 3, 1}).reshape({1, g.n * hw, g.cout}), ep);
+    }
+    return out;
+  }
   const bool x_ready = x_batch >= 0;
   at::Tensor x = x_ready ? x_in : x_in.contiguous(kCL);
   const auto& soc = SocInfoFor(dev);
@@ -279,6 +310,27 @@ at::Tensor GradWeight(const at::Tensor& go, const at::Tensor& input, const at::T
   const c10::DeviceIndex dev = input.device().index();
   const auto dt = input.scalar_type();
   at::Tensor dW = NpuEmpty(weight.sizes(), dt, dev, WantChannelsLast(input, weight) ? kCL : c10::MemoryFormat::Contiguous);
+  if (G == 1 && kh == 1 && kw == 1 && sh == 1 && sw == 1 && ph == 0 && pw == 0) {
+    // 1x1, stride 1: dW [cout, cin] = sum_n G[n] (cout x HW) . x[n]^T (HW x cin), a GEMM.
+    const int64_t hw = H * W;
+    at::Tensor acc = NpuEmpty({1, cout, cig}, dt, dev);
+    if (WantChannelsLast(input, weight) || go.suggest_memory_format() == kCL) {
+      at::Tensor a = go.contiguous(kCL).permute({0, 2, 3, 1}).reshape({N * hw, cout}).t().unsqueeze(0);
+      at::Tensor b = input.contiguous(kCL).permute({0, 2, 3, 1}).reshape({1, N * hw, cig});
+      CubeBatchedMatmul(op, a, b, acc);
+    } else {
+      at::Tensor gc = go.contiguous().view({N, cout, hw}), xc = input.contiguous().view({N, cig, hw});
+      // Chained through the residual (read right before the same element is written): a
+      // deterministic sum over n.
+      for (int64_t n = 0; n < N; ++n) {
+        MatmulEpilogue ep;
+        if (n > 0) ep.residual = acc;
+        CubeBatchedMatmul(op, gc.narrow(0, n, 1), xc.narrow(0, n, 1).transpose(1, 2), acc, ep);
+      }
+    }
+    dW.copy_(acc.view({cout, cig, 1, 1}));
+    return dW;
+  }
   // x^T as NHWC of images=ci, channels=n: memory [cin][H][W][N]; go^T: memory [cout][Ho][Wo][N].
   at::Tensor xt = input.permute({1, 2, 3, 0}).contiguous();
   at::Tensor gt = go.permute({1, 2, 3, 0}).contiguous();

@@ -98,6 +98,7 @@ void CubeBatchedMatmul(const char* op, const at::Tensor& a, const at::Tensor& b,
   t.has_shift = ep.shift.defined();
   t.has_residual = ep.residual.defined();
   t.relu = ep.relu;
+  t.rowwise = ep.rowwise;
   if (ep.residual.defined()) {
     t.ldr = uint64_t(ep.residual.stride(1));
     t.r_batch = uint64_t(ep.residual.size(0) == 1 ? 0 : ep.residual.stride(0));

@@ -6,12 +6,13 @@
 namespace torch_ops_nn {
 
 // Epilogue applied on the accumulator tile before it leaves the cube:
-//   y = acc * scale[col] + shift[col] + residual[b][row][col]; relu.
+//   y = acc * scale[col] + shift[col] + residual[b][row][col]; relu (rowwise: scale[row], shift[row]).
 // scale / shift: float npu vectors of the output's column count (or undefined); residual: same
 // dtype as the output, [B, M, N] with the given strides (or undefined).
 struct MatmulEpilogue {
   at::Tensor scale, shift, residual;
   bool relu = false;
+  bool rowwise = false;  // scale / shift have M elements, indexed by row
 };
 
 // out[b] (B x M x N, contiguous, preallocated) = epilogue(a[b] · b[b]) with a: [B, M, K],

@@ -28,6 +28,7 @@ CASES = [
     (2, 4, 6, 6, 4, 3, 2, 0, 1, 1),       # stride leaves a remainder
     (1, 5, 7, 9, 3, (2, 3), (1, 2), (1, 0), (1, 2), 1),  # rectangular everything
     (1, 20, 5, 5, 40, 3, 1, 1, 1, 1),     # more channels than one C0 block
+    (2, 8, 9, 9, 12, 1, 2, 0, 1, 1),      # 1x1 stride 2 (ResNet downsample)
 ]
 
 
