@@ -68,6 +68,12 @@ Conv2dTiling conv2d_tiling(uint32_t n, uint32_t c, uint32_t h, uint32_t w, uint3
   t.tiles_pix = CeilDivU(m, tile_pix);
   t.tiles_co = CeilDivU(t.cog, tile_co);
   t.total_tiles = tiles();
+  {
+    const uint64_t acc = uint64_t(AlignUp<uint32_t>(tile_pix, 16)) * AlignUp<uint32_t>(tile_co, 16) * 4;
+    uint64_t sub = acc ? soc.l0c_bytes / acc : 1;
+    if (sub > 8) sub = 8;
+    t.sub_tiles = sub < 1 ? 1 : uint32_t(sub);
+  }
   const uint64_t want = uint64_t(soc.cube_cores);
   const uint64_t total = t.total_tiles ? t.total_tiles : 1;
   const uint64_t cores = total < want ? total : want;
@@ -97,125 +103,161 @@ class Conv2dKernel {
     if (t.has_residual) resGm_.SetGlobalBuffer(reinterpret_cast<__gm__ T*>(residual));
     const uint32_t co16 = cube::Align16(t.tile_co), pix16 = cube::Align16(t.tile_pix);
     pipe_.InitBuffer(qFm_, 1, t.slab_pix_max * t.c1_chunk * 32);
-    pipe_.InitBuffer(qW1_, 1, t.c1_chunk * t.taps * co16 * 32);
+    pipe_.InitBuffer(w1Buf_, t.c1_chunk * t.taps * co16 * 32);
     // form 0: L0A = pixels x k (double buffered), L0B = k x co; form 1: L0A = co x k, L0B = k x pixels.
     const uint32_t a_rows = t.form == 0 ? pix16 : co16, b_cols = t.form == 0 ? co16 : pix16;
     pipe_.InitBuffer(qA2_, 2, a_rows * t.base_k * sizeof(T));
     pipe_.InitBuffer(qB2_, 1, t.base_k * b_cols * sizeof(T));
-    pipe_.InitBuffer(qC_, 1, pix16 * co16 * sizeof(float));
+    accElems_ = pix16 * co16;
+    pipe_.InitBuffer(qC_, 1, t.sub_tiles * accElems_ * sizeof(float));
   }
 
   __aicore__ inline void Process() {
     const uint64_t first = uint64_t(GetBlockIdx()) * t_.tiles_per_core;
     uint64_t last = first + t_.tiles_per_core;
     if (last > t_.total_tiles) last = t_.total_tiles;
-    for (uint64_t tile = first; tile < last; ++tile) ComputeTile(tile);
+    // Tiles are ordered (group, co tile, image, pixel tile): consecutive tiles of one (group, co
+    // tile) share the weights, so up to sub_tiles of them are computed together.
+    const uint64_t per_wt = uint64_t(t_.n) * t_.tiles_pix;
+    for (uint64_t tile = first; tile < last;) {
+      uint64_t end = tile + t_.sub_tiles;
+      const uint64_t run_end = (tile / per_wt + 1) * per_wt;
+      if (end > run_end) end = run_end;
+      if (end > last) end = last;
+      ComputeGroup(tile, uint32_t(end - tile));
+      tile = end;
+    }
   }
 
  private:
   static constexpr uint32_t kC0 = cube::C0Of<T>();
 
-  __aicore__ inline void ComputeTile(uint64_t tile) {
-    const uint32_t tc = uint32_t(tile % t_.tiles_co);
-    uint64_t rest = tile / t_.tiles_co;
-    const uint32_t tp = uint32_t(rest % t_.tiles_pix);
-    rest /= t_.tiles_pix;
-    const uint32_t g = uint32_t(rest % t_.groups);
-    const uint32_t nb = uint32_t(rest / t_.groups);
-    const uint32_t mtot = t_.ho * t_.wo;
-    const uint32_t m0 = tp * t_.tile_pix, co0 = tc * t_.tile_co;
-    const uint32_t mt = mtot - m0 < t_.tile_pix ? mtot - m0 : t_.tile_pix;
-    const uint32_t ct = t_.cog - co0 < t_.tile_co ? t_.cog - co0 : t_.tile_co;
-    const uint32_t ct16 = cube::Align16(ct);
-    // Input rows this pixel tile reads (clipped to the image; the rest is Load3D padding).
-    const uint32_t oh0 = m0 / t_.wo, oh1 = (m0 + mt - 1) / t_.wo;
-    const int64_t lo = int64_t(oh0) * t_.sh - t_.pt;
-    const int64_t hi = int64_t(oh1) * t_.sh - t_.pt + int64_t(t_.kh - 1) * t_.dh;
-    const int64_t lo_c = lo < 0 ? 0 : lo;
-    const int64_t hi_c = hi > int64_t(t_.h) - 1 ? int64_t(t_.h) - 1 : hi;
-    const uint32_t rows = uint32_t(hi_c - lo_c + 1);
-    const uint32_t top = uint32_t(lo_c - lo);
-    const int64_t need = int64_t(oh1 - oh0) * t_.sh + int64_t(t_.kh - 1) * t_.dh + 1;
-    const uint32_t bottom = need > int64_t(rows) + top ? uint32_t(need - rows - top) : 0;
-    const uint32_t pix = rows * t_.w;
+  struct TileGeo {
+    uint32_t nb, m0, mt, oh0, rows, top, bottom, pix;
+    int64_t lo_c;
+  };
 
+  __aicore__ inline TileGeo Geometry(uint64_t tile) const {
+    TileGeo q{};
+    const uint32_t tp = uint32_t(tile % t_.tiles_pix);
+    q.nb = uint32_t((tile / t_.tiles_pix) % t_.n);
+    const uint32_t mtot = t_.ho * t_.wo;
+    q.m0 = tp * t_.tile_pix;
+    q.mt = mtot - q.m0 < t_.tile_pix ? mtot - q.m0 : t_.tile_pix;
+    // Input rows this pixel tile reads (clipped to the image; the rest is Load3D padding).
+    q.oh0 = q.m0 / t_.wo;
+    const uint32_t oh1 = (q.m0 + q.mt - 1) / t_.wo;
+    const int64_t lo = int64_t(q.oh0) * t_.sh - t_.pt;
+    const int64_t hi = int64_t(oh1) * t_.sh - t_.pt + int64_t(t_.kh - 1) * t_.dh;
+    q.lo_c = lo < 0 ? 0 : lo;
+    const int64_t hi_c = hi > int64_t(t_.h) - 1 ? int64_t(t_.h) - 1 : hi;
+    q.rows = uint32_t(hi_c - q.lo_c + 1);
+    q.top = uint32_t(q.lo_c - lo);
+    const int64_t need = int64_t(oh1 - q.oh0) * t_.sh + int64_t(t_.kh - 1) * t_.dh + 1;
+    q.bottom = need > int64_t(q.rows) + q.top ? uint32_t(need - q.rows - q.top) : 0;
+    q.pix = q.rows * t_.w;
+    return q;
+  }
+
+  // Weights [co][tap][c] -> L1 fractal grid [c1][tap][co16][C0] (K = (c1, tap, c0) rows of co),
+  // unless that chunk is already resident.
+  __aicore__ inline void LoadWeights(const LocalTensor<T>& w1, uint32_t g, uint32_t co0, uint32_t ct, uint32_t c1a,
+                                     uint32_t cvalid) {
+    const uint64_t key = ((uint64_t(g) * t_.tiles_co + co0 / t_.tile_co) * t_.c1g + c1a) + 1;
+    if (key == wKey_) return;
+    wKey_ = key;
+    const uint32_t ct16 = cube::Align16(ct);
+    const uint64_t w_off = (uint64_t(g) * t_.cog + co0) * t_.w_co_stride + c1a * kC0;
+    const uint16_t c0_stride = uint16_t(t_.taps * ct16), n_stride = uint16_t(ct16);
+    // One Nd2Nz per tap when the taps are reversed, per output channel when the channel step
+    // exceeds Nd2Nz's 16-bit matrix stride.
+    const bool per_co = t_.w_co_stride > 65535;
+    const uint32_t ncall = per_co ? ct : 1;
+    for (uint32_t q = 0; q < ncall; ++q) {
+      const uint64_t wq = w_off + uint64_t(q) * t_.w_co_stride;
+      const uint16_t nd = uint16_t(per_co ? 1 : ct);
+      const uint16_t mstride = uint16_t(per_co ? 0 : t_.w_co_stride);
+      LocalTensor<T> wdst = w1[q * kC0];
+      if (!t_.flip) {
+        DataCopy(wdst, wGm_[wq], Nd2NzParams(nd, uint16_t(t_.taps), uint16_t(cvalid), mstride, uint16_t(t_.cg),
+                                             c0_stride, n_stride, uint16_t(kC0)));
+      } else {
+        for (uint32_t tap = 0; tap < t_.taps; ++tap)
+          DataCopy(wdst[(t_.taps - 1 - tap) * ct16 * kC0], wGm_[wq + uint64_t(tap) * t_.cg],
+                   Nd2NzParams(nd, 1, uint16_t(cvalid), mstride, uint16_t(t_.cg), c0_stride, n_stride,
+                               uint16_t(kC0)));
+      }
+    }
+  }
+
+  __aicore__ inline void ComputeGroup(uint64_t tile0, uint32_t count) {
+    const uint64_t rest = tile0 / (uint64_t(t_.n) * t_.tiles_pix);
+    const uint32_t tc = uint32_t(rest % t_.tiles_co);
+    const uint32_t g = uint32_t(rest / t_.tiles_co);
+    const uint32_t co0 = tc * t_.tile_co;
+    const uint32_t ct = t_.cog - co0 < t_.tile_co ? t_.cog - co0 : t_.tile_co;
     LocalTensor<float> acc = qC_.template AllocTensor<float>();
-    bool init = true;
+    LocalTensor<T> w1 = w1Buf_.template Get<T>();
     for (uint32_t c1a = 0; c1a < t_.c1g; c1a += t_.c1_chunk) {
       const uint32_t c1n = t_.c1g - c1a < t_.c1_chunk ? t_.c1g - c1a : t_.c1_chunk;
       const uint32_t cvalid = t_.cg - c1a * kC0 < c1n * kC0 ? t_.cg - c1a * kC0 : c1n * kC0;
-      // Feature slab: NHWC rows [lo_c, hi_c] -> L1 C1HWC0 (c1n planes of `pix` pixels).
-      LocalTensor<T> fm = qFm_.template AllocTensor<T>();
-      const uint64_t x_off = uint64_t(nb) * t_.x_batch + uint64_t(lo_c) * t_.w * t_.c + uint64_t(g) * t_.cg + c1a * kC0;
-      DataCopy(fm, xGm_[x_off], Nd2NzParams(1, uint16_t(pix), uint16_t(cvalid), 0, uint16_t(t_.c), uint16_t(pix), 1, 0));
-      qFm_.EnQue(fm);
-      // Weights [co][tap][c] -> L1 fractal grid [c1][tap][co16][C0] (K = (c1, tap, c0) rows of co).
-      LocalTensor<T> w1 = qW1_.template AllocTensor<T>();
-      const uint64_t w_off = (uint64_t(g) * t_.cog + co0) * t_.w_co_stride + c1a * kC0;
-      const uint16_t c0_stride = uint16_t(t_.taps * ct16), n_stride = uint16_t(ct16);
-      // One Nd2Nz per tap when the taps are reversed, per output channel when the channel step
-      // exceeds Nd2Nz's 16-bit matrix stride.
-      const bool per_co = t_.w_co_stride > 65535;
-      const uint32_t ncall = per_co ? ct : 1;
-      for (uint32_t q = 0; q < ncall; ++q) {
-        const uint64_t wq = w_off + uint64_t(q) * t_.w_co_stride;
-        const uint16_t nd = uint16_t(per_co ? 1 : ct);
-        const uint16_t mstride = uint16_t(per_co ? 0 : t_.w_co_stride);
-        LocalTensor<T> wdst = w1[q * kC0];
-        if (!t_.flip) {
-          DataCopy(wdst, wGm_[wq], Nd2NzParams(nd, uint16_t(t_.taps), uint16_t(cvalid), mstride, uint16_t(t_.cg),
-                                               c0_stride, n_stride, uint16_t(kC0)));
-        } else {
-          for (uint32_t tap = 0; tap < t_.taps; ++tap)
-            DataCopy(wdst[(t_.taps - 1 - tap) * ct16 * kC0], wGm_[wq + uint64_t(tap) * t_.cg],
-                     Nd2NzParams(nd, 1, uint16_t(cvalid), mstride, uint16_t(t_.cg), c0_stride, n_stride,
-                                 uint16_t(kC0)));
-        }
-      }
-      qW1_.EnQue(w1);
-      fm = qFm_.template DeQue<T>();
-      w1 = qW1_.template DeQue<T>();
-
-      LoadData3DParamsV2<T> p3;
-      p3.padList[0] = uint8_t(t_.pl); p3.padList[1] = uint8_t(t_.pr);
-      p3.padList[2] = uint8_t(top); p3.padList[3] = uint8_t(bottom);
-      p3.l1H = uint16_t(rows); p3.l1W = uint16_t(t_.w); p3.channelSize = uint16_t(c1n * kC0);
-      p3.mExtension = uint16_t(mt); p3.mStartPt = uint16_t(m0 - oh0 * t_.wo);
-      p3.strideW = uint8_t(t_.sw); p3.strideH = uint8_t(t_.sh);
-      p3.filterW = uint8_t(t_.kw & 255); p3.filterH = uint8_t(t_.kh & 255);
-      p3.filterSizeW = t_.kw >= 256; p3.filterSizeH = t_.kh >= 256;
-      p3.dilationFilterW = uint8_t(t_.dw); p3.dilationFilterH = uint8_t(t_.dh);
-      p3.padValue = T(0);
+      LoadWeights(w1, g, co0, ct, c1a, cvalid);
       const uint32_t kt = c1n * t_.taps * kC0;
-      for (uint32_t kk = 0; kk < kt; kk += t_.base_k) {
-        const uint32_t kb = kt - kk < t_.base_k ? kt - kk : t_.base_k;
-        p3.kStartPt = uint16_t(kk);
-        p3.kExtension = uint16_t(kb);
-        LocalTensor<T> a2 = qA2_.template AllocTensor<T>();
-        LocalTensor<T> b2 = qB2_.template AllocTensor<T>();
-        if (t_.form == 0) {
-          LoadData(a2, fm, p3);                                 // im2col window, Zz
-          cube::LoadBToL0(b2, w1, true, ct, kt, kk, kb);        // weights as B (Zn)
-        } else {
-          cube::LoadAToL0(a2, w1, false, ct, kt, kk, kb);       // weights as A (Zz)
-          LoadData(b2, fm, p3);                                 // im2col^T window
+      for (uint32_t j = 0; j < count; ++j) {
+        const TileGeo q = Geometry(tile0 + j);
+        LocalTensor<float> accj = acc[j * accElems_];
+        // Feature slab: NHWC rows [lo_c, lo_c + rows) -> L1 C1HWC0 (c1n planes of `pix` pixels).
+        LocalTensor<T> fm = qFm_.template AllocTensor<T>();
+        const uint64_t x_off = uint64_t(q.nb) * t_.x_batch + uint64_t(q.lo_c) * t_.w * t_.c + uint64_t(g) * t_.cg +
+                               c1a * kC0;
+        DataCopy(fm, xGm_[x_off],
+                 Nd2NzParams(1, uint16_t(q.pix), uint16_t(cvalid), 0, uint16_t(t_.c), uint16_t(q.pix), 1, 0));
+        qFm_.EnQue(fm);
+        fm = qFm_.template DeQue<T>();
+        LoadData3DParamsV2<T> p3;
+        p3.padList[0] = uint8_t(t_.pl); p3.padList[1] = uint8_t(t_.pr);
+        p3.padList[2] = uint8_t(q.top); p3.padList[3] = uint8_t(q.bottom);
+        p3.l1H = uint16_t(q.rows); p3.l1W = uint16_t(t_.w); p3.channelSize = uint16_t(c1n * kC0);
+        p3.mExtension = uint16_t(q.mt); p3.mStartPt = uint16_t(q.m0 - q.oh0 * t_.wo);
+        p3.strideW = uint8_t(t_.sw); p3.strideH = uint8_t(t_.sh);
+        p3.filterW = uint8_t(t_.kw & 255); p3.filterH = uint8_t(t_.kh & 255);
+        p3.filterSizeW = t_.kw >= 256; p3.filterSizeH = t_.kh >= 256;
+        p3.dilationFilterW = uint8_t(t_.dw); p3.dilationFilterH = uint8_t(t_.dh);
+        p3.padValue = T(0);
+        for (uint32_t kk = 0; kk < kt; kk += t_.base_k) {
+          const uint32_t kb = kt - kk < t_.base_k ? kt - kk : t_.base_k;
+          p3.kStartPt = uint16_t(kk);
+          p3.kExtension = uint16_t(kb);
+          LocalTensor<T> a2 = qA2_.template AllocTensor<T>();
+          LocalTensor<T> b2 = qB2_.template AllocTensor<T>();
+          if (t_.form == 0) {
+            LoadData(a2, fm, p3);                                 // im2col window, Zz
+            cube::LoadBToL0(b2, w1, true, ct, kt, kk, kb);        // weights as B (Zn)
+          } else {
+            cube::LoadAToL0(a2, w1, false, ct, kt, kk, kb);       // weights as A (Zz)
+            LoadData(b2, fm, p3);                                 // im2col^T window
+          }
+          qA2_.EnQue(a2);
+          qB2_.EnQue(b2);
+          a2 = qA2_.template DeQue<T>();
+          b2 = qB2_.template DeQue<T>();
+          const bool init = c1a == 0 && kk == 0;
+          if (t_.form == 0) cube::MmadStep(accj, a2, b2, q.mt, ct, kb, init, false);
+          else cube::MmadStep(accj, a2, b2, ct, q.mt, kb, init, true);
+          qA2_.FreeTensor(a2);
+          qB2_.FreeTensor(b2);
         }
-        qA2_.EnQue(a2);
-        qB2_.EnQue(b2);
-        a2 = qA2_.template DeQue<T>();
-        b2 = qB2_.template DeQue<T>();
-        if (t_.form == 0) cube::MmadStep(acc, a2, b2, mt, ct, kb, init, false);
-        else cube::MmadStep(acc, a2, b2, ct, mt, kb, init, true);
-        init = false;
-        qA2_.FreeTensor(a2);
-        qB2_.FreeTensor(b2);
+        qFm_.FreeTensor(fm);
       }
-      qFm_.FreeTensor(fm);
-      qW1_.FreeTensor(w1);
     }
+    // Another chunk will replace this one next time unless K fit in a single chunk.
+    if (t_.c1_chunk < t_.c1g) wKey_ = 0;
     qC_.EnQue(acc);
     acc = qC_.template DeQue<float>();
-    WriteOut(acc, nb, g, m0, mt, co0, ct);
+    for (uint32_t j = 0; j < count; ++j) {
+      const TileGeo q = Geometry(tile0 + j);
+      WriteOut(acc[j * accElems_], q.nb, g, q.m0, q.mt, co0, ct);
+    }
     qC_.FreeTensor(acc);
   }
 
@@ -258,7 +300,9 @@ class Conv2dKernel {
   Conv2dTiling t_{};
   TPipe pipe_;
   TQue<TPosition::A1, 1> qFm_;
-  TQue<TPosition::B1, 1> qW1_;
+  TBuf<TPosition::B1> w1Buf_;  // resident weight chunk (reused while the same chunk is needed)
+  uint64_t wKey_ = 0;
+  uint32_t accElems_ = 0;
   TQue<TPosition::A2, 1> qA2_;
   TQue<TPosition::B2, 1> qB2_;
   TQue<TPosition::CO1, 1> qC_;

@@ -33,6 +33,7 @@ struct Conv2dTiling {
   uint32_t tile_pix, tile_co, base_k, c1_chunk;
   uint32_t slab_pix_max;        // L1 slab capacity in pixels
   uint32_t tiles_pix, tiles_co;
+  uint32_t sub_tiles;           // tiles sharing one weight tile computed together (L0C accumulators)
   uint64_t total_tiles, tiles_per_core;
   uint32_t block_dim;
   uint32_t ok;                  // 0: no blocking fits the SoC (layer 5 reports it)
