@@ -137,6 +137,31 @@ void FillPattern(uint8_t* dst, size_t bytes, uint64_t bits, int esz) {
 
 }  // namespace
 
+namespace {
+// dst[0, 32) = src[0, bytes) followed by zeros (bytes < 32); never reads past src + bytes.
+void CopyPartialBlockScalar(uint8_t* dst, const uint8_t* src, uint32_t bytes) {
+  std::memcpy(dst, src, bytes);
+  std::memset(dst + bytes, 0, 32 - bytes);
+}
+#if CUBE_OPS_X86
+__attribute__((target("avx512bw,avx512vl"))) void CopyPartialBlockAvx512(uint8_t* dst, const uint8_t* src,
+                                                                         uint32_t bytes) {
+  const __mmask32 m = static_cast<__mmask32>((1ull << bytes) - 1);
+  _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst), _mm256_maskz_loadu_epi8(m, src));
+}
+#endif
+inline void CopyPartialBlock(uint8_t* dst, const uint8_t* src, uint32_t bytes) {
+#if CUBE_OPS_X86
+  static const bool bw = [] {
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl");
+  }();
+  if (bw) return CopyPartialBlockAvx512(dst, src, bytes);
+#endif
+  CopyPartialBlockScalar(dst, src, bytes);
+}
+}  // namespace
+
 // =================================================================================================
 // DataCopy GM -> L1 with ND -> NZ.
 constexpr uint64_t kNd2NzPrefetchRows = 4;
@@ -186,10 +211,7 @@ void CubeNd2Nz(const LocalOperand& dst, const GlobalOperand& src, CubeElem t, co
         std::memcpy(d + (b + 1) * blk_step, s + b * 32 + 32, 32);
       }
       for (; b < full; ++b) std::memcpy(d + b * blk_step, s + b * 32, 32);
-      if (tail) {  // partial last block: zero padded to 32 B
-        std::memcpy(d + full * blk_step, s + full * 32, tail * esz);
-        std::memset(d + full * blk_step + tail * esz, 0, 32 - tail * esz);
-      }
+      if (tail) CopyPartialBlock(d + full * blk_step, s + full * 32, uint32_t(tail * esz));  // zero padded to 32 B
     }
   }
   core.counters.gm_to_local_bytes += nd * n * d * esz;
