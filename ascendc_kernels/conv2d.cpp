@@ -71,7 +71,7 @@ Conv2dTiling conv2d_tiling(uint32_t n, uint32_t c, uint32_t h, uint32_t w, uint3
   {
     const uint64_t acc = uint64_t(AlignUp<uint32_t>(tile_pix, 16)) * AlignUp<uint32_t>(tile_co, 16) * 4;
     uint64_t sub = acc ? soc.l0c_bytes / acc : 1;
-    if (sub > 8) sub = 8;
+    if (sub > 32) sub = 32;
     t.sub_tiles = sub < 1 ? 1 : uint32_t(sub);
   }
   const uint64_t want = uint64_t(soc.cube_cores);

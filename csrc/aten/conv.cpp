@@ -263,6 +263,18 @@ at::Tensor GradInput(const at::Tensor& go, const at::Tensor& input, const at::Te
   const bool cl = WantChannelsLast(input, weight);
   at::Tensor gu = go;
   const int64_t sh = p.stride[0], sw = p.stride[1];
+  if (kh == 1 && kw == 1 && (sh > 1 || sw > 1) && p.padding[0] == 0 && p.padding[1] == 0) {
+    // 1x1 with a stride: the stride-1 gradient lands on every s-th input pixel, the rest is 0.
+    at::Tensor in_sub = input.slice(2, 0, c10::nullopt, sh).slice(3, 0, c10::nullopt, sw).narrow(2, 0, ho).narrow(3, 0, wo);
+    ConvParams p1 = p;
+    p1.stride = {1, 1};
+    at::Tensor gs = GradInput(go, in_sub, weight, p1);
+    at::Tensor gi = NpuEmpty(input.sizes(), input.scalar_type(), input.device().index(),
+                             cl ? kCL : c10::MemoryFormat::Contiguous);
+    gi.zero_();
+    gi.slice(2, 0, c10::nullopt, sh).slice(3, 0, c10::nullopt, sw).narrow(2, 0, ho).narrow(3, 0, wo).copy_(gs);
+    return gi;
+  }
   if (sh > 1 || sw > 1) {
     gu = NpuEmpty({go.size(0), cout, (ho - 1) * sh + 1, (wo - 1) * sw + 1}, go.scalar_type(), go.device().index(),
                   cl ? kCL : c10::MemoryFormat::Contiguous);
@@ -310,6 +322,13 @@ at::Tensor GradWeight(const at::Tensor& go, const at::Tensor& input, const at::T
   const c10::DeviceIndex dev = input.device().index();
   const auto dt = input.scalar_type();
   at::Tensor dW = NpuEmpty(weight.sizes(), dt, dev, WantChannelsLast(input, weight) ? kCL : c10::MemoryFormat::Contiguous);
+  if (G == 1 && kh == 1 && kw == 1 && (sh > 1 || sw > 1) && ph == 0 && pw == 0) {
+    // 1x1 with a stride: the stride-1 case on the subsampled input.
+    at::Tensor xs = input.slice(2, 0, c10::nullopt, sh).slice(3, 0, c10::nullopt, sw).narrow(2, 0, ho).narrow(3, 0, wo);
+    ConvParams p1 = p;
+    p1.stride = {1, 1};
+    return GradWeight(go, xs, weight, p1);
+  }
   if (G == 1 && kh == 1 && kw == 1 && sh == 1 && sw == 1 && ph == 0 && pw == 0) {
     // 1x1, stride 1: dW [cout, cin] = sum_n G[n] (cout x HW) . x[n]^T (HW x cin), a GEMM.
     const int64_t hw = H * W;
@@ -412,8 +431,36 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> convolution_backward_overrideable
   return {gi, gw, gb};
 }
 
+// Test hook for ConvForward's epilogue (the fused ops of the lead build on it; this exposes it
+// to the Python tests without claiming a public op name).
+at::Tensor conv2d_epilogue_for_tests(const at::Tensor& x, const at::Tensor& w, const std::optional<at::Tensor>& bias,
+                                     const std::optional<at::Tensor>& scale, const std::optional<at::Tensor>& shift,
+                                     const std::optional<at::Tensor>& residual, bool relu, c10::IntArrayRef stride,
+                                     c10::IntArrayRef padding, c10::IntArrayRef dilation, int64_t groups) {
+  ConvParams p;
+  p.stride = Pair(stride, "conv2d", "stride");
+  p.padding = Pair(padding, "conv2d", "padding");
+  p.dilation = Pair(dilation, "conv2d", "dilation");
+  p.groups = groups;
+  ConvEpilogue e;
+  if (bias) e.bias = *bias;
+  if (scale) e.scale = *scale;
+  if (shift) e.shift = *shift;
+  if (residual) e.residual = *residual;
+  e.relu = relu;
+  return ConvForward(x, w, p, e);
+}
+
 }  // namespace
 }  // namespace torch_ops_nn
+
+TORCH_LIBRARY(torch_ops_nn_conv_testing, m) {
+  m.def("conv2d_epilogue(Tensor x, Tensor w, Tensor? bias, Tensor? scale, Tensor? shift, Tensor? residual, bool relu, "
+        "int[2] stride, int[2] padding, int[2] dilation, int groups) -> Tensor");
+}
+TORCH_LIBRARY_IMPL(torch_ops_nn_conv_testing, PrivateUse1, m) {
+  m.impl("conv2d_epilogue", TORCH_FN(torch_ops_nn::conv2d_epilogue_for_tests));
+}
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("convolution_overrideable", TORCH_FN(torch_ops_nn::convolution_overrideable));

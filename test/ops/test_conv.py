@@ -151,3 +151,40 @@ def test_mixed_devices_and_dtypes(fallback_error):
 def test_transposed_not_supported(fallback_error):
     with pytest.raises(RuntimeError, match=r"transposed convolution \(conv_transpose2d\) is not supported on npu"):
         F.conv_transpose2d(torch.randn(1, 3, 8, 8).npu(), torch.randn(3, 4, 3, 3).npu())
+
+
+# ---- ConvForward's fusion epilogue (C++ API for the fused Conv+BN(+Add)+ReLU ops) -------------
+EPI = torch.ops.torch_ops_nn_conv_testing.conv2d_epilogue
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16])
+@pytest.mark.parametrize("channels_last", [False, True])
+@pytest.mark.parametrize("k,s,p", [(3, 1, 1), (1, 1, 0), (1, 2, 0), (3, 2, 1)])
+def test_conv_epilogue_bn_residual_relu(fallback_error, dtype, channels_last, k, s, p):
+    torch.manual_seed(3)
+    x = torch.randn(2, 12, 9, 9).to(dtype)
+    w = torch.randn(20, 12, k, k).to(dtype)
+    scale, shift = torch.rand(20) + 0.5, torch.randn(20)
+    conv = F.conv2d(x.float(), w.float(), None, s, p)
+    res = torch.randn(conv.shape).to(dtype)
+    want = torch.relu(conv * scale.view(1, -1, 1, 1) + shift.view(1, -1, 1, 1) + res.float()).to(dtype)
+    xn = x.npu()
+    if channels_last:
+        xn = xn.contiguous(memory_format=torch.channels_last)
+    got = EPI(xn, w.npu(), None, scale.npu(), shift.npu(), res.npu(), True, [s, s], [p, p], [1, 1], 1)
+    assert got.is_contiguous(memory_format=torch.channels_last) == channels_last
+    assert_close(got, want, dtype)
+    # bias only, no relu
+    b = torch.randn(20).to(dtype)
+    got = EPI(xn, w.npu(), b.npu(), None, None, None, False, [s, s], [p, p], [1, 1], 1)
+    assert_close(got, F.conv2d(x.float(), w.float(), b.float(), s, p).to(dtype), dtype)
+
+
+def test_conv_epilogue_bad_args(fallback_error):
+    x, w = torch.randn(1, 3, 8, 8).npu(), torch.randn(4, 3, 3, 3).npu()
+    with pytest.raises(RuntimeError, match=r"conv2d: scale must have shape \[4\]"):
+        EPI(x, w, None, torch.ones(5).npu(), None, None, False, [1, 1], [0, 0], [1, 1], 1)
+    with pytest.raises(RuntimeError, match=r"conv2d: residual of shape \[1, 4, 5, 5\] must have the output shape \[1, 4, 6, 6\]"):
+        EPI(x, w, None, None, None, torch.ones(1, 4, 5, 5).npu(), False, [1, 1], [0, 0], [1, 1], 1)
+    with pytest.raises(RuntimeError, match=r"conv2d: pass either bias or scale/shift"):
+        EPI(x, w, torch.ones(4).npu(), torch.ones(4).npu(), None, None, False, [1, 1], [0, 0], [1, 1], 1)
