@@ -55,3 +55,29 @@ extern "C" void conv2d_kernel_half(uint8_t* x, uint8_t* wt, uint8_t* y, uint8_t*
                                    uint8_t* residual, uint8_t* tiling);
 extern "C" void conv2d_kernel_bf16(uint8_t* x, uint8_t* wt, uint8_t* y, uint8_t* scale, uint8_t* shift,
                                    uint8_t* residual, uint8_t* tiling);
+
+// ---- grad_weight on the cube -------------------------------------------------------------------
+// dW^T[kcol, co] = sum over images and output pixels of im2col(x)[pixel, kcol] * G[pixel, co]:
+// the im2col window goes into L0A transposed (LoadData 3D with enTranspose: rows = K, columns =
+// pixels, the reduction), grad_output chunks into L0B, and the sum over all images and pixels
+// stays in L0C. Output: a workspace [groups][c1g * kh * kw * C0][cog] (rows in img2col K order).
+namespace npu_kernels {
+struct Conv2dDwTiling {
+  uint32_t n, c, h, w, groups, cg, cout, cog, kh, kw, sh, sw, dh, dw, pt, pb, pl, pr, ho, wo;
+  uint32_t elem_bytes, c1g, taps;
+  uint32_t go_cl;          // grad_output layout: 1 = NHWC, 0 = NCHW
+  uint32_t tile_c1, tile_co, pix_step, pix_l1, slab_pix_max;
+  uint32_t tiles_kc, tiles_co;
+  uint64_t total_tiles, tiles_per_core;
+  uint32_t block_dim, ok;
+};
+Conv2dDwTiling conv2d_dw_tiling(uint32_t n, uint32_t c, uint32_t h, uint32_t w, uint32_t cout, uint32_t groups,
+                                uint32_t kh, uint32_t kw, uint32_t sh, uint32_t sw, uint32_t dh, uint32_t dw,
+                                uint32_t pt, uint32_t pb, uint32_t pl, uint32_t pr, uint32_t elem_bytes, bool go_cl,
+                                const SocInfo& soc);
+}  // namespace npu_kernels
+
+// x: NHWC input; go: grad_output (NHWC or NCHW per tiling); ws: workspace (see above).
+extern "C" void conv2d_dw_kernel_float(uint8_t* x, uint8_t* go, uint8_t* ws, uint8_t* tiling);
+extern "C" void conv2d_dw_kernel_half(uint8_t* x, uint8_t* go, uint8_t* ws, uint8_t* tiling);
+extern "C" void conv2d_dw_kernel_bf16(uint8_t* x, uint8_t* go, uint8_t* ws, uint8_t* tiling);

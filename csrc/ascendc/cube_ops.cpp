@@ -367,7 +367,8 @@ void CubeLoad3D(const LocalOperand& dst, const LocalOperand& src, CubeElem t, co
   const int c0 = 32 / esz;
   if (a.fMatrixCtrl) Fail("%s: fMatrixCtrl must be false on 2201", I);
   if (a.enSmallK) Fail("%s: enSmallK is not modelled", I);
-  if (a.enTranspose) Fail("%s: enTranspose is not modelled (the L0B destination is always transposed)", I);
+  if (a.enTranspose && to_l0b) Fail("%s: enTranspose applies to an L0A destination (L0B is always transposed)", I);
+  const bool trans_a = a.enTranspose;
   if (a.strideW < 1 || a.strideW > 63 || a.strideH < 1 || a.strideH > 63)
     Fail("%s: strideW %u / strideH %u must be in [1, 63]", I, a.strideW, a.strideH);
   if (a.dilW < 1 || a.dilH < 1) Fail("%s: dilationFilterW %u / dilationFilterH %u must be >= 1", I, a.dilW, a.dilH);
@@ -420,7 +421,10 @@ void CubeLoad3D(const LocalOperand& dst, const LocalOperand& src, CubeElem t, co
     }
   }
   const uint64_t kfr = CeilDivU(kext, c0), mfr = CeilDivU(mext, 16);
-  const uint64_t win_bytes = kfr * mfr * 512;
+  // enTranspose: the window^T (kext rows x mext cols) in Zz, rows padded to 16, columns to 16
+  // (b32: two 16x8 fractals per 16 columns, the K padding of a transposed operand).
+  const uint64_t t_rowblk = CeilDivU(kext, 16), t_colfr = mfr * (16 / c0);
+  const uint64_t win_bytes = trans_a ? t_rowblk * t_colfr * 512 : kfr * mfr * 512;
   CheckLocal(I, "dst", dst, PhysMask(PhysBuf::L0A) | PhysMask(PhysBuf::L0B), 512, win_bytes * rep_n);
   const uint64_t plane = uint64_t(a.l1H) * a.l1W * c0;  // elements of one C1 plane
   CheckLocal(I, "src", src, PhysMask(PhysBuf::L1), 32, c1 * plane * esz);
@@ -468,7 +472,22 @@ void CubeLoad3D(const LocalOperand& dst, const LocalOperand& src, CubeElem t, co
           for (int r = 0; r < 16; ++r) std::memcpy(tmp + r * 32, sp[r], 32);
           frac_src = tmp;
         }
-        if (!to_l0b) {
+        if (trans_a) {
+          // Window^T in Zz: element (row kf*C0 + k0, col rb*16 + r) = S[r][k0].
+          if (c0 == 16) {
+            TransposeFractal(dwin + (kf * t_colfr + rb) * 512, frac_src, 16, 16, esz);
+          } else {
+            alignas(64) uint8_t tt[512];  // S^T: 8 rows (k0) x 16 columns (r)
+            TransposeFractal(tt, frac_src, 16, 8, esz);
+            const uint64_t rowblk = kf / 2, row0 = (kf % 2) * 8;
+            uint8_t* f0 = dwin + (rowblk * t_colfr + 2 * rb) * 512;
+            uint8_t* f1 = f0 + 512;
+            for (int k0 = 0; k0 < 8; ++k0) {
+              std::memcpy(f0 + (row0 + k0) * 32, tt + k0 * 64, 32);
+              std::memcpy(f1 + (row0 + k0) * 32, tt + k0 * 64 + 32, 32);
+            }
+          }
+        } else if (!to_l0b) {
           // L0A Zz: fractal (rb, kf), row r holds C0 consecutive K values.
           std::memcpy(dwin + (rb * kfr + kf) * 512, frac_src, 512);
         } else {

@@ -28,6 +28,7 @@
 namespace torch_ops_nn {
 
 TORCH_OPS_NN_REGISTER_KERNEL(conv2d_kernel);
+TORCH_OPS_NN_REGISTER_KERNEL(conv2d_dw_kernel);
 
 namespace {
 
@@ -316,9 +317,6 @@ at::Tensor GradWeight(const at::Tensor& go, const at::Tensor& input, const at::T
   const int64_t ho = go.size(2), wo = go.size(3);
   const int64_t sh = p.stride[0], sw = p.stride[1], dh = p.dilation[0], dw = p.dilation[1];
   const int64_t ph = p.padding[0], pw = p.padding[1];
-  TORCH_CHECK(wo <= 511, op, ": grad_output width ", wo, " must be at most 511 (Load3D filter width)");
-  TORCH_CHECK(sh <= 255 && sw <= 255, op, ": stride must be at most 255");
-  TORCH_CHECK(dh <= 63 && dw <= 63, op, ": dilation must be at most 63 (Load3D stride)");
   const c10::DeviceIndex dev = input.device().index();
   const auto dt = input.scalar_type();
   at::Tensor dW = NpuEmpty(weight.sizes(), dt, dev, WantChannelsLast(input, weight) ? kCL : c10::MemoryFormat::Contiguous);
@@ -350,6 +348,38 @@ at::Tensor GradWeight(const at::Tensor& go, const at::Tensor& input, const at::T
     dW.copy_(acc.view({cout, cig, 1, 1}));
     return dW;
   }
+  {
+    // The cube grad_weight kernel: dW^T = im2col(x)^T . grad_output, summed over all images and
+    // pixels in L0C (im2col window transposed into L0A by Load3D's enTranspose).
+    const bool go_cl = go.suggest_memory_format() == kCL || WantChannelsLast(input, weight);
+    auto t = npu_kernels::conv2d_dw_tiling(uint32_t(N), uint32_t(input.size(1)), uint32_t(H), uint32_t(W),
+                                           uint32_t(cout), uint32_t(G), uint32_t(kh), uint32_t(kw), uint32_t(sh),
+                                           uint32_t(sw), uint32_t(dh), uint32_t(dw), uint32_t(ph), uint32_t(ph),
+                                           uint32_t(pw), uint32_t(pw), uint32_t(input.element_size()), go_cl,
+                                           SocInfoFor(dev));
+    if (t.ok && sh <= 63 && sw <= 63) {
+      const int64_t c0 = 32 / input.element_size();
+      const int64_t c1g = (cig + c0 - 1) / c0, kg = c1g * kh * kw * c0;
+      at::Tensor xcl = input.contiguous(kCL);
+      at::Tensor gc = go_cl ? go.contiguous(kCL) : go.contiguous();
+      at::Tensor ws = NpuEmpty({G, kg, cog}, dt, dev);
+      using Fn = void (*)(uint8_t*, uint8_t*, uint8_t*, uint8_t*);
+      Fn kernel = PickFloatKernel<Fn>(op, dt, &conv2d_dw_kernel_float, &conv2d_dw_kernel_half, &conv2d_dw_kernel_bf16);
+      KernelLaunch launch{"conv2d_dw_kernel", ascendc_host::CoreType::AIC, t.block_dim, dev};
+      if (LogDebugEnabled())
+        launch.detail = std::string(op) + " x=" + Dims(input.sizes()) + " tile_c1=" + std::to_string(t.tile_c1) +
+                        " tile_co=" + std::to_string(t.tile_co) + " blockDim=" + std::to_string(t.block_dim);
+      LaunchKernel(std::move(launch), kernel, t, xcl.data_ptr(), gc.data_ptr(), ws.data_ptr());
+      // ws [G][c1g][kh][kw][c0][cog] -> dW [G*cog][cig][kh][kw]
+      at::Tensor r = ws.view({G, c1g, kh, kw, c0, cog}).permute({0, 5, 1, 4, 2, 3}).reshape({G * cog, c1g * c0, kh, kw});
+      dW.copy_(r.narrow(1, 0, cig));
+      return dW;
+    }
+  }
+  // Fallback (blockings that do not fit): the convolution of x^T with grad_output^T as the filter.
+  TORCH_CHECK(wo <= 511, op, ": grad_output width ", wo, " must be at most 511 (Load3D filter width)");
+  TORCH_CHECK(sh <= 255 && sw <= 255, op, ": stride must be at most 255");
+  TORCH_CHECK(dh <= 63 && dw <= 63, op, ": dilation must be at most 63 (Load3D stride)");
   // x^T as NHWC of images=ci, channels=n: memory [cin][H][W][N]; go^T: memory [cout][Ho][Wo][N].
   at::Tensor xt = input.permute({1, 2, 3, 0}).contiguous();
   at::Tensor gt = go.permute({1, 2, 3, 0}).contiguous();
