@@ -402,6 +402,64 @@ void CheckLoad3D(const char* name, const ConvCase& cc, int cout, bool window_to_
   Report(true, name);
 }
 
+
+// Load3D with enTranspose into L0A: the window^T (K rows x M columns) in Zz, rows padded to 16,
+// columns to 16 (float: two 16x8 fractals per 16 columns), checked element by element.
+template <typename T>
+void CheckLoad3DTranspose(const char* name, const ConvCase& cc) {
+  const int c0 = 32 / sizeof(T), C1 = (cc.C + c0 - 1) / c0;
+  const int Hout = (cc.H + cc.pt + cc.pb - ((cc.fh - 1) * cc.dh + 1)) / cc.sh + 1;
+  const int Wout = (cc.W + cc.pl + cc.pr - ((cc.fw - 1) * cc.dw + 1)) / cc.sw + 1;
+  const int M = Hout * Wout, K = C1 * cc.fh * cc.fw * c0;
+  std::vector<float> rx;
+  std::vector<T> x = Fill<T>(size_t(C1) * cc.H * cc.W * c0, rx);
+  auto im2col = [&](int row, int col) -> float {
+    const int oh = row / Wout, ow = row % Wout;
+    const int c1 = col / (cc.fh * cc.fw * c0), kh = (col / c0) / cc.fw % cc.fh, kw = (col / c0) % cc.fw, q = col % c0;
+    const int ih = oh * cc.sh + kh * cc.dh - cc.pt, iw = ow * cc.sw + kw * cc.dw - cc.pl;
+    if (ih < 0 || ih >= cc.H || iw < 0 || iw >= cc.W) return 0.f;
+    return rx[((size_t(c1) * cc.H + ih) * cc.W + iw) * c0 + q];
+  };
+  const int mStart = M > 32 ? 16 : 0, mExt = M - mStart;
+  const int rowblk = (K + 15) / 16, colfr = (mExt + 15) / 16 * (16 / c0);
+  std::vector<T> l0(size_t(rowblk) * colfr * 512 / sizeof(T));
+  try {
+    Run(name, [&] {
+      TPipe pipe;
+      TBuf<TPosition::A1> fmb; TBuf<TPosition::A2> a2b;
+      pipe.InitBuffer(fmb, x.size() * sizeof(T));
+      pipe.InitBuffer(a2b, l0.size() * sizeof(T));
+      auto fm = fmb.Get<T>(), a2 = a2b.Get<T>();
+      GlobalTensor<T> gx;
+      gx.SetGlobalBuffer(x.data(), x.size());
+      DataCopy(fm, gx, uint32_t(x.size()));
+      LoadData3DParamsV2<T> p;
+      p.padList[0] = cc.pl; p.padList[1] = cc.pr; p.padList[2] = cc.pt; p.padList[3] = cc.pb;
+      p.l1H = cc.H; p.l1W = cc.W; p.channelSize = C1 * c0;
+      p.kExtension = K; p.mExtension = mExt; p.kStartPt = 0; p.mStartPt = mStart;
+      p.strideW = cc.sw; p.strideH = cc.sh; p.filterW = cc.fw; p.filterH = cc.fh;
+      p.dilationFilterW = cc.dw; p.dilationFilterH = cc.dh; p.enTranspose = true;
+      LoadData(a2, fm, p);
+      std::memcpy(l0.data(), a2.HostPtr(), l0.size() * sizeof(T));
+    });
+  } catch (const std::exception& e) {
+    Report(false, name, e.what());
+    return;
+  }
+  for (int i = 0; i < K; ++i)
+    for (int j = 0; j < mExt; ++j) {
+      const size_t off = (size_t(i / 16) * colfr + j / c0) * (512 / sizeof(T)) + (i % 16) * c0 + j % c0;
+      const float got = ToF(l0[off]), want = im2col(mStart + j, i);
+      if (got != want) {
+        char buf[200];
+        std::snprintf(buf, sizeof buf, "A'[%d][%d] = %g, want %g", i, j, got, want);
+        Report(false, name, buf);
+        return;
+      }
+    }
+  Report(true, name);
+}
+
 // ---------------------------------------------------------------------------------------------
 // Each broken rule must raise a KernelError naming the kernel and the instruction.
 void ExpectError(const char* name, const std::vector<std::string>& needles, const std::function<void()>& body,
@@ -634,6 +692,8 @@ int main() {
   CheckLoad3D<float>("load3d_f32_s1_p0", {16, 6, 7, 2, 2, 1, 1, 1, 1, 0, 0, 0, 0}, 20, false);
   CheckLoad3D<half>("load3d_f16_to_l0b", {32, 9, 11, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1}, 24, true);
   CheckLoad3D<float>("load3d_f32_to_l0b", {16, 7, 7, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1}, 20, true);
+  CheckLoad3DTranspose<half>("load3d_f16_entranspose", {32, 9, 11, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1});
+  CheckLoad3DTranspose<float>("load3d_f32_entranspose", {16, 7, 9, 3, 2, 1, 2, 2, 1, 1, 0, 2, 1});
   CheckCo2Path();
   CheckErrors();
   std::printf("cube_kernel_check: %s (%d failures)\n", g_fail ? "FAILED" : "OK", g_fail);
