@@ -318,10 +318,68 @@ at::Tensor& baddbmm_(at::Tensor& self, const at::Tensor& batch1, const at::Tenso
   return baddbmm_out(self, batch1, batch2, beta, alpha, self);
 }
 
+// ---- addmv (mv and matmul(matrix, vector) reach it), dot ----
+void CheckMv(const char* op, const at::Tensor& mat, const at::Tensor& vec) {
+  TORCH_CHECK(mat.dim() == 2, op, ": argument 'mat' must be a 2-D tensor, got ", mat.dim(), "-D (shape ", mat.sizes(), ")");
+  TORCH_CHECK(vec.dim() == 1, op, ": argument 'vec' must be a 1-D tensor, got ", vec.dim(), "-D (shape ", vec.sizes(), ")");
+  CheckFloatDtype(op, "mat", mat);
+  TORCH_CHECK_TYPE(mat.scalar_type() == vec.scalar_type(), op, ": expected 'mat' and 'vec' to have the same dtype, but got ",
+                   mat.scalar_type(), " and ", vec.scalar_type());
+  TORCH_CHECK(mat.size(1) == vec.size(0), op, ": size mismatch, got mat ", ShapeStr(mat), " and vec ", vec.size(0),
+              ": mat has ", mat.size(1), " columns but vec has ", vec.size(0), " elements");
+}
+
+at::Tensor& addmv_out(const at::Tensor& self, const at::Tensor& mat, const at::Tensor& vec, const at::Scalar& beta,
+                      const at::Scalar& alpha, at::Tensor& out) {
+  CheckSameNpuDevice("addmv", {{"self", &self}, {"mat", &mat}, {"vec", &vec}, {"out", &out}});
+  CheckMv("addmv", mat, vec);
+  TORCH_CHECK_TYPE(out.scalar_type() == mat.scalar_type(), "addmv: expected 'out' to have dtype ", mat.scalar_type(),
+                   ", but got ", out.scalar_type());
+  const int64_t n = mat.size(0);
+  TORCH_CHECK(self.dim() <= 1 && at::is_expandable_to(self.sizes(), {n}), "addmv: 'self' of shape ", self.sizes(),
+              " cannot be broadcast to the result shape [", n, "]");
+  at::Tensor self_col = self.dim() == 1 ? self.view({self.size(0), 1}) : self;
+  return WriteOut(out, {n}, mat.scalar_type(), {&mat, &vec}, [&](const at::Tensor& o) {
+    AddMatmulInto("addmv", self_col, As3D(mat), vec.view({1, vec.size(0), 1}), beta, alpha, o.view({1, n, 1}), false);
+  });
+}
+
+at::Tensor addmv(const at::Tensor& self, const at::Tensor& mat, const at::Tensor& vec, const at::Scalar& beta,
+                 const at::Scalar& alpha) {
+  at::Tensor out = NpuEmpty({0}, mat.scalar_type(), mat.device().index());
+  return addmv_out(self, mat, vec, beta, alpha, out);
+}
+
+at::Tensor& addmv_(at::Tensor& self, const at::Tensor& mat, const at::Tensor& vec, const at::Scalar& beta,
+                   const at::Scalar& alpha) {
+  TORCH_CHECK(self.dim() == 1 && mat.dim() == 2 && self.size(0) == mat.size(0), "addmv_: 'self' of shape ",
+              self.sizes(), " must have the result shape [", mat.dim() == 2 ? mat.size(0) : -1, "] for the in-place form");
+  return addmv_out(self, mat, vec, beta, alpha, self);
+}
+
+at::Tensor dot(const at::Tensor& self, const at::Tensor& other) {
+  CheckSameNpuDevice("dot", {{"self", &self}, {"tensor", &other}});
+  TORCH_CHECK(self.dim() == 1 && other.dim() == 1, "dot: 1-D tensors expected, but got ", self.dim(), "-D and ",
+              other.dim(), "-D tensors");
+  CheckFloatDtype("dot", "self", self);
+  TORCH_CHECK_TYPE(self.scalar_type() == other.scalar_type(), "dot: expected both vectors to have the same dtype, but got ",
+                   self.scalar_type(), " and ", other.scalar_type());
+  TORCH_CHECK(self.size(0) == other.size(0), "dot: expected both vectors to have the same number of elements, but got ",
+              self.size(0), " and ", other.size(0));
+  at::Tensor out = NpuEmpty({}, self.scalar_type(), self.device().index());
+  if (self.size(0) == 0) return out.zero_();
+  CubeBatchedMatmul("dot", self.view({1, 1, self.size(0)}), other.view({1, other.size(0), 1}), out.view({1, 1, 1}));
+  return out;
+}
+
 }  // namespace
 }  // namespace torch_ops_nn
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  m.impl("addmv", TORCH_FN(torch_ops_nn::addmv));
+  m.impl("addmv.out", TORCH_FN(torch_ops_nn::addmv_out));
+  m.impl("addmv_", TORCH_FN(torch_ops_nn::addmv_));
+  m.impl("dot", TORCH_FN(torch_ops_nn::dot));
   m.impl("mm", TORCH_FN(torch_ops_nn::mm));
   m.impl("mm.out", TORCH_FN(torch_ops_nn::mm_out));
   m.impl("bmm", TORCH_FN(torch_ops_nn::bmm));

@@ -223,3 +223,26 @@ def test_mixed_and_unsupported_dtypes(fallback_error):
         torch.mm(rand(4, 5).npu(), rand(5, 6, dtype=torch.float16).npu())
     with pytest.raises(TypeError, match=r"mm: argument 'self' has dtype Int"):
         torch.mm(torch.ones(4, 5, dtype=torch.int32).npu(), torch.ones(5, 6, dtype=torch.int32).npu())
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_mv_addmv_dot(fallback_error, dtype):
+    m, v, w = rand(17, 33, dtype=dtype), rand(33, dtype=dtype), rand(17, dtype=dtype)
+    assert_close(torch.mv(m.npu(), v.npu()), torch.mv(m, v), dtype)
+    assert_close(torch.matmul(m.npu(), v.npu()), torch.matmul(m, v), dtype)
+    assert_close(torch.addmv(w.npu(), m.npu(), v.npu(), beta=0.5, alpha=2), torch.addmv(w, m, v, beta=0.5, alpha=2), dtype)
+    assert_close(torch.mv(m.t().contiguous().npu().t(), v.npu()), torch.mv(m, v), dtype)   # transposed matrix
+    big = rand(66, dtype=dtype)
+    assert_close(torch.mv(m.npu(), big.npu()[::2]), torch.mv(m, big[::2]), dtype)          # strided vector
+    wn = w.npu()
+    wn.addmv_(m.npu(), v.npu())
+    assert_close(wn, torch.addmv(w, m, v), dtype)
+    assert_close(torch.dot(v.npu(), v.npu()), torch.dot(v.float(), v.float()).to(dtype), dtype)
+    assert_close(torch.matmul(v.npu(), v.npu()), torch.dot(v.float(), v.float()).to(dtype), dtype)
+
+
+def test_mv_dot_bad_inputs(fallback_error):
+    with pytest.raises(RuntimeError, match=r"addmv: size mismatch, got mat 4x5 and vec 6"):
+        torch.mv(rand(4, 5).npu(), rand(6).npu())
+    with pytest.raises(RuntimeError, match=r"dot: expected both vectors to have the same number of elements, but got 5 and 6"):
+        torch.dot(rand(5).npu(), rand(6).npu())
