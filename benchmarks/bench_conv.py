@@ -1,7 +1,7 @@
 """Convolution on the cube kernel vs PyTorch CPU: every distinct conv layer shape of torchvision's
 ResNet-50 at batch 8 (float32), forward, NCHW (and optionally channels_last).
 
-    python benchmarks/bench_conv.py [--batch 8] [--min-time 0.5] [--channels-last] [--backward]
+    PYTHONPATH=. python benchmarks/bench_conv.py [--batch 8] [--min-time 0.5] [--channels-last] [--backward]
 
 Prints times (torch.utils.benchmark; the npu statement synchronizes), GFLOP/s and the npu/CPU
 time ratio (< 1 means the npu is faster).

@@ -1,6 +1,6 @@
 """Matmul on the cube kernel vs PyTorch CPU (MKL) in the same process.
 
-    python benchmarks/bench_mm.py [--sizes 1024 2048] [--min-time 1.0]
+    PYTHONPATH=. python benchmarks/bench_mm.py [--sizes 1024 2048] [--min-time 1.0]   (from the repo root)
 
 Square mm in float32 / float16 / bfloat16, plus the transposed-operand (nn.Linear backward) form
 and a ResNet-50 fc layer. Prints times (torch.utils.benchmark; the npu statement synchronizes),
