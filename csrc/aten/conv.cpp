@@ -50,7 +50,8 @@ int64_t OutSize(int64_t in, int64_t p0, int64_t p1, int64_t k, int64_t s, int64_
 // by the GM -> L1 stage (exact: products with 1 and 0, sums with zeros). Much faster here than an
 // element-wise strided copy. Identity matrices are built once per (C, dtype, device) on the host.
 at::Tensor ToChannelsLast(const at::Tensor& x) {
-  if (x.is_contiguous(kCL) || x.numel() == 0 || !x.is_contiguous()) return x.contiguous(kCL);
+  if (x.is_contiguous(kCL) || x.numel() == 0 || x.suggest_memory_format() == kCL) return x.contiguous(kCL);
+  if (!x.is_contiguous()) return ToChannelsLast(x.contiguous());  // rows copy, then the cube transpose
   const int64_t n = x.size(0), c = x.size(1), hw = x.size(2) * x.size(3);
   static std::mutex mu;
   static std::map<std::tuple<int64_t, int, int>, at::Tensor> eyes;
@@ -306,6 +307,74 @@ at::Tensor GradInput(const at::Tensor& go, const at::Tensor& input, const at::Te
     gi.zero_();
     gi.slice(2, 0, c10::nullopt, sh).slice(3, 0, c10::nullopt, sw).narrow(2, 0, ho).narrow(3, 0, wo).copy_(gs);
     return gi;
+  }
+  if ((sh > 1 || sw > 1) && p.dilation[0] == 1 && p.dilation[1] == 1) {
+    // Stride phases: the input pixels (a + sh*i, b + sw*j) receive grad_output through the taps
+    // kh = (a + ph) mod sh (+ sh*t) only, a stride-1 convolution with that flipped sub-kernel.
+    // Each phase writes its own pixels, so no work is spent on inserted zeros.
+    struct Phase {
+      int64_t a, b, r[2], taps[2], out[2], pad_lo[2], pad_hi[2], crop_lo[2], crop_hi[2];
+      bool empty;
+    };
+    std::vector<Phase> phases;
+    bool ok = true;
+    const int64_t s2[2] = {sh, sw}, ksz[2] = {kh, kw}, insz[2] = {H, W}, gsz[2] = {ho, wo};
+    for (int64_t a = 0; a < sh; ++a) {
+      for (int64_t b = 0; b < sw; ++b) {
+        Phase f{};
+        f.a = a;
+        f.b = b;
+        const int64_t ph2[2] = {a, b};
+        int64_t* r = f.r; int64_t* taps = f.taps; int64_t* out = f.out; int64_t* pad_lo = f.pad_lo;
+        int64_t* pad_hi = f.pad_hi; int64_t* crop_lo = f.crop_lo; int64_t* crop_hi = f.crop_hi;
+        bool empty = false;
+        for (int i = 0; i < 2; ++i) {
+          out[i] = (insz[i] - ph2[i] + s2[i] - 1) / s2[i];
+          r[i] = (ph2[i] + p.padding[i]) % s2[i];
+          taps[i] = ksz[i] > r[i] ? (ksz[i] - r[i] + s2[i] - 1) / s2[i] : 0;
+          if (out[i] <= 0 || taps[i] == 0) { empty = true; break; }
+          const int64_t q = (ph2[i] + p.padding[i] - r[i]) / s2[i];
+          const int64_t lo = taps[i] - 1 - q;
+          const int64_t hi = out[i] - gsz[i] - lo + taps[i] - 1;
+          crop_lo[i] = lo < 0 ? -lo : 0;
+          crop_hi[i] = hi < 0 ? -hi : 0;
+          pad_lo[i] = lo < 0 ? 0 : lo;
+          pad_hi[i] = hi < 0 ? 0 : hi;
+          if (gsz[i] - crop_lo[i] - crop_hi[i] <= 0) { empty = true; break; }
+          if (pad_lo[i] >= taps[i] || pad_hi[i] >= taps[i] || pad_hi[i] > 255) ok = false;
+        }
+        f.empty = empty;
+        phases.push_back(f);
+      }
+    }
+    if (ok) {
+      at::Tensor wt_full = weight.contiguous().view({G, cog, cig, kh, kw}).permute({0, 2, 3, 4, 1}).contiguous()
+                               .view({cin, kh, kw, cog});
+      at::Tensor gi = NpuEmpty(input.sizes(), input.scalar_type(), input.device().index(),
+                               cl ? kCL : c10::MemoryFormat::Contiguous);
+      for (const Phase& f : phases) {
+        const int64_t a = f.a, b = f.b;
+        const int64_t* r = f.r; const int64_t* taps = f.taps; const int64_t* out = f.out;
+        const int64_t* pad_lo = f.pad_lo; const int64_t* pad_hi = f.pad_hi;
+        const int64_t* crop_lo = f.crop_lo; const int64_t* crop_hi = f.crop_hi;
+        const bool empty = f.empty;
+        at::Tensor dst = gi.slice(2, a, c10::nullopt, sh).slice(3, b, c10::nullopt, sw);
+        if (empty) {
+          if (dst.numel()) dst.zero_();
+          continue;
+        }
+        at::Tensor gph = go.narrow(2, crop_lo[0], ho - crop_lo[0] - crop_hi[0])
+                             .narrow(3, crop_lo[1], wo - crop_lo[1] - crop_hi[1]);
+        at::Tensor wsub = wt_full.slice(1, r[0], c10::nullopt, sh).slice(2, r[1], c10::nullopt, sw).contiguous();
+        Geom g{gph.size(0), cout, gph.size(2), gph.size(3), cin, G, taps[0], taps[1], 1, 1, 1, 1,
+               pad_lo[0], pad_hi[0], pad_lo[1], pad_hi[1]};
+        at::Tensor part = ConvCore("convolution_backward (grad_input)", gph, wsub, g, true, cl, {}, {}, {}, false);
+        TORCH_CHECK(part.size(2) == out[0] && part.size(3) == out[1], "convolution_backward: internal error: phase (",
+                    a, ", ", b, ") gives ", part.sizes(), ", expected ", out[0], "x", out[1]);
+        dst.copy_(part);
+      }
+      return gi;
+    }
   }
   if (sh > 1 || sw > 1) {
     gu = NpuEmpty({go.size(0), cout, (ho - 1) * sh + 1, (wo - 1) * sw + 1}, go.scalar_type(), go.device().index(),
