@@ -28,7 +28,12 @@
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #pragma GCC diagnostic ignored "-Wuninitialized"
+#include <cpuid.h>
 #include <immintrin.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <vector>
 #define CUBE_X86 1
 #else
 #define CUBE_X86 0
@@ -472,6 +477,141 @@ struct Scratch {
 };
 thread_local Scratch t_scratch_a, t_scratch_b;
 
+
+#if CUBE_X86
+// ------------------------------------------------------------------------------------------
+// bfloat16 on AMX (TDPBF16PS: exact bf16 products, float accumulation — the cube's semantics).
+// A tiles are the L0A Zz fractals themselves (16 rows x 16 bf16, 32 B apart); B fractals are
+// repacked once per call into the VNNI pair order; C tiles are the L0C Nz fractals (16 rows of
+// 16 floats). K padding of the last fractal is zeroed on both sides.
+bool CpuHasAmxBf16() {
+  unsigned a = 0, b = 0, c = 0, d = 0;
+  if (!__get_cpuid_count(7, 0, &a, &b, &c, &d)) return false;
+  return ((d >> 22) & 1u) && ((d >> 24) & 1u);  // AMX-BF16, AMX-TILE
+}
+bool AmxReady() {
+  static const bool ok = [] {
+    if (!CpuHasAmxBf16() || !__builtin_cpu_supports("avx512bw") || !__builtin_cpu_supports("avx512vl")) return false;
+    const char* off = std::getenv("TORCH_OPS_NN_NO_AMX");
+    if (off && *off && *off != '0') return false;
+    return syscall(SYS_arch_prctl, 0x1023 /*ARCH_REQ_XCOMP_PERM*/, 18 /*XFEATURE_XTILEDATA*/) == 0;
+  }();
+  return ok;
+}
+
+struct alignas(64) AmxTileConfig {
+  uint8_t palette = 1;
+  uint8_t start_row = 0;
+  uint8_t reserved[14] = {};
+  uint16_t colsb[16] = {};
+  uint8_t rows[16] = {};
+};
+
+thread_local Scratch t_scratch_vnni, t_scratch_apack;
+
+template <int MC, int NC>
+__attribute__((target("amx-tile,amx-bf16"))) inline void AmxBlock(float* c, long c_blk, const uint16_t* a0,
+                                                                 const uint16_t* b0, long b_step, int kp, bool zero) {
+  // C(i, j) = tile 2i + j; A(i) = tile 4 + i; B(j) = tile 6 + j. A / B advance 512 elements per
+  // 32-deep k step (A: per M block kp steps apart; B: n1 tiles apart per k step).
+  if (zero) {
+    _tile_zero(0);
+    if (NC > 1) _tile_zero(1);
+    if (MC > 1) _tile_zero(2);
+    if (MC > 1 && NC > 1) _tile_zero(3);
+  } else {
+    _tile_loadd(0, c, 64);
+    if (NC > 1) _tile_loadd(1, c + c_blk, 64);
+    if (MC > 1) _tile_loadd(2, c + 256, 64);
+    if (MC > 1 && NC > 1) _tile_loadd(3, c + c_blk + 256, 64);
+  }
+  const long a_blk = long(kp) * 512;
+  for (int q = 0; q < kp; ++q) {
+    _tile_loadd(4, a0 + q * 512, 64);
+    if (MC > 1) _tile_loadd(5, a0 + a_blk + q * 512, 64);
+    _tile_loadd(6, b0 + q * b_step, 64);
+    if (NC > 1) _tile_loadd(7, b0 + q * b_step + 512, 64);
+    _tile_dpbf16ps(0, 4, 6);
+    if (NC > 1) _tile_dpbf16ps(1, 4, 7);
+    if (MC > 1) _tile_dpbf16ps(2, 5, 6);
+    if (MC > 1 && NC > 1) _tile_dpbf16ps(3, 5, 7);
+  }
+  _tile_stored(0, c, 64);
+  if (NC > 1) _tile_stored(1, c + c_blk, 64);
+  if (MC > 1) _tile_stored(2, c + 256, 64);
+  if (MC > 1 && NC > 1) _tile_stored(3, c + c_blk + 256, 64);
+}
+
+__attribute__((target("amx-tile,amx-bf16,avx512f,avx512bw,avx512vl"))) void GemmBf16Amx(float* c, const uint16_t* a,
+                                                                                const uint16_t* b,
+                                                                                const CubeGemmShape& s, int a_k_frac) {
+  const int m = s.m, n = s.n, k = s.k;
+  const int m1 = (m + 15) / 16, n1 = (n + 15) / 16, kf = (k + 15) / 16, kp = (k + 31) / 32;
+  const long c_blk = long(m1) * 256;
+  // A: Zz fractals (16 x 16) -> 16 x 32 tiles [m1][kp][16][32], zero past K.
+  uint16_t* ap = reinterpret_cast<uint16_t*>(t_scratch_apack.Get(size_t(m1) * kp * 256));
+  for (int mi = 0; mi < m1; ++mi)
+    for (int q = 0; q < kp; ++q) {
+      uint16_t* o = ap + (size_t(mi) * kp + q) * 512;
+      for (int h = 0; h < 2; ++h) {
+        const int ki = 2 * q + h;
+        const int valid = ki < kf ? (k - ki * 16 < 16 ? k - ki * 16 : 16) : 0;
+        const uint16_t* f = a + (size_t(mi) * a_k_frac + ki) * 256;
+        const __mmask16 mk = static_cast<__mmask16>((1u << valid) - 1u);
+        for (int r = 0; r < 16; ++r)
+          _mm256_storeu_si256(reinterpret_cast<__m256i*>(o + r * 32 + h * 16),
+                              valid ? _mm256_maskz_loadu_epi16(mk, f + r * 16) : _mm256_setzero_si256());
+      }
+    }
+  // B: k-major fractals [16 k][16 n] -> VNNI tiles [kp][n1][16 pairs][16 n][2], zero past K.
+  uint16_t* bv = reinterpret_cast<uint16_t*>(t_scratch_vnni.Get(size_t(kp) * n1 * 256));
+  const __m512i inter = _mm512_set_epi16(47, 15, 46, 14, 45, 13, 44, 12, 43, 11, 42, 10, 41, 9, 40, 8, 39, 7, 38, 6,
+                                         37, 5, 36, 4, 35, 3, 34, 2, 33, 1, 32, 0);
+  for (int q = 0; q < kp; ++q)
+    for (int ni = 0; ni < n1; ++ni) {
+      uint16_t* o = bv + (size_t(q) * n1 + ni) * 512;
+      for (int p = 0; p < 16; ++p) {
+        const int k0 = q * 32 + 2 * p;
+        __m256i r0 = _mm256_setzero_si256(), r1 = _mm256_setzero_si256();
+        if (k0 < k) r0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b + (size_t(k0 / 16) * n1 + ni) * 256 + (k0 % 16) * 16));
+        if (k0 + 1 < k)
+          r1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b + (size_t((k0 + 1) / 16) * n1 + ni) * 256 + ((k0 + 1) % 16) * 16));
+        _mm512_storeu_si512(o + p * 32, _mm512_permutex2var_epi16(_mm512_castsi256_si512(r0), inter,
+                                                                   _mm512_castsi256_si512(r1)));
+      }
+    }
+  bool zero = s.init == CubeInit::kZero;
+  if (s.init == CubeInit::kBias) {  // every row starts from the bias row
+    for (int ni = 0; ni < n1; ++ni)
+      for (int mi = 0; mi < m1; ++mi)
+        for (int r = 0; r < 16; ++r)
+          for (int j = 0; j < 16; ++j) {
+            const int col = ni * 16 + j;
+            c[ni * c_blk + mi * 256 + r * 16 + j] = col < n ? s.bias[col] : 0.f;
+          }
+    zero = false;
+  }
+  AmxTileConfig cfg;
+  for (int t = 0; t < 8; ++t) { cfg.rows[t] = 16; cfg.colsb[t] = 64; }
+  _tile_loadconfig(&cfg);
+  const long b_step = long(n1) * 512;
+  for (int mi = 0; mi < m1; mi += 2) {
+    const int mc = m1 - mi >= 2 ? 2 : 1;
+    const uint16_t* a0 = ap + size_t(mi) * kp * 512;
+    for (int ni = 0; ni < n1; ni += 2) {
+      const int nc = n1 - ni >= 2 ? 2 : 1;
+      const uint16_t* b0 = bv + size_t(ni) * 512;
+      float* cp = c + ni * c_blk + mi * 256;
+      if (mc == 2 && nc == 2) AmxBlock<2, 2>(cp, c_blk, a0, b0, b_step, kp, zero);
+      else if (mc == 2) AmxBlock<2, 1>(cp, c_blk, a0, b0, b_step, kp, zero);
+      else if (nc == 2) AmxBlock<1, 2>(cp, c_blk, a0, b0, b_step, kp, zero);
+      else AmxBlock<1, 1>(cp, c_blk, a0, b0, b_step, kp, zero);
+    }
+  }
+  _tile_release();
+}
+#endif
+
 }  // namespace
 
 const char* CubeGemmIsa() { return ActiveIsa().name; }
@@ -508,6 +648,12 @@ void CubeGemm(float* c, const void* a, const void* b, CubeDtype type, const Cube
   const bool bf16 = type == CubeDtype::kBFloat16;
   const uint16_t* ah = static_cast<const uint16_t*>(a);
   const uint16_t* bh = static_cast<const uint16_t*>(b);
+#if CUBE_X86
+  if (bf16 && !s.gemv && isa.name[3] == '5' && AmxReady()) {
+    GemmBf16Amx(c, ah, bh, s, a_k_frac);
+    return;
+  }
+#endif
   // B: the first k_frac fractal rows of the Zn grid are contiguous.
   const size_t b_count = static_cast<size_t>(k_frac) * n1 * 256;
   float* bs = t_scratch_b.Get(b_count);

@@ -137,8 +137,34 @@ void FillPattern(uint8_t* dst, size_t bytes, uint64_t bits, int esz) {
 
 }  // namespace
 
+namespace {
+// dst[0, 32) = src[0, bytes) followed by zeros (bytes < 32); never reads past src + bytes.
+void CopyPartialBlockScalar(uint8_t* dst, const uint8_t* src, uint32_t bytes) {
+  std::memcpy(dst, src, bytes);
+  std::memset(dst + bytes, 0, 32 - bytes);
+}
+#if CUBE_OPS_X86
+__attribute__((target("avx512bw,avx512vl"))) void CopyPartialBlockAvx512(uint8_t* dst, const uint8_t* src,
+                                                                         uint32_t bytes) {
+  const __mmask32 m = static_cast<__mmask32>((1ull << bytes) - 1);
+  _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst), _mm256_maskz_loadu_epi8(m, src));
+}
+#endif
+inline void CopyPartialBlock(uint8_t* dst, const uint8_t* src, uint32_t bytes) {
+#if CUBE_OPS_X86
+  static const bool bw = [] {
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl");
+  }();
+  if (bw) return CopyPartialBlockAvx512(dst, src, bytes);
+#endif
+  CopyPartialBlockScalar(dst, src, bytes);
+}
+}  // namespace
+
 // =================================================================================================
 // DataCopy GM -> L1 with ND -> NZ.
+constexpr uint64_t kNd2NzPrefetchRows = 4;
 void CubeNd2Nz(const LocalOperand& dst, const GlobalOperand& src, CubeElem t, const AscendC::Nd2NzParams& p) {
   static const char* I = "DataCopy(Nd2NzParams)";
   CoreState& core = CurrentCore();
@@ -164,25 +190,28 @@ void CubeNd2Nz(const LocalOperand& dst, const GlobalOperand& src, CubeElem t, co
   const uint64_t src_elems = (nd - 1) * p.srcNdMatrixStride + (n - 1) * p.srcDValue + d;
   CheckGlobal(I, "src", src, src_elems * esz);
   const uint64_t tail = d % c0;  // valid elements in the last C0 block (0 = full)
-  // Column block outer, rows inner: the destination of one block is written sequentially
-  // (rows are 32 B apart when dstNzNStride = 1), the source rows stay in cache across blocks.
+  // Rows outer, column blocks inner: each source row is read once, sequentially (GM rows of a
+  // big matrix sit on different pages, so a block-outer walk would miss on every row); the
+  // destination pieces of one row are 32 B writes into the core's (cache-resident) L1.
   const uint64_t full = tail ? dblocks - 1 : dblocks;
-  const uint64_t row_step = n_step * esz, src_row = uint64_t(p.srcDValue) * esz;
+  const uint64_t row_step = n_step * esz, src_row = uint64_t(p.srcDValue) * esz, blk_step = c0_step * esz;
   for (uint64_t mat = 0; mat < nd; ++mat) {
     const uint8_t* s_mat = src.ptr + mat * p.srcNdMatrixStride * esz;
     uint8_t* d_mat = dst.ptr + mat * p.dstNzMatrixStride * esz;
-    for (uint64_t b = 0; b < full; ++b) {
-      const uint8_t* s = s_mat + b * 32;
-      uint8_t* db = d_mat + b * c0_step * esz;
-      for (uint64_t r = 0; r < n; ++r) std::memcpy(db + r * row_step, s + r * src_row, 32);
-    }
-    if (tail) {  // partial last block: zero padded to 32 B
-      const uint8_t* s = s_mat + full * 32;
-      uint8_t* db = d_mat + full * c0_step * esz;
-      for (uint64_t r = 0; r < n; ++r) {
-        std::memcpy(db + r * row_step, s + r * src_row, tail * esz);
-        std::memset(db + r * row_step + tail * esz, 0, 32 - tail * esz);
+    for (uint64_t r = 0; r < n; ++r) {
+      const uint8_t* s = s_mat + r * src_row;
+      // Software prefetch a few rows ahead, one line per 64 B copied (rows are on other pages,
+      // where the hardware prefetcher does not follow).
+      const uint8_t* pf = r + kNd2NzPrefetchRows < n ? s + kNd2NzPrefetchRows * src_row : nullptr;
+      uint8_t* d = d_mat + r * row_step;
+      uint64_t b = 0;
+      for (; b + 2 <= full; b += 2) {
+        if (pf) __builtin_prefetch(pf + b * 32);
+        std::memcpy(d + b * blk_step, s + b * 32, 32);
+        std::memcpy(d + (b + 1) * blk_step, s + b * 32 + 32, 32);
       }
+      for (; b < full; ++b) std::memcpy(d + b * blk_step, s + b * 32, 32);
+      if (tail) CopyPartialBlock(d + full * blk_step, s + full * 32, uint32_t(tail * esz));  // zero padded to 32 B
     }
   }
   core.counters.gm_to_local_bytes += nd * n * d * esz;
@@ -249,6 +278,61 @@ void CubeLoad2D(const LocalOperand& dst, const LocalOperand* src_local, const Gl
 }
 
 // =================================================================================================
+// LoadDataWithTranspose (L1 -> L0A/L0B). A square S (16x16 elements) is read from L1 (b16: one
+// fractal; b32: two consecutive 16x8 fractals side by side) and S^T is written as documented
+// fractals (b16: one 16x16; b32: two 16x8, T rows 0-15 x cols 0-7 then x cols 8-15).
+void CubeLoad2DTranspose(const LocalOperand& dst, const LocalOperand& src, CubeElem t,
+                         const AscendC::LoadData2dTransposeParams& p) {
+  static const char* I = "LoadDataWithTranspose";
+  CoreState& core = CurrentCore();
+  const int esz = ElemSize(t);
+  if (esz != 2 && esz != 4) Fail("%s: element type %s is not modelled (b16 and b32 only)", I, ElemName(t));
+  const PhysBuf dphys = core.PhysOf(dst.pos);
+  const bool to_l0b = dphys == PhysBuf::L0B;
+  if (p.addrMode != 0) Fail("%s: addrMode %u is not supported from L1 (0 only)", I, p.addrMode);
+  const uint64_t rep = p.repeatTimes;
+  const uint64_t fr_per = esz == 4 ? 2 : 1;  // fractals per square
+  const uint64_t sq_bytes = fr_per * 512;
+  const uint64_t dst_bytes =
+      rep ? (rep - 1) * (uint64_t(p.dstGap) + 1) * 512 + (fr_per == 2 ? (uint64_t(p.dstFracGap) + 1) * 512 : 0) + 512 : 0;
+  CheckLocal(I, "dst", dst, PhysMask(PhysBuf::L0A) | PhysMask(PhysBuf::L0B), 512, dst_bytes);
+  const uint64_t src_bytes = rep ? (p.startIndex + (rep - 1) * uint64_t(p.srcStride) + 1) * sq_bytes : 0;
+  CheckLocal(I, "src", src, PhysMask(PhysBuf::L1), 32, src_bytes);
+  if (rep == 0) return;
+  for (uint64_t i = 0; i < rep; ++i) {
+    const uint8_t* s = src.ptr + (p.startIndex + i * p.srcStride) * sq_bytes;
+    uint8_t* d0 = dst.ptr + i * (uint64_t(p.dstGap) + 1) * 512;
+    if (esz == 2) {
+      // Documented result S^T; physical L0B keeps fractals transposed (= S), L0A keeps documented.
+      if (to_l0b) std::memcpy(d0, s, 512);
+      else TransposeFractal(d0, s, 16, 16, 2);
+      continue;
+    }
+    uint8_t* d1 = d0 + (uint64_t(p.dstFracGap) + 1) * 512;
+    const uint32_t* f0 = reinterpret_cast<const uint32_t*>(s);        // S[r][c], c < 8: f0[r*8 + c]
+    const uint32_t* f1 = reinterpret_cast<const uint32_t*>(s + 512);  // c >= 8: f1[r*8 + c - 8]
+    if (to_l0b) {
+      // Documented dst fractal j: 16 rows (S column) x 8 cols (S rows 8j..8j+7); physical k-major
+      // order = its transpose: 8 rows (S rows 8j..) x 16 (S columns) = S rows laid out whole.
+      uint32_t* o0 = reinterpret_cast<uint32_t*>(d0);
+      uint32_t* o1 = reinterpret_cast<uint32_t*>(d1);
+      for (int r = 0; r < 16; ++r) {
+        uint32_t* o = (r < 8 ? o0 : o1) + (r % 8) * 16;
+        std::memcpy(o, f0 + r * 8, 32);
+        std::memcpy(o + 8, f1 + r * 8, 32);
+      }
+    } else {
+      uint32_t* o0 = reinterpret_cast<uint32_t*>(d0);
+      uint32_t* o1 = reinterpret_cast<uint32_t*>(d1);
+      for (int c = 0; c < 16; ++c) {
+        const uint32_t* col = c < 8 ? f0 + c : f1 + (c - 8);
+        for (int r = 0; r < 16; ++r) (r < 8 ? o0 : o1)[c * 8 + (r % 8)] = col[r * 8];
+      }
+    }
+  }
+}
+
+// =================================================================================================
 // LoadData 3D v2 (img2col) and its registers.
 void CubeSetFmatrix(uint16_t l1H, uint16_t l1W, const uint8_t padList[4], AscendC::FmatrixMode m) {
   if (m != AscendC::FmatrixMode::FMATRIX_LEFT) Fail("SetFmatrix: only FMATRIX_LEFT is modelled");
@@ -283,7 +367,8 @@ void CubeLoad3D(const LocalOperand& dst, const LocalOperand& src, CubeElem t, co
   const int c0 = 32 / esz;
   if (a.fMatrixCtrl) Fail("%s: fMatrixCtrl must be false on 2201", I);
   if (a.enSmallK) Fail("%s: enSmallK is not modelled", I);
-  if (a.enTranspose) Fail("%s: enTranspose is not modelled (the L0B destination is always transposed)", I);
+  if (a.enTranspose && to_l0b) Fail("%s: enTranspose applies to an L0A destination (L0B is always transposed)", I);
+  const bool trans_a = a.enTranspose;
   if (a.strideW < 1 || a.strideW > 63 || a.strideH < 1 || a.strideH > 63)
     Fail("%s: strideW %u / strideH %u must be in [1, 63]", I, a.strideW, a.strideH);
   if (a.dilW < 1 || a.dilH < 1) Fail("%s: dilationFilterW %u / dilationFilterH %u must be >= 1", I, a.dilW, a.dilH);
@@ -336,7 +421,10 @@ void CubeLoad3D(const LocalOperand& dst, const LocalOperand& src, CubeElem t, co
     }
   }
   const uint64_t kfr = CeilDivU(kext, c0), mfr = CeilDivU(mext, 16);
-  const uint64_t win_bytes = kfr * mfr * 512;
+  // enTranspose: the window^T (kext rows x mext cols) in Zz, rows padded to 16, columns to 16
+  // (b32: two 16x8 fractals per 16 columns, the K padding of a transposed operand).
+  const uint64_t t_rowblk = CeilDivU(kext, 16), t_colfr = mfr * (16 / c0);
+  const uint64_t win_bytes = trans_a ? t_rowblk * t_colfr * 512 : kfr * mfr * 512;
   CheckLocal(I, "dst", dst, PhysMask(PhysBuf::L0A) | PhysMask(PhysBuf::L0B), 512, win_bytes * rep_n);
   const uint64_t plane = uint64_t(a.l1H) * a.l1W * c0;  // elements of one C1 plane
   CheckLocal(I, "src", src, PhysMask(PhysBuf::L1), 32, c1 * plane * esz);
@@ -364,21 +452,47 @@ void CubeLoad3D(const LocalOperand& dst, const LocalOperand& src, CubeElem t, co
       const uint64_t khw = beyond_k ? 0 : (col / c0) % fhw;
       const int32_t dh = int32_t(khw / a.filterW) * a.dilH, dw = int32_t(khw % a.filterW) * a.dilW;
       const uint8_t* splane = src.ptr + cc1 * plane * esz;
-      for (uint64_t i = 0; i < rows; ++i) {
-        const int32_t ih = ih0[i] + dh, iw = iw0[i] + dw;
-        const uint8_t* s;
-        static const uint8_t zeros[32] = {};
-        if (beyond_k) s = zeros;
-        else if (ih < 0 || ih >= a.l1H || iw < 0 || iw >= a.l1W) s = pad32;
-        else s = splane + (uint64_t(ih) * a.l1W + uint64_t(iw)) * 32;
-        if (!to_l0b) {
-          // L0A Zz: fractal (i/16, kf), row i%16 holds C0 consecutive K values.
-          std::memcpy(dwin + ((i / 16) * kfr + kf) * 512 + (i % 16) * 32, s, 32);
+      static const uint8_t zeros[32] = {};
+      // One 16-row fractal group at a time: gather the 16 source pieces (32 B = C0 values each),
+      // then write the fractal whole (L0A: 16 rows of 32 B; L0B: its k-major transpose).
+      for (uint64_t rb = 0; rb < mfr; ++rb) {
+        const uint8_t* sp[16];
+        bool contiguous = !beyond_k;
+        for (int r = 0; r < 16; ++r) {
+          const uint64_t i = rb * 16 + r;
+          const int32_t ih = ih0[i] + dh, iw = iw0[i] + dw;
+          if (beyond_k) sp[r] = zeros;
+          else if (ih < 0 || ih >= a.l1H || iw < 0 || iw >= a.l1W) { sp[r] = pad32; contiguous = false; }
+          else sp[r] = splane + (uint64_t(ih) * a.l1W + uint64_t(iw)) * 32;
+          if (r > 0 && sp[r] != sp[r - 1] + 32) contiguous = false;
+        }
+        alignas(64) uint8_t tmp[512];
+        const uint8_t* frac_src = sp[0];
+        if (!contiguous) {
+          for (int r = 0; r < 16; ++r) std::memcpy(tmp + r * 32, sp[r], 32);
+          frac_src = tmp;
+        }
+        if (trans_a) {
+          // Window^T in Zz: element (row kf*C0 + k0, col rb*16 + r) = S[r][k0].
+          if (c0 == 16) {
+            TransposeFractal(dwin + (kf * t_colfr + rb) * 512, frac_src, 16, 16, esz);
+          } else {
+            alignas(64) uint8_t tt[512];  // S^T: 8 rows (k0) x 16 columns (r)
+            TransposeFractal(tt, frac_src, 16, 8, esz);
+            const uint64_t rowblk = kf / 2, row0 = (kf % 2) * 8;
+            uint8_t* f0 = dwin + (rowblk * t_colfr + 2 * rb) * 512;
+            uint8_t* f1 = f0 + 512;
+            for (int k0 = 0; k0 < 8; ++k0) {
+              std::memcpy(f0 + (row0 + k0) * 32, tt + k0 * 64, 32);
+              std::memcpy(f1 + (row0 + k0) * 32, tt + k0 * 64 + 32, 32);
+            }
+          }
+        } else if (!to_l0b) {
+          // L0A Zz: fractal (rb, kf), row r holds C0 consecutive K values.
+          std::memcpy(dwin + (rb * kfr + kf) * 512, frac_src, 512);
         } else {
-          // L0B (transposed window): B[k][n] = im2col[n][k]; fractal (kf, i/16), physical k0*16 + n0.
-          uint8_t* fr = dwin + (kf * mfr + i / 16) * 512;
-          const uint64_t n0 = i % 16;
-          for (int k0 = 0; k0 < c0; ++k0) std::memcpy(fr + (k0 * 16 + n0) * esz, s + k0 * esz, esz);
+          // L0B (transposed window): B[k][n] = im2col[n][k]; fractal (kf, rb), physical k0*16 + n0.
+          TransposeFractal(dwin + (kf * mfr + rb) * 512, frac_src, 16, c0, esz);
         }
       }
     }
@@ -461,6 +575,8 @@ struct SegCtx {
   const float* scale;
   const float* shift;
   const uint8_t* residual;  // row pointer (already offset to the segment's first column), or null
+  bool has_row = false;     // rowwise epilogue: y = y * row_scale + row_shift
+  float row_scale = 1.f, row_shift = 0.f;
 };
 
 void StoreSegScalar(uint8_t* dst, const float* acc, int cnt, const SegCtx& c) {
@@ -475,6 +591,7 @@ void StoreSegScalar(uint8_t* dst, const float* acc, int cnt, const SegCtx& c) {
     }
     if (c.scale) v *= c.scale[i];
     if (c.shift) v += c.shift[i];
+    if (c.has_row) v = v * c.row_scale + c.row_shift;
     if (c.residual) {
       switch (c.out) {
         case OutKind::F32: { float r; std::memcpy(&r, c.residual + i * 4, 4); v += r; break; }
@@ -500,6 +617,7 @@ __attribute__((target("avx512f"), always_inline)) inline void StoreSegAvx512(uin
   __m512 v = _mm512_maskz_loadu_ps(mk, acc);
   if (c.scale) v = _mm512_mul_ps(v, _mm512_maskz_loadu_ps(mk, c.scale));
   if (c.shift) v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(mk, c.shift));
+  if (c.has_row) v = _mm512_fmadd_ps(v, _mm512_set1_ps(c.row_scale), _mm512_set1_ps(c.row_shift));
   if (c.residual) {
     __m512 r;
     if (c.out == OutKind::F32) {
@@ -551,11 +669,18 @@ struct BlockJob {
   int cnt;
   const uint8_t* residual;  // first row, or null
   uint64_t res_pitch;
+  const float* rscale = nullptr;  // rowwise epilogue: first row's scale / shift (either may be null)
+  const float* rshift = nullptr;
 };
 
 void StoreBlockScalar(const BlockJob& b, SegCtx c) {
   for (uint64_t r = 0; r < b.rows; ++r) {
     c.residual = b.residual ? b.residual + r * b.res_pitch : nullptr;
+    if (b.rscale || b.rshift) {
+      c.has_row = true;
+      c.row_scale = b.rscale ? b.rscale[r] : 1.f;
+      c.row_shift = b.rshift ? b.rshift[r] : 0.f;
+    }
     StoreSegScalar(b.dst + r * b.dst_pitch, b.src + r * 16, b.cnt, c);
   }
 }
@@ -563,6 +688,11 @@ void StoreBlockScalar(const BlockJob& b, SegCtx c) {
 __attribute__((target("avx512f"))) void StoreBlockAvx512(const BlockJob& b, SegCtx c) {
   for (uint64_t r = 0; r < b.rows; ++r) {
     c.residual = b.residual ? b.residual + r * b.res_pitch : nullptr;
+    if (b.rscale || b.rshift) {
+      c.has_row = true;
+      c.row_scale = b.rscale ? b.rscale[r] : 1.f;
+      c.row_shift = b.rshift ? b.rshift[r] : 0.f;
+    }
     StoreSegAvx512(b.dst + r * b.dst_pitch, b.src + r * 16, b.cnt, c);
   }
 }
@@ -620,12 +750,13 @@ void CubeFixpipe(const GlobalOperand& dst, const LocalOperand& src, CubeElem tds
                                     : (nd - 1) * p.dstNdStride + (m - 1) * uint64_t(p.dstStride) + n;
   CheckGlobal(I, "dst", dst, dst_elems * dsz);
   if (ep) {
-    if (ep->scale && ep->scale_elems && ep->scale_elems < n)
+    const uint64_t need_ss = ep->rowwise ? m : n;
+    if (ep->scale && ep->scale_elems && ep->scale_elems < need_ss)
       Fail("%s: scale has %llu elements, the tile needs %llu", I, (unsigned long long)ep->scale_elems,
-           (unsigned long long)n);
-    if (ep->shift && ep->shift_elems && ep->shift_elems < n)
+           (unsigned long long)need_ss);
+    if (ep->shift && ep->shift_elems && ep->shift_elems < need_ss)
       Fail("%s: shift has %llu elements, the tile needs %llu", I, (unsigned long long)ep->shift_elems,
-           (unsigned long long)n);
+           (unsigned long long)need_ss);
     if (ep->residual) {
       const uint64_t need = ((nd - 1) * p.dstNdStride + (m - 1) * ep->residual_stride + n) * dsz;
       CheckGlobal(I, "residual", GlobalOperand{const_cast<uint8_t*>(static_cast<const uint8_t*>(ep->residual)),
@@ -655,9 +786,13 @@ void CubeFixpipe(const GlobalOperand& dst, const LocalOperand& src, CubeElem tds
         }
         job.residual = nullptr;
         job.res_pitch = 0;
+        if (ep && ep->rowwise) {
+          job.rscale = ep->scale ? ep->scale + r0 : nullptr;
+          job.rshift = ep->shift ? ep->shift + r0 : nullptr;
+        }
         if (ep) {
-          ctx.scale = ep->scale ? ep->scale + j * 16 : nullptr;
-          ctx.shift = ep->shift ? ep->shift + j * 16 : nullptr;
+          ctx.scale = ep->scale && !ep->rowwise ? ep->scale + j * 16 : nullptr;
+          ctx.shift = ep->shift && !ep->rowwise ? ep->shift + j * 16 : nullptr;
           if (ep->residual) {
             job.res_pitch = ep->residual_stride * dsz;
             job.residual = static_cast<const uint8_t*>(ep->residual) + (b * p.dstNdStride + j * 16) * dsz +

@@ -52,6 +52,26 @@ struct LoadData2DParams {
         repeatTimes(repeatTimes_), sid(sid_), addrMode(addrMode_) {}
 };
 
+// ---- LoadDataWithTranspose (L1 -> L0A/L0B, 2201) ----------------------------------------------
+// Each repeat reads one square from L1 (b16: one 16x16 fractal; b32: two consecutive 16x8 fractals
+// forming a 16x16 square), transposes it, and writes it back as fractals: b16 one fractal at
+// dst + i*(dstGap+1)*512 B; b32 two 16x8 fractals, the first at dst + i*(dstGap+1)*512 B and the
+// second (dstFracGap+1)*512 B after the first. Source squares: startIndex + i*srcStride, in units
+// of one square (512 B for b16, 1024 B for b32).
+struct LoadData2dTransposeParams {
+  uint16_t startIndex = 0;
+  uint8_t repeatTimes = 0;
+  uint16_t srcStride = 0;
+  uint16_t dstGap = 0;
+  uint16_t dstFracGap = 0;
+  uint8_t addrMode = 0;
+  LoadData2dTransposeParams() = default;
+  LoadData2dTransposeParams(uint16_t startIndex_, uint8_t repeatTimes_, uint16_t srcStride_, uint16_t dstGap_,
+                            uint16_t dstFracGap_, uint8_t addrMode_)
+      : startIndex(startIndex_), repeatTimes(repeatTimes_), srcStride(srcStride_), dstGap(dstGap_),
+        dstFracGap(dstFracGap_), addrMode(addrMode_) {}
+};
+
 // ---- §3.5 LoadData 3D v2 ------------------------------------------------------------------------
 template <typename T>
 struct LoadData3DParamsV2 {
@@ -187,6 +207,8 @@ inline uint64_t CubeValueBits(const T& v) {
 void CubeNd2Nz(const LocalOperand& dst, const GlobalOperand& src, CubeElem t, const AscendC::Nd2NzParams& p);
 void CubeLoad2D(const LocalOperand& dst, const LocalOperand* src_local, const GlobalOperand* src_gm, CubeElem t,
                 const AscendC::LoadData2DParams& p);
+void CubeLoad2DTranspose(const LocalOperand& dst, const LocalOperand& src, CubeElem t,
+                         const AscendC::LoadData2dTransposeParams& p);
 struct Load3DArgs {
   uint8_t pad[4];
   uint16_t l1H, l1W, channelSize, kExtension, mExtension, kStartPt, mStartPt;
@@ -212,6 +234,7 @@ struct FixpipeEpilogueArgs {
   uint64_t residual_stride = 0;
   uint64_t scale_elems = 0, shift_elems = 0, residual_bytes = 0;  // known sizes (0 = unknown)
   bool relu = false;
+  bool rowwise = false;  // scale / shift indexed by the tile's row instead of its column
 };
 void CubeFixpipe(const GlobalOperand& dst, const LocalOperand& src, CubeElem tdst, CubeElem tsrc, bool nz_out,
                  const AscendC::FixpipeParamsV220& p, const FixpipeEpilogueArgs* ep, const char* instr);
@@ -238,6 +261,13 @@ template <typename T>
 inline void LoadData(const LocalTensor<T>& dst, const GlobalTensor<T>& src, const LoadData2DParams& p) {
   const ascendc_host::GlobalOperand s = src.Operand();
   ascendc_host::CubeLoad2D(dst.Operand(), nullptr, &s, ascendc_host::CubeElemOf<T>(), p);
+}
+
+// L1 -> L0A/L0B with a transpose of every 16x16 square (b16 and b32).
+template <typename T>
+inline void LoadDataWithTranspose(const LocalTensor<T>& dst, const LocalTensor<T>& src,
+                                  const LoadData2dTransposeParams& p) {
+  ascendc_host::CubeLoad2DTranspose(dst.Operand(), src.Operand(), ascendc_host::CubeElemOf<T>(), p);
 }
 
 // img2col: L1 feature map (NC1HWC0, N = 1) -> L0A (Zz) or L0B (transposed window).
@@ -302,7 +332,8 @@ inline void DataCopy(const LocalTensor<T>& dst, const LocalTensor<U>& src, const
 // ------------------------------------------------------------------------------------------------
 // torch_ops_nn extension — NOT part of CANN's Ascend C API.
 // A Fixpipe whose datapath also applies, per element of the accumulator tile and in this order:
-//   y = acc * scale[col] + shift[col]   (per output column = output channel; either may be absent)
+//   y = acc * scale[col] + shift[col]   (per output column = output channel; either may be absent;
+//                                         with `rowwise`, scale[row] / shift[row] instead)
 //   y += residual[row * residualStride + col]   (optional, read from GM in the destination type)
 //   y = max(y, 0)                                (relu, or p.reluEn)
 // then converts (p.quantPre) and writes like Fixpipe<CFG_ROW_MAJOR>. It is what fused
@@ -317,6 +348,7 @@ struct FixpipeEpilogue {
   GlobalTensor<T> residual;      // empty = none
   uint64_t residualStride = 0;   // elements between residual rows (default: p.dstStride)
   bool relu = false;
+  bool rowwise = false;          // scale / shift per row (tile row = output channel) instead of per column
 };
 
 template <typename T, typename U>
@@ -331,6 +363,7 @@ inline void FixpipeWithEpilogue(const GlobalTensor<T>& dst, const LocalTensor<U>
   a.shift_elems = e.shift.GetSize();
   a.residual_bytes = e.residual.GetSize() * sizeof(T);
   a.relu = e.relu;
+  a.rowwise = e.rowwise;
   ascendc_host::CubeFixpipe(dst.Operand(), src.Operand(), ascendc_host::CubeElemOf<T>(),
                             ascendc_host::CubeElemOf<U>(), false, p, &a, "ext::FixpipeWithEpilogue");
 }

@@ -219,6 +219,64 @@ void CheckGemv(const char* name, int N, int K) {
   Report(true, name);
 }
 
+
+// LoadDataWithTranspose (b32): B row-major K x N and A stored transposed (K x M), each 16-row
+// group of K copied to L1 as consecutive 16x8 fractal pairs, transposed into L0B Zn / L0A Zz;
+// with the rowwise epilogue (scale/shift per output row).
+void CheckLoadTransposeF32(const char* name, int M, int N, int K) {
+  std::vector<float> ra, rb, rs, rh;
+  std::vector<float> At = Fill<float>(size_t(K) * M, ra), B = Fill<float>(size_t(K) * N, rb);  // At: K x M
+  std::vector<float> sc = Fill<float>(M, rs), sh = Fill<float>(M, rh);
+  std::vector<float> C(size_t(M) * N, -7.f);
+  const int M16 = CeilAlign(M, 16), N16 = CeilAlign(N, 16), K16 = CeilAlign(K, 16);
+  const int M1 = M16 / 16, N1 = N16 / 16, KG = K16 / 16, KF = KG * 2;  // L0A pitch (kDirectionAlign)
+  try {
+    Run(name, [&] {
+      TPipe pipe;
+      TBuf<TPosition::A1> a1b; TBuf<TPosition::B1> b1b; TBuf<TPosition::A2> a2b; TBuf<TPosition::B2> b2b;
+      TBuf<TPosition::CO1> c1b;
+      pipe.InitBuffer(a1b, K16 * M16 * 4); pipe.InitBuffer(b1b, K16 * N16 * 4);
+      pipe.InitBuffer(a2b, M1 * KF * 512); pipe.InitBuffer(b2b, KF * N1 * 512);
+      pipe.InitBuffer(c1b, M16 * N16 * 4);
+      auto a1 = a1b.Get<float>(), b1 = b1b.Get<float>(), a2 = a2b.Get<float>(), b2 = b2b.Get<float>();
+      auto c1 = c1b.Get<float>();
+      GlobalTensor<float> gA, gB, gC, gS, gH;
+      gA.SetGlobalBuffer(At.data(), At.size()); gB.SetGlobalBuffer(B.data(), B.size());
+      gC.SetGlobalBuffer(C.data(), C.size()); gS.SetGlobalBuffer(sc.data(), M); gH.SetGlobalBuffer(sh.data(), M);
+      for (int g = 0; g < KG; ++g) {
+        const int rows = std::min(16, K - g * 16);
+        DataCopy(a1[g * 16 * M16], gA[size_t(g) * 16 * M], Nd2NzParams(1, rows, M, 0, M, 16, 1, 0));
+        DataCopy(b1[g * 16 * N16], gB[size_t(g) * 16 * N], Nd2NzParams(1, rows, N, 0, N, 16, 1, 0));
+        LoadDataWithTranspose(a2[2 * g * 128], a1, LoadData2dTransposeParams(g * M1, M1, 1, KF - 1, 0, 0));
+        LoadDataWithTranspose(b2[2 * g * N1 * 128], b1, LoadData2dTransposeParams(g * N1, N1, 1, 0, N1 - 1, 0));
+      }
+      MmadParams mp(M, N, K, 0, false, true);
+      mp.kDirectionAlign = true;
+      Mmad(c1, a2, b2, mp);
+      FixpipeParamsV220 fp(N, M, M16, N, false);
+      ext::FixpipeEpilogue<float> e;
+      e.scale = gS; e.shift = gH; e.rowwise = true;
+      ext::FixpipeWithEpilogue(gC, c1, fp, e);
+    });
+  } catch (const std::exception& e) {
+    Report(false, name, e.what());
+    return;
+  }
+  for (int r = 0; r < M; ++r)
+    for (int c = 0; c < N; ++c) {
+      double s = 0;
+      for (int k = 0; k < K; ++k) s += double(ra[size_t(k) * M + r]) * rb[size_t(k) * N + c];
+      const float want = float(s) * rs[r] + rh[r], got = C[size_t(r) * N + c];
+      if (!(std::fabs(got - want) <= 1e-5f * std::fabs(want) + 1e-5f)) {
+        char buf[200];
+        std::snprintf(buf, sizeof buf, "C[%d][%d] = %g, want %g", r, c, got, want);
+        Report(false, name, buf);
+        return;
+      }
+    }
+  Report(true, name);
+}
+
 // ---------------------------------------------------------------------------------------------
 // Load3D: NC1HWC0 feature map in L1 -> L0A window (checked against a naive im2col through the
 // documented Zz positions) and -> a full convolution through Mmad + Fixpipe.
@@ -337,6 +395,64 @@ void CheckLoad3D(const char* name, const ConvCase& cc, int cout, bool window_to_
       if (y[size_t(r) * cout + c] != float(s)) {
         char buf[200];
         std::snprintf(buf, sizeof buf, "conv y[%d][%d] = %g, want %g", r, c, y[size_t(r) * cout + c], float(s));
+        Report(false, name, buf);
+        return;
+      }
+    }
+  Report(true, name);
+}
+
+
+// Load3D with enTranspose into L0A: the window^T (K rows x M columns) in Zz, rows padded to 16,
+// columns to 16 (float: two 16x8 fractals per 16 columns), checked element by element.
+template <typename T>
+void CheckLoad3DTranspose(const char* name, const ConvCase& cc) {
+  const int c0 = 32 / sizeof(T), C1 = (cc.C + c0 - 1) / c0;
+  const int Hout = (cc.H + cc.pt + cc.pb - ((cc.fh - 1) * cc.dh + 1)) / cc.sh + 1;
+  const int Wout = (cc.W + cc.pl + cc.pr - ((cc.fw - 1) * cc.dw + 1)) / cc.sw + 1;
+  const int M = Hout * Wout, K = C1 * cc.fh * cc.fw * c0;
+  std::vector<float> rx;
+  std::vector<T> x = Fill<T>(size_t(C1) * cc.H * cc.W * c0, rx);
+  auto im2col = [&](int row, int col) -> float {
+    const int oh = row / Wout, ow = row % Wout;
+    const int c1 = col / (cc.fh * cc.fw * c0), kh = (col / c0) / cc.fw % cc.fh, kw = (col / c0) % cc.fw, q = col % c0;
+    const int ih = oh * cc.sh + kh * cc.dh - cc.pt, iw = ow * cc.sw + kw * cc.dw - cc.pl;
+    if (ih < 0 || ih >= cc.H || iw < 0 || iw >= cc.W) return 0.f;
+    return rx[((size_t(c1) * cc.H + ih) * cc.W + iw) * c0 + q];
+  };
+  const int mStart = M > 32 ? 16 : 0, mExt = M - mStart;
+  const int rowblk = (K + 15) / 16, colfr = (mExt + 15) / 16 * (16 / c0);
+  std::vector<T> l0(size_t(rowblk) * colfr * 512 / sizeof(T));
+  try {
+    Run(name, [&] {
+      TPipe pipe;
+      TBuf<TPosition::A1> fmb; TBuf<TPosition::A2> a2b;
+      pipe.InitBuffer(fmb, x.size() * sizeof(T));
+      pipe.InitBuffer(a2b, l0.size() * sizeof(T));
+      auto fm = fmb.Get<T>(), a2 = a2b.Get<T>();
+      GlobalTensor<T> gx;
+      gx.SetGlobalBuffer(x.data(), x.size());
+      DataCopy(fm, gx, uint32_t(x.size()));
+      LoadData3DParamsV2<T> p;
+      p.padList[0] = cc.pl; p.padList[1] = cc.pr; p.padList[2] = cc.pt; p.padList[3] = cc.pb;
+      p.l1H = cc.H; p.l1W = cc.W; p.channelSize = C1 * c0;
+      p.kExtension = K; p.mExtension = mExt; p.kStartPt = 0; p.mStartPt = mStart;
+      p.strideW = cc.sw; p.strideH = cc.sh; p.filterW = cc.fw; p.filterH = cc.fh;
+      p.dilationFilterW = cc.dw; p.dilationFilterH = cc.dh; p.enTranspose = true;
+      LoadData(a2, fm, p);
+      std::memcpy(l0.data(), a2.HostPtr(), l0.size() * sizeof(T));
+    });
+  } catch (const std::exception& e) {
+    Report(false, name, e.what());
+    return;
+  }
+  for (int i = 0; i < K; ++i)
+    for (int j = 0; j < mExt; ++j) {
+      const size_t off = (size_t(i / 16) * colfr + j / c0) * (512 / sizeof(T)) + (i % 16) * c0 + j % c0;
+      const float got = ToF(l0[off]), want = im2col(mStart + j, i);
+      if (got != want) {
+        char buf[200];
+        std::snprintf(buf, sizeof buf, "A'[%d][%d] = %g, want %g", i, j, got, want);
         Report(false, name, buf);
         return;
       }
@@ -567,6 +683,8 @@ int main() {
   CheckMatmul<float, float>("matmul_f32_accumulate_9x20x37", 9, 20, 37, {.accumulate_twice = true});
   CheckMatmul<half, half>("epilogue_f16_50x64x40", 50, 64, 40, {.epilogue = true});
   CheckMatmul<float, float>("epilogue_f32_33x20x24", 33, 20, 24, {.epilogue = true});
+  CheckLoadTransposeF32("matmul_f32_load_transpose_rowwise_33x40x37", 33, 40, 37);
+  CheckLoadTransposeF32("matmul_f32_load_transpose_rowwise_16x16x16", 16, 16, 16);
   CheckGemv<half>("gemv_f16_n40_k70", 40, 70);
   CheckGemv<float>("gemv_f32_n17_k33", 17, 33);
   CheckLoad3D<half>("load3d_f16_s2_p1", {32, 9, 11, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1}, 24, false);
@@ -574,6 +692,8 @@ int main() {
   CheckLoad3D<float>("load3d_f32_s1_p0", {16, 6, 7, 2, 2, 1, 1, 1, 1, 0, 0, 0, 0}, 20, false);
   CheckLoad3D<half>("load3d_f16_to_l0b", {32, 9, 11, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1}, 24, true);
   CheckLoad3D<float>("load3d_f32_to_l0b", {16, 7, 7, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1}, 20, true);
+  CheckLoad3DTranspose<half>("load3d_f16_entranspose", {32, 9, 11, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1});
+  CheckLoad3DTranspose<float>("load3d_f32_entranspose", {16, 7, 9, 3, 2, 1, 2, 2, 1, 1, 0, 2, 1});
   CheckCo2Path();
   CheckErrors();
   std::printf("cube_kernel_check: %s (%d failures)\n", g_fail ? "FAILED" : "OK", g_fail);

@@ -1,0 +1,289 @@
+// Matmul on the cube (see matmul.h for the data path). Each core takes a contiguous range of
+// output tiles (batch, m-tile, n-tile; n fastest so consecutive tiles share the A panel), keeps
+// the tile's float accumulator in L0C over the whole K loop, streams k_l1-deep panels of A and B
+// through L1 and base_k-deep micro-panels through L0A (double buffered) and L0B, and writes the
+// tile once through the Fixpipe epilogue.
+#include "matmul.h"
+
+#include "kernel_operator.h"
+#include "matmul_cube.h"
+
+using namespace AscendC;
+
+namespace npu_kernels {
+
+MatmulTiling matmul_tiling(uint32_t batch, uint32_t m, uint32_t n, uint32_t k, uint32_t elem_bytes, bool a_trans,
+                           bool b_trans, const SocInfo& soc) {
+  MatmulTiling t{};
+  t.batch = batch;
+  t.m = m;
+  t.n = n;
+  t.k = k;
+  t.elem_bytes = elem_bytes;
+  t.a_trans = a_trans;
+  t.b_trans = b_trans;
+  // L0C holds one float tile (base_m * base_n * 4 <= l0c); L0A two base_m x base_k buffers;
+  // L0B one base_k x base_n buffer; L1 one k_l1-deep panel of each operand.
+  uint32_t base_n = 256, base_m = 128;
+  uint32_t base_k = elem_bytes == 4 ? 64 : 128;
+  while (base_m * base_n * 4 > soc.l0c_bytes && base_n > 16) base_n /= 2;
+  while (base_k * base_n * elem_bytes > soc.l0b_bytes && base_k > 16) base_k /= 2;
+  while (2 * base_m * base_k * elem_bytes > soc.l0a_bytes && base_m > 16) base_m /= 2;
+  // Small problems: shrink the tile to the problem so no fractal work is wasted.
+  if (AlignUp<uint32_t>(m, 16) < base_m) base_m = AlignUp<uint32_t>(m, 16);
+  if (AlignUp<uint32_t>(n, 16) < base_n) base_n = AlignUp<uint32_t>(n, 16);
+  if (base_m == 0) base_m = 16;
+  if (base_n == 0) base_n = 16;
+  // Enough tiles for the cores: split N, then M, while there are fewer tiles than cores.
+  auto tiles = [&] { return uint64_t(batch) * CeilDivU(m, base_m) * CeilDivU(n, base_n); };
+  const uint64_t want = uint64_t(soc.cube_cores);
+  while (tiles() < want && base_n > 64) base_n = AlignUp<uint32_t>(base_n / 2, 16);
+  while (tiles() < want && base_m > 32) base_m = AlignUp<uint32_t>(base_m / 2, 16);
+  uint32_t k_l1 = base_k;
+  const uint32_t k_need = AlignUp<uint32_t>(k, 16);
+  while (k_l1 * 2 <= k_need && (base_m + base_n) * (k_l1 * 2) * elem_bytes <= soc.l1_bytes * 3 / 4) k_l1 *= 2;
+  if (k_l1 > AlignUp<uint32_t>(k_need, base_k)) k_l1 = AlignUp<uint32_t>(k_need, base_k);
+  t.base_m = base_m;
+  t.base_n = base_n;
+  t.base_k = base_k;
+  t.k_l1 = k_l1;
+  t.tiles_m = CeilDivU(m, base_m);
+  t.tiles_n = CeilDivU(n, base_n);
+  t.total_tiles = tiles();
+  const uint64_t cores = t.total_tiles < want ? (t.total_tiles ? t.total_tiles : 1) : want;
+  t.tiles_per_core = CeilDivU<uint64_t>(t.total_tiles ? t.total_tiles : 1, cores);
+  t.block_dim = static_cast<uint32_t>(CeilDivU<uint64_t>(t.total_tiles ? t.total_tiles : 1, t.tiles_per_core));
+  return t;
+}
+
+ScaleCastTiling scale_cast_tiling(uint64_t total, const SocInfo& soc, float scale) {
+  ScaleCastTiling t{};
+  t.total = total;
+  t.scale = scale;
+  const CoreSplit split = SplitAcrossCores(total, 4, soc.vector_cores, 8192);
+  t.block_dim = split.block_dim;
+  t.per_core = split.per_core;
+  uint32_t tile = 8192;
+  const uint64_t need = AlignUp<uint64_t>(t.per_core, 16);
+  if (need < tile) tile = static_cast<uint32_t>(need);
+  t.tile = tile == 0 ? 16 : tile;
+  return t;
+}
+
+}  // namespace npu_kernels
+
+namespace {
+
+using npu_kernels::MatmulTiling;
+namespace cube = npu_kernels::cube;
+
+template <typename T>
+class MatmulKernel {
+ public:
+  __aicore__ inline void Init(GM_ADDR a, GM_ADDR b, GM_ADDR c, GM_ADDR scale, GM_ADDR shift, GM_ADDR residual,
+                              const MatmulTiling& t) {
+    t_ = t;
+    aGm_.SetGlobalBuffer(reinterpret_cast<__gm__ T*>(a));
+    bGm_.SetGlobalBuffer(reinterpret_cast<__gm__ T*>(b));
+    cGm_.SetGlobalBuffer(reinterpret_cast<__gm__ T*>(c));
+    const uint32_t nvec = t.rowwise ? t.m : t.n;
+    if (t.has_scale) scaleGm_.SetGlobalBuffer(reinterpret_cast<__gm__ float*>(scale), nvec);
+    if (t.has_shift) shiftGm_.SetGlobalBuffer(reinterpret_cast<__gm__ float*>(shift), nvec);
+    if (t.has_residual) resGm_.SetGlobalBuffer(reinterpret_cast<__gm__ T*>(residual));
+    const uint32_t esz = sizeof(T);
+    pipe_.InitBuffer(qA1_, 1, t.base_m * t.k_l1 * esz);
+    pipe_.InitBuffer(qB1_, 1, t.base_n * t.k_l1 * esz);
+    pipe_.InitBuffer(qA2_, 2, t.base_m * t.base_k * esz);
+    pipe_.InitBuffer(qB2_, 1, t.base_k * t.base_n * esz);
+    pipe_.InitBuffer(qC_, 1, t.base_m * t.base_n * sizeof(float));
+  }
+
+  __aicore__ inline void Process() {
+    const uint64_t first = uint64_t(GetBlockIdx()) * t_.tiles_per_core;
+    uint64_t last = first + t_.tiles_per_core;
+    if (last > t_.total_tiles) last = t_.total_tiles;
+    for (uint64_t tile = first; tile < last; ++tile) ComputeTile(tile);
+  }
+
+ private:
+  __aicore__ inline void ComputeTile(uint64_t tile) {
+    const uint32_t tn = uint32_t(tile % t_.tiles_n);
+    const uint64_t rest = tile / t_.tiles_n;
+    const uint32_t tm = uint32_t(rest % t_.tiles_m);
+    const uint64_t bi = rest / t_.tiles_m;
+    const uint32_t m0 = tm * t_.base_m, n0 = tn * t_.base_n;
+    const uint32_t mt = t_.m - m0 < t_.base_m ? t_.m - m0 : t_.base_m;
+    const uint32_t nt = t_.n - n0 < t_.base_n ? t_.n - n0 : t_.base_n;
+    const uint64_t a_base = bi * t_.a_batch, b_base = bi * t_.b_batch;
+    LocalTensor<float> acc = qC_.template AllocTensor<float>();
+    bool init = true;
+    for (uint32_t k0 = 0; k0 < t_.k; k0 += t_.k_l1) {
+      const uint32_t kt = t_.k - k0 < t_.k_l1 ? t_.k - k0 : t_.k_l1;
+      // GM -> L1 panels.
+      LocalTensor<T> a1 = qA1_.template AllocTensor<T>();
+      const uint64_t a_off = t_.a_trans ? a_base + uint64_t(k0) * t_.lda + m0 : a_base + uint64_t(m0) * t_.lda + k0;
+      cube::LoadAToL1(a1, aGm_[a_off], t_.a_trans != 0, mt, kt, t_.lda);
+      qA1_.EnQue(a1);
+      LocalTensor<T> b1 = qB1_.template AllocTensor<T>();
+      const uint64_t b_off = t_.b_trans ? b_base + uint64_t(n0) * t_.ldb + k0 : b_base + uint64_t(k0) * t_.ldb + n0;
+      cube::LoadBToL1(b1, bGm_[b_off], t_.b_trans != 0, nt, kt, t_.ldb);
+      qB1_.EnQue(b1);
+      a1 = qA1_.template DeQue<T>();
+      b1 = qB1_.template DeQue<T>();
+      // L1 -> L0 micro-panels, Mmad into the resident accumulator.
+      for (uint32_t kk = 0; kk < kt; kk += t_.base_k) {
+        const uint32_t kb = kt - kk < t_.base_k ? kt - kk : t_.base_k;
+        LocalTensor<T> a2 = qA2_.template AllocTensor<T>();
+        cube::LoadAToL0(a2, a1, t_.a_trans != 0, mt, kt, kk, kb);
+        qA2_.EnQue(a2);
+        LocalTensor<T> b2 = qB2_.template AllocTensor<T>();
+        cube::LoadBToL0(b2, b1, t_.b_trans != 0, nt, kt, kk, kb);
+        qB2_.EnQue(b2);
+        a2 = qA2_.template DeQue<T>();
+        b2 = qB2_.template DeQue<T>();
+        cube::MmadStep(acc, a2, b2, mt, nt, kb, init);
+        init = false;
+        qA2_.FreeTensor(a2);
+        qB2_.FreeTensor(b2);
+      }
+      qA1_.FreeTensor(a1);
+      qB1_.FreeTensor(b1);
+    }
+    qC_.EnQue(acc);
+    acc = qC_.template DeQue<float>();
+    FixpipeParamsV220 fp(uint16_t(nt), uint16_t(mt), uint16_t(cube::Align16(mt < 2 ? 2 : mt)),
+                         uint32_t(t_.ldc), t_.relu != 0);
+    fp.quantPre = cube::QuantFor<T>();
+    const uint64_t c_off = bi * t_.c_batch + uint64_t(m0) * t_.ldc + n0;
+    if (t_.has_scale || t_.has_shift || t_.has_residual) {
+      ext::FixpipeEpilogue<T> e;
+      const uint32_t v0 = t_.rowwise ? m0 : n0;
+      if (t_.has_scale) e.scale = scaleGm_[v0];
+      if (t_.has_shift) e.shift = shiftGm_[v0];
+      e.rowwise = t_.rowwise != 0;
+      if (t_.has_residual) {
+        e.residual = resGm_[bi * t_.r_batch + uint64_t(m0) * t_.ldr + n0];
+        e.residualStride = t_.ldr;
+      }
+      e.relu = t_.relu != 0;
+      ext::FixpipeWithEpilogue(cGm_[c_off], acc, fp, e);
+    } else {
+      Fixpipe(cGm_[c_off], acc, fp);
+    }
+    qC_.FreeTensor(acc);
+  }
+
+  MatmulTiling t_{};
+  TPipe pipe_;
+  TQue<TPosition::A1, 1> qA1_;
+  TQue<TPosition::B1, 1> qB1_;
+  TQue<TPosition::A2, 1> qA2_;
+  TQue<TPosition::B2, 1> qB2_;
+  TQue<TPosition::CO1, 1> qC_;
+  GlobalTensor<T> aGm_, bGm_, cGm_, resGm_;
+  GlobalTensor<float> scaleGm_, shiftGm_;
+};
+
+template <typename T>
+__aicore__ inline void RunMatmul(GM_ADDR a, GM_ADDR b, GM_ADDR c, GM_ADDR scale, GM_ADDR shift, GM_ADDR residual,
+                                 GM_ADDR tiling) {
+  GET_TILING_DATA_WITH_STRUCT(MatmulTiling, t, tiling);
+  MatmulKernel<T> op;
+  op.Init(a, b, c, scale, shift, residual, t);
+  op.Process();
+}
+
+// y = scale * x with a dtype change, on the vector cores: GM -> UB, Cast to float, Muls, Cast.
+template <typename TIn, typename TOut>
+class ScaleCastKernel {
+ public:
+  __aicore__ inline void Init(GM_ADDR x, GM_ADDR y, const npu_kernels::ScaleCastTiling& t) {
+    const uint64_t start = t.per_core * GetBlockIdx();
+    count_ = start >= t.total ? 0 : (t.total - start < t.per_core ? t.total - start : t.per_core);
+    tile_ = t.tile;
+    scale_ = t.scale;
+    xGm_.SetGlobalBuffer(reinterpret_cast<__gm__ TIn*>(x) + start, count_);
+    yGm_.SetGlobalBuffer(reinterpret_cast<__gm__ TOut*>(y) + start, count_);
+    pipe_.InitBuffer(inQ_, 2, tile_ * sizeof(TIn));
+    pipe_.InitBuffer(outQ_, 2, tile_ * sizeof(TOut));
+    pipe_.InitBuffer(work_, tile_ * sizeof(float));
+  }
+  __aicore__ inline void Process() {
+    for (uint64_t off = 0; off < count_; off += tile_) {
+      const uint32_t n = static_cast<uint32_t>(count_ - off < tile_ ? count_ - off : tile_);
+      LocalTensor<TIn> x = inQ_.template AllocTensor<TIn>();
+      DataCopyPad(x, xGm_[off], DataCopyExtParams{1, static_cast<uint32_t>(n * sizeof(TIn)), 0, 0, 0},
+                  DataCopyPadExtParams<TIn>{false, 0, 0, TIn(0)});
+      inQ_.EnQue(x);
+      x = inQ_.template DeQue<TIn>();
+      LocalTensor<TOut> y = outQ_.template AllocTensor<TOut>();
+      if constexpr (std::is_same_v<TOut, float>) {
+        if constexpr (std::is_same_v<TIn, float>) {
+          Muls(y, x, scale_, n);
+        } else {
+          Cast(y, x, RoundMode::CAST_NONE, n);
+          Muls(y, y, scale_, n);
+        }
+      } else {
+        LocalTensor<float> w = work_.template Get<float>();
+        Cast(w, x, RoundMode::CAST_NONE, n);
+        Muls(w, w, scale_, n);
+        Cast(y, w, RoundMode::CAST_RINT, n);
+      }
+      outQ_.EnQue(y);
+      inQ_.FreeTensor(x);
+      y = outQ_.template DeQue<TOut>();
+      DataCopyPad(yGm_[off], y, DataCopyExtParams{1, static_cast<uint32_t>(n * sizeof(TOut)), 0, 0, 0});
+      outQ_.FreeTensor(y);
+    }
+  }
+
+ private:
+  TPipe pipe_;
+  TQue<TPosition::VECIN, 1> inQ_;
+  TQue<TPosition::VECOUT, 1> outQ_;
+  TBuf<TPosition::VECCALC> work_;
+  GlobalTensor<TIn> xGm_;
+  GlobalTensor<TOut> yGm_;
+  uint64_t count_ = 0;
+  uint32_t tile_ = 0;
+  float scale_ = 1.f;
+};
+
+template <typename TIn, typename TOut>
+__aicore__ inline void RunScaleCast(GM_ADDR x, GM_ADDR y, GM_ADDR tiling) {
+  GET_TILING_DATA_WITH_STRUCT(npu_kernels::ScaleCastTiling, t, tiling);
+  ScaleCastKernel<TIn, TOut> op;
+  op.Init(x, y, t);
+  op.Process();
+}
+
+}  // namespace
+
+extern "C" __global__ __aicore__ void matmul_kernel_float(GM_ADDR a, GM_ADDR b, GM_ADDR c, GM_ADDR scale,
+                                                          GM_ADDR shift, GM_ADDR residual, GM_ADDR tiling) {
+  RunMatmul<float>(a, b, c, scale, shift, residual, tiling);
+}
+extern "C" __global__ __aicore__ void matmul_kernel_half(GM_ADDR a, GM_ADDR b, GM_ADDR c, GM_ADDR scale,
+                                                         GM_ADDR shift, GM_ADDR residual, GM_ADDR tiling) {
+  RunMatmul<half>(a, b, c, scale, shift, residual, tiling);
+}
+extern "C" __global__ __aicore__ void matmul_kernel_bf16(GM_ADDR a, GM_ADDR b, GM_ADDR c, GM_ADDR scale,
+                                                         GM_ADDR shift, GM_ADDR residual, GM_ADDR tiling) {
+  RunMatmul<bfloat16_t>(a, b, c, scale, shift, residual, tiling);
+}
+extern "C" __global__ __aicore__ void scale_cast_kernel_float_to_float(GM_ADDR x, GM_ADDR y, GM_ADDR tiling) {
+  RunScaleCast<float, float>(x, y, tiling);
+}
+extern "C" __global__ __aicore__ void scale_cast_kernel_half_to_float(GM_ADDR x, GM_ADDR y, GM_ADDR tiling) {
+  RunScaleCast<half, float>(x, y, tiling);
+}
+extern "C" __global__ __aicore__ void scale_cast_kernel_bf16_to_float(GM_ADDR x, GM_ADDR y, GM_ADDR tiling) {
+  RunScaleCast<bfloat16_t, float>(x, y, tiling);
+}
+extern "C" __global__ __aicore__ void scale_cast_kernel_half_same(GM_ADDR x, GM_ADDR y, GM_ADDR tiling) {
+  RunScaleCast<half, half>(x, y, tiling);
+}
+extern "C" __global__ __aicore__ void scale_cast_kernel_bf16_same(GM_ADDR x, GM_ADDR y, GM_ADDR tiling) {
+  RunScaleCast<bfloat16_t, bfloat16_t>(x, y, tiling);
+}

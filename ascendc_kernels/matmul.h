@@ -1,0 +1,66 @@
+// Matmul family on the cube: C[b] = epilogue(A[b] · B[b]) for float32 / float16 / bfloat16 (16-bit
+// operands accumulate in float, as the cube does). Host side: the tiling function and the kernel
+// entry points, callable from layer 5.
+//
+// Data path per output tile (base_m x base_n, one L0C accumulator resident over the whole K loop):
+//   GM --DataCopy(Nd2Nz)--> L1 (k_l1-deep panels of A and B)
+//      --LoadData 2D / LoadDataWithTranspose--> L0A / L0B (base_k-deep micro-panels)
+//      --Mmad--> L0C --Fixpipe (or ext::FixpipeWithEpilogue: column scale/shift, residual, ReLU)--> GM
+// A and B may each be stored row-major or transposed (the column-major `.t()` views autograd
+// produces); the transposed layouts are read natively in the GM -> L1 -> L0 stages, never copied.
+#pragma once
+#include <cstdint>
+
+#include "tiling_common.h"
+
+namespace npu_kernels {
+
+struct MatmulTiling {
+  uint32_t m, n, k, batch;
+  uint32_t elem_bytes;      // 4 (float) or 2 (half / bfloat16)
+  // Stored layouts. A: row-major M x K (pitch lda) or, with a_trans, A^T stored row-major K x M.
+  // B: row-major K x N (pitch ldb) or, with b_trans, B^T stored row-major N x K. C: M x N, pitch ldc.
+  uint64_t lda, ldb, ldc;
+  uint64_t a_batch, b_batch, c_batch;  // elements between batch matrices (0 = broadcast)
+  uint32_t a_trans, b_trans;
+  // Epilogue (ext::FixpipeWithEpilogue): y = acc*scale[n] + shift[n] + residual[b][m][n]; relu.
+  uint32_t has_scale, has_shift, has_residual, relu;
+  uint32_t rowwise;        // scale / shift per row (m) instead of per column (n)
+  uint64_t ldr, r_batch;   // residual pitch and batch step (elements of the output dtype)
+  // Blocking.
+  uint32_t base_m, base_n, base_k, k_l1;
+  uint32_t tiles_m, tiles_n;
+  uint64_t total_tiles, tiles_per_core;
+  uint32_t block_dim;
+};
+
+// Pure: shapes + layouts + SoC -> tiling (blocking that fits L1 / L0A / L0B / L0C, cores to use).
+MatmulTiling matmul_tiling(uint32_t batch, uint32_t m, uint32_t n, uint32_t k, uint32_t elem_bytes, bool a_trans,
+                           bool b_trans, const SocInfo& soc);
+
+// y[i] = scale * x[i], converting the dtype (vector cores). Used for addmm's beta * self.
+struct ScaleCastTiling {
+  uint64_t total;
+  uint64_t per_core;
+  uint32_t tile;
+  uint32_t block_dim;
+  float scale;
+};
+ScaleCastTiling scale_cast_tiling(uint64_t total, const SocInfo& soc, float scale);
+
+}  // namespace npu_kernels
+
+// Kernel entry points (Ascend C). a, b, c in GM; scale/shift: float GM vectors or null; residual:
+// output-dtype GM tensor or null; tiling = MatmulTiling.
+extern "C" void matmul_kernel_float(uint8_t* a, uint8_t* b, uint8_t* c, uint8_t* scale, uint8_t* shift,
+                                    uint8_t* residual, uint8_t* tiling);
+extern "C" void matmul_kernel_half(uint8_t* a, uint8_t* b, uint8_t* c, uint8_t* scale, uint8_t* shift,
+                                   uint8_t* residual, uint8_t* tiling);
+extern "C" void matmul_kernel_bf16(uint8_t* a, uint8_t* b, uint8_t* c, uint8_t* scale, uint8_t* shift,
+                                   uint8_t* residual, uint8_t* tiling);
+// x (dtype) -> y (float, `_to_float`) or y (same dtype, `_same`); tiling = ScaleCastTiling.
+extern "C" void scale_cast_kernel_float_to_float(uint8_t* x, uint8_t* y, uint8_t* tiling);
+extern "C" void scale_cast_kernel_half_to_float(uint8_t* x, uint8_t* y, uint8_t* tiling);
+extern "C" void scale_cast_kernel_bf16_to_float(uint8_t* x, uint8_t* y, uint8_t* tiling);
+extern "C" void scale_cast_kernel_half_same(uint8_t* x, uint8_t* y, uint8_t* tiling);
+extern "C" void scale_cast_kernel_bf16_same(uint8_t* x, uint8_t* y, uint8_t* tiling);

@@ -1,0 +1,393 @@
+// Matmul family on npu: mm, addmm, bmm, baddbmm (functional, out=, in-place). Argument checks,
+// output, tiling, launch of the cube kernel (ascendc_kernels/matmul.cpp). Transposed operands
+// (the column-major `.t()` views autograd makes) are passed as they are: the kernel reads them
+// transposed in its GM -> L1 stage. addmm's beta*self and alpha go into the kernel's Fixpipe
+// epilogue (shift / residual and column scale), so the result crosses GM once.
+#include "aten/matmul_ops.h"
+
+#include <ATen/ExpandUtils.h>
+#include <ATen/native/Resize.h>
+#include <c10/core/DeviceGuard.h>
+#include <torch/library.h>
+
+#include <sstream>
+#include <string>
+
+#include "aten/kernel_launch.h"
+#include "aten/op_common.h"
+#include "matmul.h"
+
+namespace torch_ops_nn {
+
+TORCH_OPS_NN_REGISTER_KERNEL(matmul_kernel);
+TORCH_OPS_NN_REGISTER_KERNEL(scale_cast_kernel);
+
+namespace {
+
+std::string ShapeStr(const at::Tensor& t) {
+  std::ostringstream s;
+  for (int64_t i = 0; i < t.dim(); ++i) s << (i ? "x" : "") << t.size(i);
+  return s.str();
+}
+
+// A batched matrix operand as the kernel reads it.
+struct Operand {
+  at::Tensor t;   // keeps the storage alive (may be a contiguous copy)
+  bool trans;     // stored transposed: element (r, c) at c*ld + r
+  int64_t ld;     // pitch of the stored rows
+  int64_t batch;  // elements between batch matrices
+};
+
+// x: [B, R, C]. Row-major (stride(2) == 1) and column-major (stride(1) == 1) matrices are read
+// natively; anything else is made contiguous on the device.
+Operand Classify(const at::Tensor& x) {
+  const int64_t R = x.size(1), C = x.size(2);
+  const int64_t s0 = x.size(0) == 1 ? 0 : x.stride(0), s1 = x.stride(1), s2 = x.stride(2);
+  const bool row_major = (C == 1 || s2 == 1) && (R == 1 || s1 >= C);
+  const bool col_major = (R == 1 || s1 == 1) && (C == 1 || s2 >= R);
+  if (row_major) return {x, false, R == 1 ? C : s1, s0};
+  if (col_major) return {x, true, C == 1 ? R : s2, s0};
+  at::Tensor c = x.contiguous();
+  return {c, false, C, x.size(0) == 1 ? 0 : R * C};
+}
+
+}  // namespace
+
+at::Tensor ScaleCast(const at::Tensor& x_in, double scale, c10::ScalarType dtype) {
+  at::Tensor x = Contiguous(x_in);
+  const c10::DeviceIndex dev = x.device().index();
+  at::Tensor y = NpuEmpty(x.sizes(), dtype, dev);
+  if (x.numel() == 0) return y;
+  using Fn = void (*)(uint8_t*, uint8_t*, uint8_t*);
+  Fn fn = nullptr;
+  const c10::ScalarType in = x.scalar_type();
+  if (dtype == c10::kFloat) {
+    fn = PickFloatKernel<Fn>("scale_cast", in, &scale_cast_kernel_float_to_float, &scale_cast_kernel_half_to_float,
+                             &scale_cast_kernel_bf16_to_float);
+  } else {
+    TORCH_CHECK(dtype == in, "scale_cast: unsupported conversion ", in, " -> ", dtype);
+    fn = PickFloatKernel<Fn>("scale_cast", in, &scale_cast_kernel_float_to_float, &scale_cast_kernel_half_same,
+                             &scale_cast_kernel_bf16_same);
+  }
+  const auto tiling = npu_kernels::scale_cast_tiling(static_cast<uint64_t>(x.numel()), SocInfoFor(dev),
+                                                     static_cast<float>(scale));
+  KernelLaunch launch{"scale_cast_kernel", ascendc_host::CoreType::AIV, tiling.block_dim, dev};
+  LaunchKernel(std::move(launch), fn, tiling, x.data_ptr(), y.data_ptr());
+  return y;
+}
+
+void CubeBatchedMatmul(const char* op, const at::Tensor& a, const at::Tensor& b, const at::Tensor& out,
+                       const MatmulEpilogue& ep) {
+  const int64_t B = out.size(0), M = out.size(1), N = out.size(2), K = a.size(2);
+  if (B == 0 || M == 0 || N == 0) return;
+  TORCH_CHECK(K > 0, op, ": internal error: K = 0 reached the cube kernel");
+  TORCH_CHECK(M <= UINT32_MAX && N <= UINT32_MAX && K <= UINT32_MAX && B <= UINT32_MAX, op,
+              ": matrix dimensions above 2^32 are not supported (", B, "x", M, "x", N, "x", K, ")");
+  const Operand A = Classify(a), Bm = Classify(b);
+  const c10::DeviceIndex dev = out.device().index();
+  const int64_t esz = out.element_size();
+  auto t = npu_kernels::matmul_tiling(uint32_t(B), uint32_t(M), uint32_t(N), uint32_t(K), uint32_t(esz), A.trans,
+                                      Bm.trans, SocInfoFor(dev));
+  t.lda = uint64_t(A.ld);
+  t.ldb = uint64_t(Bm.ld);
+  t.a_batch = uint64_t(A.batch);
+  t.b_batch = uint64_t(Bm.batch);
+  t.ldc = uint64_t(out.stride(1));
+  t.c_batch = uint64_t(out.stride(0));
+  t.has_scale = ep.scale.defined();
+  t.has_shift = ep.shift.defined();
+  t.has_residual = ep.residual.defined();
+  t.relu = ep.relu;
+  t.rowwise = ep.rowwise;
+  if (ep.residual.defined()) {
+    t.ldr = uint64_t(ep.residual.stride(1));
+    t.r_batch = uint64_t(ep.residual.size(0) == 1 ? 0 : ep.residual.stride(0));
+  }
+  using Fn = void (*)(uint8_t*, uint8_t*, uint8_t*, uint8_t*, uint8_t*, uint8_t*, uint8_t*);
+  Fn kernel = PickFloatKernel<Fn>(op, out.scalar_type(), &matmul_kernel_float, &matmul_kernel_half,
+                                  &matmul_kernel_bf16);
+  KernelLaunch launch{"matmul_kernel", ascendc_host::CoreType::AIC, t.block_dim, dev};
+  if (LogDebugEnabled())
+    launch.detail = std::string(op) + " " + DescribeForLog({{"a", &a}, {"b", &b}}) + " trans=" +
+                    std::to_string(A.trans) + std::to_string(Bm.trans) + " tile=" + std::to_string(t.base_m) + "x" +
+                    std::to_string(t.base_n) + "x" + std::to_string(t.k_l1) + " blockDim=" + std::to_string(t.block_dim);
+  void* none = nullptr;
+  LaunchKernel(std::move(launch), kernel, t, A.t.data_ptr(), Bm.t.data_ptr(), out.data_ptr(),
+               ep.scale.defined() ? ep.scale.data_ptr() : none, ep.shift.defined() ? ep.shift.data_ptr() : none,
+               ep.residual.defined() ? ep.residual.data_ptr() : none);
+}
+
+namespace {
+
+void CheckMatmulArgs(const char* op, const at::Tensor& m1, const at::Tensor& m2, int64_t dims, const char* n1,
+                     const char* n2) {
+  TORCH_CHECK(m1.dim() == dims, op, ": argument '", n1, "' must be a ", dims, "-D tensor, got ", m1.dim(),
+              "-D (shape ", m1.sizes(), ")");
+  TORCH_CHECK(m2.dim() == dims, op, ": argument '", n2, "' must be a ", dims, "-D tensor, got ", m2.dim(),
+              "-D (shape ", m2.sizes(), ")");
+  CheckFloatDtype(op, n1, m1);
+  CheckFloatDtype(op, n2, m2);
+  TORCH_CHECK_TYPE(m1.scalar_type() == m2.scalar_type(), op, ": expected '", n1, "' and '", n2,
+                   "' to have the same dtype, but got ", m1.scalar_type(), " and ", m2.scalar_type());
+  if (dims == 3)
+    TORCH_CHECK(m1.size(0) == m2.size(0), op, ": batch sizes differ: '", n1, "' has ", m1.size(0), " (shape ",
+                ShapeStr(m1), "), '", n2, "' has ", m2.size(0), " (shape ", ShapeStr(m2), ")");
+  TORCH_CHECK(m1.size(dims - 1) == m2.size(dims - 2), op, ": ", n1, " and ", n2, " shapes cannot be multiplied (",
+              ShapeStr(m1), " and ", ShapeStr(m2), "): ", n1, " has ", m1.size(dims - 1), " columns but ", n2,
+              " has ", m2.size(dims - 2), " rows");
+}
+
+// self [..] broadcast into [B, M, N] as the epilogue's shift (row vector) or residual, scaled by beta.
+void AddSelfToEpilogue(const char* op, const at::Tensor& self, double beta, int64_t B, int64_t M, int64_t N,
+                       c10::ScalarType dtype, MatmulEpilogue& ep) {
+  if (beta == 0.0) return;  // self is ignored (NaN in self does not propagate), as on CPU
+  TORCH_CHECK_TYPE(self.scalar_type() == dtype, op, ": expected 'self' to have dtype ", dtype, " like the matrices, but got ",
+                   self.scalar_type());
+  std::vector<int64_t> full = B < 0 ? std::vector<int64_t>{M, N} : std::vector<int64_t>{B, M, N};
+  TORCH_CHECK(at::is_expandable_to(self.sizes(), full), op, ": 'self' of shape ", self.sizes(),
+              " cannot be broadcast to the result shape ", c10::IntArrayRef(full));
+  if (self.numel() == N && (self.dim() == 0 ? N == 1 : self.size(-1) == N)) {
+    // A row vector (a Linear bias): per-column shift, in float.
+    at::Tensor row = self.reshape({N});
+    ep.shift = (beta == 1.0 && dtype == c10::kFloat) ? Contiguous(row) : ScaleCast(row, beta, c10::kFloat);
+    return;
+  }
+  at::Tensor r = self.expand(full).contiguous();
+  if (beta != 1.0) r = ScaleCast(r, beta, dtype);
+  ep.residual = B < 0 ? r.unsqueeze(0) : r;
+}
+
+at::Tensor AlphaScale(double alpha, int64_t N, c10::DeviceIndex dev) {
+  if (alpha == 1.0) return {};
+  at::Tensor s = NpuEmpty({N}, c10::kFloat, dev);
+  s.fill_(alpha);
+  return s;
+}
+
+// addmm / baddbmm core: out3 [B, M, N] contiguous.
+void AddMatmulInto(const char* op, const at::Tensor& self, const at::Tensor& a3, const at::Tensor& b3,
+                   const at::Scalar& beta_s, const at::Scalar& alpha_s, const at::Tensor& out3, bool batched) {
+  const int64_t B = out3.size(0), M = out3.size(1), N = out3.size(2), K = a3.size(2);
+  const double beta = beta_s.toDouble(), alpha = alpha_s.toDouble();
+  const c10::DeviceIndex dev = out3.device().index();
+  MatmulEpilogue ep;
+  if (self.defined()) AddSelfToEpilogue(op, self, beta, batched ? B : -1, M, N, out3.scalar_type(), ep);
+  if (out3.numel() == 0) return;
+  if (K == 0) {  // alpha * (empty sum) = 0: the result is beta * self
+    if (ep.residual.defined()) {
+      out3.copy_(ep.residual.expand_as(out3));
+    } else if (ep.shift.defined()) {
+      out3.copy_(ep.shift.expand_as(out3));
+    } else {
+      out3.zero_();
+    }
+    return;
+  }
+  ep.scale = AlphaScale(alpha, N, dev);
+  CubeBatchedMatmul(op, a3, b3, out3, ep);
+}
+
+// Writes through `out` directly when it is a contiguous tensor of the right shape that does not
+// alias the operands; otherwise through a temporary.
+template <typename F>
+at::Tensor& WriteOut(at::Tensor& out, c10::IntArrayRef sizes, c10::ScalarType dtype,
+                     std::initializer_list<const at::Tensor*> inputs, F&& compute) {
+  at::native::resize_output(out, sizes);
+  bool direct = out.is_contiguous() && out.scalar_type() == dtype;
+  for (const at::Tensor* in : inputs)
+    if (in->defined() && in->numel() > 0 && out.numel() > 0 && out.is_alias_of(*in)) direct = false;
+  if (direct) {
+    compute(out);
+  } else {
+    at::Tensor tmp = NpuEmpty(sizes, dtype, out.device().index());
+    compute(tmp);
+    out.copy_(tmp);
+  }
+  return out;
+}
+
+at::Tensor As3D(const at::Tensor& t) { return t.dim() == 3 ? t : t.unsqueeze(0); }
+
+// ---- mm ----
+at::Tensor& mm_out(const at::Tensor& self, const at::Tensor& mat2, at::Tensor& out) {
+  CheckSameNpuDevice("mm", {{"self", &self}, {"mat2", &mat2}, {"out", &out}});
+  CheckMatmulArgs("mm", self, mat2, 2, "self", "mat2");
+  TORCH_CHECK_TYPE(out.scalar_type() == self.scalar_type(), "mm: expected 'out' to have dtype ", self.scalar_type(),
+                   ", but got ", out.scalar_type());
+  const int64_t M = self.size(0), N = mat2.size(1);
+  return WriteOut(out, {M, N}, self.scalar_type(), {&self, &mat2}, [&](const at::Tensor& o) {
+    if (self.size(1) == 0) { o.zero_(); return; }
+    CubeBatchedMatmul("mm", As3D(self), As3D(mat2), As3D(o));
+  });
+}
+
+at::Tensor mm(const at::Tensor& self, const at::Tensor& mat2) {
+  CheckSameNpuDevice("mm", {{"self", &self}, {"mat2", &mat2}});
+  CheckMatmulArgs("mm", self, mat2, 2, "self", "mat2");
+  at::Tensor out = NpuEmpty({self.size(0), mat2.size(1)}, self.scalar_type(), self.device().index());
+  if (out.numel() == 0) return out;
+  if (self.size(1) == 0) return out.zero_();
+  CubeBatchedMatmul("mm", As3D(self), As3D(mat2), As3D(out));
+  return out;
+}
+
+// ---- bmm ----
+at::Tensor& bmm_out(const at::Tensor& self, const at::Tensor& mat2, at::Tensor& out) {
+  CheckSameNpuDevice("bmm", {{"self", &self}, {"mat2", &mat2}, {"out", &out}});
+  CheckMatmulArgs("bmm", self, mat2, 3, "self", "mat2");
+  TORCH_CHECK_TYPE(out.scalar_type() == self.scalar_type(), "bmm: expected 'out' to have dtype ",
+                   self.scalar_type(), ", but got ", out.scalar_type());
+  return WriteOut(out, {self.size(0), self.size(1), mat2.size(2)}, self.scalar_type(), {&self, &mat2},
+                  [&](const at::Tensor& o) {
+                    if (self.size(2) == 0) { o.zero_(); return; }
+                    CubeBatchedMatmul("bmm", self, mat2, o);
+                  });
+}
+
+at::Tensor bmm(const at::Tensor& self, const at::Tensor& mat2) {
+  CheckSameNpuDevice("bmm", {{"self", &self}, {"mat2", &mat2}});
+  CheckMatmulArgs("bmm", self, mat2, 3, "self", "mat2");
+  at::Tensor out = NpuEmpty({self.size(0), self.size(1), mat2.size(2)}, self.scalar_type(), self.device().index());
+  if (out.numel() == 0) return out;
+  if (self.size(2) == 0) return out.zero_();
+  CubeBatchedMatmul("bmm", self, mat2, out);
+  return out;
+}
+
+// ---- addmm ----
+at::Tensor& addmm_out(const at::Tensor& self, const at::Tensor& mat1, const at::Tensor& mat2, const at::Scalar& beta,
+                      const at::Scalar& alpha, at::Tensor& out) {
+  CheckSameNpuDevice("addmm", {{"self", &self}, {"mat1", &mat1}, {"mat2", &mat2}, {"out", &out}});
+  CheckMatmulArgs("addmm", mat1, mat2, 2, "mat1", "mat2");
+  TORCH_CHECK_TYPE(out.scalar_type() == mat1.scalar_type(), "addmm: expected 'out' to have dtype ",
+                   mat1.scalar_type(), ", but got ", out.scalar_type());
+  const int64_t M = mat1.size(0), N = mat2.size(1);
+  // In place on self (addmm_): the epilogue reads each residual element right before writing the
+  // same element, so a contiguous self may be the output.
+  return WriteOut(out, {M, N}, mat1.scalar_type(), {&mat1, &mat2}, [&](const at::Tensor& o) {
+    AddMatmulInto("addmm", self, As3D(mat1), As3D(mat2), beta, alpha, As3D(o), false);
+  });
+}
+
+at::Tensor addmm(const at::Tensor& self, const at::Tensor& mat1, const at::Tensor& mat2, const at::Scalar& beta,
+                 const at::Scalar& alpha) {
+  CheckSameNpuDevice("addmm", {{"self", &self}, {"mat1", &mat1}, {"mat2", &mat2}});
+  CheckMatmulArgs("addmm", mat1, mat2, 2, "mat1", "mat2");
+  at::Tensor out = NpuEmpty({mat1.size(0), mat2.size(1)}, mat1.scalar_type(), mat1.device().index());
+  AddMatmulInto("addmm", self, As3D(mat1), As3D(mat2), beta, alpha, As3D(out), false);
+  return out;
+}
+
+at::Tensor& addmm_(at::Tensor& self, const at::Tensor& mat1, const at::Tensor& mat2, const at::Scalar& beta,
+                   const at::Scalar& alpha) {
+  TORCH_CHECK(self.dim() == 2 && mat1.dim() == 2 && mat2.dim() == 2 && self.size(0) == mat1.size(0) &&
+                  self.size(1) == mat2.size(mat2.dim() - 1),
+              "addmm_: 'self' of shape ", self.sizes(), " must have the result shape [", mat1.size(0), ", ",
+              mat2.dim() == 2 ? mat2.size(1) : -1, "] for the in-place form");
+  return addmm_out(self, mat1, mat2, beta, alpha, self);
+}
+
+// ---- baddbmm ----
+at::Tensor& baddbmm_out(const at::Tensor& self, const at::Tensor& batch1, const at::Tensor& batch2,
+                        const at::Scalar& beta, const at::Scalar& alpha, at::Tensor& out) {
+  CheckSameNpuDevice("baddbmm", {{"self", &self}, {"batch1", &batch1}, {"batch2", &batch2}, {"out", &out}});
+  CheckMatmulArgs("baddbmm", batch1, batch2, 3, "batch1", "batch2");
+  TORCH_CHECK_TYPE(out.scalar_type() == batch1.scalar_type(), "baddbmm: expected 'out' to have dtype ",
+                   batch1.scalar_type(), ", but got ", out.scalar_type());
+  return WriteOut(out, {batch1.size(0), batch1.size(1), batch2.size(2)}, batch1.scalar_type(), {&batch1, &batch2},
+                  [&](const at::Tensor& o) {
+                    AddMatmulInto("baddbmm", self, batch1, batch2, beta, alpha, o, true);
+                  });
+}
+
+at::Tensor baddbmm(const at::Tensor& self, const at::Tensor& batch1, const at::Tensor& batch2, const at::Scalar& beta,
+                   const at::Scalar& alpha) {
+  CheckSameNpuDevice("baddbmm", {{"self", &self}, {"batch1", &batch1}, {"batch2", &batch2}});
+  CheckMatmulArgs("baddbmm", batch1, batch2, 3, "batch1", "batch2");
+  at::Tensor out = NpuEmpty({batch1.size(0), batch1.size(1), batch2.size(2)}, batch1.scalar_type(),
+                            batch1.device().index());
+  AddMatmulInto("baddbmm", self, batch1, batch2, beta, alpha, out, true);
+  return out;
+}
+
+at::Tensor& baddbmm_(at::Tensor& self, const at::Tensor& batch1, const at::Tensor& batch2, const at::Scalar& beta,
+                     const at::Scalar& alpha) {
+  TORCH_CHECK(self.dim() == 3 && batch1.dim() == 3 && batch2.dim() == 3 && self.size(0) == batch1.size(0) &&
+                  self.size(1) == batch1.size(1) && self.size(2) == batch2.size(2),
+              "baddbmm_: 'self' of shape ", self.sizes(), " must have the result shape for the in-place form");
+  return baddbmm_out(self, batch1, batch2, beta, alpha, self);
+}
+
+// ---- addmv (mv and matmul(matrix, vector) reach it), dot ----
+void CheckMv(const char* op, const at::Tensor& mat, const at::Tensor& vec) {
+  TORCH_CHECK(mat.dim() == 2, op, ": argument 'mat' must be a 2-D tensor, got ", mat.dim(), "-D (shape ", mat.sizes(), ")");
+  TORCH_CHECK(vec.dim() == 1, op, ": argument 'vec' must be a 1-D tensor, got ", vec.dim(), "-D (shape ", vec.sizes(), ")");
+  CheckFloatDtype(op, "mat", mat);
+  TORCH_CHECK_TYPE(mat.scalar_type() == vec.scalar_type(), op, ": expected 'mat' and 'vec' to have the same dtype, but got ",
+                   mat.scalar_type(), " and ", vec.scalar_type());
+  TORCH_CHECK(mat.size(1) == vec.size(0), op, ": size mismatch, got mat ", ShapeStr(mat), " and vec ", vec.size(0),
+              ": mat has ", mat.size(1), " columns but vec has ", vec.size(0), " elements");
+}
+
+at::Tensor& addmv_out(const at::Tensor& self, const at::Tensor& mat, const at::Tensor& vec, const at::Scalar& beta,
+                      const at::Scalar& alpha, at::Tensor& out) {
+  CheckSameNpuDevice("addmv", {{"self", &self}, {"mat", &mat}, {"vec", &vec}, {"out", &out}});
+  CheckMv("addmv", mat, vec);
+  TORCH_CHECK_TYPE(out.scalar_type() == mat.scalar_type(), "addmv: expected 'out' to have dtype ", mat.scalar_type(),
+                   ", but got ", out.scalar_type());
+  const int64_t n = mat.size(0);
+  TORCH_CHECK(self.dim() <= 1 && at::is_expandable_to(self.sizes(), {n}), "addmv: 'self' of shape ", self.sizes(),
+              " cannot be broadcast to the result shape [", n, "]");
+  at::Tensor self_col = self.dim() == 1 ? self.view({self.size(0), 1}) : self;
+  return WriteOut(out, {n}, mat.scalar_type(), {&mat, &vec}, [&](const at::Tensor& o) {
+    AddMatmulInto("addmv", self_col, As3D(mat), vec.view({1, vec.size(0), 1}), beta, alpha, o.view({1, n, 1}), false);
+  });
+}
+
+at::Tensor addmv(const at::Tensor& self, const at::Tensor& mat, const at::Tensor& vec, const at::Scalar& beta,
+                 const at::Scalar& alpha) {
+  at::Tensor out = NpuEmpty({0}, mat.scalar_type(), mat.device().index());
+  return addmv_out(self, mat, vec, beta, alpha, out);
+}
+
+at::Tensor& addmv_(at::Tensor& self, const at::Tensor& mat, const at::Tensor& vec, const at::Scalar& beta,
+                   const at::Scalar& alpha) {
+  TORCH_CHECK(self.dim() == 1 && mat.dim() == 2 && self.size(0) == mat.size(0), "addmv_: 'self' of shape ",
+              self.sizes(), " must have the result shape [", mat.dim() == 2 ? mat.size(0) : -1, "] for the in-place form");
+  return addmv_out(self, mat, vec, beta, alpha, self);
+}
+
+at::Tensor dot(const at::Tensor& self, const at::Tensor& other) {
+  CheckSameNpuDevice("dot", {{"self", &self}, {"tensor", &other}});
+  TORCH_CHECK(self.dim() == 1 && other.dim() == 1, "dot: 1-D tensors expected, but got ", self.dim(), "-D and ",
+              other.dim(), "-D tensors");
+  CheckFloatDtype("dot", "self", self);
+  TORCH_CHECK_TYPE(self.scalar_type() == other.scalar_type(), "dot: expected both vectors to have the same dtype, but got ",
+                   self.scalar_type(), " and ", other.scalar_type());
+  TORCH_CHECK(self.size(0) == other.size(0), "dot: expected both vectors to have the same number of elements, but got ",
+              self.size(0), " and ", other.size(0));
+  at::Tensor out = NpuEmpty({}, self.scalar_type(), self.device().index());
+  if (self.size(0) == 0) return out.zero_();
+  CubeBatchedMatmul("dot", self.view({1, 1, self.size(0)}), other.view({1, other.size(0), 1}), out.view({1, 1, 1}));
+  return out;
+}
+
+}  // namespace
+}  // namespace torch_ops_nn
+
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  m.impl("addmv", TORCH_FN(torch_ops_nn::addmv));
+  m.impl("addmv.out", TORCH_FN(torch_ops_nn::addmv_out));
+  m.impl("addmv_", TORCH_FN(torch_ops_nn::addmv_));
+  m.impl("dot", TORCH_FN(torch_ops_nn::dot));
+  m.impl("mm", TORCH_FN(torch_ops_nn::mm));
+  m.impl("mm.out", TORCH_FN(torch_ops_nn::mm_out));
+  m.impl("bmm", TORCH_FN(torch_ops_nn::bmm));
+  m.impl("bmm.out", TORCH_FN(torch_ops_nn::bmm_out));
+  m.impl("addmm", TORCH_FN(torch_ops_nn::addmm));
+  m.impl("addmm.out", TORCH_FN(torch_ops_nn::addmm_out));
+  m.impl("addmm_", TORCH_FN(torch_ops_nn::addmm_));
+  m.impl("baddbmm", TORCH_FN(torch_ops_nn::baddbmm));
+  m.impl("baddbmm.out", TORCH_FN(torch_ops_nn::baddbmm_out));
+  m.impl("baddbmm_", TORCH_FN(torch_ops_nn::baddbmm_));
+}

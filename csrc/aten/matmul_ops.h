@@ -1,0 +1,27 @@
+// Layer 5 matmul helpers shared with the convolution ops (conv.cpp): the batched cube GEMM with
+// an epilogue, on npu tensors.
+#pragma once
+#include <ATen/core/Tensor.h>
+
+namespace torch_ops_nn {
+
+// Epilogue applied on the accumulator tile before it leaves the cube:
+//   y = acc * scale[col] + shift[col] + residual[b][row][col]; relu (rowwise: scale[row], shift[row]).
+// scale / shift: float npu vectors of the output's column count (or undefined); residual: same
+// dtype as the output, [B, M, N] with the given strides (or undefined).
+struct MatmulEpilogue {
+  at::Tensor scale, shift, residual;
+  bool relu = false;
+  bool rowwise = false;  // scale / shift have M elements, indexed by row
+};
+
+// out[b] (B x M x N, contiguous, preallocated) = epilogue(a[b] · b[b]) with a: [B, M, K],
+// b: [B, K, N] (any strides; row-major and column-major matrices are read natively, other
+// layouts are made contiguous first; batch stride 0 = broadcast). `op` names the ATen op in errors.
+void CubeBatchedMatmul(const char* op, const at::Tensor& a, const at::Tensor& b, const at::Tensor& out,
+                       const MatmulEpilogue& ep = {});
+
+// y = scale * x, as `dtype` (float or x's dtype), contiguous, on the vector cores.
+at::Tensor ScaleCast(const at::Tensor& x, double scale, c10::ScalarType dtype);
+
+}  // namespace torch_ops_nn

@@ -1,0 +1,190 @@
+"""2-D convolution on npu (cube kernel: Load3D img2col + Mmad + Fixpipe epilogue) vs PyTorch CPU:
+forward over strides / padding / dilation / groups / depthwise / channels_last / bias, backward
+(grad input, weight, bias) through autograd, and bad inputs."""
+import pytest
+import torch
+import torch.nn.functional as F
+
+TOL = {torch.float32: 1e-4, torch.float16: 4e-3, torch.bfloat16: 3e-2}
+DTYPES = [torch.float32, torch.float16, torch.bfloat16]
+
+
+def assert_close(got, want, dtype):
+    assert got.device.type == "npu"
+    assert got.shape == want.shape, (got.shape, want.shape)
+    g, w = got.cpu().float(), want.float()
+    scale = max(w.abs().max().item(), 1e-3) if w.numel() else 1.0
+    err = (g - w).abs().max().item() / scale if w.numel() else 0.0
+    assert err <= TOL[dtype], f"max relative error {err:.3g} > {TOL[dtype]}"
+
+
+# (N, C, H, W, Cout, k, stride, padding, dilation, groups)
+CASES = [
+    (2, 3, 9, 11, 5, 3, 1, 1, 1, 1),      # odd spatial sizes, C not a multiple of C0
+    (1, 16, 8, 8, 16, 1, 1, 0, 1, 1),     # 1x1
+    (2, 8, 13, 7, 12, 3, 2, 1, 1, 2),     # stride 2, groups
+    (1, 6, 10, 10, 6, 3, 1, 2, 2, 6),     # depthwise, dilation 2
+    (1, 3, 23, 23, 8, 7, 2, 3, 1, 1),     # stem-like 7x7 s2
+    (2, 4, 6, 6, 4, 3, 2, 0, 1, 1),       # stride leaves a remainder
+    (1, 5, 7, 9, 3, (2, 3), (1, 2), (1, 0), (1, 2), 1),  # rectangular everything
+    (1, 20, 5, 5, 40, 3, 1, 1, 1, 1),     # more channels than one C0 block
+    (2, 8, 9, 9, 12, 1, 2, 0, 1, 1),      # 1x1 stride 2 (ResNet downsample)
+]
+
+
+def conv_args(case):
+    n, c, h, w, co, k, s, p, d, g = case
+    k = k if isinstance(k, tuple) else (k, k)
+    return n, c, h, w, co, k, s, p, d, g
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("case", CASES)
+@pytest.mark.parametrize("channels_last", [False, True])
+@pytest.mark.parametrize("bias", [True, False])
+def test_conv2d_forward(fallback_error, dtype, case, channels_last, bias):
+    n, c, h, w, co, k, s, p, d, g = conv_args(case)
+    torch.manual_seed(1)
+    x = torch.randn(n, c, h, w).to(dtype)
+    wt = torch.randn(co, c // g, *k).to(dtype)
+    b = torch.randn(co).to(dtype) if bias else None
+    want = F.conv2d(x.float(), wt.float(), b.float() if bias else None, s, p, d, g)
+    xn = x.npu()
+    if channels_last:
+        xn = xn.contiguous(memory_format=torch.channels_last)
+    got = F.conv2d(xn, wt.npu(), b.npu() if bias else None, s, p, d, g)
+    assert got.dtype == dtype
+    assert got.is_contiguous(memory_format=torch.channels_last) == channels_last
+    assert_close(got, want.to(dtype), dtype)
+
+
+def test_conv2d_module_and_resnet_shapes(fallback_error):
+    torch.manual_seed(0)
+    for (c, co, k, s, p, hw) in [(64, 256, 1, 1, 0, 14), (128, 128, 3, 2, 1, 15), (3, 64, 7, 2, 3, 32)]:
+        m = torch.nn.Conv2d(c, co, k, s, p, bias=False)
+        x = torch.randn(2, c, hw, hw)
+        mn = torch.nn.Conv2d(c, co, k, s, p, bias=False)
+        mn.load_state_dict(m.state_dict())
+        assert_close(mn.npu()(x.npu()), m(x).detach(), torch.float32)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16])
+@pytest.mark.parametrize("case", CASES)
+@pytest.mark.parametrize("channels_last", [False, True])
+def test_conv2d_backward(fallback_error, dtype, case, channels_last):
+    n, c, h, w, co, k, s, p, d, g = conv_args(case)
+    torch.manual_seed(2)
+    x = torch.randn(n, c, h, w)
+    wt = torch.randn(co, c // g, *k)
+    b = torch.randn(co)
+    xr, wr, br = (t.clone().requires_grad_() for t in (x, wt, b))
+    ref = F.conv2d(xr, wr, br, s, p, d, g)
+    go = torch.randn_like(ref)
+    ref.backward(go)
+    xn = x.to(dtype).npu()
+    if channels_last:
+        xn = xn.contiguous(memory_format=torch.channels_last)
+    xn.requires_grad_()
+    wn = wt.to(dtype).npu().requires_grad_()
+    bn = b.to(dtype).npu().requires_grad_()
+    y = F.conv2d(xn, wn, bn, s, p, d, g)
+    y.backward(go.to(dtype).npu())
+    # 16-bit: inputs rounded to half before the op; compare with a looser bound.
+    tol_dtype = dtype if dtype == torch.float32 else torch.bfloat16
+    assert_close(xn.grad, xr.grad, tol_dtype)
+    assert_close(wn.grad, wr.grad, tol_dtype)
+    assert_close(bn.grad, br.grad, tol_dtype)
+
+
+def test_conv2d_no_bias_backward_bf16(fallback_error):
+    x = torch.randn(2, 8, 10, 10)
+    wt = torch.randn(16, 8, 3, 3)
+    xr, wr = x.clone().requires_grad_(), wt.clone().requires_grad_()
+    F.conv2d(xr, wr, None, 1, 1).sum().backward()
+    xn = x.bfloat16().npu().requires_grad_()
+    wn = wt.bfloat16().npu().requires_grad_()
+    F.conv2d(xn, wn, None, 1, 1).backward(torch.ones(2, 16, 10, 10, dtype=torch.bfloat16).npu())
+    assert_close(xn.grad, xr.grad, torch.bfloat16)
+    assert_close(wn.grad, wr.grad, torch.bfloat16)
+
+
+def test_conv2d_empty_batch():
+    # ATen handles an empty batch before reaching the backend (with a mul), so no fallback_error.
+    y = F.conv2d(torch.randn(0, 3, 8, 8).npu(), torch.randn(4, 3, 3, 3).npu())
+    assert y.shape == (0, 4, 6, 6)
+
+
+# ---- bad inputs ------------------------------------------------------------------------------
+def test_channel_mismatch(fallback_error):
+    # ATen checks this before dispatching to the backend, with the numbers.
+    with pytest.raises(RuntimeError, match=r"groups=1, weight of size \[4, 3, 3, 3\].*input\[1, 5, 8, 8\] to have 3 channels"):
+        F.conv2d(torch.randn(1, 5, 8, 8).npu(), torch.randn(4, 3, 3, 3).npu())
+
+
+def test_output_not_positive(fallback_error):
+    with pytest.raises(RuntimeError, match=r"padded input size per channel: \(2 x 8\). Kernel size: \(3 x 3\)"):
+        F.conv2d(torch.randn(1, 3, 2, 8).npu(), torch.randn(4, 3, 3, 3).npu())
+
+
+def test_wrong_dims(fallback_error):
+    # conv1d reaches the backend as a 2-D convolution of height 1 (ATen reshapes it): supported.
+    x, w = torch.randn(1, 3, 8), torch.randn(4, 3, 3)
+    assert_close(F.conv1d(x.npu(), w.npu(), padding=1), F.conv1d(x, w, padding=1), torch.float32)
+    with pytest.raises(RuntimeError, match=r"only 2-D convolution is supported on npu"):
+        F.conv3d(torch.randn(1, 3, 4, 4, 4).npu(), torch.randn(4, 3, 3, 3, 3).npu())
+
+
+def test_bad_stride(fallback_error):
+    with pytest.raises(RuntimeError, match=r"conv2d: stride 64 \(height\) must be in \[1, 63\]"):
+        F.conv2d(torch.randn(1, 3, 100, 8).npu(), torch.randn(4, 3, 1, 1).npu(), stride=(64, 1))
+
+
+def test_mixed_devices_and_dtypes(fallback_error):
+    with pytest.raises(RuntimeError, match=r"conv2d: argument 'weight' is on cpu"):
+        F.conv2d(torch.randn(1, 3, 8, 8).npu(), torch.randn(4, 3, 3, 3))
+    with pytest.raises(TypeError, match=r"conv2d: input dtype Float and weight dtype Half differ"):
+        F.conv2d(torch.randn(1, 3, 8, 8).npu(), torch.randn(4, 3, 3, 3).half().npu())
+    with pytest.raises(TypeError, match=r"conv2d: argument 'input' has dtype Double"):
+        F.conv2d(torch.randn(1, 3, 8, 8).double().npu(), torch.randn(4, 3, 3, 3).double().npu())
+
+
+def test_transposed_not_supported(fallback_error):
+    with pytest.raises(RuntimeError, match=r"transposed convolution \(conv_transpose2d\) is not supported on npu"):
+        F.conv_transpose2d(torch.randn(1, 3, 8, 8).npu(), torch.randn(3, 4, 3, 3).npu())
+
+
+# ---- ConvForward's fusion epilogue (C++ API for the fused Conv+BN(+Add)+ReLU ops) -------------
+EPI = torch.ops.torch_ops_nn_conv_testing.conv2d_epilogue
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16])
+@pytest.mark.parametrize("channels_last", [False, True])
+@pytest.mark.parametrize("k,s,p", [(3, 1, 1), (1, 1, 0), (1, 2, 0), (3, 2, 1)])
+def test_conv_epilogue_bn_residual_relu(fallback_error, dtype, channels_last, k, s, p):
+    torch.manual_seed(3)
+    x = torch.randn(2, 12, 9, 9).to(dtype)
+    w = torch.randn(20, 12, k, k).to(dtype)
+    scale, shift = torch.rand(20) + 0.5, torch.randn(20)
+    conv = F.conv2d(x.float(), w.float(), None, s, p)
+    res = torch.randn(conv.shape).to(dtype)
+    want = torch.relu(conv * scale.view(1, -1, 1, 1) + shift.view(1, -1, 1, 1) + res.float()).to(dtype)
+    xn = x.npu()
+    if channels_last:
+        xn = xn.contiguous(memory_format=torch.channels_last)
+    got = EPI(xn, w.npu(), None, scale.npu(), shift.npu(), res.npu(), True, [s, s], [p, p], [1, 1], 1)
+    assert got.is_contiguous(memory_format=torch.channels_last) == channels_last
+    assert_close(got, want, dtype)
+    # bias only, no relu
+    b = torch.randn(20).to(dtype)
+    got = EPI(xn, w.npu(), b.npu(), None, None, None, False, [s, s], [p, p], [1, 1], 1)
+    assert_close(got, F.conv2d(x.float(), w.float(), b.float(), s, p).to(dtype), dtype)
+
+
+def test_conv_epilogue_bad_args(fallback_error):
+    x, w = torch.randn(1, 3, 8, 8).npu(), torch.randn(4, 3, 3, 3).npu()
+    with pytest.raises(RuntimeError, match=r"conv2d: scale must have shape \[4\]"):
+        EPI(x, w, None, torch.ones(5).npu(), None, None, False, [1, 1], [0, 0], [1, 1], 1)
+    with pytest.raises(RuntimeError, match=r"conv2d: residual of shape \[1, 4, 5, 5\] must have the output shape \[1, 4, 6, 6\]"):
+        EPI(x, w, None, None, None, torch.ones(1, 4, 5, 5).npu(), False, [1, 1], [0, 0], [1, 1], 1)
+    with pytest.raises(RuntimeError, match=r"conv2d: pass either bias or scale/shift"):
+        EPI(x, w, torch.ones(4).npu(), torch.ones(4).npu(), None, None, False, [1, 1], [0, 0], [1, 1], 1)
