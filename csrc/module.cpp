@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "ascendc/host_launch.h"
+#include "aten/fused_conv.h"
 #include "aten/kernel_launch.h"
 #include "core/cpu_fallback.h"
 #include "core/npu_allocator.h"
@@ -139,6 +140,9 @@ PYBIND11_MODULE(_C, m) {
   });
 
   // Fallback, counters, logging, build.
+  m.def("_conv_epilogue", &ConvEpilogueOp, "conv2d with a fused epilogue (the npu kernel of conv_bn_act)",
+        py::arg("x"), py::arg("w"), py::arg("bias"), py::arg("scale"), py::arg("shift"), py::arg("residual"),
+        py::arg("stride"), py::arg("padding"), py::arg("dilation"), py::arg("groups"), py::arg("activation"));
   m.def("_fallback_ops", &FallbackOps);
   m.def("_compiled_kernels", &CompiledKernels);
   m.def("_kernel_counters", [] {

@@ -13,6 +13,7 @@ of the parameters is never missed.
 """
 from __future__ import annotations
 
+import weakref
 from typing import Optional, Sequence
 
 import torch
@@ -87,19 +88,27 @@ def _(x, weight, bias, bn_weight, bn_bias, running_mean, running_var, residual, 
 _fold_cache: dict = {}
 
 
-def _version_key(t: Optional[Tensor]):
-    return None if t is None else (t.data_ptr(), t._version, t.dtype, tuple(t.shape))
+def _fingerprint(t: Optional[Tensor]):
+    """What must be unchanged for a cached fold to stay valid: the same tensor object (a freed
+    tensor's address and id can be reused), its storage, and its version counter."""
+    if t is None:
+        return None
+    return (t.data_ptr(), t._version, t.dtype, tuple(t.shape))
 
 
 def fold_batch_norm(bias: Optional[Tensor], bn_weight: Optional[Tensor], bn_bias: Optional[Tensor],
-                    running_mean: Tensor, running_var: Tensor, eps: float, channels: int,
-                    dtype: torch.dtype) -> tuple[Tensor, Tensor]:
+                    running_mean: Tensor, running_var: Tensor, eps: float) -> tuple[Tensor, Tensor]:
     """(scale, shift) in float32 such that bn(conv + bias) = conv * scale + shift, per output channel.
-    Cached by the inputs' version counters."""
-    key = tuple(_version_key(t) for t in (bias, bn_weight, bn_bias, running_mean, running_var)) + (eps,)
+    Cached per tensor objects, checked against their version counters, so an in-place update of a
+    parameter or running statistic is never missed."""
+    tensors = (bias, bn_weight, bn_bias, running_mean, running_var)
+    key = tuple(id(t) for t in tensors) + (eps,)
     hit = _fold_cache.get(key)
     if hit is not None:
-        return hit
+        refs, prints, scale, shift = hit
+        if all((r is None and t is None) or (r is not None and r() is t) for r, t in zip(refs, tensors)) and \
+                prints == tuple(_fingerprint(t) for t in tensors):
+            return scale, shift
     rm, rv = running_mean.float(), running_var.float()
     scale = torch.rsqrt(rv + eps)
     if bn_weight is not None:
@@ -109,9 +118,10 @@ def fold_batch_norm(bias: Optional[Tensor], bn_weight: Optional[Tensor], bn_bias
         shift = shift + bias.float() * scale
     if bn_bias is not None:
         shift = shift + bn_bias.float()
-    if len(_fold_cache) > 4096:
+    if len(_fold_cache) > 1024:
         _fold_cache.clear()
-    _fold_cache[key] = (scale, shift)
+    refs = tuple(None if t is None else weakref.ref(t) for t in tensors)
+    _fold_cache[key] = (refs, tuple(_fingerprint(t) for t in tensors), scale, shift)
     return scale, shift
 
 
@@ -124,8 +134,7 @@ def _(x, weight, bias, bn_weight, bn_bias, running_mean, running_var, residual, 
     scale = shift = None
     conv_bias = bias
     if running_mean is not None:
-        scale, shift = fold_batch_norm(bias, bn_weight, bn_bias, running_mean, running_var, eps, weight.shape[0],
-                                       x.dtype)
+        scale, shift = fold_batch_norm(bias, bn_weight, bn_bias, running_mean, running_var, eps)
         conv_bias = None
     return _C._conv_epilogue(x, weight, conv_bias, scale, shift, residual, list(stride), list(padding),
                              list(dilation), groups, activation)
