@@ -463,6 +463,12 @@ def test_errors_shapes_devices_dtypes():
         torch.div(a, a, rounding_mode="round")
     with pytest.raises(TypeError, match=r"where: argument 'condition' must be a bool tensor"):
         torch.where(a, a, a)
+    with pytest.raises(TypeError, match=r"masked_fill_: argument 'mask' must be a bool tensor, got dtype Float"):
+        a.masked_fill(a, 0)
+    with pytest.raises(RuntimeError, match=r"clamp: at least one of 'min' or 'max' must not be None"):
+        a.clamp()
+    with pytest.raises(NotImplementedError, match=r"bitwise_and: argument 'self' has dtype Int"):
+        npu(torch.ones(3, dtype=torch.int32)) & npu(torch.ones(3, dtype=torch.int32))
     with pytest.raises(RuntimeError, match=r"single memory location|partial"):
         x = npu(torch.ones(10))
         x[1:].add_(x[:-1])
