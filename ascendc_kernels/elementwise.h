@@ -113,7 +113,8 @@ struct ElementwiseTiling {
   uint32_t op = 0;            // EwOp
   uint32_t int_compute = 0;   // 1: int32 compute type
   uint8_t out_dtype = 0;      // EwDType
-  uint8_t pad0[7] = {};
+  uint8_t no_pad = 0;         // (tiling) 1 on 2002: no DataCopyPad, tails move by scalar
+  uint8_t pad0[6] = {};
   float sf[4] = {};           // op scalars (float compute)
   int32_t si[4] = {};         // op scalars (int compute) and flags
   float imm_f[3] = {};        // IMM input values
