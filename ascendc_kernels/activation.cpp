@@ -7,6 +7,7 @@
 #include <limits>
 #include <type_traits>
 
+#include "elementwise_copy.h"
 #include "kernel_operator.h"
 
 using namespace AscendC;
@@ -16,6 +17,7 @@ namespace npu_kernels {
 UnaryTiling unary_tiling(uint64_t total, uint32_t elem_bytes, const SocInfo& soc) {
   UnaryTiling t{};
   t.total = total;
+  t.no_pad = soc.npu_arch == 2002 ? 1 : 0;
   // At least 16 KiB of data per core: small tensors use few cores (a core launch has a cost).
   const CoreSplit split = SplitAcrossCores(total, elem_bytes, soc.vector_cores, 16 * 1024 / elem_bytes);
   t.block_dim = split.block_dim;
@@ -44,6 +46,7 @@ class ReluKernel {
     const uint64_t start = t.per_core * GetBlockIdx();
     count_ = start >= t.total ? 0 : (t.total - start < t.per_core ? t.total - start : t.per_core);
     tile_ = t.tile;
+    no_pad_ = t.no_pad;
     xGm_.SetGlobalBuffer(reinterpret_cast<__gm__ T*>(x) + start, count_);
     yGm_.SetGlobalBuffer(reinterpret_cast<__gm__ T*>(y) + start, count_);
     pipe_.InitBuffer(inQ_, kBufferNum, tile_ * sizeof(T));
@@ -64,12 +67,7 @@ class ReluKernel {
  private:
   __aicore__ inline void CopyIn(uint64_t off, uint32_t n) {
     LocalTensor<T> x = inQ_.template AllocTensor<T>();
-    if (n * sizeof(T) % 32 == 0) {  // whole blocks: plain DataCopy; the tail: DataCopyPad
-      DataCopy(x, xGm_[off], n);
-    } else {
-      DataCopyPad(x, xGm_[off], DataCopyExtParams{1, static_cast<uint32_t>(n * sizeof(T)), 0, 0, 0},
-                  DataCopyPadExtParams<T>{false, 0, 0, T(0)});
-    }
+    npu_kernels::EwCopyIn(x, xGm_[off], n, no_pad_ == 0);
     inQ_.EnQue(x);
   }
   __aicore__ inline void Compute(uint32_t n) {
@@ -95,8 +93,7 @@ class ReluKernel {
   }
   __aicore__ inline void CopyOut(uint64_t off, uint32_t n) {
     LocalTensor<T> y = outQ_.template DeQue<T>();
-    if (n * sizeof(T) % 32 == 0) DataCopy(yGm_[off], y, n);
-    else DataCopyPad(yGm_[off], y, DataCopyExtParams{1, static_cast<uint32_t>(n * sizeof(T)), 0, 0, 0});
+    npu_kernels::EwCopyOut(yGm_[off], y, n, no_pad_ == 0);
     outQ_.FreeTensor(y);
   }
 
@@ -107,6 +104,7 @@ class ReluKernel {
   GlobalTensor<T> xGm_, yGm_;
   uint64_t count_ = 0;
   uint32_t tile_ = 0;
+  uint32_t no_pad_ = 0;
 };
 
 template <typename T>

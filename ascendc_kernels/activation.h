@@ -13,6 +13,8 @@ struct UnaryTiling {
   uint64_t per_core;   // elements per core (block aligned); the last core takes the rest
   uint32_t tile;       // elements per UB tile (block aligned)
   uint32_t block_dim;
+  uint32_t no_pad;     // 1 on 2002: no DataCopyPad, tails move by scalar
+  uint32_t pad;
 };
 
 // Pure: shape + dtype size + SoC -> tiling. Tiles use 2 input + 2 output buffers (double

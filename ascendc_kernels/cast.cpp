@@ -3,6 +3,7 @@
 
 #include <type_traits>
 
+#include "elementwise_copy.h"
 #include "kernel_operator.h"
 
 using namespace AscendC;
@@ -27,6 +28,7 @@ CastTiling cast_tiling(uint64_t total, EwDType src, EwDType dst, const SocInfo& 
   t.total = total;
   t.src = uint8_t(src);
   t.dst = uint8_t(dst);
+  t.no_pad = soc.npu_arch == 2002 ? 1 : 0;
   // 2 in + 2 out tiles, a float tile, a half tile and a mask.
   const uint64_t per_elem8 = 8 * (2 * EwDTypeSize(src) + 2 * EwDTypeSize(dst) + 4 + 2) + 1;
   uint64_t tile = (soc.ub_bytes - 9 * 1024) * 8 / per_elem8 / 256 * 256;
@@ -92,12 +94,7 @@ class CastKernel {
       using S = decltype(tag);
       GlobalTensor<S> g;
       g.SetGlobalBuffer(reinterpret_cast<__gm__ S*>(x_) + off);
-      if (n * sizeof(S) % 32 == 0) {  // whole blocks: plain DataCopy; the tail: DataCopyPad
-        DataCopy(raw.ReinterpretCast<S>(), g, n);
-        return;
-      }
-      DataCopyPad(raw.ReinterpretCast<S>(), g, DataCopyExtParams{1, static_cast<uint32_t>(n * sizeof(S)), 0, 0, 0},
-                  DataCopyPadExtParams<S>{false, 0, 0, S(0)});
+      npu_kernels::EwCopyIn(raw.ReinterpretCast<S>(), g, n, t_.no_pad == 0);
     });
     inQ_.EnQue(raw);
   }
@@ -156,11 +153,7 @@ class CastKernel {
       using S = decltype(tag);
       GlobalTensor<S> g;
       g.SetGlobalBuffer(reinterpret_cast<__gm__ S*>(y_) + off);
-      if (n * sizeof(S) % 32 == 0) {
-        DataCopy(g, out.ReinterpretCast<S>(), n);
-        return;
-      }
-      DataCopyPad(g, out.ReinterpretCast<S>(), DataCopyExtParams{1, static_cast<uint32_t>(n * sizeof(S)), 0, 0, 0});
+      npu_kernels::EwCopyOut(g, out.ReinterpretCast<S>(), n, t_.no_pad == 0);
     });
     outQ_.FreeTensor(out);
   }

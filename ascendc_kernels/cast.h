@@ -17,7 +17,8 @@ struct CastTiling {
   uint32_t tile = 0;       // elements per UB tile (multiple of 256)
   uint32_t block_dim = 1;
   uint8_t src = 0, dst = 0;  // EwDType
-  uint8_t pad[6] = {};
+  uint8_t no_pad = 0;        // 1 on 2002: no DataCopyPad, tails move by scalar
+  uint8_t pad[5] = {};
 };
 
 bool cast_supported(EwDType src, EwDType dst);

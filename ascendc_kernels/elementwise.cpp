@@ -7,6 +7,7 @@
 #include <cmath>
 #include <type_traits>
 
+#include "elementwise_copy.h"
 #include "kernel_operator.h"
 
 using namespace AscendC;
@@ -123,6 +124,7 @@ uint64_t elementwise_ub_bytes(const ElementwiseTiling& t, uint32_t tile) {
 
 void elementwise_tiling(ElementwiseTiling& t, const SocInfo& soc) {
   const EwOpInfo info = GetEwOpInfo(EwOp(t.op));
+  t.no_pad = soc.npu_arch == 2002 ? 1 : 0;
   const uint64_t total = t.rows * t.width;
   // Size the tile with every ROW input double-buffered (the chunked case: the most UB).
   t.rows_per_tile = 0;
@@ -833,7 +835,11 @@ class ElementwiseKernel {
     GlobalTensor<S> g;
     g.SetGlobalBuffer(reinterpret_cast<__gm__ S*>(base) + off);
     const uint32_t bytes = ncols * sizeof(S);
-    if ((nrows == 1 || stride == ncols) && bytes % 32 == 0) {
+    if (nrows == 1) {
+      npu_kernels::EwCopyIn(raw.ReinterpretCast<S>(), g, ncols, t_.no_pad == 0);
+      return;
+    }
+    if (stride == ncols && bytes % 32 == 0) {
       DataCopy(raw.ReinterpretCast<S>(), g, nrows * ncols);
       return;
     }
@@ -1008,7 +1014,11 @@ class ElementwiseKernel {
       GlobalTensor<S> gy;
       gy.SetGlobalBuffer(reinterpret_cast<__gm__ S*>(gmY_) + g.row0 * t_.width + g.col0);
       const uint32_t bytes = g.ncols * sizeof(S);
-      if ((g.nrows == 1 || g.stride == g.ncols) && bytes % 32 == 0) {
+      if (g.nrows == 1) {
+        npu_kernels::EwCopyOut(gy, out.ReinterpretCast<S>(), g.ncols, t_.no_pad == 0);
+        return;
+      }
+      if (g.stride == g.ncols && bytes % 32 == 0) {
         DataCopy(gy, out.ReinterpretCast<S>(), g.nrows * g.ncols);
         return;
       }

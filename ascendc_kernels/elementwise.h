@@ -1,6 +1,6 @@
 // The elementwise kernel family (Ascend C): binary, ternary and unary ops, activations and their
 // backward ops, comparisons, where/masked_fill, clamp, lerp, addcmul/addcdiv, for float32 / float16 /
-// bfloat16 (plus int32, int64-in-int32-range and bool where ATen needs them).
+// bfloat16 (plus int32, int64 and bool where ATen needs them).
 //
 // Design (why it looks like this):
 // - One kernel, many ops. The op code travels in the tiling and a switch in the compute stage picks
@@ -28,6 +28,9 @@
 // - Comparisons produce a bit mask (Compare/CompareScalar); bool outputs are written by Select (half
 //   1/0) + Cast half->uint8. Masks for where/threshold/backward ops use the same bits with Select.
 //   Every compute length is padded to 256 elements so Compare's 256-byte rule always holds.
+//   max/min/clamp/relu keep NaN (Compare x == x + Select), as PyTorch does.
+// - GM <-> UB: whole 32-byte blocks by DataCopy, tails by DataCopyPad (2201) or by a few scalar moves
+//   on 2002, which has no DataCopyPad (elementwise_copy.h).
 #pragma once
 #include <cstdint>
 
@@ -113,7 +116,8 @@ struct ElementwiseTiling {
   uint32_t op = 0;            // EwOp
   uint32_t int_compute = 0;   // 1: int32 compute type
   uint8_t out_dtype = 0;      // EwDType
-  uint8_t pad0[7] = {};
+  uint8_t no_pad = 0;         // (tiling) 1 on 2002: no DataCopyPad, tails move by scalar
+  uint8_t pad0[6] = {};
   float sf[4] = {};           // op scalars (float compute)
   int32_t si[4] = {};         // op scalars (int compute) and flags
   float imm_f[3] = {};        // IMM input values

@@ -90,8 +90,9 @@ struct Operand {
 
 // Folds the output into [rows, width] and gives every tensor operand a mode (see elementwise.h).
 // Operands that fit no mode are materialized at the output shape.
-void Canonicalize(const char* name, c10::IntArrayRef out_sizes, std::vector<Operand>& in, ElementwiseTiling& t,
-                  std::vector<int>& tensor_idx) {
+void Canonicalize(const char* name, const at::Tensor& out, std::vector<Operand>& in, ElementwiseTiling& t,
+                  std::vector<int>& tensor_idx, bool no_pad) {
+  const c10::IntArrayRef out_sizes = out.sizes();
   const int nd = static_cast<int>(out_sizes.size());
   std::vector<int64_t> dims;
   std::vector<int> keep;
@@ -170,8 +171,15 @@ void Canonicalize(const char* name, c10::IntArrayRef out_sizes, std::vector<Oper
     for (size_t j = 0; ok && j < tensor_idx.size(); ++j) ok = classify(j, s, &e);
     if (ok) split = s;
   }
-  // Short padded rows waste UB and DataCopyPad blocks: materialize instead.
+  // Short padded rows waste UB and DataCopyPad blocks: materialize instead. Without DataCopyPad
+  // (2002) every row must be whole 32-byte blocks in every dtype.
   if (split > 0 && prod(split, m) < 16) split = -1;
+  if (split > 0 && no_pad) {
+    const int64_t w = prod(split, m);
+    bool whole = w * out.element_size() % 32 == 0;
+    for (size_t j = 0; j < tensor_idx.size(); ++j) whole = whole && w * in[tensor_idx[j]].t.element_size() % 32 == 0;
+    if (!whole) split = -1;
+  }
   if (split < 0) {
     for (size_t j = 0; j < tensor_idx.size(); ++j) {
       bool full = true;
@@ -236,7 +244,7 @@ void LaunchElementwise(const PwOp& pw, const at::Tensor& out, std::vector<Operan
   } else {
     if (!out.is_contiguous()) dst = NpuEmpty(out.sizes(), out.scalar_type(), dev);
     for (int i : tensor_idx) in[i].t = Contiguous(in[i].t);
-    Canonicalize(pw.name, out.sizes(), in, t, tensor_idx);
+    Canonicalize(pw.name, out, in, t, tensor_idx, SocInfoFor(dev).npu_arch == 2002);
   }
   npu_kernels::elementwise_tiling(t, SocInfoFor(dev));
   auto kernel = int_compute ? &elementwise_kernel_int32 : &elementwise_kernel_float;

@@ -93,6 +93,11 @@ def test_relu_int_and_gelu_bad_approximate():
         F.gelu(torch.ones(3, device="npu"), approximate="fast")
     with pytest.raises(NotImplementedError, match=r"silu: argument 'self' has dtype Int"):
         F.silu(i.to("npu"))
+    x = torch.ones(3, device="npu")
+    with pytest.raises(RuntimeError, match=r"leaky_relu_backward: in-place leaky_relu backward with a negative slope"):
+        torch.ops.aten.leaky_relu_backward(x, x, -0.1, True)
+    with pytest.raises(RuntimeError, match=r"sigmoid_backward: argument 'output' is on cpu.*'grad_output' on npu:0"):
+        torch.ops.aten.sigmoid_backward(x, torch.ones(3))
 
 
 # ---------------------------------------------------------------- backward ops

@@ -442,6 +442,23 @@ def test_foreach_ops_match_cpu():
             assert_same(r, w, CLOSE[torch.float32])
 
 
+def test_310p_without_datacopypad():
+    """On Ascend310P3 (arch 2002, no DataCopyPad) sub-block tails and odd rows still work."""
+    from conftest import run_python
+    code = (
+        "import torch, torch_ops_nn\n"
+        "x = torch.randn(4, 3, 5, 7); b = torch.randn(3, 1, 1); m = x > 0\n"
+        "d = x.to('npu')\n"
+        "checks = [((d + b.to('npu')).cpu(), x + b), (torch.relu(d).cpu(), torch.relu(x)),\n"
+        "          (d.half().cpu(), x.half()), ((d > 0).cpu(), m), (torch.sigmoid(d[:, :, :, 1:]).cpu(),\n"
+        "          torch.sigmoid(x[:, :, :, 1:])), (d.masked_fill(m.to('npu'), 0).cpu(), x.masked_fill(m, 0))]\n"
+        "assert all(torch.allclose(a.float(), e.float(), atol=1e-6) for a, e in checks)\n"
+        "print('OK', torch.npu.get_device_properties().name)\n")
+    r = run_python(code, {"TORCH_OPS_NN_SOC": "Ascend310P3", "TORCH_OPS_NN_FALLBACK": "error",
+                          "TORCH_OPS_NN_BOUNDS_CHECK": "1"})
+    assert r.returncode == 0 and "OK Ascend310P3" in r.stdout, r.stderr
+
+
 # ---------------------------------------------------------------- bad input
 def test_errors_shapes_devices_dtypes():
     a, b = npu(torch.ones(2, 3)), npu(torch.ones(4))
@@ -463,6 +480,12 @@ def test_errors_shapes_devices_dtypes():
         torch.div(a, a, rounding_mode="round")
     with pytest.raises(TypeError, match=r"where: argument 'condition' must be a bool tensor"):
         torch.where(a, a, a)
+    with pytest.raises(TypeError, match=r"masked_fill_: argument 'mask' must be a bool tensor, got dtype Float"):
+        a.masked_fill(a, 0)
+    with pytest.raises(RuntimeError, match=r"clamp: at least one of 'min' or 'max' must not be None"):
+        a.clamp()
+    with pytest.raises(NotImplementedError, match=r"bitwise_and: argument 'self' has dtype Int"):
+        npu(torch.ones(3, dtype=torch.int32)) & npu(torch.ones(3, dtype=torch.int32))
     with pytest.raises(RuntimeError, match=r"single memory location|partial"):
         x = npu(torch.ones(10))
         x[1:].add_(x[:-1])
