@@ -42,8 +42,6 @@ def _device_self_test(index: int) -> str:
             y = x.to(f"npu:{index}")
             if not torch.equal(y.cpu(), x):
                 return "FAIL: host->npu->host round trip changed the data"
-            if torch.npu.get_device_properties(index).npu_arch != 2201:
-                return "OK (runtime only: the kernels target arch 2201)"
             r = torch.relu(y).cpu()
             if not torch.equal(r, torch.relu(x)):
                 return "FAIL: relu kernel result differs from CPU"

@@ -23,6 +23,7 @@ void LaunchRelu(const at::Tensor& x, const at::Tensor& y) {
   const auto tiling = npu_kernels::unary_tiling(static_cast<uint64_t>(x.numel()), x.element_size(), SocInfoFor(dev));
   auto kernel = PickFloatKernel("relu", x.scalar_type(), &relu_kernel_float, &relu_kernel_half, &relu_kernel_bf16);
   KernelLaunch launch{"relu_kernel", ascendc_host::CoreType::AIV, tiling.block_dim, dev};
+  launch.runs_on_2002 = true;  // plain DataCopy with aligned tails on 2002
   if (LogDebugEnabled()) launch.detail = DescribeForLog({{"self", &x}});
   LaunchKernel(std::move(launch), kernel, tiling, x.data_ptr(), y.data_ptr());
 }

@@ -250,6 +250,7 @@ void LaunchElementwise(const PwOp& pw, const at::Tensor& out, std::vector<Operan
   auto kernel = int_compute ? &elementwise_kernel_int32 : &elementwise_kernel_float;
   KernelLaunch launch{int_compute ? "elementwise_kernel_int32" : "elementwise_kernel_float",
                       ascendc_host::CoreType::AIV, t.block_dim, dev};
+  launch.runs_on_2002 = true;  // plain DataCopy with aligned tails on 2002
   if (LogDebugEnabled()) {
     std::ostringstream d;
     d << "op=" << npu_kernels::EwOpName(EwOp(pw.op)) << " rows=" << t.rows << " width=" << t.width
@@ -595,6 +596,7 @@ bool NpuCastCopy(const at::Tensor& src, const at::Tensor& dst) {
   const c10::DeviceIndex dev = dst.device().index();
   const auto t = npu_kernels::cast_tiling(static_cast<uint64_t>(src.numel()), s, d, SocInfoFor(dev));
   KernelLaunch launch{"cast_kernel", ascendc_host::CoreType::AIV, t.block_dim, dev};
+  launch.runs_on_2002 = true;  // plain DataCopy with aligned tails on 2002
   if (LogDebugEnabled()) launch.detail = DescribeForLog({{"self", &src}, {"out", &dst}});
   LaunchKernel(std::move(launch), &cast_kernel, t, src.data_ptr(), dst.data_ptr());
   return true;

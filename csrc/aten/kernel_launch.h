@@ -31,6 +31,7 @@ struct KernelLaunch {
   int64_t block_dim;
   c10::DeviceIndex device;
   std::string detail = {};        // shapes/dtypes for the debug log (fill only if LogDebugEnabled())
+  bool runs_on_2002 = false;      // the kernel avoids 2201-only instructions (DataCopyPad, Fixpipe)
 };
 
 // The registry of compiled kernels (python -m torch_ops_nn info lists it). Register each kernel
