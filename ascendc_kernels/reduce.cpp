@@ -18,7 +18,8 @@ namespace {
 
 constexpr uint32_t kUbReserve = 8 * 1024 + 2 * 1024;  // Select's reserved 8 KB + small buffers
 constexpr uint64_t kMinElemsPerCore = 32 * 1024;      // a core launch is not free: small work uses few cores
-constexpr uint32_t kMaxRowTile = 16384;               // elements per rows-kernel tile (host cache friendly)
+constexpr uint32_t kMaxRowTile = 4096;                // elements per rows-kernel tile: a smaller UB working set
+                                                      // ran faster than 14K-element tiles on the host model
 constexpr uint32_t kMaxChunk = 4096;                  // columns per columns-kernel chunk
 constexpr uint32_t kMaxBlockCount = 4095;             // DataCopy(Pad) blockCount limit
 constexpr uint32_t kOutTile = 2048;                   // rows kernel: outputs buffered per GM write
