@@ -18,7 +18,8 @@ namespace {
 
 constexpr uint32_t kUbReserve = 8 * 1024 + 2 * 1024;  // Select's reserved 8 KB + small buffers
 constexpr uint64_t kMinElemsPerCore = 32 * 1024;      // a core launch is not free: small work uses few cores
-constexpr uint32_t kMaxRowTile = 16384;               // elements per rows-kernel tile (host cache friendly)
+constexpr uint32_t kMaxRowTile = 4096;                // elements per rows-kernel tile: a smaller UB working set
+                                                      // ran faster than 14K-element tiles on the host model
 constexpr uint32_t kMaxChunk = 4096;                  // columns per columns-kernel chunk
 constexpr uint32_t kMaxBlockCount = 4095;             // DataCopy(Pad) blockCount limit
 constexpr uint32_t kOutTile = 2048;                   // rows kernel: outputs buffered per GM write
@@ -82,7 +83,7 @@ ReduceTiling reduce_tiling(uint64_t outer, uint64_t R, uint64_t inner, uint32_t 
     t.chunks = 1;
     t.chunk_w = 1;
     t.out_tile = kOutTile;
-    const uint32_t out_cost = kOutTile * (4 + out_bytes);
+    const uint32_t out_cost = kOutTile * (4 + out_bytes) + 64 * 8 * 4;  // outputs + staged 8-lane rows
     const uint32_t per_elem = 2 * in_bytes + work_bytes + 4;  // in x2, work, accumulator
     uint32_t tile = AlignDown<uint32_t>((budget - out_cost) / per_elem, 64);
     if (tile > kMaxRowTile) tile = kMaxRowTile;
@@ -201,6 +202,7 @@ class ReduceKernel {
     pipe_.InitBuffer(outF_, AlignUpU(outLen_, 64) * sizeof(float));
     pipe_.InitBuffer(outQ_, 1, AlignUpU(outLen_, 64) * sizeof(O));
     if (!rows_ && t.pre == npu_kernels::kPreCenterSq) pipe_.InitBuffer(ctr_, t.row_stride * sizeof(float));
+    if (rows_) pipe_.InitBuffer(lanes_, kStage * 8 * sizeof(float));
   }
 
   __aicore__ inline void Process() {
@@ -211,10 +213,35 @@ class ReduceKernel {
     }
     if (t_.segments == 1 && t_.R <= t_.tile) PackedRows();
     else for (uint64_t it = i0_; it < i1_; ++it) StreamRow(it);
+    StageFlush();
     Flush();
   }
 
  private:
+  // Rows folded to 8 lanes wait in lanes_ (8 floats each) until kStage rows are there, so one BlockReduce
+  // repeat finishes 8 rows into an aligned slot of outF_ (pending_ stays a multiple of kStage).
+  static constexpr uint32_t kStage = 64;
+  __aicore__ inline LocalTensor<float> StageSlot() { return lanes_.template Get<float>()[staged_ * 8]; }
+  __aicore__ inline void Staged() {
+    if (++staged_ == kStage || pending_ + staged_ == outLen_) {
+      StageFlush();
+      if (pending_ == outLen_) Flush();
+    }
+  }
+  __aicore__ inline void StageFlush() {
+    if (staged_ == 0) return;
+    BlockReduceRows(t_.comb, outF_.template Get<float>()[pending_], lanes_.template Get<float>(), staged_, 8);
+    pending_ += staged_;
+    staged_ = 0;
+  }
+  // Fills v[n:8] with the identity of the combine (n < 8), so a short row folds like an 8-lane one.
+  __aicore__ inline void PadTo8(const LocalTensor<float>& v, uint32_t n) {
+    const float id = t_.comb == npu_kernels::kCombSum ? 0.0f
+                     : t_.comb == npu_kernels::kCombMax ? -__builtin_inff() : __builtin_inff();
+    uint64_t mask[2] = {0xFFull & ~((1ull << n) - 1), 0};
+    Duplicate(v, id, mask, 1, 1, 8);
+  }
+
   // Loads n elements (or k rows) into a float view: the input tile itself for float, else a cast copy.
   __aicore__ inline LocalTensor<float> ToFloat(const LocalTensor<T>& in, uint32_t count) {
     if constexpr (std::is_same_v<T, float>) {
@@ -269,11 +296,10 @@ class ReduceKernel {
     uint32_t kmax = t_.tile / pitch;
     if (kmax > 4095) kmax = 4095;
     if (kmax > outLen_) kmax = outLen_;
-    if (kmax >= 8) kmax = kmax / 8 * 8;  // keeps output offsets 32 B aligned for BlockReduce
     first_ = i0_;
     for (uint64_t it = i0_; it < i1_;) {
       uint32_t k = static_cast<uint32_t>(MinU(kmax, i1_ - it));
-      if (k > outLen_ - pending_) k = outLen_ - pending_;
+      if (R < 8 && k > outLen_ - pending_) k = outLen_ - pending_;
       LocalTensor<T> in = inQ_.template AllocTensor<T>();
       CopyInRows(in, xGm_[it * R], k, R, R, pitch);
       inQ_.EnQue(in);
@@ -282,17 +308,24 @@ class ReduceKernel {
       if (t_.pre == npu_kernels::kPreCenterSq)
         for (uint32_t r = 0; r < k; ++r) Adds(f[r * pitch], f[r * pitch], -Center(it + r), static_cast<int32_t>(R));
       ApplyPre(f, k * pitch);
-      ReduceRowsTo1(t_.comb, outF_.template Get<float>()[pending_], f, f, k, pitch, R, pending_ % 8 == 0);
+      if (R < 8) {  // one WholeReduce repeat per row, straight into outF_
+        WholeReduceRows(t_.comb, outF_.template Get<float>()[pending_], f, R, k, pitch / 8);
+        pending_ += k;
+        if (pending_ == outLen_) Flush();
+      } else {
+        for (uint32_t r = 0; r < k; ++r) {
+          FoldTo8(t_.comb, StageSlot(), f[r * pitch], R);
+          Staged();
+        }
+      }
       inQ_.FreeTensor(in);
-      pending_ += k;
       it += k;
-      if (pending_ == outLen_) Flush();
     }
   }
 
   // One (row, segment) item streamed through the float accumulator.
   __aicore__ inline void StreamRow(uint64_t it) {
-    if (pending_ == 0) first_ = it;
+    if (pending_ == 0 && staged_ == 0) first_ = it;
     const uint64_t o = it / t_.segments, s = it % t_.segments;
     const uint64_t r0 = s * t_.seg_len;
     const uint64_t L = MinU(t_.seg_len, t_.R - r0);
@@ -313,8 +346,9 @@ class ReduceKernel {
       inQ_.FreeTensor(in);
     }
     const uint32_t n0 = static_cast<uint32_t>(MinU(L, t_.tile));
-    ReduceRowTo1(t_.comb, outF_.template Get<float>()[pending_], acc, acc, n0);
-    if (++pending_ == outLen_) Flush();
+    if (n0 < 8) PadTo8(acc, n0);
+    FoldTo8(t_.comb, StageSlot(), acc, n0 < 8 ? 8 : n0);
+    Staged();
   }
 
   // Scale, post-op and cast of out[0:n] into an output tile.
@@ -382,12 +416,12 @@ class ReduceKernel {
 
   ReduceTiling t_;
   uint64_t i0_ = 0, i1_ = 0, first_ = 0;
-  uint32_t pending_ = 0, outLen_ = 0, cap_ = 0;
+  uint32_t pending_ = 0, staged_ = 0, outLen_ = 0, cap_ = 0;
   bool rows_ = true;
   TPipe pipe_;
   TQue<TPosition::VECIN, 1> inQ_;
   TQue<TPosition::VECOUT, 1> outQ_;
-  TBuf<TPosition::VECCALC> work_, acc_, outF_, ones_, bits_, ctr_;
+  TBuf<TPosition::VECCALC> work_, acc_, outF_, ones_, bits_, ctr_, lanes_;
   GlobalTensor<T> xGm_;
   GlobalTensor<float> cGm_;
   GlobalTensor<O> yGm_;

@@ -12,8 +12,9 @@
 //     (DataCopy when rows are 32 B multiples, DataCopyPad with row padding otherwise); long rows are
 //     streamed in tiles into a float accumulator with vector Add/Max/Min. Each row is folded in place by a
 //     pairwise tree of count-form vector ops to exactly 8 lanes (first level to the largest 8 * 2^j below n,
-//     then exact halvings), and BlockReduceSum/Max/Min finishes 8 rows per repeat (WholeReduce for rows
-//     shorter than 8 or single streamed rows).
+//     then exact halvings) written to a small staging buffer, and BlockReduceSum/Max/Min finishes 8 staged
+//     rows per repeat into an aligned output slot (WholeReduce, one repeat per row, for rows shorter than 8).
+//     Tiles are <= 4096 elements: on the host model a small UB working set ran faster than 14K-element tiles.
 //   - columns (inner > 1): a work item is a chunk of `chunk_w` adjacent columns; tiles of `tile` rows x
 //     chunk are loaded with one strided DataCopy(Pad), folded row-pairwise (whole row blocks, so each
 //     level is one count-form instruction), and added to a float accumulator.

@@ -15,6 +15,7 @@ namespace {
 constexpr uint32_t kUbReserve = 8 * 1024 + 2 * 1024;
 constexpr uint64_t kMinElemsPerCore = 32 * 1024;
 constexpr uint32_t kMaxTile = 16384;
+constexpr uint32_t kSmallTile = 4096;
 constexpr uint32_t kMaxChunk = 2048;
 }  // namespace
 
@@ -40,6 +41,10 @@ SoftmaxTiling softmax_tiling(uint64_t outer, uint64_t R, uint64_t inner, uint32_
     // Two small per-row buffers (max, sum) of tile/16 floats each.
     uint32_t tile = AlignDown<uint32_t>(budget / (per_elem + 1), 64);
     if (tile > kMaxTile) tile = kMaxTile;
+    // A row stays resident when it fits; beyond that, smaller tiles (a smaller UB working set) run faster.
+    const uint64_t pitch = AlignUp<uint64_t>(R, 16);
+    const uint32_t want = pitch <= kSmallTile ? kSmallTile : static_cast<uint32_t>(pitch);
+    if (want < tile) tile = want;
     t.tile = tile;
     t.row_stride = AlignUp<uint32_t>(static_cast<uint32_t>(R < tile ? R : tile), 16);
     t.resident = R <= tile && AlignUp<uint64_t>(R, 16) <= tile ? 1 : 0;

@@ -1,16 +1,27 @@
 """Reductions and softmax: npu (simulated, Ascend C kernels) vs PyTorch CPU, measured in the same run.
 
-    python benchmarks/bench_reduce.py [--min-run-time 1.0]
+    python benchmarks/bench_reduce.py [--min-run-time 1.0] [--threads N]
 
 Each npu statement ends with torch.npu.synchronize(), so it times the whole launch + kernel. Prints a table
 of median times and the npu/CPU ratio (lower is better; the target for these memory-bound ops is <= 1.5).
+--threads N runs both sides on N threads (torch.set_num_threads and TORCH_OPS_NN_HOST_THREADS); on a
+machine shared with other jobs, --threads 1 gives the steadier comparison.
 """
 import argparse
+import os
+import sys
 
-import torch
-import torch.utils.benchmark as benchmark
+if __name__ == "__main__":
+    _pre = argparse.ArgumentParser(add_help=False)
+    _pre.add_argument("--threads", type=int, default=0)
+    _n = _pre.parse_known_args(sys.argv[1:])[0].threads
+    if _n > 0:  # before torch loads torch_ops_nn (autoload), which sizes its host thread pool once
+        os.environ["TORCH_OPS_NN_HOST_THREADS"] = str(_n)
 
-import torch_ops_nn  # noqa: F401
+import torch  # noqa: E402
+import torch.utils.benchmark as benchmark  # noqa: E402
+
+import torch_ops_nn  # noqa: F401,E402
 
 CASES = [
     # name, shape, statement on `x`
@@ -31,7 +42,10 @@ def measure(stmt: str, x: torch.Tensor, min_run_time: float) -> float:
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--min-run-time", type=float, default=1.0)
+    parser.add_argument("--threads", type=int, default=0, help="threads for both sides (default: all)")
     args = parser.parse_args()
+    if args.threads > 0:
+        torch.set_num_threads(args.threads)
     torch.manual_seed(0)
     print(f"{torch.get_num_threads()} CPU threads, {torch_ops_nn._C._host_threads()} npu host threads")
     print(f"{'case':<44}{'CPU (ms)':>10}{'npu (ms)':>10}{'npu/CPU':>9}")

@@ -155,6 +155,7 @@ at::Tensor ReduceView(const char* op, const at::Tensor& x, uint64_t outer, uint6
   c10::ScalarType direct = PickReduceKernel(x.scalar_type(), y_dtype) ? y_dtype : c10::kFloat;
   const uint32_t out_b = static_cast<uint32_t>(c10::elementSize(direct));
   auto t = npu_kernels::reduce_tiling(outer, R, inner, in_b, out_b, pass.pre, pass.comb, kManySegments, soc);
+  t.p = pass.p;  // the pre-op's order (|x|^p) applies in pass 1 too
   at::Tensor y = NpuEmpty({static_cast<int64_t>(outer * inner)}, direct, dev);
   if (outer * inner == 0) return direct == y_dtype ? y : y.to(y_dtype);
   if (t.segments > 1) {

@@ -273,6 +273,15 @@ def test_vector_norm(ord, dtype):
     check_float(d.norm(p=ord, dim=1), xf.norm(p=ord, dim=1), dtype, rtol=rt)
 
 
+@pytest.mark.parametrize("ord", [3, 0.5, 1, float("inf")])
+def test_vector_norm_split_over_cores(ord):
+    """Long reductions run as per-core partials plus a second pass: the pre-op order must reach pass 1."""
+    for shape, dim in (((1 << 16, 3), 0), ((1 << 16,), 0), ((2, 1 << 16), 1)):
+        x = sample(shape, seed=23) * 2 + 5
+        torch.testing.assert_close(torch.linalg.vector_norm(npu(x), ord, dim=dim).cpu(),
+                                   torch.linalg.vector_norm(x, ord, dim=dim), rtol=1e-4, atol=1e-4)
+
+
 def test_vector_norm_dtype_argument():
     x = sample((10, 20), torch.float16)
     out = torch.linalg.vector_norm(npu(x), 2, dim=1, dtype=torch.float32)
