@@ -14,6 +14,7 @@
 
 #include "aten/kernel_launch.h"
 #include "core/cpu_fallback.h"
+#include "aten/dtype_dispatch.h"
 #include "aten/op_common.h"
 #include "reduce.h"
 
@@ -801,22 +802,6 @@ at::Tensor IntegerSum(const char* op, const at::Tensor& self, const DimMask& mas
 }
 
 
-// ------------------------------------------------------------------------------- dtype dispatch
-// The kernels cover float32/float16/bfloat16 (and, where noted, integers/bool); other dtypes of `self`
-// (e.g. float64, or integers for max/argmax) take the explicit CPU fallback, with its usual warn/error policy.
-bool FloatOnly(c10::ScalarType t) { return IsNpuFloat(t); }
-bool NotDouble(c10::ScalarType t) { return t != c10::kDouble && !c10::isComplexType(t); }
-
-template <class Fn, bool (*kNative)(c10::ScalarType)>
-void DtypeDispatch(const c10::OperatorHandle& op, c10::DispatchKeySet ks, torch::jit::Stack* stack) {
-  static const c10::KernelFunction kernel = c10::KernelFunction::makeFromUnboxedFunction(Fn());
-  const size_t n = op.schema().arguments().size();
-  const c10::IValue& first = (*stack)[stack->size() - n];
-  if (first.isTensor() && kNative(first.toTensor().scalar_type())) kernel.callBoxed(op, ks, stack);
-  else RunCpuFallback(op, stack);
-}
-#define NPU_IMPL(name, fn, pred) \
-  m.impl(name, torch::CppFunction::makeFromBoxedFunction<&DtypeDispatch<decltype(TORCH_FN(fn)), pred>>())
 
 }  // namespace
 }  // namespace torch_ops_nn
