@@ -92,13 +92,7 @@ ReduceTiling reduce_tiling(uint64_t outer, uint64_t R, uint64_t inner, uint32_t 
     t.items = outer * t.segments;
   } else {
     // Chunk width: whole rows when they fit; narrower chunks when there are too few outer rows for the cores.
-    uint64_t w = inner < kMaxChunk ? inner : kMaxChunk;
-    if (outer * CeilDivU<uint64_t>(inner, w) < cores && inner > 128) {
-      uint64_t want = CeilDivU<uint64_t>(cores, outer);
-      uint64_t nw = AlignUp<uint64_t>(CeilDivU<uint64_t>(inner, want), 64);
-      if (nw < 64) nw = 64;
-      if (nw < w) w = nw;
-    }
+    const uint64_t w = ColumnChunkWidth(outer, inner, cores, kMaxChunk);
     t.chunk_w = static_cast<uint32_t>(w);
     t.chunks = CeilDivU<uint64_t>(inner, w);
     t.row_stride = AlignUp<uint32_t>(t.chunk_w, 16);
@@ -142,13 +136,7 @@ ArgReduceTiling arg_reduce_tiling(uint64_t outer, uint64_t R, uint64_t inner, ui
     ChooseSegments(outer, R, cores, max_segments, 4096, &t.segments, &t.seg_len);
     t.items = outer * t.segments;
   } else {
-    uint64_t w = inner < kMaxChunk ? inner : kMaxChunk;
-    if (outer * CeilDivU<uint64_t>(inner, w) < cores && inner > 128) {
-      uint64_t want = CeilDivU<uint64_t>(cores, outer);
-      uint64_t nw = AlignUp<uint64_t>(CeilDivU<uint64_t>(inner, want), 64);
-      if (nw < 64) nw = 64;
-      if (nw < w) w = nw;
-    }
+    const uint64_t w = ColumnChunkWidth(outer, inner, cores, kMaxChunk);
     t.chunk_w = static_cast<uint32_t>(w);
     t.chunks = CeilDivU<uint64_t>(inner, w);
     t.row_stride = AlignUp<uint32_t>(t.chunk_w, 64);  // Compare works on 256 B multiples

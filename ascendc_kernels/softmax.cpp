@@ -50,13 +50,7 @@ SoftmaxTiling softmax_tiling(uint64_t outer, uint64_t R, uint64_t inner, uint32_
     t.resident = R <= tile && AlignUp<uint64_t>(R, 16) <= tile ? 1 : 0;
     t.items = outer;
   } else {
-    uint64_t w = inner < kMaxChunk ? inner : kMaxChunk;
-    if (outer * CeilDivU<uint64_t>(inner, w) < cores && inner > 128) {
-      uint64_t want = CeilDivU<uint64_t>(cores, outer);
-      uint64_t nw = AlignUp<uint64_t>(CeilDivU<uint64_t>(inner, want), 64);
-      if (nw < 64) nw = 64;
-      if (nw < w) w = nw;
-    }
+    const uint64_t w = ColumnChunkWidth(outer, inner, cores, kMaxChunk);
     t.chunk_w = static_cast<uint32_t>(w);
     t.chunks = CeilDivU<uint64_t>(inner, w);
     t.row_stride = AlignUp<uint32_t>(t.chunk_w, 16);

@@ -45,4 +45,17 @@ inline CoreSplit SplitAcrossCores(uint64_t total, uint32_t elem_bytes, int32_t m
   return {static_cast<uint32_t>(cores), per};
 }
 
+// Width of the column chunks a reduction over a strided axis splits `inner` into: whole rows up to
+// `max_chunk` columns, narrower (multiples of 64) when the outer rows alone give the cores too few
+// work items.
+inline uint64_t ColumnChunkWidth(uint64_t outer, uint64_t inner, uint64_t cores, uint64_t max_chunk) {
+  uint64_t w = inner < max_chunk ? inner : max_chunk;
+  if (outer * CeilDivU<uint64_t>(inner, w) < cores && inner > 128) {
+    uint64_t nw = AlignUp<uint64_t>(CeilDivU<uint64_t>(inner, CeilDivU<uint64_t>(cores, outer)), 64);
+    if (nw < 64) nw = 64;
+    if (nw < w) w = nw;
+  }
+  return w;
+}
+
 }  // namespace npu_kernels
