@@ -9,8 +9,12 @@ The extension is portable x86-64 / aarch64 code: SIMD paths are chosen at run ti
 import glob
 import os
 
-from setuptools import find_packages, setup
-from torch.utils.cpp_extension import BuildExtension, CppExtension
+# Building must not autoload an installed (possibly stale or unbuilt) torch_ops_nn through torch's
+# "torch.backends" entry point while setup.py imports torch.
+os.environ["TORCH_DEVICE_BACKEND_AUTOLOAD"] = "0"
+
+from setuptools import find_packages, setup  # noqa: E402
+from torch.utils.cpp_extension import BuildExtension, CppExtension  # noqa: E402
 
 ROOT = os.path.dirname(os.path.abspath(__file__))
 
@@ -27,6 +31,7 @@ setup(
     version="0.1.0",
     description="PyTorch out-of-tree backend for Huawei Ascend NPUs, with a simulated NPU that runs Ascend C kernels on the CPU",
     packages=find_packages(include=["torch_ops_nn", "torch_ops_nn.*"]),
+    py_modules=["torch_ops_nn_autoload"],
     python_requires=">=3.10",
     install_requires=["torch>=2.14"],
     ext_modules=[
@@ -42,7 +47,7 @@ setup(
     cmdclass={"build_ext": BuildExtension.with_options(use_ninja=True)},
     entry_points={
         # `import torch` loads torch_ops_nn through this (torch's device-backend autoload).
-        "torch.backends": ["torch_ops_nn = torch_ops_nn:_autoload"],
+        "torch.backends": ["torch_ops_nn = torch_ops_nn_autoload:load"],
         "console_scripts": ["torch-ops-nn = torch_ops_nn.__main__:main"],
         # torch.compile(model, backend="npu") finds our backend through this, without importing
         # torch._dynamo when torch loads.
