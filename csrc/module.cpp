@@ -128,6 +128,7 @@ PYBIND11_MODULE(_C, m) {
   m.def("_reset_peak_memory_stats", [](int d) { NPU_RT_CALL(npu_rt::MemoryPool(d).ResetPeakStats()); });
   m.def("_reset_accumulated_memory_stats", [](int d) { NPU_RT_CALL(npu_rt::MemoryPool(d).ResetAccumulatedStats()); });
   m.def("_empty_cache", [] {
+    ClearFoldCache();  // cached BN folds of conv_bn_act hold device memory
     py::gil_scoped_release no_gil;
     GetNpuAllocator()->emptyCache({0, 0});
   });

@@ -15,4 +15,7 @@ at::Tensor ConvEpilogueOp(const at::Tensor& x, const at::Tensor& w, const std::o
                           std::vector<int64_t> padding, std::vector<int64_t> dilation, int64_t groups,
                           const std::string& activation);
 
+// Drops every cached BN fold of torch_ops_nn::conv_bn_act (torch.npu.empty_cache calls it).
+void ClearFoldCache();
+
 }  // namespace torch_ops_nn

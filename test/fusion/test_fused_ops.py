@@ -115,19 +115,73 @@ def test_seed_api_errors():
         OP(x, w, None, None, None, None, None, None, 1e-5, [1, 1], [0, 0], [1, 1], 1, "gelu")
 
 
-def test_autograd_through_the_fused_op(fallback_error):
+@pytest.mark.parametrize("activation", ["relu", "relu6", "silu", "none"])
+@pytest.mark.parametrize("grads", ["all", "some"])
+def test_autograd_through_the_fused_op(activation, grads, fallback_error):
+    # Gradients of the fused op on npu against plain autograd through the unfused sequence on CPU.
+    # "some": only the conv bias and the BN shift require grad, so the node's variable inputs skip
+    # positions (x, w and gamma are plain inputs).
     g = torch.Generator().manual_seed(4)
     x, w = torch.randn(2, 4, 9, 9, generator=g), torch.randn(6, 4, 3, 3, generator=g) * 0.3
+    bias = torch.randn(6, generator=g) * 0.1
     gamma, beta, mean, var = bn_params(6, g)
-    res = torch.randn(2, 6, 9, 9, generator=g)
-    leaves_cpu = [t.clone().requires_grad_() for t in (x, w, gamma, beta, res)]
-    leaves_npu = [t.to("npu").requires_grad_() for t in (x, w, gamma, beta, res)]
-    for leaves, m, v in ((leaves_cpu, mean, var), (leaves_npu, mean.to("npu"), var.to("npu"))):
-        xx, ww, gg, bb, rr = leaves
-        y = OP(xx, ww, None, gg, bb, m, v, rr, 1e-5, [1, 1], [1, 1], [1, 1], 1, "relu")
-        (y * y).sum().backward()
-    for a, b in zip(leaves_npu, leaves_cpu):
+    res = None if activation == "silu" else torch.randn(2, 6, 9, 9, generator=g)
+    wants = [True] * 5 if grads == "all" else [False, False, True, False, True]
+    inputs = [x, w, bias, gamma, beta]
+    leaves_cpu = [t.clone().requires_grad_(r) for t, r in zip(inputs, wants)]
+    leaves_npu = [t.to("npu").requires_grad_(r) for t, r in zip(inputs, wants)]
+    res_cpu = None if res is None else res.clone().requires_grad_()
+    res_npu = None if res is None else res.to("npu").requires_grad_()
+    y_ref = reference(*leaves_cpu, mean, var, res_cpu, 1e-5, [1, 1], [1, 1], [1, 1], 1, activation)
+    (y_ref * y_ref).sum().backward()
+    y = OP(*leaves_npu, mean.to("npu"), var.to("npu"), res_npu, 1e-5, [1, 1], [1, 1], [1, 1], 1, activation)
+    (y * y).sum().backward()
+    assert rel(y.detach(), y_ref.detach()) <= 1e-4
+    for a, b, r in zip(leaves_npu + [res_npu], leaves_cpu + [res_cpu], wants + [True]):
+        if a is None:
+            continue
+        if not r:
+            assert a.grad is None
+            continue
+        assert a.grad is not None and a.grad.device.type == "npu"
         assert rel(a.grad, b.grad) <= 1e-4
+
+
+def test_inference_needs_no_autograd_node(fallback_error):
+    x, w = torch.randn(1, 4, 6, 6).to("npu"), torch.randn(4, 4, 3, 3).to("npu").requires_grad_()
+    y = OP(x, w, None, None, None, None, None, None, 1e-5, [1, 1], [1, 1], [1, 1], 1, "relu")
+    assert y.grad_fn is not None
+    with torch.no_grad():
+        y = OP(x, w, None, None, None, None, None, None, 1e-5, [1, 1], [1, 1], [1, 1], 1, "relu")
+    assert y.grad_fn is None and not y.requires_grad
+
+
+def test_bn_parameters_made_in_inference_mode(fallback_error):
+    # Inference tensors have no version counter: the fold is recomputed on every call.
+    g = torch.Generator().manual_seed(6)
+    x, w = torch.randn(1, 4, 8, 8, generator=g), torch.randn(8, 4, 3, 3, generator=g) * 0.3
+    params = bn_params(8, g)
+    with torch.inference_mode():
+        dev = [t.to("npu") for t in (x, w) + params]
+        first = OP(*dev[:2], None, *dev[2:], None, 1e-5, [1, 1], [1, 1], [1, 1], 1, "relu").cpu()
+        dev[4].add_(0.5)
+        second = OP(*dev[:2], None, *dev[2:], None, 1e-5, [1, 1], [1, 1], [1, 1], 1, "relu").cpu()
+    ref = reference(x, w, None, params[0], params[1], params[2] + 0.5, params[3], None, 1e-5, [1, 1], [1, 1],
+                    [1, 1], 1, "relu")
+    assert not torch.allclose(first, second)
+    assert rel(second, ref) <= 1e-4
+
+
+def test_cached_folds_do_not_keep_freed_parameters_alive(fallback_error):
+    x, w = torch.randn(1, 4, 8, 8).to("npu"), torch.randn(8, 4, 3, 3).to("npu")
+    torch.npu.empty_cache()  # also drops folds cached by earlier tests
+    base = torch.npu.memory_allocated()
+    params = [t.to("npu") for t in bn_params(8, torch.Generator().manual_seed(7))]
+    y = OP(x, w, None, *params, None, 1e-5, [1, 1], [1, 1], [1, 1], 1, "relu")
+    assert torch.npu.memory_allocated() > base
+    del params, y
+    torch.npu.empty_cache()
+    assert torch.npu.memory_allocated() == base
 
 
 def resnet(name):
