@@ -108,6 +108,7 @@ class Conv2dKernel {
   __aicore__ inline void Init(GM_ADDR x, GM_ADDR wt, GM_ADDR y, GM_ADDR scale, GM_ADDR shift, GM_ADDR residual,
                               const Conv2dTiling& t) {
     t_ = t;
+    if constexpr (std::is_same_v<T, float>) SetHF32Mode(t.hf32 ? HF32Mode::ENABLE : HF32Mode::DISABLE);
     xGm_.SetGlobalBuffer(reinterpret_cast<__gm__ T*>(x));
     wGm_.SetGlobalBuffer(reinterpret_cast<__gm__ T*>(wt));
     yGm_.SetGlobalBuffer(reinterpret_cast<__gm__ T*>(y));
@@ -445,6 +446,7 @@ class Conv2dDwKernel {
  public:
   __aicore__ inline void Init(GM_ADDR x, GM_ADDR go, GM_ADDR ws, const Conv2dDwTiling& t) {
     t_ = t;
+    if constexpr (std::is_same_v<T, float>) SetHF32Mode(t.hf32 ? HF32Mode::ENABLE : HF32Mode::DISABLE);
     xGm_.SetGlobalBuffer(reinterpret_cast<__gm__ T*>(x));
     gGm_.SetGlobalBuffer(reinterpret_cast<__gm__ T*>(go));
     wsGm_.SetGlobalBuffer(reinterpret_cast<__gm__ T*>(ws));

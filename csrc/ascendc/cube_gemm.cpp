@@ -831,13 +831,14 @@ bool CubeGemmForceIsa(const char* isa) {
   return true;
 }
 
-L0Layout CubeL0Layout(CubeDtype t) {
-  return ActiveIsa().amx && t != CubeDtype::kFloat16 ? L0Layout::kAmx : L0Layout::kFma;
+L0Layout CubeL0Layout(CubeDtype t, bool hf32) {
+  const bool amx = ActiveIsa().amx && (t == CubeDtype::kBFloat16 || (t == CubeDtype::kFloat32 && hf32));
+  return amx ? L0Layout::kAmx : L0Layout::kFma;
 }
 
-void CubePutL0A(uint8_t* dst, const void* src, int r0, int rows, CubeDtype t) {
+void CubePutL0A(uint8_t* dst, const void* src, int r0, int rows, CubeDtype t, L0Layout lay) {
 #if CUBE_X86
-  if (CubeL0Layout(t) == L0Layout::kAmx) return PutL0AAmx(dst, static_cast<const uint8_t*>(src), r0, rows, t);
+  if (lay == L0Layout::kAmx) return PutL0AAmx(dst, static_cast<const uint8_t*>(src), r0, rows, t);
 #endif
   std::memcpy(dst + r0 * 32, src, size_t(rows) * 32);
 }
@@ -853,8 +854,8 @@ float Bf16ToF(const uint8_t* p) {
 }
 }  // namespace
 
-void CubeGetL0A(void* doc, const uint8_t* src, CubeDtype t) {
-  if (CubeL0Layout(t) != L0Layout::kAmx) { std::memcpy(doc, src, 512); return; }
+void CubeGetL0A(void* doc, const uint8_t* src, CubeDtype t, L0Layout lay) {
+  if (lay != L0Layout::kAmx) { std::memcpy(doc, src, 512); return; }
   const uintptr_t d = reinterpret_cast<uintptr_t>(src);
   if (t == CubeDtype::kFloat32) {
     const uint8_t* col = reinterpret_cast<const uint8_t*>(d & ~uintptr_t(2047)) + ((d >> 9) & 3) * 16;
@@ -867,8 +868,8 @@ void CubeGetL0A(void* doc, const uint8_t* src, CubeDtype t) {
   }
 }
 
-void CubeGetL0B(void* kmajor, const uint8_t* src, CubeDtype t) {
-  if (CubeL0Layout(t) != L0Layout::kAmx) { std::memcpy(kmajor, src, 512); return; }
+void CubeGetL0B(void* kmajor, const uint8_t* src, CubeDtype t, L0Layout lay) {
+  if (lay != L0Layout::kAmx) { std::memcpy(kmajor, src, 512); return; }
   if (t == CubeDtype::kFloat32) {
     float* o = static_cast<float*>(kmajor);
     for (int k0 = 0; k0 < 8; ++k0)
@@ -883,9 +884,9 @@ void CubeGetL0B(void* kmajor, const uint8_t* src, CubeDtype t) {
   }
 }
 
-void CubePutL0B(uint8_t* dst, const void* kmajor, CubeDtype t) {
+void CubePutL0B(uint8_t* dst, const void* kmajor, CubeDtype t, L0Layout lay) {
 #if CUBE_X86
-  if (CubeL0Layout(t) == L0Layout::kAmx) return PutL0BAmx(dst, static_cast<const uint8_t*>(kmajor), t);
+  if (lay == L0Layout::kAmx) return PutL0BAmx(dst, static_cast<const uint8_t*>(kmajor), t);
 #endif
   std::memcpy(dst, kmajor, 512);
 }
@@ -898,7 +899,7 @@ void CubeGemm(float* c, const void* a, const void* b, CubeDtype type, const Cube
   const int a_k_frac = s.a_k_fractals > 0 ? s.a_k_fractals : k_frac;
   const int m1 = (s.m + 15) / 16, n1 = (s.n + 15) / 16;
 #if CUBE_X86
-  if (isa.amx && type != CubeDtype::kFloat16) {
+  if (CubeL0Layout(type, s.hf32) == L0Layout::kAmx) {
     if (type == CubeDtype::kFloat32) GemmAmx<true>(c, static_cast<const uint8_t*>(a), static_cast<const uint8_t*>(b), s, a_k_frac);
     else GemmAmx<false>(c, static_cast<const uint8_t*>(a), static_cast<const uint8_t*>(b), s, a_k_frac);
     return;

@@ -137,26 +137,30 @@ void FillPattern(uint8_t* dst, size_t bytes, uint64_t bits, int esz) {
 
 // Writers of the physical L0A / L0B layouts (cube_gemm.h): documented fractal content in, the
 // active layout out (a plain copy for the FMA layouts and for types Mmad does not take).
+// The layout follows the core's HF32 register (float: bf16x3 on AMX only in HF32 mode), so a
+// kernel must not switch HF32 mode between loading float operands and the Mmad that reads them.
 struct L0Writer {
   bool amx = false;
   cube::CubeDtype dt = cube::CubeDtype::kFloat16;
-  explicit L0Writer(CubeElem t) {
-    if (t == CubeElem::F32 || t == CubeElem::BF16) {
-      dt = t == CubeElem::F32 ? cube::CubeDtype::kFloat32 : cube::CubeDtype::kBFloat16;
-      amx = cube::CubeL0Layout(dt) == cube::L0Layout::kAmx;
-    }
-  }
+  explicit L0Writer(CubeElem t);
   // Rows [r0, r0 + rows) of a Zz fractal (32 B per row; src at row r0).
   void A(uint8_t* d, const uint8_t* src, int r0 = 0, int rows = 16) const {
-    if (amx) cube::CubePutL0A(d, src, r0, rows, dt);
+    if (amx) cube::CubePutL0A(d, src, r0, rows, dt, cube::L0Layout::kAmx);
     else std::memcpy(d + r0 * 32, src, size_t(rows) * 32);
   }
   // An L0B fractal from its k-major form.
   void B(uint8_t* d, const uint8_t* kmajor) const {
-    if (amx) cube::CubePutL0B(d, kmajor, dt);
+    if (amx) cube::CubePutL0B(d, kmajor, dt, cube::L0Layout::kAmx);
     else std::memcpy(d, kmajor, 512);
   }
 };
+
+L0Writer::L0Writer(CubeElem t) {
+  if (t == CubeElem::F32 || t == CubeElem::BF16) {
+    dt = t == CubeElem::F32 ? cube::CubeDtype::kFloat32 : cube::CubeDtype::kBFloat16;
+    amx = cube::CubeL0Layout(dt, Regs().hf32) == cube::L0Layout::kAmx;
+  }
+}
 
 }  // namespace
 
@@ -598,6 +602,7 @@ void CubeMmad(const LocalOperand& dst, const LocalOperand& fm, const LocalOperan
   s.k = p.k;
   s.a_k_fractals = int(a_kf);
   s.gemv = gemv;
+  s.hf32 = Regs().hf32;
   s.bias = bias_ptr;
   s.init = bias ? cube::CubeInit::kBias
                 : (p.cmatrixInitVal && !p.isBias) ? cube::CubeInit::kZero : cube::CubeInit::kAccumulate;

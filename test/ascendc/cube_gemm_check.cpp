@@ -31,6 +31,8 @@ uint16_t FloatToBf16Exact(float f) {
   return static_cast<uint16_t>(x >> 16);
 }
 
+bool g_hf32 = true;  // float operands in HF32 mode (bf16x3 on AMX) for the exact-value grid
+
 struct Case {
   int m, n, k;
   CubeDtype t;
@@ -68,14 +70,15 @@ void Pack(const Case& cs, const std::vector<float>& A, const std::vector<float>&
             conv(A[static_cast<size_t>(r) * cs.k + j]);
   }
   for (size_t f = 0; f < a_frac; ++f)
-    CubePutL0A(reinterpret_cast<uint8_t*>(pa.data() + a_off + f * fe), doc.data() + f * fe, 0, 16, cs.t);
+    CubePutL0A(reinterpret_cast<uint8_t*>(pa.data() + a_off + f * fe), doc.data() + f * fe, 0, 16, cs.t,
+               CubeL0Layout(cs.t, g_hf32));
   std::vector<E> km(b_frac * fe, nan);
   for (int j = 0; j < cs.k; ++j)
     for (int col = 0; col < cs.n; ++col)
       km[(static_cast<size_t>(j / c0) * n1 + col / 16) * c0 * 16 + L0BPhysOffset(j % c0, col % 16)] =
           conv(B[static_cast<size_t>(j) * cs.n + col]);
   for (size_t f = 0; f < b_frac; ++f)
-    CubePutL0B(reinterpret_cast<uint8_t*>(pb.data() + b_off + f * fe), km.data() + f * fe, cs.t);
+    CubePutL0B(reinterpret_cast<uint8_t*>(pb.data() + b_off + f * fe), km.data() + f * fe, cs.t, CubeL0Layout(cs.t, g_hf32));
 }
 
 float Ident(float f) { return f; }
@@ -109,7 +112,7 @@ bool RunCase(const Case& cs, std::mt19937& rng) {
       Cref[static_cast<size_t>(r) * cs.n + col] = static_cast<float>(s);
     }
   CubeGemmShape s;
-  s.m = m; s.n = cs.n; s.k = cs.k; s.init = cs.init; s.bias = bias.data(); s.gemv = cs.gemv;
+  s.m = m; s.n = cs.n; s.k = cs.k; s.init = cs.init; s.bias = bias.data(); s.gemv = cs.gemv; s.hf32 = g_hf32;
   s.a_k_fractals = (cs.k + CubeC0(cs.t) - 1) / CubeC0(cs.t) + cs.extra_kfrac;
   size_t ao = 0, bo = 0;
   if (cs.t == CubeDtype::kFloat32) {
@@ -161,7 +164,7 @@ double AccuracyF32(int m, int n, int k, CubeInit init, std::mt19937& rng) {
   size_t ao = 0, bo = 0;
   Pack<float>(cs, A, B, pa, pb, Ident, ao, bo);
   CubeGemmShape s;
-  s.m = m; s.n = n; s.k = k; s.init = init; s.bias = bias.data();
+  s.m = m; s.n = n; s.k = k; s.init = init; s.bias = bias.data(); s.hf32 = g_hf32;
   CubeGemm(C.data(), pa.data() + ao, pb.data() + bo, CubeDtype::kFloat32, s);
   double worst = 0;
   for (int r = 0; r < m; ++r)
@@ -199,15 +202,18 @@ int Check() {
           fails += !RunCase({1, n, k, t, CubeInit::kAccumulate, true, 0}, rng);
           ++runs;
         }
-    {  // float accuracy on random data (bf16x3 on AMX, plain float FMA elsewhere).
+    for (bool hf32 : {false, true}) {  // float accuracy on random data (HF32 on AMX: bf16x3)
+      g_hf32 = hf32;
       double worst = 0;
       const int shapes[][3] = {{37, 45, 300}, {128, 256, 64}, {1, 33, 77}, {16, 16, 4095}, {100, 17, 9}};
       int i = 0;
       for (const auto& sh : shapes) worst = std::max(worst, AccuracyF32(sh[0], sh[1], sh[2], static_cast<CubeInit>(i++ % 3), rng));
-      std::printf("isa %s float max error / sum|a||b| = %.2e\n", isa, worst);
-      fails += worst > 3e-5;
+      const bool bf16x3 = CubeL0Layout(CubeDtype::kFloat32, hf32) == L0Layout::kAmx;
+      std::printf("isa %s hf32 %d float max error / sum|a||b| = %.2e\n", isa, int(hf32), worst);
+      fails += worst > (bf16x3 ? 3e-5 : 1e-6);
       ++runs;
     }
+    g_hf32 = true;
     // Large k crosses the k-chunking.
     fails += !RunCase({40, 70, 1000, CubeDtype::kFloat32, CubeInit::kAccumulate, false, 0}, rng);
     fails += !RunCase({33, 50, 4095, CubeDtype::kFloat16, CubeInit::kBias, false, 1}, rng);

@@ -289,8 +289,9 @@ void ReadL0(std::vector<T>& out, const T* l0, bool is_b) {
   const size_t fe = 512 / sizeof(T);
   for (size_t f = 0; f * fe < out.size(); ++f) {
     const uint8_t* src = reinterpret_cast<const uint8_t*>(l0 + f * fe);
-    if (is_b) CubeGetL0B(out.data() + f * fe, src, dt);
-    else CubeGetL0A(out.data() + f * fe, src, dt);
+    const L0Layout lay = CubeL0Layout(dt, false);  // these kernels leave HF32 mode off
+    if (is_b) CubeGetL0B(out.data() + f * fe, src, dt, lay);
+    else CubeGetL0A(out.data() + f * fe, src, dt, lay);
   }
 }
 
