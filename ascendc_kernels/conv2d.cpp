@@ -68,11 +68,24 @@ Conv2dTiling conv2d_tiling(uint32_t n, uint32_t c, uint32_t h, uint32_t w, uint3
   t.tiles_pix = CeilDivU(m, tile_pix);
   t.tiles_co = CeilDivU(t.cog, tile_co);
   t.total_tiles = tiles();
-  {
+  if (t.ok) {
+    // Sub-tiles: accumulators that fit L0C together, each with its own slab in L1 next to the
+    // weight chunk, so every weight micro-panel is moved to L0 once for all of them.
     const uint64_t acc = uint64_t(AlignUp<uint32_t>(tile_pix, 16)) * AlignUp<uint32_t>(tile_co, 16) * 4;
     uint64_t sub = acc ? soc.l0c_bytes / acc : 1;
     if (sub > 32) sub = 32;
-    t.sub_tiles = sub < 1 ? 1 : uint32_t(sub);
+    const uint64_t per_wt = uint64_t(n) * t.tiles_pix;  // tiles sharing one weight tile
+    if (sub > per_wt) sub = per_wt;
+    if (sub < 1) sub = 1;
+    const uint64_t w_c1 = uint64_t(t.taps) * AlignUp<uint32_t>(tile_co, 16) * 32;
+    while (sub > 1 && sub * t.slab_pix_max * 32 + w_c1 > soc.l1_bytes) --sub;
+    const uint64_t per_c1 = sub * t.slab_pix_max * 32 + w_c1;
+    uint64_t chunk = soc.l1_bytes / per_c1;
+    if (chunk > t.c1g) chunk = t.c1g;
+    if (chunk >= 1) t.c1_chunk = uint32_t(chunk);
+    t.sub_tiles = uint32_t(sub);
+  } else {
+    t.sub_tiles = 1;
   }
   const uint64_t want = uint64_t(soc.cube_cores);
   const uint64_t total = t.total_tiles ? t.total_tiles : 1;
@@ -95,6 +108,7 @@ class Conv2dKernel {
   __aicore__ inline void Init(GM_ADDR x, GM_ADDR wt, GM_ADDR y, GM_ADDR scale, GM_ADDR shift, GM_ADDR residual,
                               const Conv2dTiling& t) {
     t_ = t;
+    if constexpr (std::is_same_v<T, float>) SetHF32Mode(t.hf32 ? HF32Mode::ENABLE : HF32Mode::DISABLE);
     xGm_.SetGlobalBuffer(reinterpret_cast<__gm__ T*>(x));
     wGm_.SetGlobalBuffer(reinterpret_cast<__gm__ T*>(wt));
     yGm_.SetGlobalBuffer(reinterpret_cast<__gm__ T*>(y));
@@ -102,7 +116,8 @@ class Conv2dKernel {
     if (t.has_shift) shiftGm_.SetGlobalBuffer(reinterpret_cast<__gm__ float*>(shift), t.cout);
     if (t.has_residual) resGm_.SetGlobalBuffer(reinterpret_cast<__gm__ T*>(residual));
     const uint32_t co16 = cube::Align16(t.tile_co), pix16 = cube::Align16(t.tile_pix);
-    pipe_.InitBuffer(qFm_, 1, t.slab_pix_max * t.c1_chunk * 32);
+    slabElems_ = t.slab_pix_max * t.c1_chunk * 32 / sizeof(T);
+    pipe_.InitBuffer(fmBuf_, t.sub_tiles * slabElems_ * sizeof(T));
     pipe_.InitBuffer(w1Buf_, t.c1_chunk * t.taps * co16 * 32);
     // form 0: L0A = pixels x k (double buffered), L0B = k x co; form 1: L0A = co x k, L0B = k x pixels.
     const uint32_t a_rows = t.form == 0 ? pix16 : co16, b_cols = t.form == 0 ? co16 : pix16;
@@ -203,18 +218,17 @@ class Conv2dKernel {
       const uint32_t cvalid = t_.cg - c1a * kC0 < c1n * kC0 ? t_.cg - c1a * kC0 : c1n * kC0;
       LoadWeights(w1, g, co0, ct, c1a, cvalid);
       const uint32_t kt = c1n * t_.taps * kC0;
+      // Feature slabs of all sub-tiles: NHWC rows [lo_c, lo_c + rows) -> L1 C1HWC0 (c1n planes of
+      // `pix` pixels each).
+      LocalTensor<T> fmAll = fmBuf_.template Get<T>();
       for (uint32_t j = 0; j < count; ++j) {
         const TileGeo q = Geometry(tile0 + j);
-        LocalTensor<float> accj = acc[j * accElems_];
-        // Feature slab: NHWC rows [lo_c, lo_c + rows) -> L1 C1HWC0 (c1n planes of `pix` pixels).
-        LocalTensor<T> fm = qFm_.template AllocTensor<T>();
         const uint64_t x_off = uint64_t(q.nb) * t_.x_batch + uint64_t(q.lo_c) * t_.w * t_.c + uint64_t(g) * t_.cg +
                                c1a * kC0;
-        DataCopy(fm, xGm_[x_off],
+        DataCopy(fmAll[j * slabElems_], xGm_[x_off],
                  Nd2NzParams(1, uint16_t(q.pix), uint16_t(cvalid), 0, uint16_t(t_.c), uint16_t(q.pix), 1, 0));
-        qFm_.EnQue(fm);
-        fm = qFm_.template DeQue<T>();
-        LoadData3DParamsV2<T> p3;
+        LoadData3DParamsV2<T>& p3 = p3_[j];
+        p3 = LoadData3DParamsV2<T>();
         p3.padList[0] = uint8_t(t_.pl); p3.padList[1] = uint8_t(t_.pr);
         p3.padList[2] = uint8_t(q.top); p3.padList[3] = uint8_t(q.bottom);
         p3.l1H = uint16_t(q.rows); p3.l1W = uint16_t(t_.w); p3.channelSize = uint16_t(c1n * kC0);
@@ -224,30 +238,45 @@ class Conv2dKernel {
         p3.filterSizeW = t_.kw >= 256; p3.filterSizeH = t_.kh >= 256;
         p3.dilationFilterW = uint8_t(t_.dw); p3.dilationFilterH = uint8_t(t_.dh);
         p3.padValue = T(0);
-        for (uint32_t kk = 0; kk < kt; kk += t_.base_k) {
-          const uint32_t kb = kt - kk < t_.base_k ? kt - kk : t_.base_k;
-          p3.kStartPt = uint16_t(kk);
-          p3.kExtension = uint16_t(kb);
-          LocalTensor<T> a2 = qA2_.template AllocTensor<T>();
+        mt_[j] = q.mt;
+      }
+      // Weight micro-panel to L0 once per k-step, then the im2col window and Mmad of every sub-tile.
+      for (uint32_t kk = 0; kk < kt; kk += t_.base_k) {
+        const uint32_t kb = kt - kk < t_.base_k ? kt - kk : t_.base_k;
+        const bool init = c1a == 0 && kk == 0;
+        if (t_.form == 0) {
           LocalTensor<T> b2 = qB2_.template AllocTensor<T>();
-          if (t_.form == 0) {
-            LoadData(a2, fm, p3);                                 // im2col window, Zz
-            cube::LoadBToL0(b2, w1, true, ct, kt, kk, kb);        // weights as B (Zn)
-          } else {
-            cube::LoadAToL0(a2, w1, false, ct, kt, kk, kb);       // weights as A (Zz)
-            LoadData(b2, fm, p3);                                 // im2col^T window
-          }
-          qA2_.EnQue(a2);
+          cube::LoadBToL0(b2, w1, true, ct, kt, kk, kb);          // weights as B (Zn)
           qB2_.EnQue(b2);
-          a2 = qA2_.template DeQue<T>();
           b2 = qB2_.template DeQue<T>();
-          const bool init = c1a == 0 && kk == 0;
-          if (t_.form == 0) cube::MmadStep(accj, a2, b2, q.mt, ct, kb, init, false);
-          else cube::MmadStep(accj, a2, b2, ct, q.mt, kb, init, true);
-          qA2_.FreeTensor(a2);
+          for (uint32_t j = 0; j < count; ++j) {
+            p3_[j].kStartPt = uint16_t(kk);
+            p3_[j].kExtension = uint16_t(kb);
+            LocalTensor<T> a2 = qA2_.template AllocTensor<T>();
+            LoadData(a2, fmAll[j * slabElems_], p3_[j]);           // im2col window, Zz
+            qA2_.EnQue(a2);
+            a2 = qA2_.template DeQue<T>();
+            cube::MmadStep(acc[j * accElems_], a2, b2, mt_[j], ct, kb, init, false);
+            qA2_.FreeTensor(a2);
+          }
           qB2_.FreeTensor(b2);
+        } else {
+          LocalTensor<T> a2 = qA2_.template AllocTensor<T>();
+          cube::LoadAToL0(a2, w1, false, ct, kt, kk, kb);         // weights as A (Zz)
+          qA2_.EnQue(a2);
+          a2 = qA2_.template DeQue<T>();
+          for (uint32_t j = 0; j < count; ++j) {
+            p3_[j].kStartPt = uint16_t(kk);
+            p3_[j].kExtension = uint16_t(kb);
+            LocalTensor<T> b2 = qB2_.template AllocTensor<T>();
+            LoadData(b2, fmAll[j * slabElems_], p3_[j]);           // im2col^T window
+            qB2_.EnQue(b2);
+            b2 = qB2_.template DeQue<T>();
+            cube::MmadStep(acc[j * accElems_], a2, b2, ct, mt_[j], kb, init, true);
+            qB2_.FreeTensor(b2);
+          }
+          qA2_.FreeTensor(a2);
         }
-        qFm_.FreeTensor(fm);
       }
     }
     // Another chunk will replace this one next time unless K fit in a single chunk.
@@ -299,10 +328,12 @@ class Conv2dKernel {
 
   Conv2dTiling t_{};
   TPipe pipe_;
-  TQue<TPosition::A1, 1> qFm_;
+  TBuf<TPosition::A1> fmBuf_;  // one feature slab per sub-tile
   TBuf<TPosition::B1> w1Buf_;  // resident weight chunk (reused while the same chunk is needed)
   uint64_t wKey_ = 0;
-  uint32_t accElems_ = 0;
+  uint32_t accElems_ = 0, slabElems_ = 0;
+  LoadData3DParamsV2<T> p3_[32];
+  uint32_t mt_[32] = {};
   TQue<TPosition::A2, 1> qA2_;
   TQue<TPosition::B2, 1> qB2_;
   TQue<TPosition::CO1, 1> qC_;
@@ -415,6 +446,7 @@ class Conv2dDwKernel {
  public:
   __aicore__ inline void Init(GM_ADDR x, GM_ADDR go, GM_ADDR ws, const Conv2dDwTiling& t) {
     t_ = t;
+    if constexpr (std::is_same_v<T, float>) SetHF32Mode(t.hf32 ? HF32Mode::ENABLE : HF32Mode::DISABLE);
     xGm_.SetGlobalBuffer(reinterpret_cast<__gm__ T*>(x));
     gGm_.SetGlobalBuffer(reinterpret_cast<__gm__ T*>(go));
     wsGm_.SetGlobalBuffer(reinterpret_cast<__gm__ T*>(ws));

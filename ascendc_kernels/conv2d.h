@@ -37,6 +37,7 @@ struct Conv2dTiling {
   uint64_t total_tiles, tiles_per_core;
   uint32_t block_dim;
   uint32_t ok;                  // 0: no blocking fits the SoC (layer 5 reports it)
+  uint32_t hf32;                // float: run the cube in HF32 mode (set by the caller, not the tiling)
 };
 
 // Pure: shapes + SoC -> tiling. Weights are [cout][kh][kw][cg] in GM (channels_last).
@@ -70,6 +71,7 @@ struct Conv2dDwTiling {
   uint32_t tiles_kc, tiles_co;
   uint64_t total_tiles, tiles_per_core;
   uint32_t block_dim, ok;
+  uint32_t hf32;           // float: HF32 mode (set by the caller)
 };
 Conv2dDwTiling conv2d_dw_tiling(uint32_t n, uint32_t c, uint32_t h, uint32_t w, uint32_t cout, uint32_t groups,
                                 uint32_t kh, uint32_t kw, uint32_t sh, uint32_t sw, uint32_t dh, uint32_t dw,

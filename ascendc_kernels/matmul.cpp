@@ -83,6 +83,7 @@ class MatmulKernel {
   __aicore__ inline void Init(GM_ADDR a, GM_ADDR b, GM_ADDR c, GM_ADDR scale, GM_ADDR shift, GM_ADDR residual,
                               const MatmulTiling& t) {
     t_ = t;
+    if constexpr (std::is_same_v<T, float>) SetHF32Mode(t.hf32 ? HF32Mode::ENABLE : HF32Mode::DISABLE);
     aGm_.SetGlobalBuffer(reinterpret_cast<__gm__ T*>(a));
     bGm_.SetGlobalBuffer(reinterpret_cast<__gm__ T*>(b));
     cGm_.SetGlobalBuffer(reinterpret_cast<__gm__ T*>(c));

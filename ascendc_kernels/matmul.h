@@ -32,6 +32,7 @@ struct MatmulTiling {
   uint32_t tiles_m, tiles_n;
   uint64_t total_tiles, tiles_per_core;
   uint32_t block_dim;
+  uint32_t hf32;           // float: run the cube in HF32 mode (set by the caller, not the tiling)
 };
 
 // Pure: shapes + layouts + SoC -> tiling (blocking that fits L1 / L0A / L0B / L0C, cores to use).

@@ -38,7 +38,10 @@ def main() -> None:
     p.add_argument("--min-time", type=float, default=0.5)
     p.add_argument("--channels-last", action="store_true")
     p.add_argument("--backward", action="store_true", help="also time grad_input + grad_weight")
+    p.add_argument("--precision", default="highest", choices=["highest", "high", "medium"],
+                   help="torch.set_float32_matmul_precision: high/medium let float run bf16x3 on the cube (HF32 mode)")
     args = p.parse_args()
+    torch.set_float32_matmul_precision(args.precision)
     fmt = torch.channels_last if args.channels_last else torch.contiguous_format
     print(f"ResNet-50 conv layers, batch {args.batch}, float32, "
           f"{'channels_last' if args.channels_last else 'NCHW'}, {torch.get_num_threads()} CPU threads, "

@@ -23,7 +23,10 @@ def main() -> None:
     p = argparse.ArgumentParser()
     p.add_argument("--sizes", type=int, nargs="+", default=[1024, 2048])
     p.add_argument("--min-time", type=float, default=1.0)
+    p.add_argument("--precision", default="highest", choices=["highest", "high", "medium"],
+                   help="torch.set_float32_matmul_precision: high/medium let float run bf16x3 on the cube (HF32 mode)")
     args = p.parse_args()
+    torch.set_float32_matmul_precision(args.precision)
     rows = []
     cases = []
     for n in args.sizes:

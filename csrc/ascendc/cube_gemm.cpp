@@ -231,6 +231,8 @@ constexpr int kMaxNB = 3;
 
 struct IsaKernels {
   const char* name;
+  bool avx512;  // the FMA kernels are the AVX-512 ones (conversions may use AVX-512 too)
+  bool amx;     // float / bfloat16 Mmad on AMX over the kAmx layouts
   int max_mr, max_nb;
   int kc;  // k chunk (multiple of 16): keeps the B panel of one tile column in L1
   KernelFn fn[2][kMaxMR + 1][kMaxNB + 1][2];  // [C0==16][mr][nb][masked]
@@ -287,6 +289,7 @@ void FillAvx512All(IsaKernels& t, std::integer_sequence<int, MRs...>) {
 IsaKernels MakeAvx512() {
   IsaKernels t{};
   t.name = "avx512";
+  t.avx512 = true;
   t.max_mr = 8;
   t.max_nb = 3;
   t.kc = 256;
@@ -315,11 +318,56 @@ IsaKernels MakeAvx2() {
 const IsaKernels& ScalarKernels() { static const IsaKernels t = MakeScalar(); return t; }
 #if CUBE_X86
 const IsaKernels& Avx512Kernels() { static const IsaKernels t = MakeAvx512(); return t; }
+const IsaKernels& AmxKernels() {
+  static const IsaKernels t = [] {
+    IsaKernels k = MakeAvx512();
+    k.name = "amx";
+    k.amx = true;
+    return k;
+  }();
+  return t;
+}
 const IsaKernels& Avx2Kernels() { static const IsaKernels t = MakeAvx2(); return t; }
 #endif
 
-const IsaKernels* DetectIsa() {
 #if CUBE_X86
+// AMX-BF16 + AMX-TILE + AVX512-BF16 on the CPU and the tile state granted by the OS (per process).
+bool CpuHasAmx() {
+  unsigned a = 0, b = 0, c = 0, d = 0;
+  if (!__get_cpuid_count(7, 0, &a, &b, &c, &d)) return false;
+  if (!((d >> 22) & 1u) || !((d >> 24) & 1u)) return false;  // AMX-BF16, AMX-TILE
+  if (!__get_cpuid_count(7, 1, &a, &b, &c, &d)) return false;
+  return (a >> 5) & 1u;  // AVX512-BF16
+}
+bool AmxUsable() {
+  static const bool ok = [] {
+    __builtin_cpu_init();
+    if (!__builtin_cpu_supports("avx512f") || !__builtin_cpu_supports("avx512bw") ||
+        !__builtin_cpu_supports("avx512vl") || !CpuHasAmx())
+      return false;
+    return syscall(SYS_arch_prctl, 0x1023 /*ARCH_REQ_XCOMP_PERM*/, 18 /*XFEATURE_XTILEDATA*/) == 0;
+  }();
+  return ok;
+}
+#endif
+
+const IsaKernels* IsaByName(std::string_view want) {
+  if (want == "scalar") return &ScalarKernels();
+#if CUBE_X86
+  __builtin_cpu_init();
+  if (want == "amx" && AmxUsable()) return &AmxKernels();
+  if (want == "avx512" && __builtin_cpu_supports("avx512f")) return &Avx512Kernels();
+  if (want == "avx2" && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return &Avx2Kernels();
+#endif
+  return nullptr;
+}
+
+const IsaKernels* DetectIsa() {
+  if (const char* f = std::getenv("TORCH_OPS_NN_CUBE_ISA"); f && *f)
+    if (const IsaKernels* k = IsaByName(f)) return k;
+#if CUBE_X86
+  const char* off = std::getenv("TORCH_OPS_NN_NO_AMX");
+  if (!(off && *off && *off != '0') && AmxUsable()) return &AmxKernels();
   __builtin_cpu_init();
   if (__builtin_cpu_supports("avx512f")) return &Avx512Kernels();
   if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return &Avx2Kernels();
@@ -450,7 +498,7 @@ __attribute__((target("avx2,f16c"))) void ConvertAvx2(float* dst, const uint16_t
 
 void Convert(const IsaKernels& isa, float* dst, const uint16_t* src, size_t count, bool bf16) {
 #if CUBE_X86
-  if (isa.name[3] == '5') return ConvertAvx512(dst, src, count, bf16);      // "avx512"
+  if (isa.avx512) return ConvertAvx512(dst, src, count, bf16);
   if (isa.name[0] == 'a') {
     static const bool f16c = __builtin_cpu_supports("f16c");
     if (f16c) return ConvertAvx2(dst, src, count, bf16);
@@ -480,23 +528,76 @@ thread_local Scratch t_scratch_a, t_scratch_b;
 
 #if CUBE_X86
 // ------------------------------------------------------------------------------------------
-// bfloat16 on AMX (TDPBF16PS: exact bf16 products, float accumulation — the cube's semantics).
-// A tiles are the L0A Zz fractals themselves (16 rows x 16 bf16, 32 B apart); B fractals are
-// repacked once per call into the VNNI pair order; C tiles are the L0C Nz fractals (16 rows of
-// 16 floats). K padding of the last fractal is zeroed on both sides.
-bool CpuHasAmxBf16() {
-  unsigned a = 0, b = 0, c = 0, d = 0;
-  if (!__get_cpuid_count(7, 0, &a, &b, &c, &d)) return false;
-  return ((d >> 22) & 1u) && ((d >> 24) & 1u);  // AMX-BF16, AMX-TILE
+// AMX (family "amx"): float and bfloat16 Mmad over the kAmx layouts (cube_gemm.h).
+//   A tiles are the L0A groups themselves when a 32-k chunk is one whole aligned group (packed
+//   into a scratch tile otherwise: the K tail, a misaligned pitch, GEMV);
+//   B tiles are gathered per call from the VNNI fractals (the K-neighbours of a fractal are
+//   nFractals slots apart in the Zn grid), with K past k zeroed — so garbage (NaN) in padding
+//   never meets a zero of the other operand;
+//   C tiles are the L0C Nz fractals; tiles with rows past m / columns past n are stored through
+//   a scratch tile so the padding of L0C is never written (as with the FMA kernels).
+// float: C += Ahi*Bhi + Ahi*Blo + Alo*Bhi per 32-k chunk, 2x2 C tiles per block.
+#define CUBE_AMX_TARGET __attribute__((target("amx-tile,amx-bf16,avx512f,avx512bw,avx512vl,avx512bf16,avx512dq")))
+
+// 16 floats -> bf16 hi = RNE(x), lo = RNE(x - hi); lo = 0 where hi is infinite.
+CUBE_AMX_TARGET inline void Split16(__m512 x, __m256i& hi, __m256i& lo) {
+  const __m256i h = (__m256i)_mm512_cvtneps_pbh(x);
+  const __m512 hf = _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16));
+  const __m512 r = _mm512_maskz_sub_ps(static_cast<__mmask16>(~_mm512_fpclass_ps_mask(hf, 0x18)), x, hf);
+  hi = h;
+  lo = (__m256i)_mm512_cvtneps_pbh(r);
 }
-bool AmxReady() {
-  static const bool ok = [] {
-    if (!CpuHasAmxBf16() || !__builtin_cpu_supports("avx512bw") || !__builtin_cpu_supports("avx512vl")) return false;
-    const char* off = std::getenv("TORCH_OPS_NN_NO_AMX");
-    if (off && *off && *off != '0') return false;
-    return syscall(SYS_arch_prctl, 0x1023 /*ARCH_REQ_XCOMP_PERM*/, 18 /*XFEATURE_XTILEDATA*/) == 0;
-  }();
-  return ok;
+
+CUBE_AMX_TARGET void PutL0AAmx(uint8_t* dst, const uint8_t* src, int r0, int rows, CubeDtype t) {
+  const uintptr_t d = reinterpret_cast<uintptr_t>(dst);
+  if (t == CubeDtype::kFloat32) {
+    uint8_t* g = reinterpret_cast<uint8_t*>(d & ~uintptr_t(2047));
+    uint8_t* col = g + ((d >> 9) & 3) * 16;
+    for (int i = 0; i < rows; i += 2) {
+      const bool two = i + 1 < rows;
+      const __m512 x = _mm512_maskz_loadu_ps(two ? __mmask16(0xFFFF) : __mmask16(0x00FF), src + i * 32);
+      __m256i hi, lo;
+      Split16(x, hi, lo);
+      uint8_t* p = col + (r0 + i) * 64;
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(p), _mm256_castsi256_si128(hi));
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(p + 1024), _mm256_castsi256_si128(lo));
+      if (two) {
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(p + 64), _mm256_extracti128_si256(hi, 1));
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(p + 64 + 1024), _mm256_extracti128_si256(lo, 1));
+      }
+    }
+  } else {
+    uint8_t* g = reinterpret_cast<uint8_t*>(d & ~uintptr_t(1023));
+    uint8_t* col = g + ((d >> 9) & 1) * 32;
+    for (int i = 0; i < rows; ++i)
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(col + (r0 + i) * 64),
+                          _mm256_loadu_si256(reinterpret_cast<const __m256i*>(src + i * 32)));
+  }
+}
+
+// [x0..x15 | y0..y15] -> x0 y0 x1 y1 ... (16-bit lanes; indices >= 32 pick from the second operand).
+CUBE_AMX_TARGET inline __m512i PairInterleave(__m256i x, __m256i y) {
+  const __m512i idx = _mm512_set_epi16(47, 15, 46, 14, 45, 13, 44, 12, 43, 11, 42, 10, 41, 9, 40, 8, 39, 7, 38, 6,
+                                       37, 5, 36, 4, 35, 3, 34, 2, 33, 1, 32, 0);
+  return _mm512_permutex2var_epi16(_mm512_castsi256_si512(x), idx, _mm512_castsi256_si512(y));
+}
+
+CUBE_AMX_TARGET void PutL0BAmx(uint8_t* dst, const uint8_t* km, CubeDtype t) {
+  if (t == CubeDtype::kFloat32) {
+    const float* f = reinterpret_cast<const float*>(km);
+    for (int p = 0; p < 4; ++p) {
+      __m256i h0, l0, h1, l1;
+      Split16(_mm512_loadu_ps(f + (2 * p) * 16), h0, l0);
+      Split16(_mm512_loadu_ps(f + (2 * p + 1) * 16), h1, l1);
+      _mm512_storeu_si512(dst + p * 64, PairInterleave(h0, h1));
+      _mm512_storeu_si512(dst + 256 + p * 64, PairInterleave(l0, l1));
+    }
+  } else {
+    for (int p = 0; p < 8; ++p)
+      _mm512_storeu_si512(dst + p * 64,
+                          PairInterleave(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(km + (2 * p) * 32)),
+                                         _mm256_loadu_si256(reinterpret_cast<const __m256i*>(km + (2 * p + 1) * 32))));
+  }
 }
 
 struct alignas(64) AmxTileConfig {
@@ -507,128 +608,287 @@ struct alignas(64) AmxTileConfig {
   uint8_t rows[16] = {};
 };
 
-thread_local Scratch t_scratch_vnni, t_scratch_apack;
+// 64-byte aligned grow-only per-thread byte buffers.
+struct ByteScratch {
+  uint8_t* p = nullptr;
+  size_t cap = 0;
+  uint8_t* Get(size_t n) {
+    if (n > cap) {
+      ::operator delete[](p, std::align_val_t(64));
+      cap = std::max(n, cap * 2);
+      p = static_cast<uint8_t*>(::operator new[](cap, std::align_val_t(64)));
+    }
+    return p;
+  }
+  ~ByteScratch() { ::operator delete[](p, std::align_val_t(64)); }
+};
+thread_local ByteScratch t_amx_a, t_amx_b, t_amx_bias;
+thread_local std::vector<const uint8_t*> t_amx_aptr;
 
-template <int MC, int NC>
-__attribute__((target("amx-tile,amx-bf16"))) inline void AmxBlock(float* c, long c_blk, const uint16_t* a0,
-                                                                 const uint16_t* b0, long b_step, int kp, bool zero) {
-  // C(i, j) = tile 2i + j; A(i) = tile 4 + i; B(j) = tile 6 + j. A / B advance 512 elements per
-  // 32-deep k step (A: per M block kp steps apart; B: n1 tiles apart per k step).
-  if (zero) {
+struct AmxCtx {
+  float* c;
+  long c_blk;                 // floats between 16-column blocks of C
+  const uint8_t* const* ap;   // [m1][kq] A tile (hi; lo at +1 KB)
+  const uint8_t* bs;          // [n1][kq] B tiles (TB bytes each)
+  const float* bias_tiles;    // kBias: [n1][256]
+  int m, n, m1, n1, kq;
+  int init;                   // kModeAcc / kModeZero / kModeBias
+};
+
+// C tile (i, j) of a block lives in tile register 2i + j; A(i) in 4 + i; B(j) in 6 + j.
+template <bool SPLIT, int MC, int NC>
+CUBE_AMX_TARGET void AmxBlock(const AmxCtx& x, int mi, int ni) {
+  constexpr long TB = SPLIT ? 2048 : 1024;
+  float* cp[2][2];
+  bool part[2][2];
+  for (int i = 0; i < MC; ++i)
+    for (int j = 0; j < NC; ++j) {
+      cp[i][j] = x.c + (ni + j) * x.c_blk + (mi + i) * 256;
+      part[i][j] = (mi + i == x.m1 - 1 && x.m % 16) || (ni + j == x.n1 - 1 && x.n % 16);
+    }
+  if (x.init == kModeZero) {
     _tile_zero(0);
-    if (NC > 1) _tile_zero(1);
-    if (MC > 1) _tile_zero(2);
-    if (MC > 1 && NC > 1) _tile_zero(3);
+    if constexpr (NC > 1) _tile_zero(1);
+    if constexpr (MC > 1) _tile_zero(2);
+    if constexpr (MC > 1 && NC > 1) _tile_zero(3);
+  } else if (x.init == kModeAcc) {
+    _tile_loadd(0, cp[0][0], 64);
+    if constexpr (NC > 1) _tile_loadd(1, cp[0][1], 64);
+    if constexpr (MC > 1) _tile_loadd(2, cp[1][0], 64);
+    if constexpr (MC > 1 && NC > 1) _tile_loadd(3, cp[1][1], 64);
   } else {
-    _tile_loadd(0, c, 64);
-    if (NC > 1) _tile_loadd(1, c + c_blk, 64);
-    if (MC > 1) _tile_loadd(2, c + 256, 64);
-    if (MC > 1 && NC > 1) _tile_loadd(3, c + c_blk + 256, 64);
+    _tile_loadd(0, x.bias_tiles + ni * 256, 64);
+    if constexpr (NC > 1) _tile_loadd(1, x.bias_tiles + (ni + 1) * 256, 64);
+    if constexpr (MC > 1) _tile_loadd(2, x.bias_tiles + ni * 256, 64);
+    if constexpr (MC > 1 && NC > 1) _tile_loadd(3, x.bias_tiles + (ni + 1) * 256, 64);
   }
-  const long a_blk = long(kp) * 512;
-  for (int q = 0; q < kp; ++q) {
-    _tile_loadd(4, a0 + q * 512, 64);
-    if (MC > 1) _tile_loadd(5, a0 + a_blk + q * 512, 64);
-    _tile_loadd(6, b0 + q * b_step, 64);
-    if (NC > 1) _tile_loadd(7, b0 + q * b_step + 512, 64);
+  const uint8_t* const* a0 = x.ap + long(mi) * x.kq;
+  const uint8_t* const* a1 = a0 + x.kq;
+  const uint8_t* b0 = x.bs + long(ni) * x.kq * TB;
+  const uint8_t* b1 = b0 + long(x.kq) * TB;
+  for (int q = 0; q < x.kq; ++q) {
+    const long bo = long(q) * TB;
+    _tile_loadd(4, a0[q], 64);
+    if constexpr (MC > 1) _tile_loadd(5, a1[q], 64);
+    _tile_loadd(6, b0 + bo, 64);
+    if constexpr (NC > 1) _tile_loadd(7, b1 + bo, 64);
     _tile_dpbf16ps(0, 4, 6);
-    if (NC > 1) _tile_dpbf16ps(1, 4, 7);
-    if (MC > 1) _tile_dpbf16ps(2, 5, 6);
-    if (MC > 1 && NC > 1) _tile_dpbf16ps(3, 5, 7);
+    if constexpr (NC > 1) _tile_dpbf16ps(1, 4, 7);
+    if constexpr (MC > 1) _tile_dpbf16ps(2, 5, 6);
+    if constexpr (MC > 1 && NC > 1) _tile_dpbf16ps(3, 5, 7);
+    if constexpr (SPLIT) {
+      _tile_loadd(6, b0 + bo + 1024, 64);
+      if constexpr (NC > 1) _tile_loadd(7, b1 + bo + 1024, 64);
+      _tile_dpbf16ps(0, 4, 6);
+      if constexpr (NC > 1) _tile_dpbf16ps(1, 4, 7);
+      if constexpr (MC > 1) _tile_dpbf16ps(2, 5, 6);
+      if constexpr (MC > 1 && NC > 1) _tile_dpbf16ps(3, 5, 7);
+      _tile_loadd(4, a0[q] + 1024, 64);
+      if constexpr (MC > 1) _tile_loadd(5, a1[q] + 1024, 64);
+      _tile_loadd(6, b0 + bo, 64);
+      if constexpr (NC > 1) _tile_loadd(7, b1 + bo, 64);
+      _tile_dpbf16ps(0, 4, 6);
+      if constexpr (NC > 1) _tile_dpbf16ps(1, 4, 7);
+      if constexpr (MC > 1) _tile_dpbf16ps(2, 5, 6);
+      if constexpr (MC > 1 && NC > 1) _tile_dpbf16ps(3, 5, 7);
+    }
   }
-  _tile_stored(0, c, 64);
-  if (NC > 1) _tile_stored(1, c + c_blk, 64);
-  if (MC > 1) _tile_stored(2, c + 256, 64);
-  if (MC > 1 && NC > 1) _tile_stored(3, c + c_blk + 256, 64);
+  alignas(64) float tmp[4][256];
+  float* dst[2][2];
+  for (int i = 0; i < MC; ++i)
+    for (int j = 0; j < NC; ++j) dst[i][j] = part[i][j] ? tmp[2 * i + j] : cp[i][j];
+  _tile_stored(0, dst[0][0], 64);
+  if constexpr (NC > 1) _tile_stored(1, dst[0][1], 64);
+  if constexpr (MC > 1) _tile_stored(2, dst[1][0], 64);
+  if constexpr (MC > 1 && NC > 1) _tile_stored(3, dst[1][1], 64);
+  for (int i = 0; i < MC; ++i)
+    for (int j = 0; j < NC; ++j) {
+      if (!part[i][j]) continue;
+      const int rows = std::min(16, x.m - (mi + i) * 16), cols = std::min(16, x.n - (ni + j) * 16);
+      const __mmask16 cm = static_cast<__mmask16>((1u << cols) - 1u);
+      for (int r = 0; r < rows; ++r)
+        _mm512_mask_storeu_ps(cp[i][j] + r * 16, cm, _mm512_load_ps(tmp[2 * i + j] + r * 16));
+    }
 }
 
-__attribute__((target("amx-tile,amx-bf16,avx512f,avx512bw,avx512vl"))) void GemmBf16Amx(float* c, const uint16_t* a,
-                                                                                const uint16_t* b,
-                                                                                const CubeGemmShape& s, int a_k_frac) {
+// Copies `count` 16-bit elements (count <= 32) of one tile row, zeroing the rest of the 64 B.
+CUBE_AMX_TARGET inline void CopyRow16(uint8_t* d, const uint8_t* s, int count) {
+  const __mmask32 mk = count >= 32 ? __mmask32(0xFFFFFFFFu) : __mmask32((1u << count) - 1u);
+  _mm512_storeu_si512(d, _mm512_maskz_loadu_epi16(mk, s));
+}
+
+template <bool SPLIT>
+CUBE_AMX_TARGET void GemmAmx(float* c, const uint8_t* a, const uint8_t* b, const CubeGemmShape& s, int akf) {
+  constexpr int C0 = SPLIT ? 8 : 16, G = SPLIT ? 4 : 2, ESZ = SPLIT ? 4 : 2;
+  constexpr long TB = SPLIT ? 2048 : 1024;
   const int m = s.m, n = s.n, k = s.k;
-  const int m1 = (m + 15) / 16, n1 = (n + 15) / 16, kf = (k + 15) / 16, kp = (k + 31) / 32;
-  const long c_blk = long(m1) * 256;
-  // A: Zz fractals (16 x 16) -> 16 x 32 tiles [m1][kp][16][32], zero past K.
-  uint16_t* ap = reinterpret_cast<uint16_t*>(t_scratch_apack.Get(size_t(m1) * kp * 256));
+  const int m1 = (m + 15) / 16, n1 = (n + 15) / 16, kq = (k + 31) / 32;
+  // ---- A tiles.
+  t_amx_aptr.resize(size_t(m1) * kq);
+  const uint8_t** ap = t_amx_aptr.data();
+  size_t npack = 0;
   for (int mi = 0; mi < m1; ++mi)
-    for (int q = 0; q < kp; ++q) {
-      uint16_t* o = ap + (size_t(mi) * kp + q) * 512;
-      for (int h = 0; h < 2; ++h) {
-        const int ki = 2 * q + h;
-        const int valid = ki < kf ? (k - ki * 16 < 16 ? k - ki * 16 : 16) : 0;
-        const uint16_t* f = a + (size_t(mi) * a_k_frac + ki) * 256;
-        const __mmask16 mk = static_cast<__mmask16>((1u << valid) - 1u);
-        for (int r = 0; r < 16; ++r)
-          _mm256_storeu_si256(reinterpret_cast<__m256i*>(o + r * 32 + h * 16),
-                              valid ? _mm256_maskz_loadu_epi16(mk, f + r * 16) : _mm256_setzero_si256());
-      }
+    for (int q = 0; q < kq; ++q) {
+      const uint8_t* d = a + (long(mi) * akf + long(G) * q) * 512;
+      const bool direct = !s.gemv && 32 * (q + 1) <= k && (reinterpret_cast<uintptr_t>(d) % TB) == 0;
+      ap[mi * kq + q] = direct ? d : nullptr;
+      npack += !direct;
     }
-  // B: k-major fractals [16 k][16 n] -> VNNI tiles [kp][n1][16 pairs][16 n][2], zero past K.
-  uint16_t* bv = reinterpret_cast<uint16_t*>(t_scratch_vnni.Get(size_t(kp) * n1 * 256));
-  const __m512i inter = _mm512_set_epi16(47, 15, 46, 14, 45, 13, 44, 12, 43, 11, 42, 10, 41, 9, 40, 8, 39, 7, 38, 6,
-                                         37, 5, 36, 4, 35, 3, 34, 2, 33, 1, 32, 0);
-  for (int q = 0; q < kp; ++q)
-    for (int ni = 0; ni < n1; ++ni) {
-      uint16_t* o = bv + (size_t(q) * n1 + ni) * 512;
-      for (int p = 0; p < 16; ++p) {
-        const int k0 = q * 32 + 2 * p;
-        __m256i r0 = _mm256_setzero_si256(), r1 = _mm256_setzero_si256();
-        if (k0 < k) r0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b + (size_t(k0 / 16) * n1 + ni) * 256 + (k0 % 16) * 16));
-        if (k0 + 1 < k)
-          r1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b + (size_t((k0 + 1) / 16) * n1 + ni) * 256 + ((k0 + 1) % 16) * 16));
-        _mm512_storeu_si512(o + p * 32, _mm512_permutex2var_epi16(_mm512_castsi256_si512(r0), inter,
-                                                                   _mm512_castsi256_si512(r1)));
-      }
-    }
-  bool zero = s.init == CubeInit::kZero;
-  if (s.init == CubeInit::kBias) {  // every row starts from the bias row
-    for (int ni = 0; ni < n1; ++ni)
-      for (int mi = 0; mi < m1; ++mi)
-        for (int r = 0; r < 16; ++r)
-          for (int j = 0; j < 16; ++j) {
-            const int col = ni * 16 + j;
-            c[ni * c_blk + mi * 256 + r * 16 + j] = col < n ? s.bias[col] : 0.f;
+  if (npack) {
+    uint8_t* sc = t_amx_a.Get(npack * TB);
+    for (int mi = 0; mi < m1; ++mi)
+      for (int q = 0; q < kq; ++q) {
+        if (ap[mi * kq + q]) continue;
+        uint8_t* o = sc;
+        sc += TB;
+        ap[mi * kq + q] = o;
+        if (s.gemv) {
+          // Row 0 = the documented vector a[32q .. 32q+31]; other rows 0.
+          std::memset(o, 0, TB);
+          for (int j = 32 * q; j < std::min(k, 32 * q + 32); ++j) {
+            const uintptr_t e = reinterpret_cast<uintptr_t>(a) + uintptr_t(j) * ESZ;
+            const uintptr_t fr = e & ~uintptr_t(511);
+            const int r = int((e & 511) / 32), k0 = int((e & 31) / ESZ);
+            const uint8_t* src = reinterpret_cast<const uint8_t*>(fr & ~uintptr_t(TB - 1)) + r * 64 +
+                                 (int((fr >> 9) & (G - 1)) * C0 + k0) * 2;
+            std::memcpy(o + (j - 32 * q) * 2, src, 2);
+            if (SPLIT) std::memcpy(o + 1024 + (j - 32 * q) * 2, src + 1024, 2);
           }
-    zero = false;
+          continue;
+        }
+        for (int f = 0; f < G; ++f) {
+          const int ki = G * q + f;
+          const int valid = std::clamp(k - ki * C0, 0, C0);
+          const uint8_t* fr = a + (long(mi) * akf + ki) * 512;
+          const uintptr_t fu = reinterpret_cast<uintptr_t>(fr);
+          const uint8_t* src = reinterpret_cast<const uint8_t*>(fu & ~uintptr_t(TB - 1)) + int((fu >> 9) & (G - 1)) * C0 * 2;
+          const __mmask32 mk = static_cast<__mmask32>((1ull << valid) - 1ull);
+          for (int part = 0; part < (SPLIT ? 2 : 1); ++part)
+            for (int r = 0; r < 16; ++r) {
+              uint8_t* dd = o + part * 1024 + r * 64 + f * C0 * 2;
+              const __m256i v = valid ? _mm256_maskz_loadu_epi16(mk, src + part * 1024 + r * 64) : _mm256_setzero_si256();
+              if (SPLIT) _mm_storeu_si128(reinterpret_cast<__m128i*>(dd), _mm256_castsi256_si128(v));
+              else _mm256_storeu_si256(reinterpret_cast<__m256i*>(dd), v);
+            }
+        }
+      }
   }
+  // ---- B tiles, gathered [n1][kq].
+  uint8_t* bs = t_amx_b.Get(size_t(n1) * kq * TB);
+  for (int ni = 0; ni < n1; ++ni)
+    for (int q = 0; q < kq; ++q) {
+      uint8_t* o = bs + (long(ni) * kq + q) * TB;
+      for (int pr = 0; pr < 16; ++pr) {
+        const int kk = 32 * q + 2 * pr;
+        const int cnt = kk >= k ? 0 : (kk + 1 < k ? 32 : -1);  // -1: only the even lane of each pair
+        const uint8_t* f = b + (long(kk / C0) * n1 + ni) * 512 + ((kk % C0) / 2) * 64;
+        for (int part = 0; part < (SPLIT ? 2 : 1); ++part) {
+          uint8_t* d = o + part * 1024 + pr * 64;
+          if (cnt == 32) _mm512_storeu_si512(d, _mm512_loadu_si512(f + part * 256));
+          else if (cnt == 0) _mm512_storeu_si512(d, _mm512_setzero_si512());
+          else _mm512_storeu_si512(d, _mm512_maskz_loadu_epi16(__mmask32(0x55555555u), f + part * 256));
+        }
+      }
+    }
+  // ---- Bias rows.
+  const float* bias_tiles = nullptr;
+  if (s.init == CubeInit::kBias) {
+    float* bt = reinterpret_cast<float*>(t_amx_bias.Get(size_t(n1) * 1024));
+    for (int ni = 0; ni < n1; ++ni) {
+      const int cols = std::min(16, n - ni * 16);
+      const __m512 row = _mm512_maskz_loadu_ps(static_cast<__mmask16>((1u << cols) - 1u), s.bias + ni * 16);
+      for (int r = 0; r < 16; ++r) _mm512_store_ps(bt + ni * 256 + r * 16, row);
+    }
+    bias_tiles = bt;
+  }
+  AmxCtx x{c, long(m1) * 256, ap, bs, bias_tiles, m, n, m1, n1, kq,
+           s.init == CubeInit::kAccumulate ? kModeAcc : s.init == CubeInit::kBias ? kModeBias : kModeZero};
   AmxTileConfig cfg;
   for (int t = 0; t < 8; ++t) { cfg.rows[t] = 16; cfg.colsb[t] = 64; }
   _tile_loadconfig(&cfg);
-  const long b_step = long(n1) * 512;
   for (int mi = 0; mi < m1; mi += 2) {
-    const int mc = m1 - mi >= 2 ? 2 : 1;
-    const uint16_t* a0 = ap + size_t(mi) * kp * 512;
+    const bool m2 = mi + 1 < m1;
     for (int ni = 0; ni < n1; ni += 2) {
-      const int nc = n1 - ni >= 2 ? 2 : 1;
-      const uint16_t* b0 = bv + size_t(ni) * 512;
-      float* cp = c + ni * c_blk + mi * 256;
-      if (mc == 2 && nc == 2) AmxBlock<2, 2>(cp, c_blk, a0, b0, b_step, kp, zero);
-      else if (mc == 2) AmxBlock<2, 1>(cp, c_blk, a0, b0, b_step, kp, zero);
-      else if (nc == 2) AmxBlock<1, 2>(cp, c_blk, a0, b0, b_step, kp, zero);
-      else AmxBlock<1, 1>(cp, c_blk, a0, b0, b_step, kp, zero);
+      const bool n2 = ni + 1 < n1;
+      if (m2 && n2) AmxBlock<SPLIT, 2, 2>(x, mi, ni);
+      else if (m2) AmxBlock<SPLIT, 2, 1>(x, mi, ni);
+      else if (n2) AmxBlock<SPLIT, 1, 2>(x, mi, ni);
+      else AmxBlock<SPLIT, 1, 1>(x, mi, ni);
     }
   }
   _tile_release();
 }
 #endif
-
 }  // namespace
 
 const char* CubeGemmIsa() { return ActiveIsa().name; }
 
 bool CubeGemmForceIsa(const char* isa) {
   if (!isa) { g_forced.store(nullptr); return true; }
-  const std::string_view want(isa);
-  if (want == "scalar") { g_forced.store(&ScalarKernels()); return true; }
+  const IsaKernels* k = IsaByName(isa);
+  if (!k) return false;
+  g_forced.store(k);
+  return true;
+}
+
+L0Layout CubeL0Layout(CubeDtype t, bool hf32) {
+  const bool amx = ActiveIsa().amx && (t == CubeDtype::kBFloat16 || (t == CubeDtype::kFloat32 && hf32));
+  return amx ? L0Layout::kAmx : L0Layout::kFma;
+}
+
+void CubePutL0A(uint8_t* dst, const void* src, int r0, int rows, CubeDtype t, L0Layout lay) {
 #if CUBE_X86
-  __builtin_cpu_init();
-  if (want == "avx512" && __builtin_cpu_supports("avx512f")) { g_forced.store(&Avx512Kernels()); return true; }
-  if (want == "avx2" && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) {
-    g_forced.store(&Avx2Kernels());
-    return true;
-  }
+  if (lay == L0Layout::kAmx) return PutL0AAmx(dst, static_cast<const uint8_t*>(src), r0, rows, t);
 #endif
-  return false;
+  std::memcpy(dst + r0 * 32, src, size_t(rows) * 32);
+}
+
+namespace {
+float Bf16ToF(const uint8_t* p) {
+  uint16_t h;
+  std::memcpy(&h, p, 2);
+  const uint32_t bits = uint32_t(h) << 16;
+  float f;
+  std::memcpy(&f, &bits, 4);
+  return f;
+}
+}  // namespace
+
+void CubeGetL0A(void* doc, const uint8_t* src, CubeDtype t, L0Layout lay) {
+  if (lay != L0Layout::kAmx) { std::memcpy(doc, src, 512); return; }
+  const uintptr_t d = reinterpret_cast<uintptr_t>(src);
+  if (t == CubeDtype::kFloat32) {
+    const uint8_t* col = reinterpret_cast<const uint8_t*>(d & ~uintptr_t(2047)) + ((d >> 9) & 3) * 16;
+    float* o = static_cast<float*>(doc);
+    for (int r = 0; r < 16; ++r)
+      for (int k0 = 0; k0 < 8; ++k0) o[r * 8 + k0] = Bf16ToF(col + r * 64 + k0 * 2) + Bf16ToF(col + 1024 + r * 64 + k0 * 2);
+  } else {
+    const uint8_t* col = reinterpret_cast<const uint8_t*>(d & ~uintptr_t(1023)) + ((d >> 9) & 1) * 32;
+    for (int r = 0; r < 16; ++r) std::memcpy(static_cast<uint8_t*>(doc) + r * 32, col + r * 64, 32);
+  }
+}
+
+void CubeGetL0B(void* kmajor, const uint8_t* src, CubeDtype t, L0Layout lay) {
+  if (lay != L0Layout::kAmx) { std::memcpy(kmajor, src, 512); return; }
+  if (t == CubeDtype::kFloat32) {
+    float* o = static_cast<float*>(kmajor);
+    for (int k0 = 0; k0 < 8; ++k0)
+      for (int n0 = 0; n0 < 16; ++n0) {
+        const int off = (k0 / 2) * 64 + n0 * 4 + (k0 % 2) * 2;
+        o[k0 * 16 + n0] = Bf16ToF(src + off) + Bf16ToF(src + 256 + off);
+      }
+  } else {
+    uint8_t* o = static_cast<uint8_t*>(kmajor);
+    for (int k0 = 0; k0 < 16; ++k0)
+      for (int n0 = 0; n0 < 16; ++n0) std::memcpy(o + (k0 * 16 + n0) * 2, src + (k0 / 2) * 64 + n0 * 4 + (k0 % 2) * 2, 2);
+  }
+}
+
+void CubePutL0B(uint8_t* dst, const void* kmajor, CubeDtype t, L0Layout lay) {
+#if CUBE_X86
+  if (lay == L0Layout::kAmx) return PutL0BAmx(dst, static_cast<const uint8_t*>(kmajor), t);
+#endif
+  std::memcpy(dst, kmajor, 512);
 }
 
 void CubeGemm(float* c, const void* a, const void* b, CubeDtype type, const CubeGemmShape& s) {
@@ -638,6 +898,13 @@ void CubeGemm(float* c, const void* a, const void* b, CubeDtype type, const Cube
   const int k_frac = (s.k + c0 - 1) / c0;
   const int a_k_frac = s.a_k_fractals > 0 ? s.a_k_fractals : k_frac;
   const int m1 = (s.m + 15) / 16, n1 = (s.n + 15) / 16;
+#if CUBE_X86
+  if (CubeL0Layout(type, s.hf32) == L0Layout::kAmx) {
+    if (type == CubeDtype::kFloat32) GemmAmx<true>(c, static_cast<const uint8_t*>(a), static_cast<const uint8_t*>(b), s, a_k_frac);
+    else GemmAmx<false>(c, static_cast<const uint8_t*>(a), static_cast<const uint8_t*>(b), s, a_k_frac);
+    return;
+  }
+#endif
   if (type == CubeDtype::kFloat32) {
     const float* af = static_cast<const float*>(a);
     const float* bf = static_cast<const float*>(b);
@@ -648,12 +915,6 @@ void CubeGemm(float* c, const void* a, const void* b, CubeDtype type, const Cube
   const bool bf16 = type == CubeDtype::kBFloat16;
   const uint16_t* ah = static_cast<const uint16_t*>(a);
   const uint16_t* bh = static_cast<const uint16_t*>(b);
-#if CUBE_X86
-  if (bf16 && !s.gemv && isa.name[3] == '5' && AmxReady()) {
-    GemmBf16Amx(c, ah, bh, s, a_k_frac);
-    return;
-  }
-#endif
   // B: the first k_frac fractal rows of the Zn grid are contiguous.
   const size_t b_count = static_cast<size_t>(k_frac) * n1 * 256;
   float* bs = t_scratch_b.Get(b_count);

@@ -46,16 +46,54 @@ struct CubeGemmShape {
   const float* bias = nullptr;  // kBias only: n floats
   // Mmad's m == 1 form: L0A is read as a plain vector of k elements in documented order.
   bool gemv = false;
+  // HF32 mode (SetHF32Mode) was on when the operands were loaded: float may use bf16x3 (kAmx).
+  bool hf32 = false;
 };
 
 // a, b point at the start of the L0A / L0B operands in their physical layouts (element type by
 // `type`: float, or uint16_t bit patterns of half / bfloat16); c at the L0C tile (float, Nz).
 void CubeGemm(float* c, const void* a, const void* b, CubeDtype type, const CubeGemmShape& s);
 
-// Which micro-kernel family CubeGemm uses ("avx512", "avx2", "scalar"); chosen once at run time.
+// Which micro-kernel family CubeGemm uses ("amx", "avx512", "avx2", "scalar"); chosen once at run
+// time: "amx" when the CPU has AMX-BF16 + AVX512-BF16 and the OS grants the tile state, unless
+// TORCH_OPS_NN_NO_AMX=1; TORCH_OPS_NN_CUBE_ISA=<family> forces one (if the CPU has it).
 const char* CubeGemmIsa();
 // Testing/benchmarking only: force a family (returns false if the CPU lacks it). nullptr resets.
+// The family fixes the physical L0A/L0B layout (below), so only switch between kernel launches
+// (data LoadData wrote under one family is not readable by Mmad under another).
 bool CubeGemmForceIsa(const char* isa);
+
+// ---- Physical L0A / L0B layouts -----------------------------------------------------------------
+// kFma (families avx512/avx2/scalar, and half operands under "amx"): the layouts described at the
+// top of this file.
+// kAmx (family "amx", float and bfloat16 operands): every 512 B fractal still owns exactly its
+// documented 512 B slot *group*, so fractal-granularity offsets keep their meaning, but the bytes
+// are arranged for Intel AMX tiles (TDPBF16PS):
+//   L0A: aligned groups of G fractals (float: G = 4, 2 KB; bfloat16: G = 2, 1 KB) — the documented
+//     fractal at address X is fractal f = (X / 512) % G of the group at X & ~(G*512-1). A group
+//     holds one 16-row x 32-k AMX A tile (64 B rows): float as two bf16 tiles, hi at +0 and lo at
+//     +1 KB (x = hi + lo + r, hi = RNE_bf16(x), lo = RNE_bf16(x - hi), |r| <= 2^-17 |x|), fractal f
+//     supplying k columns [f*C0, f*C0 + C0) of every row; bfloat16: row r = fractal 0 row r then
+//     fractal 1 row r.
+//   L0B: each fractal (C0 k x 16 n) in the AMX B-tile "VNNI" order: pair row p holds, for n = 0..15,
+//     the elements (2p, n), (2p+1, n); float as hi rows (256 B) then lo rows (256 B).
+// Mmad multiplies float (HF32 mode) as hi*hi + hi*lo + lo*hi in float (bf16x3, ~1e-6 relative to a float GEMM;
+// the lo*lo term and r are dropped); bfloat16 exactly. Inputs below ~1e-36 in magnitude lose their
+// lo part (AMX flushes bf16 denormals).
+// float uses kAmx only in HF32 mode (SetHF32Mode(ENABLE)): without it float Mmad keeps full float
+// precision (the FMA kernels), as the cube does; bfloat16 (exact either way) always uses kAmx.
+enum class L0Layout : uint8_t { kFma, kAmx };
+L0Layout CubeL0Layout(CubeDtype t, bool hf32);
+// LoadData's writers: put `rows` rows [r0, r0+rows) of one documented L0A fractal (Zz: 16 rows x C0,
+// row-major, 32 B per row; `src` points at row r0) into the fractal at documented address `dst`.
+void CubePutL0A(uint8_t* dst, const void* src, int r0, int rows, CubeDtype t, L0Layout lay);
+// One L0B fractal from its k-major form (C0 rows along K x 16 along N, 64 B / 32 B rows).
+void CubePutL0B(uint8_t* dst, const void* kmajor, CubeDtype t, L0Layout lay);
+// Inverses, for tests and debugging (float under kAmx reads back hi + lo, exact for values with at
+// most 16 significant bits): the documented Zz fractal at `src` (16 rows x C0), and the k-major form
+// of the L0B fractal at `src`.
+void CubeGetL0A(void* doc, const uint8_t* src, CubeDtype t, L0Layout lay);
+void CubeGetL0B(void* kmajor, const uint8_t* src, CubeDtype t, L0Layout lay);
 
 // ---- L0B physical-order helpers (used by LoadData and tests) ----
 // Offset inside one L0B fractal (C0 rows along K × 16 columns along N) of element (k0, n0).

@@ -135,6 +135,33 @@ void FillPattern(uint8_t* dst, size_t bytes, uint64_t bits, int esz) {
   for (size_t i = 0; i < bytes; i += esz) std::memcpy(dst + i, &bits, esz);
 }
 
+// Writers of the physical L0A / L0B layouts (cube_gemm.h): documented fractal content in, the
+// active layout out (a plain copy for the FMA layouts and for types Mmad does not take).
+// The layout follows the core's HF32 register (float: bf16x3 on AMX only in HF32 mode), so a
+// kernel must not switch HF32 mode between loading float operands and the Mmad that reads them.
+struct L0Writer {
+  bool amx = false;
+  cube::CubeDtype dt = cube::CubeDtype::kFloat16;
+  explicit L0Writer(CubeElem t);
+  // Rows [r0, r0 + rows) of a Zz fractal (32 B per row; src at row r0).
+  void A(uint8_t* d, const uint8_t* src, int r0 = 0, int rows = 16) const {
+    if (amx) cube::CubePutL0A(d, src, r0, rows, dt, cube::L0Layout::kAmx);
+    else std::memcpy(d + r0 * 32, src, size_t(rows) * 32);
+  }
+  // An L0B fractal from its k-major form.
+  void B(uint8_t* d, const uint8_t* kmajor) const {
+    if (amx) cube::CubePutL0B(d, kmajor, dt, cube::L0Layout::kAmx);
+    else std::memcpy(d, kmajor, 512);
+  }
+};
+
+L0Writer::L0Writer(CubeElem t) {
+  if (t == CubeElem::F32 || t == CubeElem::BF16) {
+    dt = t == CubeElem::F32 ? cube::CubeDtype::kFloat32 : cube::CubeDtype::kBFloat16;
+    amx = cube::CubeL0Layout(dt, Regs().hf32) == cube::L0Layout::kAmx;
+  }
+}
+
 }  // namespace
 
 namespace {
@@ -259,17 +286,27 @@ void CubeLoad2D(const LocalOperand& dst, const LocalOperand* src_local, const Gl
   if (rep == 0) return;
   const uint8_t* sbase = src_local ? src_local->ptr : src_gm->ptr;
   const int c0 = 32 / esz;
+  const L0Writer w(t);
+  alignas(64) uint8_t tmp[512];
   for (uint64_t i = 0; i < rep; ++i) {
     const uint64_t sidx = p.addrMode ? p.startIndex - i * p.srcStride : p.startIndex + i * p.srcStride;
     const uint8_t* s = sbase + sidx * 512;
     uint8_t* d = dst.ptr + i * (uint64_t(p.dstGap) + 1) * 512;
     if (to_l0a) {
-      if (p.ifTranspose) TransposeFractal(d, s, 16, 16, 2);  // Zz = transpose of the 16x16 source
-      else std::memcpy(d, s, 512);
+      if (p.ifTranspose) {  // Zz = transpose of the 16x16 source
+        TransposeFractal(tmp, s, 16, 16, 2);
+        w.A(d, tmp);
+      } else {
+        w.A(d, s);
+      }
     } else if (to_l0b) {
-      // Documented Zn fractal = the source bytes (or their 16x16 transpose); physical = its k-major form.
-      if (p.ifTranspose) std::memcpy(d, s, 512);
-      else TransposeFractal(d, s, 16, c0, esz);
+      // Documented Zn fractal = the source bytes (or their 16x16 transpose); k-major = its transpose.
+      if (p.ifTranspose) {
+        w.B(d, s);
+      } else {
+        TransposeFractal(tmp, s, 16, c0, esz);
+        w.B(d, tmp);
+      }
     } else {
       std::memcpy(d, s, 512);
     }
@@ -299,35 +336,41 @@ void CubeLoad2DTranspose(const LocalOperand& dst, const LocalOperand& src, CubeE
   const uint64_t src_bytes = rep ? (p.startIndex + (rep - 1) * uint64_t(p.srcStride) + 1) * sq_bytes : 0;
   CheckLocal(I, "src", src, PhysMask(PhysBuf::L1), 32, src_bytes);
   if (rep == 0) return;
+  const L0Writer w(t);
+  alignas(64) uint32_t tmp[2][128];
   for (uint64_t i = 0; i < rep; ++i) {
     const uint8_t* s = src.ptr + (p.startIndex + i * p.srcStride) * sq_bytes;
     uint8_t* d0 = dst.ptr + i * (uint64_t(p.dstGap) + 1) * 512;
     if (esz == 2) {
-      // Documented result S^T; physical L0B keeps fractals transposed (= S), L0A keeps documented.
-      if (to_l0b) std::memcpy(d0, s, 512);
-      else TransposeFractal(d0, s, 16, 16, 2);
+      // Documented result S^T; its k-major L0B form is S itself.
+      if (to_l0b) {
+        w.B(d0, s);
+      } else {
+        TransposeFractal(reinterpret_cast<uint8_t*>(tmp[0]), s, 16, 16, 2);
+        w.A(d0, reinterpret_cast<uint8_t*>(tmp[0]));
+      }
       continue;
     }
     uint8_t* d1 = d0 + (uint64_t(p.dstFracGap) + 1) * 512;
     const uint32_t* f0 = reinterpret_cast<const uint32_t*>(s);        // S[r][c], c < 8: f0[r*8 + c]
     const uint32_t* f1 = reinterpret_cast<const uint32_t*>(s + 512);  // c >= 8: f1[r*8 + c - 8]
     if (to_l0b) {
-      // Documented dst fractal j: 16 rows (S column) x 8 cols (S rows 8j..8j+7); physical k-major
-      // order = its transpose: 8 rows (S rows 8j..) x 16 (S columns) = S rows laid out whole.
-      uint32_t* o0 = reinterpret_cast<uint32_t*>(d0);
-      uint32_t* o1 = reinterpret_cast<uint32_t*>(d1);
+      // Documented dst fractal j: 16 rows (S column) x 8 cols (S rows 8j..8j+7); its k-major
+      // form = its transpose: 8 rows (S rows 8j..) x 16 (S columns) = S rows laid out whole.
       for (int r = 0; r < 16; ++r) {
-        uint32_t* o = (r < 8 ? o0 : o1) + (r % 8) * 16;
+        uint32_t* o = tmp[r / 8] + (r % 8) * 16;
         std::memcpy(o, f0 + r * 8, 32);
         std::memcpy(o + 8, f1 + r * 8, 32);
       }
+      w.B(d0, reinterpret_cast<uint8_t*>(tmp[0]));
+      w.B(d1, reinterpret_cast<uint8_t*>(tmp[1]));
     } else {
-      uint32_t* o0 = reinterpret_cast<uint32_t*>(d0);
-      uint32_t* o1 = reinterpret_cast<uint32_t*>(d1);
       for (int c = 0; c < 16; ++c) {
         const uint32_t* col = c < 8 ? f0 + c : f1 + (c - 8);
-        for (int r = 0; r < 16; ++r) (r < 8 ? o0 : o1)[c * 8 + (r % 8)] = col[r * 8];
+        for (int r = 0; r < 16; ++r) tmp[r / 8][c * 8 + (r % 8)] = col[r * 8];
       }
+      w.A(d0, reinterpret_cast<uint8_t*>(tmp[0]));
+      w.A(d1, reinterpret_cast<uint8_t*>(tmp[1]));
     }
   }
 }
@@ -437,6 +480,7 @@ void CubeLoad3D(const LocalOperand& dst, const LocalOperand& src, CubeElem t, co
   ih0.resize(rows);
   iw0.resize(rows);
   const uint64_t fhw = uint64_t(a.filterH) * a.filterW;
+  const L0Writer w(t);
   for (uint64_t rr = 0; rr < rep_n; ++rr) {
     const uint64_t ms = m_start(rr), ks = k_start(rr);
     uint8_t* dwin = dst.ptr + rr * win_bytes;
@@ -474,25 +518,30 @@ void CubeLoad3D(const LocalOperand& dst, const LocalOperand& src, CubeElem t, co
         }
         if (trans_a) {
           // Window^T in Zz: element (row kf*C0 + k0, col rb*16 + r) = S[r][k0].
+          alignas(64) uint8_t tt[512];
           if (c0 == 16) {
-            TransposeFractal(dwin + (kf * t_colfr + rb) * 512, frac_src, 16, 16, esz);
+            TransposeFractal(tt, frac_src, 16, 16, esz);
+            w.A(dwin + (kf * t_colfr + rb) * 512, tt);
           } else {
-            alignas(64) uint8_t tt[512];  // S^T: 8 rows (k0) x 16 columns (r)
-            TransposeFractal(tt, frac_src, 16, 8, esz);
+            TransposeFractal(tt, frac_src, 16, 8, esz);  // S^T: 8 rows (k0) x 16 columns (r)
+            alignas(64) uint8_t h0[256], h1[256];        // its left / right 8 columns
+            for (int k0 = 0; k0 < 8; ++k0) {
+              std::memcpy(h0 + k0 * 32, tt + k0 * 64, 32);
+              std::memcpy(h1 + k0 * 32, tt + k0 * 64 + 32, 32);
+            }
             const uint64_t rowblk = kf / 2, row0 = (kf % 2) * 8;
             uint8_t* f0 = dwin + (rowblk * t_colfr + 2 * rb) * 512;
-            uint8_t* f1 = f0 + 512;
-            for (int k0 = 0; k0 < 8; ++k0) {
-              std::memcpy(f0 + (row0 + k0) * 32, tt + k0 * 64, 32);
-              std::memcpy(f1 + (row0 + k0) * 32, tt + k0 * 64 + 32, 32);
-            }
+            w.A(f0, h0, int(row0), 8);
+            w.A(f0 + 512, h1, int(row0), 8);
           }
         } else if (!to_l0b) {
           // L0A Zz: fractal (rb, kf), row r holds C0 consecutive K values.
-          std::memcpy(dwin + (rb * kfr + kf) * 512, frac_src, 512);
+          w.A(dwin + (rb * kfr + kf) * 512, frac_src);
         } else {
-          // L0B (transposed window): B[k][n] = im2col[n][k]; fractal (kf, rb), physical k0*16 + n0.
-          TransposeFractal(dwin + (kf * mfr + rb) * 512, frac_src, 16, c0, esz);
+          // L0B (transposed window): B[k][n] = im2col[n][k]; fractal (kf, rb), k-major k0*16 + n0.
+          alignas(64) uint8_t tt[512];
+          TransposeFractal(tt, frac_src, 16, c0, esz);
+          w.B(dwin + (kf * mfr + rb) * 512, tt);
         }
       }
     }
@@ -553,6 +602,7 @@ void CubeMmad(const LocalOperand& dst, const LocalOperand& fm, const LocalOperan
   s.k = p.k;
   s.a_k_fractals = int(a_kf);
   s.gemv = gemv;
+  s.hf32 = Regs().hf32;
   s.bias = bias_ptr;
   s.init = bias ? cube::CubeInit::kBias
                 : (p.cmatrixInitVal && !p.isBias) ? cube::CubeInit::kZero : cube::CubeInit::kAccumulate;

@@ -12,6 +12,7 @@
 //   grad_bias    : sums over N, H, W as cube GEMMs with a ones vector.
 #include "aten/conv.h"
 
+#include <ATen/Context.h>
 #include <ATen/native/Resize.h>
 #include <c10/core/DeviceGuard.h>
 #include <torch/library.h>
@@ -28,6 +29,14 @@
 #include "aten/matmul_ops.h"
 #include "aten/op_common.h"
 #include "conv2d.h"
+
+namespace {
+// torch.set_float32_matmul_precision("high" / "medium") lets float matmuls trade precision for
+// speed: the kernels then run the cube in HF32 mode (bf16x3 on AMX hosts, ~1e-5 relative).
+inline uint32_t CubeHf32() {
+  return at::globalContext().float32MatmulPrecision() != at::Float32MatmulPrecision::HIGHEST ? 1u : 0u;
+}
+}  // namespace
 
 namespace torch_ops_nn {
 
@@ -123,6 +132,7 @@ at::Tensor ConvCore(const char* op, const at::Tensor& x_in, const at::Tensor& w_
                                       uint32_t(g.groups), uint32_t(g.kh), uint32_t(g.kw), uint32_t(g.sh),
                                       uint32_t(g.sw), uint32_t(g.dh), uint32_t(g.dw), uint32_t(g.pt), uint32_t(g.pb),
                                       uint32_t(g.pl), uint32_t(g.pr), uint32_t(x.element_size()), out_cl ? 0 : 1, soc);
+  t.hf32 = CubeHf32();
   TORCH_CHECK(t.ok, op, ": no cube blocking fits the SoC's L1 (", soc.l1_bytes, " B) for an input row of width ", g.w,
               " with ", g.c / g.groups, " channels per group and a ", g.kh, "x", g.kw, " kernel");
   if (x_batch >= 0) t.x_batch = uint64_t(x_batch);
@@ -457,6 +467,7 @@ at::Tensor GradWeight(const at::Tensor& go, const at::Tensor& input, const at::T
                                            uint32_t(sw), uint32_t(dh), uint32_t(dw), uint32_t(ph), uint32_t(ph),
                                            uint32_t(pw), uint32_t(pw), uint32_t(input.element_size()), go_cl,
                                            SocInfoFor(dev));
+    t.hf32 = CubeHf32();
     if (t.ok && sh <= 63 && sw <= 63) {
       const int64_t c0 = 32 / input.element_size();
       const int64_t c1g = (cig + c0 - 1) / c0, kg = c1g * kh * kw * c0;

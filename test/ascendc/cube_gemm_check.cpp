@@ -31,6 +31,8 @@ uint16_t FloatToBf16Exact(float f) {
   return static_cast<uint16_t>(x >> 16);
 }
 
+bool g_hf32 = true;  // float operands in HF32 mode (bf16x3 on AMX) for the exact-value grid
+
 struct Case {
   int m, n, k;
   CubeDtype t;
@@ -39,30 +41,44 @@ struct Case {
   int extra_kfrac;  // extra fractals in the A row pitch
 };
 
-// Packs logical row-major A (m×k) and B (k×n) into the model's physical L0A/L0B layouts, with
-// garbage (NaN) in every padding slot so a kernel that reads padding fails the check.
+// Packs logical row-major A (m×k) and B (k×n) into the model's physical L0A/L0B layouts of the
+// active ISA family (through the same writers LoadData uses: documented Zz rows for A, k-major
+// fractals for B), with garbage (NaN) in every padding slot so a kernel that reads padding fails.
+// Buffers are 2 KB aligned, like the L0 pools (the AMX layouts group fractals by address).
 template <typename E>
 void Pack(const Case& cs, const std::vector<float>& A, const std::vector<float>& B, std::vector<E>& pa,
-          std::vector<E>& pb, E (*conv)(float)) {
+          std::vector<E>& pb, E (*conv)(float), size_t& a_off, size_t& b_off) {
   const int c0 = CubeC0(cs.t);
   const int m1 = (cs.m + 15) / 16, n1 = (cs.n + 15) / 16, k1 = (cs.k + c0 - 1) / c0;
   const int akf = k1 + cs.extra_kfrac;
   const E nan = conv(std::nanf(""));
+  const size_t fe = 512 / sizeof(E);  // elements per fractal
+  const size_t a_frac = cs.gemv ? size_t(k1 + 15) / 16 + 1 : size_t(m1) * akf;
+  const size_t b_frac = size_t(k1) * n1;
+  pa.assign((a_frac + 8) * fe, nan);
+  pb.assign((b_frac + 8) * fe, nan);
+  a_off = (2048 - reinterpret_cast<uintptr_t>(pa.data()) % 2048) % 2048 / sizeof(E);
+  b_off = (2048 - reinterpret_cast<uintptr_t>(pb.data()) % 2048) % 2048 / sizeof(E);
+  // Documented content, fractal by fractal, then written through the layout's writers.
+  std::vector<E> doc(a_frac * fe, nan);
   if (cs.gemv) {
-    pa.assign(static_cast<size_t>(k1) * 16 * c0, nan);
-    for (int j = 0; j < cs.k; ++j) pa[j] = conv(A[j]);
+    for (int j = 0; j < cs.k; ++j) doc[j] = conv(A[j]);
   } else {
-    pa.assign(static_cast<size_t>(m1) * akf * 16 * c0, nan);
     for (int r = 0; r < cs.m; ++r)
       for (int j = 0; j < cs.k; ++j)
-        pa[(static_cast<size_t>(r / 16) * akf + j / c0) * 16 * c0 + (r % 16) * c0 + j % c0] =
+        doc[(static_cast<size_t>(r / 16) * akf + j / c0) * 16 * c0 + (r % 16) * c0 + j % c0] =
             conv(A[static_cast<size_t>(r) * cs.k + j]);
   }
-  pb.assign(static_cast<size_t>(k1) * n1 * c0 * 16, nan);
+  for (size_t f = 0; f < a_frac; ++f)
+    CubePutL0A(reinterpret_cast<uint8_t*>(pa.data() + a_off + f * fe), doc.data() + f * fe, 0, 16, cs.t,
+               CubeL0Layout(cs.t, g_hf32));
+  std::vector<E> km(b_frac * fe, nan);
   for (int j = 0; j < cs.k; ++j)
     for (int col = 0; col < cs.n; ++col)
-      pb[(static_cast<size_t>(j / c0) * n1 + col / 16) * c0 * 16 + L0BPhysOffset(j % c0, col % 16)] =
+      km[(static_cast<size_t>(j / c0) * n1 + col / 16) * c0 * 16 + L0BPhysOffset(j % c0, col % 16)] =
           conv(B[static_cast<size_t>(j) * cs.n + col]);
+  for (size_t f = 0; f < b_frac; ++f)
+    CubePutL0B(reinterpret_cast<uint8_t*>(pb.data() + b_off + f * fe), km.data() + f * fe, cs.t, CubeL0Layout(cs.t, g_hf32));
 }
 
 float Ident(float f) { return f; }
@@ -96,17 +112,28 @@ bool RunCase(const Case& cs, std::mt19937& rng) {
       Cref[static_cast<size_t>(r) * cs.n + col] = static_cast<float>(s);
     }
   CubeGemmShape s;
-  s.m = m; s.n = cs.n; s.k = cs.k; s.init = cs.init; s.bias = bias.data(); s.gemv = cs.gemv;
+  s.m = m; s.n = cs.n; s.k = cs.k; s.init = cs.init; s.bias = bias.data(); s.gemv = cs.gemv; s.hf32 = g_hf32;
   s.a_k_fractals = (cs.k + CubeC0(cs.t) - 1) / CubeC0(cs.t) + cs.extra_kfrac;
+  size_t ao = 0, bo = 0;
   if (cs.t == CubeDtype::kFloat32) {
     std::vector<float> pa, pb;
-    Pack<float>(c2, A, B, pa, pb, Ident);
-    CubeGemm(C.data(), pa.data(), pb.data(), cs.t, s);
+    Pack<float>(c2, A, B, pa, pb, Ident, ao, bo);
+    CubeGemm(C.data(), pa.data() + ao, pb.data() + bo, cs.t, s);
   } else {
     std::vector<uint16_t> pa, pb;
-    Pack<uint16_t>(c2, A, B, pa, pb, cs.t == CubeDtype::kFloat16 ? ToHalf : ToBf16);
-    CubeGemm(C.data(), pa.data(), pb.data(), cs.t, s);
+    Pack<uint16_t>(c2, A, B, pa, pb, cs.t == CubeDtype::kFloat16 ? ToHalf : ToBf16, ao, bo);
+    CubeGemm(C.data(), pa.data() + ao, pb.data() + bo, cs.t, s);
   }
+  for (int r = 0; r < m1 * 16; ++r)
+    for (int col = 0; col < n1 * 16; ++col) {
+      if (r < m && col < cs.n) continue;
+      // Padding of the C fractals is never written (it was NaN, and stays NaN in accumulate mode).
+      if (!std::isnan(C[CIndex(m, r, col)])) {
+        std::printf("FAIL isa=%s m=%d n=%d k=%d dtype=%d: C padding (%d,%d) was written\n", CubeGemmIsa(), m, cs.n,
+                    cs.k, static_cast<int>(cs.t), r, col);
+        return false;
+      }
+    }
   for (int r = 0; r < m; ++r)
     for (int col = 0; col < cs.n; ++col) {
       const float got = C[CIndex(m, r, col)], want = Cref[static_cast<size_t>(r) * cs.n + col];
@@ -120,11 +147,45 @@ bool RunCase(const Case& cs, std::mt19937& rng) {
   return true;
 }
 
+// float on random normal data against a double reference: max |C - ref| / sum_k |a||b| over C.
+double AccuracyF32(int m, int n, int k, CubeInit init, std::mt19937& rng) {
+  std::normal_distribution<float> d;
+  std::vector<float> A(size_t(m) * k), B(size_t(k) * n), bias(n);
+  for (auto& v : A) v = d(rng);
+  for (auto& v : B) v = d(rng);
+  for (auto& v : bias) v = d(rng);
+  const int m1 = (m + 15) / 16, n1 = (n + 15) / 16;
+  std::vector<float> C(size_t(m1) * n1 * 256, std::nanf(""));
+  for (int r = 0; r < m; ++r)
+    for (int col = 0; col < n; ++col) C[CIndex(m, r, col)] = init == CubeInit::kAccumulate ? d(rng) : 0.f;
+  std::vector<float> C0 = C;
+  Case cs{m, n, k, CubeDtype::kFloat32, init, false, 0};
+  std::vector<float> pa, pb;
+  size_t ao = 0, bo = 0;
+  Pack<float>(cs, A, B, pa, pb, Ident, ao, bo);
+  CubeGemmShape s;
+  s.m = m; s.n = n; s.k = k; s.init = init; s.bias = bias.data(); s.hf32 = g_hf32;
+  CubeGemm(C.data(), pa.data() + ao, pb.data() + bo, CubeDtype::kFloat32, s);
+  double worst = 0;
+  for (int r = 0; r < m; ++r)
+    for (int col = 0; col < n; ++col) {
+      double ref = init == CubeInit::kAccumulate ? C0[CIndex(m, r, col)] : init == CubeInit::kBias ? bias[col] : 0.0;
+      double mag = std::fabs(ref);
+      for (int j = 0; j < k; ++j) {
+        const double p = double(A[size_t(r) * k + j]) * B[size_t(j) * n + col];
+        ref += p;
+        mag += std::fabs(p);
+      }
+      worst = std::max(worst, std::fabs(C[CIndex(m, r, col)] - ref) / mag);
+    }
+  return worst;
+}
+
 int Check() {
   std::mt19937 rng(1234);
   const int sizes[] = {1, 15, 16, 17, 100, 257};
   int fails = 0, runs = 0;
-  for (const char* isa : {"avx512", "avx2", "scalar"}) {
+  for (const char* isa : {"amx", "avx512", "avx2", "scalar"}) {
     if (!CubeGemmForceIsa(isa)) { std::printf("skip isa %s (not supported)\n", isa); continue; }
     for (CubeDtype t : {CubeDtype::kFloat32, CubeDtype::kFloat16, CubeDtype::kBFloat16})
       for (int m : sizes)
@@ -141,6 +202,18 @@ int Check() {
           fails += !RunCase({1, n, k, t, CubeInit::kAccumulate, true, 0}, rng);
           ++runs;
         }
+    for (bool hf32 : {false, true}) {  // float accuracy on random data (HF32 on AMX: bf16x3)
+      g_hf32 = hf32;
+      double worst = 0;
+      const int shapes[][3] = {{37, 45, 300}, {128, 256, 64}, {1, 33, 77}, {16, 16, 4095}, {100, 17, 9}};
+      int i = 0;
+      for (const auto& sh : shapes) worst = std::max(worst, AccuracyF32(sh[0], sh[1], sh[2], static_cast<CubeInit>(i++ % 3), rng));
+      const bool bf16x3 = CubeL0Layout(CubeDtype::kFloat32, hf32) == L0Layout::kAmx;
+      std::printf("isa %s hf32 %d float max error / sum|a||b| = %.2e\n", isa, int(hf32), worst);
+      fails += worst > (bf16x3 ? 3e-5 : 1e-6);
+      ++runs;
+    }
+    g_hf32 = true;
     // Large k crosses the k-chunking.
     fails += !RunCase({40, 70, 1000, CubeDtype::kFloat32, CubeInit::kAccumulate, false, 0}, rng);
     fails += !RunCase({33, 50, 4095, CubeDtype::kFloat16, CubeInit::kBias, false, 1}, rng);

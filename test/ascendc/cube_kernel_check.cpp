@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "cube_gemm.h"
 #include "kernel_operator.h"
 
 using namespace AscendC;
@@ -278,6 +279,22 @@ void CheckLoadTransposeF32(const char* name, int M, int N, int K) {
 }
 
 // ---------------------------------------------------------------------------------------------
+// Reads L0A (documented Zz fractals) or L0B (k-major fractals) back from the model's physical
+// layout (cube_gemm.h), fractal by fractal.
+template <typename T>
+void ReadL0(std::vector<T>& out, const T* l0, bool is_b) {
+  using namespace ascendc_host::cube;
+  const CubeDtype dt = std::is_same_v<T, float> ? CubeDtype::kFloat32
+                       : std::is_same_v<T, half> ? CubeDtype::kFloat16 : CubeDtype::kBFloat16;
+  const size_t fe = 512 / sizeof(T);
+  for (size_t f = 0; f * fe < out.size(); ++f) {
+    const uint8_t* src = reinterpret_cast<const uint8_t*>(l0 + f * fe);
+    const L0Layout lay = CubeL0Layout(dt, false);  // these kernels leave HF32 mode off
+    if (is_b) CubeGetL0B(out.data() + f * fe, src, dt, lay);
+    else CubeGetL0A(out.data() + f * fe, src, dt, lay);
+  }
+}
+
 // Load3D: NC1HWC0 feature map in L1 -> L0A window (checked against a naive im2col through the
 // documented Zz positions) and -> a full convolution through Mmad + Fixpipe.
 struct ConvCase {
@@ -341,10 +358,10 @@ void CheckLoad3D(const char* name, const ConvCase& cc, int cout, bool window_to_
       p.dilationFilterW = cc.dw; p.dilationFilterH = cc.dh; p.padValue = T(0.f);
       if (window_to_l0b) {
         LoadData(b2, fm, p);
-        std::memcpy(l0.data(), b2.HostPtr(), l0.size() * sizeof(T));
+        ReadL0<T>(l0, b2.HostPtr(), true);
       } else {
         LoadData(a2, fm, p);
-        std::memcpy(l0.data(), a2.HostPtr(), l0.size() * sizeof(T));
+        ReadL0<T>(l0, a2.HostPtr(), false);
       }
       // 2) the whole convolution: SetFmatrix + padding registers, isSetFMatrix = false.
       SetFmatrix(cc.H, cc.W, pads, FmatrixMode::FMATRIX_LEFT);
@@ -440,7 +457,7 @@ void CheckLoad3DTranspose(const char* name, const ConvCase& cc) {
       p.strideW = cc.sw; p.strideH = cc.sh; p.filterW = cc.fw; p.filterH = cc.fh;
       p.dilationFilterW = cc.dw; p.dilationFilterH = cc.dh; p.enTranspose = true;
       LoadData(a2, fm, p);
-      std::memcpy(l0.data(), a2.HostPtr(), l0.size() * sizeof(T));
+      ReadL0<T>(l0, a2.HostPtr(), false);
     });
   } catch (const std::exception& e) {
     Report(false, name, e.what());

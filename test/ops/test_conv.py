@@ -188,3 +188,22 @@ def test_conv_epilogue_bad_args(fallback_error):
         EPI(x, w, None, None, None, torch.ones(1, 4, 5, 5).npu(), False, [1, 1], [0, 0], [1, 1], 1)
     with pytest.raises(RuntimeError, match=r"conv2d: pass either bias or scale/shift"):
         EPI(x, w, torch.ones(4).npu(), torch.ones(4).npu(), None, None, False, [1, 1], [0, 0], [1, 1], 1)
+
+
+def test_conv_float32_precision_high(fallback_error):
+    """HF32 mode (torch.set_float32_matmul_precision("high")): forward and both gradients within 1e-4."""
+    x, w = torch.randn(2, 20, 9, 9), torch.randn(24, 20, 3, 3)
+    old = torch.get_float32_matmul_precision()
+    torch.set_float32_matmul_precision("high")
+    try:
+        xn, wn = x.npu().requires_grad_(), w.npu().requires_grad_()
+        y = F.conv2d(xn, wn, None, 1, 1)
+        y.sum().backward()
+    finally:
+        torch.set_float32_matmul_precision(old)
+    xc, wc = x.double().requires_grad_(), w.double().requires_grad_()
+    yc = F.conv2d(xc, wc, None, 1, 1)
+    yc.sum().backward()
+    for got, want in ((y, yc), (xn.grad, xc.grad), (wn.grad, wc.grad)):
+        g, wv = got.detach().cpu().double(), want.detach()
+        assert (g - wv).abs().max().item() / wv.abs().max().item() <= 1e-4

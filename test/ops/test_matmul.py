@@ -246,3 +246,19 @@ def test_mv_dot_bad_inputs(fallback_error):
         torch.mv(rand(4, 5).npu(), rand(6).npu())
     with pytest.raises(RuntimeError, match=r"dot: expected both vectors to have the same number of elements, but got 5 and 6"):
         torch.dot(rand(5).npu(), rand(6).npu())
+
+
+# ---- float32 matmul precision "high": the cube runs in HF32 mode (bf16x3 on AMX hosts) ----------
+@pytest.mark.parametrize("shape", [(37, 300, 45), (128, 64, 256), (1, 77, 33)])
+def test_mm_float32_precision_high(fallback_error, shape):
+    m, k, n = shape
+    a, b = torch.randn(m, k), torch.randn(k, n)
+    ref = a.double() @ b.double()
+    old = torch.get_float32_matmul_precision()
+    torch.set_float32_matmul_precision("high")
+    try:
+        got = (a.npu() @ b.npu()).cpu().double()
+    finally:
+        torch.set_float32_matmul_precision(old)
+    mag = a.double().abs() @ b.double().abs()
+    assert ((got - ref).abs() / mag).max().item() <= 3e-5
