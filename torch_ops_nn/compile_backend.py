@@ -15,6 +15,7 @@ from functorch.compile import make_boxed_compiler
 from torch._dynamo.backends.common import aot_autograd
 
 from torch_ops_nn.fx.fuse import FusionReport, fuse_graph
+from torch_ops_nn.fx.layout import channels_last_graph
 
 BACKEND_NAMES = ("npu", "torch_ops_nn")
 
@@ -23,10 +24,12 @@ BACKEND_NAMES = ("npu", "torch_ops_nn")
 class CompileStats:
     graphs_compiled: int = 0
     report: FusionReport = dataclasses.field(default_factory=FusionReport)
+    channels_last_convs: int = 0  # convolutions of inference graphs given channels_last inputs
 
     def reset(self) -> None:
         self.graphs_compiled = 0
         self.report = FusionReport()
+        self.channels_last_convs = 0
 
 
 stats = CompileStats()
@@ -35,16 +38,37 @@ stats = CompileStats()
 def _fusing_compiler(gm: fx.GraphModule, example_inputs):
     stats.graphs_compiled += 1
     stats.report.merge(fuse_graph(gm))
+    channels_last_graph(gm, convert=False)  # values keep their traced layouts where it matters
     return gm
 
 
-_backend = aot_autograd(fw_compiler=make_boxed_compiler(_fusing_compiler),
-                        bw_compiler=make_boxed_compiler(_fusing_compiler))
+def _inference_compiler(gm: fx.GraphModule, example_inputs, channels_last: bool = True):
+    stats.graphs_compiled += 1
+    stats.report.merge(fuse_graph(gm))
+    stats.channels_last_convs += channels_last_graph(gm, convert=channels_last)
+    return gm
 
 
-def npu_backend(gm: fx.GraphModule, example_inputs):
-    """Dynamo backend entry point."""
-    return _backend(gm, example_inputs)
+def _make_backend(channels_last: bool):
+    return aot_autograd(fw_compiler=make_boxed_compiler(_fusing_compiler),
+                        bw_compiler=make_boxed_compiler(_fusing_compiler),
+                        inference_compiler=make_boxed_compiler(
+                            lambda gm, inputs: _inference_compiler(gm, inputs, channels_last)))
+
+
+_backends = {True: _make_backend(True), False: _make_backend(False)}
+
+
+def npu_backend(gm: fx.GraphModule, example_inputs, options: dict | None = None):
+    """Dynamo backend entry point. ``torch.compile(m, backend="npu", options={"channels_last": False})``
+    keeps inference graphs in their traced layout (by default their convolutions run channels_last,
+    which the cube reads without a transpose; outputs keep the traced layout either way)."""
+    options = dict(options or {})
+    channels_last = bool(options.pop("channels_last", True))
+    if options:
+        raise ValueError(f"torch.compile(backend='npu'): unknown options {sorted(options)}; "
+                         "supported: channels_last")
+    return _backends[channels_last](gm, example_inputs)
 
 # Dynamo finds npu_backend under BACKEND_NAMES through the "torch_dynamo_backends" entry points
 # (setup.py), so nothing is imported from torch._dynamo until torch.compile is used.
