@@ -15,6 +15,7 @@
 #include <ATen/Context.h>
 #include <ATen/native/Resize.h>
 #include <c10/core/DeviceGuard.h>
+#include <c10/core/GradMode.h>
 #include <torch/library.h>
 
 #include <ATen/ops/eye.h>
@@ -208,9 +209,10 @@ void CheckConvArgs(const char* op, const at::Tensor& x, const at::Tensor& w, con
 // The kernel reads weights as [cout][kh][kw][cg]; an NCHW (OIHW) weight needs a strided copy,
 // which at batch 1 costs about as much as the convolution itself. The copy is cached per weight
 // tensor and checked against its version counter, storage, sizes and strides, so an in-place
-// update (optimizer step, load_state_dict) is never missed. Entries hold a weak reference: a freed
-// weight's copy is dropped at the next insertion or torch.npu.empty_cache(). Inference tensors
-// have no version counter and are copied on every call.
+// update (optimizer step, load_state_dict) is never missed. Only calls without autograd (eval
+// under no_grad) use it. Entries hold a weak reference: a freed weight's copy is dropped at the
+// next conv call or torch.npu.empty_cache(). Inference tensors have no version counter and are
+// copied on every call.
 // Caveat: writes through `w.data` (a separate version counter) are not seen; set
 // TORCH_OPS_NN_CONV_WEIGHT_CACHE=0 to copy on every call.
 struct WeightCacheEntry {
@@ -231,7 +233,8 @@ at::Tensor WeightChannelsLast(const at::Tensor& w) {
     const char* v = std::getenv("TORCH_OPS_NN_CONV_WEIGHT_CACHE");
     return !(v && v[0] == '0');
   }();
-  if (!enabled || w.is_contiguous(kCL) || w.is_inference()) return w.contiguous(kCL);
+  // Only without autograd (inference): in training the weights change every step anyway.
+  if (!enabled || w.is_inference() || c10::GradMode::is_enabled()) return w.contiguous(kCL);
   const c10::TensorImpl* impl = w.unsafeGetTensorImpl();
   auto matches = [&](const WeightCacheEntry& e) {
     return e.ref && e.ref->lock().get() == impl && e.version == w._version() && e.data == w.data_ptr() &&
@@ -242,7 +245,17 @@ at::Tensor WeightChannelsLast(const at::Tensor& w) {
     std::lock_guard<std::mutex> g(g_wcache_mu);
     auto it = g_wcache.find(impl);
     if (it != g_wcache.end() && matches(it->second)) return it->second.cl;
+    // Drop copies of weights that no longer exist (or are stale), so their device memory comes back.
+    for (auto jt = g_wcache.begin(); jt != g_wcache.end();) {
+      if (!jt->second.ref || jt->second.ref->expired() || jt->first == impl) {
+        g_wcache_bytes -= uint64_t(jt->second.cl.nbytes());
+        jt = g_wcache.erase(jt);
+      } else {
+        ++jt;
+      }
+    }
   }
+  if (w.is_contiguous(kCL)) return w.contiguous(kCL);  // nothing to copy
   at::Tensor cl = w.contiguous(kCL);
   WeightCacheEntry e;
   e.ref.emplace(w.getIntrusivePtr());
@@ -254,15 +267,7 @@ at::Tensor WeightChannelsLast(const at::Tensor& w) {
   e.cl = cl;
   const uint64_t bytes = uint64_t(cl.nbytes());
   std::lock_guard<std::mutex> g(g_wcache_mu);
-  // Drop copies of weights that no longer exist (or are stale), so their device memory comes back.
-  for (auto it = g_wcache.begin(); it != g_wcache.end();) {
-    if (!it->second.ref || it->second.ref->expired() || it->first == impl) {
-      g_wcache_bytes -= uint64_t(it->second.cl.nbytes());
-      it = g_wcache.erase(it);
-    } else {
-      ++it;
-    }
-  }
+  if (g_wcache.count(impl)) return cl;  // another thread inserted it meanwhile
   if (bytes > kMaxWeightCacheBytes / 4) return cl;
   if (g_wcache_bytes + bytes > kMaxWeightCacheBytes) {
     g_wcache.clear();
