@@ -209,8 +209,8 @@ void CheckConvArgs(const char* op, const at::Tensor& x, const at::Tensor& w, con
 // The kernel reads weights as [cout][kh][kw][cg]; an NCHW (OIHW) weight needs a strided copy,
 // which at batch 1 costs about as much as the convolution itself. The copy is cached per weight
 // tensor and checked against its version counter, storage, sizes and strides, so an in-place
-// update (optimizer step, load_state_dict) is never missed. Only calls without autograd (eval
-// under no_grad) use it. Entries hold a weak reference: a freed weight's copy is dropped at the
+// update (optimizer step, load_state_dict) is never missed. Not used for weights autograd
+// tracks (requires_grad under grad mode, i.e. training). Entries hold a weak reference: a freed weight's copy is dropped at the
 // next conv call or torch.npu.empty_cache(). Inference tensors have no version counter and are
 // copied on every call.
 // Caveat: writes through `w.data` (a separate version counter) are not seen; set
@@ -224,7 +224,8 @@ struct WeightCacheEntry {
   at::Tensor cl;
 };
 std::mutex g_wcache_mu;
-std::map<const c10::TensorImpl*, WeightCacheEntry> g_wcache;
+// Never destroyed: device tensors must not be freed during static destruction at exit.
+std::map<const c10::TensorImpl*, WeightCacheEntry>& g_wcache = *new std::map<const c10::TensorImpl*, WeightCacheEntry>;
 uint64_t g_wcache_bytes = 0;
 constexpr uint64_t kMaxWeightCacheBytes = uint64_t(1) << 30;
 
@@ -233,8 +234,8 @@ at::Tensor WeightChannelsLast(const at::Tensor& w) {
     const char* v = std::getenv("TORCH_OPS_NN_CONV_WEIGHT_CACHE");
     return !(v && v[0] == '0');
   }();
-  // Only without autograd (inference): in training the weights change every step anyway.
-  if (!enabled || w.is_inference() || c10::GradMode::is_enabled()) return w.contiguous(kCL);
+  // Not for weights autograd tracks (training): they change every step anyway.
+  if (!enabled || w.is_inference() || (c10::GradMode::is_enabled() && w.requires_grad())) return w.contiguous(kCL);
   const c10::TensorImpl* impl = w.unsafeGetTensorImpl();
   auto matches = [&](const WeightCacheEntry& e) {
     return e.ref && e.ref->lock().get() == impl && e.version == w._version() && e.data == w.data_ptr() &&
