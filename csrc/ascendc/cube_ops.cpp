@@ -196,6 +196,7 @@ inline void CopyPartialBlock(uint8_t* dst, const uint8_t* src, uint32_t bytes) {
 // destination line twice, one row apart, with the blocks a power-of-two stride apart: the lines
 // share an L1d set, are evicted between the two halves and fetched again from L2.
 // `full` whole 32 B blocks per row; s[i] = source row i (4 rows); d = destination of row 0.
+// Also used for four matrices whose destinations are 32 B apart (same pattern).
 __attribute__((target("avx512f"))) void Nd2NzRows4Avx512(uint8_t* d, const uint8_t* const s[4], uint64_t full,
                                                          uint64_t blk_step, uint64_t pf_dist) {
   uint64_t b = 0;
@@ -255,12 +256,36 @@ void CubeNd2Nz(const LocalOperand& dst, const GlobalOperand& src, CubeElem t, co
   // destination pieces of one row are 32 B writes into the core's (cache-resident) L1.
   const uint64_t full = tail ? dblocks - 1 : dblocks;
   const uint64_t row_step = n_step * esz, src_row = uint64_t(p.srcDValue) * esz, blk_step = c0_step * esz;
-  for (uint64_t mat = 0; mat < nd; ++mat) {
+  uint64_t mat0 = 0;
+#if CUBE_OPS_X86
+  // Matrices whose destinations are 32 B apart (the conv weights' [c1][tap][co16][C0] grid, one
+  // matrix per output channel): four matrices at a time, so each write is whole 64 B lines.
+  // (Each group writes 128 B per C0 block and row: only when blocks and rows are that far apart.)
+  const bool wide = (dblocks <= 1 || blk_step >= 128) && (n <= 1 || row_step >= 128);
+  if (wide && row_step != 32 && uint64_t(p.dstNzMatrixStride) * esz == 32 && HasAvx512()) {
+    const uint64_t ms = uint64_t(p.srcNdMatrixStride) * esz;
+    for (; mat0 + 4 <= nd; mat0 += 4) {
+      const uint8_t* s_mat = src.ptr + mat0 * ms;
+      uint8_t* d_mat = dst.ptr + mat0 * 32;
+      const uint64_t pf = mat0 + 8 <= nd ? 4 * ms : 0;
+      for (uint64_t r = 0; r < n; ++r) {
+        const uint8_t* rows[4] = {s_mat + r * src_row, s_mat + ms + r * src_row, s_mat + 2 * ms + r * src_row,
+                                  s_mat + 3 * ms + r * src_row};
+        uint8_t* d = d_mat + r * row_step;
+        Nd2NzRows4Avx512(d, rows, full, blk_step, pf);
+        if (tail)
+          for (int i = 0; i < 4; ++i)
+            CopyPartialBlock(d + full * blk_step + 32 * i, rows[i] + full * 32, uint32_t(tail * esz));
+      }
+    }
+  }
+#endif
+  for (uint64_t mat = mat0; mat < nd; ++mat) {
     const uint8_t* s_mat = src.ptr + mat * p.srcNdMatrixStride * esz;
     uint8_t* d_mat = dst.ptr + mat * p.dstNzMatrixStride * esz;
     uint64_t r0 = 0;
 #if CUBE_OPS_X86
-    if (row_step == 32 && HasAvx512()) {
+    if (row_step == 32 && (dblocks <= 1 || blk_step >= 128) && HasAvx512()) {
       for (; r0 + 4 <= n; r0 += 4) {
         const uint8_t* rows[4] = {s_mat + r0 * src_row, s_mat + (r0 + 1) * src_row, s_mat + (r0 + 2) * src_row,
                                   s_mat + (r0 + 3) * src_row};
