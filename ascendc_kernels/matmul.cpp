@@ -24,11 +24,16 @@ MatmulTiling matmul_tiling(uint32_t batch, uint32_t m, uint32_t n, uint32_t k, u
   t.b_trans = b_trans;
   // L0C holds one float tile (base_m * base_n * 4 <= l0c); L0A two base_m x base_k buffers;
   // L0B one base_k x base_n buffer; L1 one k_l1-deep panel of each operand.
-  uint32_t base_n = 256, base_m = 128;
-  uint32_t base_k = elem_bytes == 4 ? 64 : 128;
+  // L0C holds the base_m x base_n accumulator; B moves to L0B sub_n columns at a time (float: two
+  // 128-column halves, so base_k stays 128 and each Mmad call does twice the work per C access);
+  // L0A holds one or two base_m x base_k buffers.
+  uint32_t base_n = 256, base_m = 128, base_k = 128;
   while (base_m * base_n * 4 > soc.l0c_bytes && base_n > 16) base_n /= 2;
-  while (base_k * base_n * elem_bytes > soc.l0b_bytes && base_k > 16) base_k /= 2;
-  while (2 * base_m * base_k * elem_bytes > soc.l0a_bytes && base_m > 16) base_m /= 2;
+  uint32_t sub_n = base_n;
+  while (base_k * sub_n * elem_bytes > soc.l0b_bytes && sub_n > 64) sub_n /= 2;
+  while (base_k * sub_n * elem_bytes > soc.l0b_bytes && base_k > 16) base_k /= 2;
+  uint32_t a2_bufs = 2 * base_m * base_k * elem_bytes <= soc.l0a_bytes ? 2 : 1;
+  while (a2_bufs * base_m * base_k * elem_bytes > soc.l0a_bytes && base_m > 16) base_m /= 2;
   // Small problems: shrink the tile to the problem so no fractal work is wasted.
   if (AlignUp<uint32_t>(m, 16) < base_m) base_m = AlignUp<uint32_t>(m, 16);
   if (AlignUp<uint32_t>(n, 16) < base_n) base_n = AlignUp<uint32_t>(n, 16);
@@ -45,6 +50,8 @@ MatmulTiling matmul_tiling(uint32_t batch, uint32_t m, uint32_t n, uint32_t k, u
   if (k_l1 > AlignUp<uint32_t>(k_need, base_k)) k_l1 = AlignUp<uint32_t>(k_need, base_k);
   t.base_m = base_m;
   t.base_n = base_n;
+  t.sub_n = sub_n < base_n ? sub_n : base_n;
+  t.a2_bufs = a2_bufs;
   t.base_k = base_k;
   t.k_l1 = k_l1;
   t.tiles_m = CeilDivU(m, base_m);
@@ -94,8 +101,8 @@ class MatmulKernel {
     const uint32_t esz = sizeof(T);
     pipe_.InitBuffer(qA1_, 1, t.base_m * t.k_l1 * esz);
     pipe_.InitBuffer(qB1_, 1, t.base_n * t.k_l1 * esz);
-    pipe_.InitBuffer(qA2_, 2, t.base_m * t.base_k * esz);
-    pipe_.InitBuffer(qB2_, 1, t.base_k * t.base_n * esz);
+    pipe_.InitBuffer(qA2_, t.a2_bufs, t.base_m * t.base_k * esz);
+    pipe_.InitBuffer(qB2_, 1, t.base_k * t.sub_n * esz);
     pipe_.InitBuffer(qC_, 1, t.base_m * t.base_n * sizeof(float));
   }
 
@@ -117,6 +124,7 @@ class MatmulKernel {
     const uint32_t nt = t_.n - n0 < t_.base_n ? t_.n - n0 : t_.base_n;
     const uint64_t a_base = bi * t_.a_batch, b_base = bi * t_.b_batch;
     LocalTensor<float> acc = qC_.template AllocTensor<float>();
+    const uint32_t mt16 = cube::Align16(mt < 2 ? 2 : mt);
     bool init = true;
     for (uint32_t k0 = 0; k0 < t_.k; k0 += t_.k_l1) {
       const uint32_t kt = t_.k - k0 < t_.k_l1 ? t_.k - k0 : t_.k_l1;
@@ -137,15 +145,20 @@ class MatmulKernel {
         LocalTensor<T> a2 = qA2_.template AllocTensor<T>();
         cube::LoadAToL0(a2, a1, t_.a_trans != 0, mt, kt, kk, kb);
         qA2_.EnQue(a2);
-        LocalTensor<T> b2 = qB2_.template AllocTensor<T>();
-        cube::LoadBToL0(b2, b1, t_.b_trans != 0, nt, kt, kk, kb);
-        qB2_.EnQue(b2);
         a2 = qA2_.template DeQue<T>();
-        b2 = qB2_.template DeQue<T>();
-        cube::MmadStep(acc, a2, b2, mt, nt, kb, init);
+        // The accumulator's Nz layout is column blocks of mt16 rows, so the sub-tile of columns
+        // [ns, ns + nw) is itself an Nz accumulator starting at ns * mt16.
+        for (uint32_t ns = 0; ns < nt; ns += t_.sub_n) {
+          const uint32_t nw = nt - ns < t_.sub_n ? nt - ns : t_.sub_n;
+          LocalTensor<T> b2 = qB2_.template AllocTensor<T>();
+          cube::LoadBToL0(b2, b1, t_.b_trans != 0, nt, kt, kk, kb, ns / 16, nw);
+          qB2_.EnQue(b2);
+          b2 = qB2_.template DeQue<T>();
+          cube::MmadStep(acc[ns * mt16], a2, b2, mt, nw, kb, init);
+          qB2_.FreeTensor(b2);
+        }
         init = false;
         qA2_.FreeTensor(a2);
-        qB2_.FreeTensor(b2);
       }
       qA1_.FreeTensor(a1);
       qB1_.FreeTensor(b1);

@@ -29,6 +29,8 @@ struct MatmulTiling {
   uint64_t ldr, r_batch;   // residual pitch and batch step (elements of the output dtype)
   // Blocking.
   uint32_t base_m, base_n, base_k, k_l1;
+  uint32_t sub_n;          // columns per L0B load / Mmad (base_n split so base_k stays deep)
+  uint32_t a2_bufs;        // L0A buffers (2 = double buffered)
   uint32_t tiles_m, tiles_n;
   uint64_t total_tiles, tiles_per_core;
   uint32_t block_dim;

@@ -97,24 +97,29 @@ __aicore__ inline void LoadBToL1(const LocalTensor<T>& b1, const GlobalTensor<T>
 }
 
 // L1 (as LoadBToL1 left it) -> L0B Zn for k in [kk, kk + kb): fractal (ki, ni) at ki*N1 + ni.
+// A column sub-range: 16-column blocks [nb0, nb0 + ceil(ns/16)) of the L1 panel (ns = 0: all nt
+// columns), written to L0B as its own Zn grid (N1 = ceil(ns/16)).
 template <typename T>
 __aicore__ inline void LoadBToL0(const LocalTensor<T>& b2, const LocalTensor<T>& b1, bool trans, uint32_t nt,
-                                 uint32_t kt, uint32_t kk, uint32_t kb) {
+                                 uint32_t kt, uint32_t kk, uint32_t kb, uint32_t nb0 = 0, uint32_t ns = 0) {
   constexpr uint32_t c0 = C0Of<T>(), frac = FracElems<T>();
   const uint32_t n1 = Align16(nt) / 16, kbf = Ceil(kb, c0);
+  const uint32_t n1s = ns ? Align16(ns) / 16 : n1 - nb0;
   if (trans) {
     for (uint32_t ki = 0; ki < kbf; ++ki)
-      LoadData(b2[ki * n1 * frac], b1[(kk / c0 + ki) * n1 * frac], LoadData2DParams(0, uint8_t(n1), 1, 0, 0, false, 0));
+      LoadData(b2[ki * n1s * frac], b1[((kk / c0 + ki) * n1 + nb0) * frac],
+               LoadData2DParams(0, uint8_t(n1s), 1, 0, 0, false, 0));
   } else if constexpr (sizeof(T) == 2) {
     const uint32_t kt1 = Align16(kt) / 16;
     for (uint32_t ki = 0; ki < kbf; ++ki)
-      LoadData(b2[ki * n1 * frac], b1, LoadData2DParams(uint16_t(kk / 16 + ki), uint8_t(n1), uint16_t(kt1), 0, 0, true, 0));
+      LoadData(b2[ki * n1s * frac], b1,
+               LoadData2DParams(uint16_t(nb0 * kt1 + kk / 16 + ki), uint8_t(n1s), uint16_t(kt1), 0, 0, true, 0));
   } else {
     const uint32_t groups = Ceil(kb, 16);
     for (uint32_t g = 0; g < groups; ++g)
-      LoadDataWithTranspose(b2[2 * g * n1 * frac], b1,
-                            LoadData2dTransposeParams(uint16_t((kk / 16 + g) * n1), uint8_t(n1), 1, 0,
-                                                      uint16_t(n1 - 1), 0));
+      LoadDataWithTranspose(b2[2 * g * n1s * frac], b1,
+                            LoadData2dTransposeParams(uint16_t((kk / 16 + g) * n1 + nb0), uint8_t(n1s), 1, 0,
+                                                      uint16_t(n1s - 1), 0));
   }
 }
 

@@ -20,6 +20,9 @@
 #include "runtime/runtime.h"
 #include "runtime/thread_pool.h"
 
+namespace torch_ops_nn {
+void ClearConvWeightCache();  // aten/conv.cpp
+}
 namespace py = pybind11;
 using namespace torch_ops_nn;
 
@@ -129,6 +132,7 @@ PYBIND11_MODULE(_C, m) {
   m.def("_reset_accumulated_memory_stats", [](int d) { NPU_RT_CALL(npu_rt::MemoryPool(d).ResetAccumulatedStats()); });
   m.def("_empty_cache", [] {
     ClearFoldCache();  // cached BN folds of conv_bn_act hold device memory
+    ClearConvWeightCache();  // so do cached channels_last conv weights (aten/conv.cpp)
     py::gil_scoped_release no_gil;
     GetNpuAllocator()->emptyCache({0, 0});
   });

@@ -189,6 +189,40 @@ inline void CopyPartialBlock(uint8_t* dst, const uint8_t* src, uint32_t bytes) {
 }
 }  // namespace
 
+#if CUBE_OPS_X86
+// Nd2Nz fast path for dstNzNStride == 1 (consecutive source rows are consecutive 32 B rows of a
+// C0 block): four source rows at a time, so every destination write is two whole 64 B lines
+// (128 B contiguous per C0 block). Writing one 32 B row per block instead touches each
+// destination line twice, one row apart, with the blocks a power-of-two stride apart: the lines
+// share an L1d set, are evicted between the two halves and fetched again from L2.
+// `full` whole 32 B blocks per row; s[i] = source row i (4 rows); d = destination of row 0.
+// Also used for four matrices whose destinations are 32 B apart (same pattern).
+__attribute__((target("avx512f"))) void Nd2NzRows4Avx512(uint8_t* d, const uint8_t* const s[4], uint64_t full,
+                                                         uint64_t blk_step, uint64_t pf_dist) {
+  uint64_t b = 0;
+  for (; b + 2 <= full; b += 2) {
+    if (pf_dist) {
+      for (int i = 0; i < 4; ++i) __builtin_prefetch(s[i] + b * 32 + pf_dist);
+    }
+    const __m512i r0 = _mm512_loadu_si512(s[0] + b * 32), r1 = _mm512_loadu_si512(s[1] + b * 32);
+    const __m512i r2 = _mm512_loadu_si512(s[2] + b * 32), r3 = _mm512_loadu_si512(s[3] + b * 32);
+    uint8_t* d0 = d + b * blk_step;
+    uint8_t* d1 = d0 + blk_step;
+    // Block b: rows 0..3 = low 32 B of r0..r3; block b+1: the high halves.
+    _mm512_storeu_si512(d0, _mm512_shuffle_i64x2(r0, r1, 0x44));
+    _mm512_storeu_si512(d0 + 64, _mm512_shuffle_i64x2(r2, r3, 0x44));
+    _mm512_storeu_si512(d1, _mm512_shuffle_i64x2(r0, r1, 0xEE));
+    _mm512_storeu_si512(d1 + 64, _mm512_shuffle_i64x2(r2, r3, 0xEE));
+  }
+  for (; b < full; ++b) {
+    uint8_t* d0 = d + b * blk_step;
+    for (int i = 0; i < 4; ++i)
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(d0 + 32 * i),
+                          _mm256_loadu_si256(reinterpret_cast<const __m256i*>(s[i] + b * 32)));
+  }
+}
+#endif
+
 // =================================================================================================
 // DataCopy GM -> L1 with ND -> NZ.
 constexpr uint64_t kNd2NzPrefetchRows = 4;
@@ -222,10 +256,50 @@ void CubeNd2Nz(const LocalOperand& dst, const GlobalOperand& src, CubeElem t, co
   // destination pieces of one row are 32 B writes into the core's (cache-resident) L1.
   const uint64_t full = tail ? dblocks - 1 : dblocks;
   const uint64_t row_step = n_step * esz, src_row = uint64_t(p.srcDValue) * esz, blk_step = c0_step * esz;
-  for (uint64_t mat = 0; mat < nd; ++mat) {
+  uint64_t mat0 = 0;
+#if CUBE_OPS_X86
+  // Matrices whose destinations are 32 B apart (the conv weights' [c1][tap][co16][C0] grid, one
+  // matrix per output channel): four matrices at a time, so each write is whole 64 B lines.
+  // (Each group writes 128 B per C0 block and row: only when blocks and rows are that far apart.)
+  const bool wide = (dblocks <= 1 || blk_step >= 128) && (n <= 1 || row_step >= 128);
+  if (wide && row_step != 32 && uint64_t(p.dstNzMatrixStride) * esz == 32 && HasAvx512()) {
+    const uint64_t ms = uint64_t(p.srcNdMatrixStride) * esz;
+    for (; mat0 + 4 <= nd; mat0 += 4) {
+      const uint8_t* s_mat = src.ptr + mat0 * ms;
+      uint8_t* d_mat = dst.ptr + mat0 * 32;
+      const uint64_t pf = mat0 + 8 <= nd ? 4 * ms : 0;
+      for (uint64_t r = 0; r < n; ++r) {
+        const uint8_t* rows[4] = {s_mat + r * src_row, s_mat + ms + r * src_row, s_mat + 2 * ms + r * src_row,
+                                  s_mat + 3 * ms + r * src_row};
+        uint8_t* d = d_mat + r * row_step;
+        Nd2NzRows4Avx512(d, rows, full, blk_step, pf);
+        if (tail)
+          for (int i = 0; i < 4; ++i)
+            CopyPartialBlock(d + full * blk_step + 32 * i, rows[i] + full * 32, uint32_t(tail * esz));
+      }
+    }
+  }
+#endif
+  for (uint64_t mat = mat0; mat < nd; ++mat) {
     const uint8_t* s_mat = src.ptr + mat * p.srcNdMatrixStride * esz;
     uint8_t* d_mat = dst.ptr + mat * p.dstNzMatrixStride * esz;
-    for (uint64_t r = 0; r < n; ++r) {
+    uint64_t r0 = 0;
+#if CUBE_OPS_X86
+    if (row_step == 32 && (dblocks <= 1 || blk_step >= 128) && HasAvx512()) {
+      for (; r0 + 4 <= n; r0 += 4) {
+        const uint8_t* rows[4] = {s_mat + r0 * src_row, s_mat + (r0 + 1) * src_row, s_mat + (r0 + 2) * src_row,
+                                  s_mat + (r0 + 3) * src_row};
+        // Prefetch the next four rows' lines while copying these (rows are on other pages).
+        const uint64_t pf = r0 + 8 <= n ? 4 * src_row : 0;
+        uint8_t* d = d_mat + r0 * row_step;
+        Nd2NzRows4Avx512(d, rows, full, blk_step, pf);
+        if (tail)
+          for (int i = 0; i < 4; ++i)
+            CopyPartialBlock(d + full * blk_step + 32 * i, rows[i] + full * 32, uint32_t(tail * esz));
+      }
+    }
+#endif
+    for (uint64_t r = r0; r < n; ++r) {
       const uint8_t* s = s_mat + r * src_row;
       // Software prefetch a few rows ahead, one line per 64 B copied (rows are on other pages,
       // where the hardware prefetcher does not follow).

@@ -15,11 +15,14 @@
 #include <ATen/Context.h>
 #include <ATen/native/Resize.h>
 #include <c10/core/DeviceGuard.h>
+#include <c10/core/GradMode.h>
 #include <torch/library.h>
 
 #include <ATen/ops/eye.h>
 
+#include <cstdlib>
 #include <map>
+#include <optional>
 #include <mutex>
 #include <sstream>
 #include <string>
@@ -202,6 +205,80 @@ void CheckConvArgs(const char* op, const at::Tensor& x, const at::Tensor& w, con
               ": kh*kw*C/groups = ", w.size(2) * w.size(3) * w.size(1), " must be at most 65535 (Nd2Nz strides)");
 }
 
+// ---- channels_last weights -----------------------------------------------------------------
+// The kernel reads weights as [cout][kh][kw][cg]; an NCHW (OIHW) weight needs a strided copy,
+// which at batch 1 costs about as much as the convolution itself. The copy is cached per weight
+// tensor and checked against its version counter, storage, sizes and strides, so an in-place
+// update (optimizer step, load_state_dict) is never missed. Not used for weights autograd
+// tracks (requires_grad under grad mode, i.e. training). Entries hold a weak reference: a freed weight's copy is dropped at the
+// next conv call or torch.npu.empty_cache(). Inference tensors have no version counter and are
+// copied on every call.
+// Caveat: writes through `w.data` (a separate version counter) are not seen; set
+// TORCH_OPS_NN_CONV_WEIGHT_CACHE=0 to copy on every call.
+struct WeightCacheEntry {
+  std::optional<c10::weak_intrusive_ptr<c10::TensorImpl>> ref;
+  uint32_t version = 0;
+  const void* data = nullptr;
+  std::vector<int64_t> sizes, strides;
+  c10::ScalarType dtype = c10::kFloat;
+  at::Tensor cl;
+};
+std::mutex g_wcache_mu;
+// Never destroyed: device tensors must not be freed during static destruction at exit.
+std::map<const c10::TensorImpl*, WeightCacheEntry>& g_wcache = *new std::map<const c10::TensorImpl*, WeightCacheEntry>;
+uint64_t g_wcache_bytes = 0;
+constexpr uint64_t kMaxWeightCacheBytes = uint64_t(1) << 30;
+
+at::Tensor WeightChannelsLast(const at::Tensor& w) {
+  static const bool enabled = [] {
+    const char* v = std::getenv("TORCH_OPS_NN_CONV_WEIGHT_CACHE");
+    return !(v && v[0] == '0');
+  }();
+  // Not for weights autograd tracks (training): they change every step anyway.
+  if (!enabled || w.is_inference() || (c10::GradMode::is_enabled() && w.requires_grad())) return w.contiguous(kCL);
+  const c10::TensorImpl* impl = w.unsafeGetTensorImpl();
+  auto matches = [&](const WeightCacheEntry& e) {
+    return e.ref && e.ref->lock().get() == impl && e.version == w._version() && e.data == w.data_ptr() &&
+           e.dtype == w.scalar_type() && c10::IntArrayRef(e.sizes) == w.sizes() &&
+           c10::IntArrayRef(e.strides) == w.strides();
+  };
+  {
+    std::lock_guard<std::mutex> g(g_wcache_mu);
+    auto it = g_wcache.find(impl);
+    if (it != g_wcache.end() && matches(it->second)) return it->second.cl;
+    // Drop copies of weights that no longer exist (or are stale), so their device memory comes back.
+    for (auto jt = g_wcache.begin(); jt != g_wcache.end();) {
+      if (!jt->second.ref || jt->second.ref->expired() || jt->first == impl) {
+        g_wcache_bytes -= uint64_t(jt->second.cl.nbytes());
+        jt = g_wcache.erase(jt);
+      } else {
+        ++jt;
+      }
+    }
+  }
+  if (w.is_contiguous(kCL)) return w.contiguous(kCL);  // nothing to copy
+  at::Tensor cl = w.contiguous(kCL);
+  WeightCacheEntry e;
+  e.ref.emplace(w.getIntrusivePtr());
+  e.version = w._version();
+  e.data = w.data_ptr();
+  e.sizes = w.sizes().vec();
+  e.strides = w.strides().vec();
+  e.dtype = w.scalar_type();
+  e.cl = cl;
+  const uint64_t bytes = uint64_t(cl.nbytes());
+  std::lock_guard<std::mutex> g(g_wcache_mu);
+  if (g_wcache.count(impl)) return cl;  // another thread inserted it meanwhile
+  if (bytes > kMaxWeightCacheBytes / 4) return cl;
+  if (g_wcache_bytes + bytes > kMaxWeightCacheBytes) {
+    g_wcache.clear();
+    g_wcache_bytes = 0;
+  }
+  g_wcache_bytes += bytes;
+  g_wcache.emplace(impl, std::move(e));
+  return cl;
+}
+
 bool WantChannelsLast(const at::Tensor& x, const at::Tensor& w) {
   return x.suggest_memory_format() == kCL || w.suggest_memory_format() == kCL;
 }
@@ -240,7 +317,7 @@ at::Tensor ConvForward(const at::Tensor& x, const at::Tensor& w, const ConvParam
                      " must be the input's ", x.scalar_type());
   }
   // Weights as [cout][kh][kw][cg] (a no-op for 1x1 kernels and channels_last weights).
-  at::Tensor w_cl = w.contiguous(kCL);
+  at::Tensor w_cl = WeightChannelsLast(w);
   return ConvCore(op, x, w_cl, g, false, out_cl, scale, shift, e.residual, e.relu);
 }
 
@@ -607,3 +684,12 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("convolution_overrideable", TORCH_FN(torch_ops_nn::convolution_overrideable));
   m.impl("convolution_backward_overrideable", TORCH_FN(torch_ops_nn::convolution_backward_overrideable));
 }
+
+namespace torch_ops_nn {
+// Drops every cached channels_last conv weight (torch.npu.empty_cache calls it).
+void ClearConvWeightCache() {
+  std::lock_guard<std::mutex> g(g_wcache_mu);
+  g_wcache.clear();
+  g_wcache_bytes = 0;
+}
+}  // namespace torch_ops_nn

@@ -207,3 +207,43 @@ def test_conv_float32_precision_high(fallback_error):
     for got, want in ((y, yc), (xn.grad, xc.grad), (wn.grad, wc.grad)):
         g, wv = got.detach().cpu().double(), want.detach()
         assert (g - wv).abs().max().item() / wv.abs().max().item() <= 1e-4
+
+
+def test_cached_channels_last_weight_follows_updates(fallback_error):
+    # For weights autograd does not track, the channels_last copy of an NCHW weight is cached per weight version:
+    # in-place updates (load_state_dict, no_grad writes) must be seen by the next call.
+    torch.manual_seed(3)
+    x, w = torch.randn(2, 8, 9, 9), torch.randn(16, 8, 3, 3)  # (grad mode on: w does not require grad)
+    xn, wn = x.npu(), w.npu()
+    for step in range(3):
+        y = F.conv2d(xn, wn, padding=1)
+        torch.testing.assert_close(y.cpu(), F.conv2d(x, w, padding=1), rtol=1e-4, atol=1e-4)
+        w.mul_(-0.5).add_(0.25)
+        wn.mul_(-0.5).add_(0.25)
+    wn.copy_(w.flip(0).npu())
+    torch.testing.assert_close(F.conv2d(xn, wn, padding=1).cpu(), F.conv2d(x, w.flip(0), padding=1),
+                               rtol=1e-4, atol=1e-4)
+
+
+@torch.no_grad()
+def test_cached_weight_memory_is_released(fallback_error):
+    x = torch.randn(1, 4, 6, 6).npu()
+    w_cl = torch.randn(8, 4, 3, 3).npu().contiguous(memory_format=torch.channels_last)  # never copied
+    F.conv2d(x, w_cl)  # builds the NCHW -> NHWC identity the conv keeps for C = 4
+    torch.npu.synchronize()  # blocks used by queued kernels are freed when the stream gets there
+    torch.npu.empty_cache()
+    base = torch.npu.memory_allocated()
+    w = torch.randn(8, 4, 3, 3).npu()
+    y = F.conv2d(x, w)
+    del w, y
+    torch.npu.synchronize()
+    torch.npu.empty_cache()  # drops the cached copy
+    assert torch.npu.memory_allocated() == base
+    w = torch.randn(8, 4, 3, 3).npu()
+    F.conv2d(x, w)
+    assert torch.npu.memory_allocated() > base + w.nbytes  # the cached copy
+    del w
+    torch.npu.synchronize()  # queued kernels hold their tensors until they run
+    F.conv2d(x, w_cl)  # the next call drops the freed weight's copy
+    torch.npu.synchronize()
+    assert torch.npu.memory_allocated() == base
