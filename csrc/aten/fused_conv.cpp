@@ -63,7 +63,8 @@ struct FoldEntry {
 using FoldKey = std::pair<std::array<const c10::TensorImpl*, 5>, double>;
 
 std::mutex g_fold_mu;
-std::map<FoldKey, FoldEntry> g_fold_cache;
+// Never destroyed: freeing device memory during static destruction could outlive the runtime.
+std::map<FoldKey, FoldEntry>& g_fold_cache = *new std::map<FoldKey, FoldEntry>;
 constexpr size_t kMaxFoldEntries = 1024;
 
 bool Expired(const FoldEntry& e, const std::array<const c10::TensorImpl*, 5>& impls) {
