@@ -58,33 +58,9 @@ int64_t OutSize(int64_t in, int64_t p0, int64_t p1, int64_t k, int64_t s, int64_
   return (in + p0 + p1 - ((k - 1) * d + 1)) / s + 1;
 }
 
-// NCHW -> NHWC on the cube: out[n] (HW x C) = x[n]^T . I_C, the transposed operand read natively
-// by the GM -> L1 stage (exact: products with 1 and 0, sums with zeros). Much faster here than an
-// element-wise strided copy. Identity matrices are built once per (C, dtype, device) on the host.
-at::Tensor ToChannelsLast(const at::Tensor& x) {
-  if (x.is_contiguous(kCL) || x.numel() == 0 || x.suggest_memory_format() == kCL) return x.contiguous(kCL);
-  if (!x.is_contiguous()) return ToChannelsLast(x.contiguous());  // rows copy, then the cube transpose
-  const int64_t n = x.size(0), c = x.size(1), hw = x.size(2) * x.size(3);
-  static std::mutex mu;
-  static std::map<std::tuple<int64_t, int, int>, at::Tensor> eyes;
-  at::Tensor eye;
-  {
-    std::lock_guard<std::mutex> g(mu);
-    auto key = std::make_tuple(c, int(x.scalar_type()), int(x.device().index()));
-    auto it = eyes.find(key);
-    if (it == eyes.end()) {
-      at::Tensor host = at::eye(c, at::TensorOptions().dtype(x.scalar_type()));
-      at::Tensor dev = NpuEmpty({c, c}, x.scalar_type(), x.device().index());
-      dev.copy_(host);
-      it = eyes.emplace(key, dev).first;
-    }
-    eye = it->second;
-  }
-  at::Tensor out = NpuEmpty(x.sizes(), x.scalar_type(), x.device().index(), kCL);
-  CubeBatchedMatmul("conv2d (NCHW -> NHWC)", x.view({n, c, hw}).transpose(1, 2), eye.unsqueeze(0),
-                    out.permute({0, 2, 3, 1}).reshape({n, hw, c}));
-  return out;
-}
+// NCHW -> NHWC: the runtime's strided copy (a tiled transpose; several times faster than the
+// identity matmul on the cube this used to be).
+at::Tensor ToChannelsLast(const at::Tensor& x) { return x.contiguous(kCL); }
 
 // The kernel launch. x: [n, c, h, w] (any layout; made NHWC), w_cl: weights whose memory is
 // [cout][kh][kw][cg] (contiguous unless w_co_stride says otherwise). Returns the output (NHWC

@@ -159,3 +159,26 @@ def test_non_blocking_copies():
     h.copy_(y, non_blocking=True)
     torch.npu.current_stream().synchronize()
     assert torch.equal(h, x)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.int64, torch.uint8])
+@pytest.mark.parametrize("shape,perm", [
+    ((2, 64, 56, 56), "channels_last"),        # NCHW -> NHWC: the tiled-transpose path
+    ((3, 37, 33, 9), "channels_last"),         # sizes that are not tile multiples
+    ((2, 5, 13, 11), "channels_last"),         # a dim below the tile path's minimum (plain path)
+    ((1000, 700), (1, 0)),                     # .t().contiguous()
+    ((7, 130, 3, 45), (2, 0, 3, 1)),           # a batched transpose with outer dims on both sides
+])
+def test_transposing_copies_match_cpu(dtype, shape, perm):
+    x = (torch.randn(shape) * 100).to(dtype)
+    d = x.to("npu")
+    if perm == "channels_last":
+        want = x.contiguous(memory_format=torch.channels_last)
+        got = d.contiguous(memory_format=torch.channels_last)
+        back = got.contiguous()
+        assert torch.equal(back.cpu(), x)  # NHWC -> NCHW, the transpose the other way
+    else:
+        want = x.permute(perm).contiguous()
+        got = d.permute(perm).contiguous()
+    assert got.stride() == want.stride()
+    assert torch.equal(got.cpu(), want)
