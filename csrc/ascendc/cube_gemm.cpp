@@ -509,20 +509,22 @@ void Convert(const IsaKernels& isa, float* dst, const uint16_t* src, size_t coun
   ConvertScalar(dst, src, count, bf16);
 }
 
-// 64-byte aligned, grow-only per-thread buffer.
-struct Scratch {
-  float* p = nullptr;
+// 64-byte aligned, grow-only per-thread buffer of T.
+template <typename T>
+struct AlignedScratch {
+  T* p = nullptr;
   size_t cap = 0;
-  float* Get(size_t n) {
+  T* Get(size_t n) {
     if (n > cap) {
       ::operator delete[](p, std::align_val_t(64));
       cap = std::max(n, cap * 2);
-      p = static_cast<float*>(::operator new[](cap * sizeof(float), std::align_val_t(64)));
+      p = static_cast<T*>(::operator new[](cap * sizeof(T), std::align_val_t(64)));
     }
     return p;
   }
-  ~Scratch() { ::operator delete[](p, std::align_val_t(64)); }
+  ~AlignedScratch() { ::operator delete[](p, std::align_val_t(64)); }
 };
+using Scratch = AlignedScratch<float>;
 thread_local Scratch t_scratch_a, t_scratch_b;
 
 
@@ -608,20 +610,7 @@ struct alignas(64) AmxTileConfig {
   uint8_t rows[16] = {};
 };
 
-// 64-byte aligned grow-only per-thread byte buffers.
-struct ByteScratch {
-  uint8_t* p = nullptr;
-  size_t cap = 0;
-  uint8_t* Get(size_t n) {
-    if (n > cap) {
-      ::operator delete[](p, std::align_val_t(64));
-      cap = std::max(n, cap * 2);
-      p = static_cast<uint8_t*>(::operator new[](cap, std::align_val_t(64)));
-    }
-    return p;
-  }
-  ~ByteScratch() { ::operator delete[](p, std::align_val_t(64)); }
-};
+using ByteScratch = AlignedScratch<uint8_t>;
 thread_local ByteScratch t_amx_a, t_amx_b, t_amx_bias;
 thread_local std::vector<const uint8_t*> t_amx_aptr;
 
