@@ -48,7 +48,15 @@ constexpr const char* kRoundName[] = {"CAST_NONE", "CAST_RINT",  "CAST_FLOOR", "
 
 inline uint32_t Esz(DT dt) { return kDTSize[int(dt)]; }
 
-void CheckVec(const char* instr, const char* role, const LocalOperand& op, uint64_t footprint, uint32_t align = 32) {
+// The common passing case inline (no call, no message); CheckLocal reports the details of a failure.
+inline void CheckVec(const char* instr, const char* role, const LocalOperand& op, uint64_t footprint,
+                     uint32_t align = 32) {
+  const CoreState& c = LocalCore();
+  if (__builtin_expect(c.PhysOf(op.pos) == PhysBuf::UB, 1)) {
+    const Pool& pl = c.pool[int(PhysBuf::UB)];
+    const uint64_t addr = uint64_t(op.ptr - pl.base);
+    if (op.ptr >= pl.base && addr <= pl.size && addr % align == 0 && footprint <= op.bytes) return;
+  }
   CheckLocal(instr, role, op, PhysMask(PhysBuf::UB), align, footprint);
 }
 
@@ -555,6 +563,30 @@ void VWholeReduce(RedOp op, DT dt, const LO& d, const LO& a, MaskArg m, int64_t 
   RepOp rs{a.ptr, esz, uint32_t(src_blk), uint32_t(src_rep)};
   CheckRepOp(instr, "src", a, rs, p, epr);
   CheckVec(instr, "dst", d, uint64_t(p.repeats - 1) * uint64_t(dst_rep) * unit + out, unit);
+  // Fast paths for float repeats of 8 adjacent blocks (srcBlkStride 1) with one mask for every repeat:
+  // the same tree (Sum) and the same first-best scan (Max/Min) as below, without the per-lane gather.
+  const uint32_t cnt = p.full.Count();
+  const bool prefix = cnt > 0 && (cnt == 64 || p.full.w[0] == ~0ull >> (64 - cnt));  // the first cnt lanes
+  if (dt == DT::F32 && src_blk == 1 && p.full.w[0] == p.last.w[0] && p.full.w[1] == p.last.w[1] &&
+      (op == RedOp::Sum || (order == ReduceOrder::ORDER_ONLY_VALUE && prefix))) {
+    const float* src = reinterpret_cast<const float*>(a.ptr);
+    float* dst = reinterpret_cast<float*>(d.ptr);
+    if (op == RedOp::Sum) {
+      alignas(64) uint32_t lanes[64];
+      for (uint32_t e = 0; e < 64; ++e) lanes[e] = p.full.Test(e) ? ~0u : 0u;
+      Kernels().wsum_f32(dst, size_t(dst_rep), src, size_t(src_rep) * 8, lanes, p.repeats);
+    } else {
+      for (uint32_t r = 0; r < p.repeats; ++r) {
+        const float* x = src + uint64_t(r) * uint64_t(src_rep) * 8;
+        float best = x[0];
+        for (uint32_t e = 1; e < cnt; ++e)
+          if (Better(op, x[e], best)) best = x[e];
+        dst[uint64_t(r) * uint64_t(dst_rep)] = best;
+      }
+    }
+    LocalCore().counters.vector_elem_ops += uint64_t(cnt) * p.repeats;
+    return;
+  }
   alignas(64) uint8_t t0[256];
   float v[128];
   uint64_t active = 0;
@@ -599,6 +631,34 @@ void VBlockReduce(RedOp op, DT dt, const LO& d, const LO& a, MaskArg m, int64_t 
   RepOp rs{a.ptr, esz, uint32_t(src_blk), uint32_t(src_rep)};
   CheckRepOp(instr, "src", a, rs, p, epr);
   CheckVec(instr, "dst", d, uint64_t(p.repeats - 1) * uint64_t(dst_rep) * 8 * esz + 8 * esz, 8 * esz);
+  // Fast path: float, one mask for every repeat that covers whole blocks (the first 8 * nb lanes): the same
+  // per-block tree (Sum) and first-best scan (Max/Min) as below, read in place.
+  const uint32_t cnt = p.full.Count();
+  if (dt == DT::F32 && cnt % 8 == 0 && p.full.w[0] == p.last.w[0] && p.full.w[1] == p.last.w[1] &&
+      (cnt == 64 || p.full.w[0] == ~0ull >> (64 - cnt))) {
+    const uint32_t nb = cnt / 8;
+    for (uint32_t r = 0; r < p.repeats; ++r) {
+      float* o = reinterpret_cast<float*>(d.ptr + uint64_t(r) * uint64_t(dst_rep) * 32);
+      float res[8];
+      for (uint32_t b = 0; b < nb; ++b) {
+        const float* x = reinterpret_cast<const float*>(a.ptr + (uint64_t(r) * uint64_t(src_rep) + uint64_t(b) *
+                                                                 uint64_t(src_blk)) * 32);
+        if (op == RedOp::Sum) {
+          res[b] = ((x[0] + x[1]) + (x[2] + x[3])) + ((x[4] + x[5]) + (x[6] + x[7]));
+        } else {
+          float best = x[0];
+          for (uint32_t i = 1; i < 8; ++i)
+            if (Better(op, x[i], best)) best = x[i];
+          res[b] = best;
+        }
+      }
+      if (op == RedOp::Sum)
+        for (uint32_t b = nb; b < 8; ++b) res[b] = 0.0f;  // a block with no active lane sums to 0
+      std::memcpy(o, res, (op == RedOp::Sum ? 8 : nb) * sizeof(float));
+    }
+    LocalCore().counters.vector_elem_ops += uint64_t(cnt) * p.repeats;
+    return;
+  }
   alignas(64) uint8_t t0[256];
   float v[16];
   uint64_t active = 0;

@@ -17,6 +17,10 @@ using CmpFn = void (*)(uint8_t* d, const void* a, const void* b, bool b_is_scala
 // Select with a uint8 bit mask consumed continuously from bit 0 (SELMODE 1 and 2, count form):
 // d[i] = bit_i ? a[i] : (b_is_scalar ? *b : b[i]). Moves bit patterns (no arithmetic).
 using SelFn = void (*)(void* d, const uint8_t* sel, const void* a, const void* b, bool b_is_scalar, size_t n);
+// WholeReduceSum on float, repeats of 64 contiguous lanes: dst[r * dst_step] = pairwise tree sum
+// (v[i] = v[2i] + v[2i+1] per level) of src[r * src_step + e] & lanes[e] (lanes: all-ones or 0 per lane).
+using WSumFn = void (*)(float* dst, size_t dst_step, const float* src, size_t src_step, const uint32_t* lanes,
+                        size_t repeats);
 constexpr int kNumRound = 7;
 
 struct Table {
@@ -27,6 +31,7 @@ struct Table {
   UnFn cast[kNumDT][kNumDT][kNumRound] = {};  // [dst][src][RoundMode]
   CmpFn cmp[kNumDT] = {};
   SelFn sel[kNumDT] = {};  // by element size class: only F16 and F32 entries are used
+  WSumFn wsum_f32 = nullptr;
 };
 
 void FillGeneric(Table& t);  // every entry, portable code
