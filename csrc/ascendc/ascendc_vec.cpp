@@ -729,7 +729,38 @@ void VReduce(RedOp op, DT dt, const LO& d, const LO& a, const LO& tmp, int64_t c
   CheckReduceOperands(instr, op, dt, d, tmp, R, cal_index);
   CheckVec(instr, "src", a, uint64_t(count) * esz);
   const uint8_t* src = a.ptr;
-  if (op == RedOp::Sum) {
+  if (dt == DT::F32 && op == RedOp::Sum && count >= 64) {
+    // The same per-repeat trees (vectorized) and in-order accumulation as below.
+    alignas(64) static constexpr uint32_t kAll[64] = {~0u, ~0u, ~0u, ~0u, ~0u, ~0u, ~0u, ~0u, ~0u, ~0u, ~0u, ~0u, ~0u,
+        ~0u, ~0u, ~0u, ~0u, ~0u, ~0u, ~0u, ~0u, ~0u, ~0u, ~0u, ~0u, ~0u, ~0u, ~0u, ~0u, ~0u, ~0u, ~0u, ~0u, ~0u, ~0u,
+        ~0u, ~0u, ~0u, ~0u, ~0u, ~0u, ~0u, ~0u, ~0u, ~0u, ~0u, ~0u, ~0u, ~0u, ~0u, ~0u, ~0u, ~0u, ~0u, ~0u, ~0u, ~0u,
+        ~0u, ~0u, ~0u, ~0u, ~0u, ~0u, ~0u};
+    const float* x = reinterpret_cast<const float*>(src);
+    const uint64_t full = uint64_t(count) / 64;
+    float sums[256];
+    float acc = 0;
+    for (uint64_t r0 = 0; r0 < full; r0 += 256) {
+      const uint64_t nr = full - r0 < 256 ? full - r0 : 256;
+      Kernels().wsum_f32(sums, 1, x + r0 * 64, 64, kAll, size_t(nr));
+      for (uint64_t r = 0; r < nr; ++r) acc = (r0 == 0 && r == 0) ? sums[0] : acc + sums[r];
+    }
+    if (uint64_t(count) > full * 64) {
+      float v[128];
+      const uint32_t n = uint32_t(uint64_t(count) - full * 64);
+      for (uint32_t e = 0; e < 64; ++e) v[e] = e < n ? x[full * 64 + e] : 0.0f;
+      acc = acc + TreeSum(dt, v, 64);
+    }
+    StoreReduceResult(op, dt, d, acc, 0, false);
+  } else if (dt == DT::F32 && op != RedOp::Sum && !cal_index) {
+    const float* x = reinterpret_cast<const float*>(src);
+    float best = Kernels().rext_f32(x, size_t(count), op == RedOp::Min);
+    if (best == 0.0f) {  // which zero (+0 / -0) comes first: the exact scan
+      best = x[0];
+      for (int64_t i = 1; i < count; ++i)
+        if (Better(op, x[i], best)) best = x[i];
+    }
+    StoreReduceResult(op, dt, d, best, 0, false);
+  } else if (op == RedOp::Sum) {
     // Per repeat a tree sum, then the repeat sums added in order (2201 count form).
     float v[128];
     float acc = 0;

@@ -21,6 +21,9 @@ using SelFn = void (*)(void* d, const uint8_t* sel, const void* a, const void* b
 // (v[i] = v[2i] + v[2i+1] per level) of src[r * src_step + e] & lanes[e] (lanes: all-ones or 0 per lane).
 using WSumFn = void (*)(float* dst, size_t dst_step, const float* src, size_t src_step, const uint32_t* lanes,
                         size_t repeats);
+// ReduceMax/ReduceMin on float, count form, no index: the first-best scan (x > best / x < best from
+// best = src[0]; NaN never replaces a number, a NaN src[0] is kept). Zero results are rescanned by the caller.
+using RExtFn = float (*)(const float* src, size_t n, bool is_min);
 constexpr int kNumRound = 7;
 
 struct Table {
@@ -32,6 +35,7 @@ struct Table {
   CmpFn cmp[kNumDT] = {};
   SelFn sel[kNumDT] = {};  // by element size class: only F16 and F32 entries are used
   WSumFn wsum_f32 = nullptr;
+  RExtFn rext_f32 = nullptr;
 };
 
 void FillGeneric(Table& t);  // every entry, portable code
