@@ -814,11 +814,10 @@ class PoolKernel {
     in = inQ_.template DeQue<T>();
     LocalTensor<float> bf = bandF_.Get<float>();
     if constexpr (std::is_same_v<T, float>) {
-      Adds(bf, in, 0.0f, static_cast<int32_t>(n));
+      bf = in;  // reduced in place (FoldSum below destroys it; the tile is freed after)
     } else {
       Cast(bf, in, RoundMode::CAST_NONE, n);
     }
-    inQ_.FreeTensor(in);
     LocalTensor<float> sums = tabA_.Get<float>();
     if (hwp <= 64) {
       WholeReduceSum(sums, bf, static_cast<int32_t>(hwp), static_cast<int32_t>(np), 1, 1,
@@ -832,6 +831,7 @@ class PoolKernel {
       }
       SyncSToV();
     }
+    inQ_.FreeTensor(in);
     Muls(sums, sums, 1.0f / static_cast<float>(hw), static_cast<int32_t>(np));
     LocalTensor<T> out = bandT_.Get<T>();
     StoreFloat(out, sums, np);
@@ -856,10 +856,17 @@ class PoolKernel {
     // grad / hw replicated over each plane's lanes with one Gather
     LocalTensor<float> bf = bandF_.Get<float>();
     LocalTensor<uint32_t> offs = tabA_.Get<uint32_t>();
-    RowOffsets(offs, bf, n, hwp, 4);
-    Gather(bf, g, offs, 0u, n);
+    if (n != meanOffsN_) {  // the same table for every step of np planes
+      RowOffsets(offs, bf, n, hwp, 4);
+      meanOffsN_ = n;
+    }
     LocalTensor<T> out = bandT_.Get<T>();
-    StoreFloat(out, bf, n);
+    if constexpr (std::is_same_v<T, float>) {
+      Gather(out, g, offs, 0u, n);
+    } else {
+      Gather(bf, g, offs, 0u, n);
+      StoreFloat(out, bf, n);
+    }
     SyncVToMte3();
     DataCopyPad(gxGm_[p * hw], out,
                 DataCopyExtParams{static_cast<uint16_t>(np), hw * static_cast<uint32_t>(sizeof(T)), MeanGap(), 0, 0});
@@ -868,7 +875,7 @@ class PoolKernel {
 
   PoolTiling t_;
   bool bwd_ = false, max_ = false, adaptive_ = false;
-  uint32_t L_ = 0, smallN_ = 0, bandAligned_ = 0, Lp_ = 0;
+  uint32_t L_ = 0, smallN_ = 0, bandAligned_ = 0, Lp_ = 0, meanOffsN_ = 0;
   TPipe pipe_;
   TQue<TPosition::VECIN, 1> inQ_;
   TBuf<TPosition::VECCALC> bandF_, bandT_, small_, rowlane_, goff_, tabA_, tabB_, tabC_, v_, acc_, iv_, ik_, mask_,

@@ -334,6 +334,7 @@ void VUnaryRep(UnOp op, DT dt, const LO& d, const LO& a, MaskArg m, int64_t repe
 
 namespace {
 void FillScalar(uint8_t* d, const void* s, uint32_t esz, size_t n) {
+  if (esz == 2 || esz == 4) return Kernels().fill[esz == 4](d, s, n);
   switch (esz) {
     case 2: { uint16_t v; std::memcpy(&v, s, 2); uint16_t* p = reinterpret_cast<uint16_t*>(d); for (size_t i = 0; i < n; ++i) p[i] = v; break; }
     case 4: { uint32_t v; std::memcpy(&v, s, 4); uint32_t* p = reinterpret_cast<uint32_t*>(d); for (size_t i = 0; i < n; ++i) p[i] = v; break; }
@@ -832,10 +833,7 @@ namespace {
 void CheckIndexed(const char* instr, const char* role, const uint32_t* o, int64_t count, uint32_t base, uint32_t esz,
                   uint64_t bytes) {
   uint32_t any_bits = 0, max_off = 0;
-  for (int64_t i = 0; i < count; ++i) {  // vectorizes: or / max reductions
-    any_bits |= o[i];
-    max_off = o[i] > max_off ? o[i] : max_off;
-  }
+  Kernels().off_stats(o, size_t(count), &any_bits, &max_off);
   if (((uint64_t(base) | any_bits) % esz) == 0 && uint64_t(base) + max_off + esz <= bytes) return;
   for (int64_t i = 0; i < count; ++i) {
     uint64_t at = uint64_t(base) + o[i];
@@ -844,8 +842,6 @@ void CheckIndexed(const char* instr, const char* role, const uint32_t* o, int64_
            at % esz != 0 ? "not element-aligned in" : "outside", bytes, instr[0] == 'G' ? "src" : "dst");
   }
 }
-typedef uint32_t __attribute__((may_alias, aligned(1))) u32_alias;
-typedef uint16_t __attribute__((may_alias, aligned(1))) u16_alias;
 }  // namespace
 
 void VGather(DT dt, const LO& d, const LO& a, const LO& off, uint32_t base, int64_t count) {
@@ -859,14 +855,7 @@ void VGather(DT dt, const LO& d, const LO& a, const LO& off, uint32_t base, int6
   CheckVec(instr, "src", a, a.bytes);
   const uint32_t* o = reinterpret_cast<const uint32_t*>(off.ptr);
   CheckIndexed(instr, "srcOffset", o, count, base, esz, a.bytes);
-  const uint8_t* src = a.ptr + base;
-  if (esz == 4) {
-    u32_alias* D = reinterpret_cast<u32_alias*>(d.ptr);
-    for (int64_t i = 0; i < count; ++i) D[i] = *reinterpret_cast<const u32_alias*>(src + o[i]);
-  } else {
-    u16_alias* D = reinterpret_cast<u16_alias*>(d.ptr);
-    for (int64_t i = 0; i < count; ++i) D[i] = *reinterpret_cast<const u16_alias*>(src + o[i]);
-  }
+  Kernels().gather[esz == 4](d.ptr, a.ptr + base, o, size_t(count));
   LocalCore().counters.vector_elem_ops += uint64_t(count);
 }
 
@@ -881,14 +870,7 @@ void VScatter(DT dt, const LO& d, const LO& a, const LO& off, uint32_t base, int
   CheckVec(instr, "dst", d, d.bytes);
   const uint32_t* o = reinterpret_cast<const uint32_t*>(off.ptr);
   CheckIndexed(instr, "dstOffset", o, count, base, esz, d.bytes);
-  uint8_t* dst = d.ptr + base;
-  if (esz == 4) {
-    const u32_alias* A = reinterpret_cast<const u32_alias*>(a.ptr);
-    for (int64_t i = 0; i < count; ++i) *reinterpret_cast<u32_alias*>(dst + o[i]) = A[i];
-  } else {
-    const u16_alias* A = reinterpret_cast<const u16_alias*>(a.ptr);
-    for (int64_t i = 0; i < count; ++i) *reinterpret_cast<u16_alias*>(dst + o[i]) = A[i];
-  }
+  Kernels().scatter[esz == 4](d.ptr + base, a.ptr, o, size_t(count));
   LocalCore().counters.vector_elem_ops += uint64_t(count);
 }
 

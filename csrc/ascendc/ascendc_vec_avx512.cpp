@@ -27,7 +27,30 @@ inline void StoreF16(uint16_t* p, vf v) {
 }
 inline vf VSqrt(vf x) { return (vf)_mm512_sqrt_ps((__m512)x); }
 inline uint32_t MoveMask(vi m) { return _mm512_test_epi32_mask((__m512i)m, (__m512i)m); }
+// Hardware gather/scatter of 32-bit elements at byte offsets (offsets < 2^31: UB-sized); returns how
+// many leading elements were moved (the rest run the portable loop). Scatter writes in lane order, so a
+// repeated offset keeps the last value, as the portable loop does.
+inline size_t Gather32Avx512(uint32_t* d, const uint8_t* base, const uint32_t* o, size_t n) {
+  size_t i = 0;
+  for (; i + 16 <= n; i += 16) {
+    __m512i idx = _mm512_loadu_si512(o + i);
+    _mm512_storeu_si512(d + i, _mm512_i32gather_epi32(idx, base, 1));
+  }
+  return i;
+}
+inline size_t Scatter32Avx512(uint8_t* base, const uint32_t* a, const uint32_t* o, size_t n) {
+  size_t i = 0;
+  for (; i + 16 <= n; i += 16) {
+    __m512i idx = _mm512_loadu_si512(o + i);
+    _mm512_i32scatter_epi32(base, idx, _mm512_loadu_si512(a + i), 1);
+  }
+  return i;
+}
+#define VK_GATHER32 Gather32Avx512
+#define VK_SCATTER32 Scatter32Avx512
 #include "ascendc_vec_kernels.inc"
+#undef VK_GATHER32
+#undef VK_SCATTER32
 #undef VW
 }  // namespace
 void Fill(Table& t) { FillIsaTable(t); }

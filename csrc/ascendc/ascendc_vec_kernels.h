@@ -24,6 +24,12 @@ using WSumFn = void (*)(float* dst, size_t dst_step, const float* src, size_t sr
 // ReduceMax/ReduceMin on float, count form, no index: the first-best scan (x > best / x < best from
 // best = src[0]; NaN never replaces a number, a NaN src[0] is kept). Zero results are rescanned by the caller.
 using RExtFn = float (*)(const float* src, size_t n, bool is_min);
+// Gather/Scatter helpers (byte offsets, 32- or 16-bit elements): the OR and the max of n offsets (for the
+// range/alignment check), and the moves d[i] = *(base + o[i]) / *(base + o[i]) = a[i] (in lane order).
+using OffStatsFn = void (*)(const uint32_t* o, size_t n, uint32_t* any_bits, uint32_t* max_off);
+using GatherFn = void (*)(void* d, const uint8_t* base, const uint32_t* o, size_t n);
+using ScatterFn = void (*)(uint8_t* base, const void* a, const uint32_t* o, size_t n);
+using FillFn = void (*)(void* d, const void* s, size_t n);  // s -> one element
 constexpr int kNumRound = 7;
 
 struct Table {
@@ -36,6 +42,10 @@ struct Table {
   SelFn sel[kNumDT] = {};  // by element size class: only F16 and F32 entries are used
   WSumFn wsum_f32 = nullptr;
   RExtFn rext_f32 = nullptr;
+  OffStatsFn off_stats = nullptr;
+  GatherFn gather[2] = {};    // [0] 16-bit, [1] 32-bit elements
+  ScatterFn scatter[2] = {};
+  FillFn fill[2] = {};
 };
 
 void FillGeneric(Table& t);  // every entry, portable code
