@@ -126,6 +126,10 @@ struct RepOp {
 };
 
 uint64_t ExtentOne(const RepOp& o, uint32_t r, const Mask128& m, uint32_t epr) {
+  if (o.blk >= 1 && !m.Empty()) {  // offsets grow with the lane: the highest active lane ends furthest
+    const uint32_t hi = m.w[1] ? 127u - uint32_t(__builtin_clzll(m.w[1])) : 63u - uint32_t(__builtin_clzll(m.w[0]));
+    if (hi < epr) return o.Off(r, hi) + o.esz;
+  }
   uint64_t ext = 0;
   for (uint32_t e = 0; e < epr; ++e)
     if (m.Test(e)) {
