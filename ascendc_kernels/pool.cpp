@@ -647,13 +647,13 @@ class PoolKernel {
   // Max pooling backward of one band: every output adds its gradient at its argmax. Outputs of one
   // phase have disjoint windows, so their argmax positions differ: one Gather + Add + Scatter per phase
   // over that phase's contiguous block of phase-ordered lanes.
-  __aicore__ inline void MaxBackwardBand(int64_t acc_r0, uint32_t rb) {
+  __aicore__ inline void MaxBackwardBand(int64_t acc_r0, uint32_t rb, const LocalTensor<float>& grad) {
     const int32_t n = static_cast<int32_t>(Lp_);
     LocalTensor<float> bf = bandF_.Get<float>();
     LocalTensor<float> gp = Ph(kGp), idxf = Ph(kIdx), pos = Ph(kPos), a = Ph(kAcc);
     LocalTensor<int32_t> offs = Ph(kOffs).template ReinterpretCast<int32_t>();
     // gradients and int64 index low words, in phase order
-    Gather(gp, acc_.Get<float>(), Ph(kPermG).template ReinterpretCast<uint32_t>(), 0u, Lp_);
+    Gather(gp, grad, Ph(kPermG).template ReinterpretCast<uint32_t>(), 0u, Lp_);
     LocalTensor<int32_t> idx32 = idxf.template ReinterpretCast<int32_t>();
     Gather(idx32, w64_.Get<int32_t>(), Ph(kPerm8).template ReinterpretCast<uint32_t>(), 0u, Lp_);
     Cast(idxf, idx32, RoundMode::CAST_NONE, Lp_);
@@ -688,15 +688,20 @@ class PoolKernel {
     while (from < to) {
       const uint32_t nr = static_cast<uint32_t>(to - from < t_.in_rows ? to - from : t_.in_rows);
       uint32_t src_row = 0;
+      LocalTensor<T> src = st;
       if (zeros) {
         Duplicate(st, T(0), static_cast<int32_t>(nr * t_.wpad));
       } else {
         src_row = static_cast<uint32_t>(from - acc_r0);
-        StoreFloat(st, bandF_.Get<float>()[src_row * t_.wpad], nr * t_.wpad);
+        if constexpr (std::is_same_v<T, float>) {
+          src = bandF_.Get<float>()[src_row * t_.wpad];  // float: straight from the accumulator band
+        } else {
+          StoreFloat(st, bandF_.Get<float>()[src_row * t_.wpad], nr * t_.wpad);
+        }
         src_row = 0;
       }
       SyncVToMte3();
-      DataCopyPad(gxGm_[(p * t_.h + from) * t_.w], st[src_row * t_.wpad + t_.lpad],
+      DataCopyPad(gxGm_[(p * t_.h + from) * t_.w], src[src_row * t_.wpad + t_.lpad],
                   DataCopyExtParams{static_cast<uint16_t>(nr), static_cast<uint32_t>(t_.w * sizeof(T)), gap, 0, 0});
       SyncMte3ToV();
       from += nr;
@@ -745,16 +750,17 @@ class PoolKernel {
                     DataCopyPadExtParams<int64_t>{false, 0, 0, 0});
       }
       SyncMte2ToV();
+      LocalTensor<float> gsrc = g;  // grad_out as float: the loaded tile itself for float
       if constexpr (std::is_same_v<T, float>) {
-        Adds(g, gt, 0.0f, n);
+        gsrc = gt;
       } else {
         Cast(g, gt, RoundMode::CAST_NONE, L_);
       }
       if (max_) {
-        MaxBackwardBand(acc_r0, rb);
+        MaxBackwardBand(acc_r0, rb, gsrc);
         continue;
       } else {
-        Mul(g, g, tabC_.Get<float>(), n);  // 1 / divisor
+        Mul(g, gsrc, tabC_.Get<float>(), n);  // 1 / divisor
       }
       LocalTensor<int32_t> pos = ik_.Get<int32_t>();
       LocalTensor<uint8_t> mask = mask_.Get<uint8_t>();
