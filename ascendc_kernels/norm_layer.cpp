@@ -17,8 +17,9 @@ LayerNormTiling layer_norm_tiling(uint64_t rows, uint64_t d, bool backward, uint
   t.d = d;
   t.dpad = static_cast<uint32_t>(AlignUp<uint64_t>(d, 64));
   const uint64_t cores = static_cast<uint64_t>(soc.vector_cores > 0 ? soc.vector_cores : 1);
-  // Enough rows per core for ~32K elements of work (a core loads weight and bias once).
-  uint64_t min_rows = d ? CeilDivU<uint64_t>(32768, d) : 1;
+  // Enough rows per core for ~64K elements of work: each core loads weight and bias (2d floats) once, so
+  // fewer, fuller cores move less.
+  uint64_t min_rows = d ? CeilDivU<uint64_t>(65536, d) : 1;
   uint64_t rpc = CeilDivU<uint64_t>(rows, cores);
   if (rpc < min_rows) rpc = min_rows;
   if (rpc < 1) rpc = 1;
