@@ -130,8 +130,12 @@ void CopyL2G(const GlobalOperand& dst, const LocalOperand& src, uint32_t esz, co
 // ------------------------------------------------------------------ local -> local
 namespace {
 // UB -> UB / L1 (TSCM), L1 -> BiasTable / Fixpipe buffer.
-void CheckL2LPath(const CoreState& c, const char* lbl, const LocalOperand& dst, const LocalOperand& src,
-                  uint64_t dfoot, uint64_t sfoot) {
+void CheckL2LPath(const CoreState& c, const char* from, const char* to, const LocalOperand& dst,
+                  const LocalOperand& src, uint64_t dfoot, uint64_t sfoot) {
+  // The common UB -> UB case without building a message.
+  if (QuickOk(c, src, kUB, 32, sfoot) && QuickOk(c, dst, kUB | PhysMask(PhysBuf::L1), 32, dfoot)) return;
+  const Label label("DataCopy", from, to);
+  const char* lbl = label.s;
   PhysBuf sb = c.PhysOf(src.pos);
   if (sb == PhysBuf::L1) {
     CheckLocal(lbl, "src", src, PhysMask(PhysBuf::L1), 32, sfoot);
@@ -150,7 +154,7 @@ void CopyL2L(const LocalOperand& dst, const LocalOperand& src, uint32_t esz, uin
   if (count == 0) return;
   CheckCountBytes(from, to, count, esz);
   uint64_t bytes = uint64_t(count) * esz;
-  CheckL2LPath(c, Label("DataCopy", from, to).s, dst, src, bytes, bytes);
+  CheckL2LPath(c, from, to, dst, src, bytes, bytes);
   std::memmove(dst.ptr, src.ptr, bytes);
 }
 
@@ -163,7 +167,7 @@ void CopyL2L(const LocalOperand& dst, const LocalOperand& src, uint32_t esz, con
   if (p.blockCount == 0 || p.blockLen == 0) return;
   uint64_t dfoot = Footprint(p.blockCount, p.blockLen, p.dstGap, 32);
   uint64_t sfoot = Footprint(p.blockCount, p.blockLen, p.srcGap, 32);
-  CheckL2LPath(c, Label("DataCopy", from, to).s, dst, src, dfoot, sfoot);
+  CheckL2LPath(c, from, to, dst, src, dfoot, sfoot);
   const uint64_t len = uint64_t(p.blockLen) * 32;
   for (uint32_t i = 0; i < p.blockCount; ++i)
     std::memmove(dst.ptr + i * (len + uint64_t(p.dstGap) * 32), src.ptr + i * (len + uint64_t(p.srcGap) * 32), len);

@@ -1,6 +1,7 @@
 // Vector instructions: operand checks, the count form (straight into the SIMD kernel table), the
 // mask/repeat form (gather each repeat into a contiguous scratch, run the same kernel, scatter the
 // active elements back), Compare/Select and the reductions.
+#include <array>
 #include <cinttypes>
 #include <cstdlib>
 #include <cstring>
@@ -577,8 +578,18 @@ void VWholeReduce(RedOp op, DT dt, const LO& d, const LO& a, MaskArg m, int64_t 
     const float* src = reinterpret_cast<const float*>(a.ptr);
     float* dst = reinterpret_cast<float*>(d.ptr);
     if (op == RedOp::Sum) {
-      alignas(64) uint32_t lanes[64];
-      for (uint32_t e = 0; e < 64; ++e) lanes[e] = p.full.Test(e) ? ~0u : 0u;
+      // Lane masks: a prefix of cnt lanes is a window of kPrefix (64 ones, then 64 zeros).
+      alignas(64) static constexpr auto kPrefix = [] {
+        std::array<uint32_t, 128> a{};
+        for (int i = 0; i < 64; ++i) a[i] = ~0u;
+        return a;
+      }();
+      alignas(64) uint32_t built[64];
+      const uint32_t* lanes = kPrefix.data() + (64 - cnt);
+      if (!prefix) {
+        for (uint32_t e = 0; e < 64; ++e) built[e] = p.full.Test(e) ? ~0u : 0u;
+        lanes = built;
+      }
       Kernels().wsum_f32(dst, size_t(dst_rep), src, size_t(src_rep) * 8, lanes, p.repeats);
     } else {
       for (uint32_t r = 0; r < p.repeats; ++r) {

@@ -1373,6 +1373,19 @@ static void CaseBench() {
     time("Add f16", [&] { Add(hd, ha, ha, n); });
     time("Exp f16", [&] { Exp(hd, ha, n); });
     time("Cast h2f", [&] { Cast(d, ha, RoundMode::CAST_NONE, n); });
+    // Per-instruction overhead: 64-element instructions (one repeat of work each).
+    auto small = [&](const char* name, const std::function<void()>& f) {
+      const int iters = 200000;
+      auto t0 = std::chrono::steady_clock::now();
+      for (int i = 0; i < iters; ++i) f();
+      double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      std::printf("BENCH %-18s %7.1f ns/instr\n", name, s / iters * 1e9);
+    };
+    small("Add f32 x64", [&] { Add(d, a, b, 64); });
+    small("Adds f32 x64", [&] { Adds(d, a, 1.0f, 64); });
+    small("WholeReduceSum x1", [&] { WholeReduceSum(d, a, 64, 1, 1, 1, 8); });
+    small("ReduceSum x64", [&] { ReduceSum(d, a, b, 64); });
+    small("DataCopy UB 256B", [&] { DataCopy(d, a, 64); });
   });
   std::printf("ISA %s\n", ascendc_host::VecIsaName());
 }
