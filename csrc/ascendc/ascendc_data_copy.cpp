@@ -44,6 +44,29 @@ uint32_t LocalAlign(const CoreState& c, AscendC::TPosition pos) {
   return 32;
 }
 
+// Copies of a few hundred bytes (DataCopyPad rows) without a libc call per row: fixed-size chunks the
+// compiler inlines, never touching bytes outside [0, n).
+inline void SmallCopy(uint8_t* d, const uint8_t* s, uint64_t n) {
+  if (n > 512) {
+    std::memcpy(d, s, n);
+    return;
+  }
+  for (; n >= 32; n -= 32, d += 32, s += 32) std::memcpy(d, s, 32);
+  if (n >= 16) { std::memcpy(d, s, 16); n -= 16; d += 16; s += 16; }
+  if (n >= 8) { std::memcpy(d, s, 8); n -= 8; d += 8; s += 8; }
+  if (n >= 4) { std::memcpy(d, s, 4); n -= 4; d += 4; s += 4; }
+  for (; n > 0; --n) *d++ = *s++;
+}
+// Writes the esz-byte value at `v` into elements [e0, e1) of d.
+inline void FillElems(uint8_t* d, const uint8_t* v, uint32_t esz, uint64_t e0, uint64_t e1) {
+  switch (esz) {
+    case 4: { uint32_t x; std::memcpy(&x, v, 4); for (uint64_t e = e0; e < e1; ++e) std::memcpy(d + e * 4, &x, 4); break; }
+    case 2: { uint16_t x; std::memcpy(&x, v, 2); for (uint64_t e = e0; e < e1; ++e) std::memcpy(d + e * 2, &x, 2); break; }
+    case 8: { uint64_t x; std::memcpy(&x, v, 8); for (uint64_t e = e0; e < e1; ++e) std::memcpy(d + e * 8, &x, 8); break; }
+    default: for (uint64_t e = e0; e < e1; ++e) std::memcpy(d + e * esz, v, esz);
+  }
+}
+
 void CheckGmAlign(const char* instr, const char* role, const GlobalOperand& g, uint32_t esz) {
   if (esz > 1 && reinterpret_cast<uintptr_t>(g.ptr) % esz != 0)
     Fail("%s %s GM address %p is not aligned to sizeof(T) = %u B", instr, role, static_cast<void*>(g.ptr), esz);
@@ -210,9 +233,9 @@ void CopyPadG2L(const LocalOperand& dst, const GlobalOperand& src, uint32_t esz,
     if (is_pad) std::memcpy(fill, &pad_bits, 8);
     else if (c.pad_value_set) std::memcpy(fill, &c.pad_value, 8);
     else std::memcpy(fill, s, esz);
-    std::memcpy(d + data0 * esz, s, block_len);
-    for (uint64_t e = 0; e < data0; ++e) std::memcpy(d + e * esz, fill, esz);
-    for (uint64_t e = data1; e < elems; ++e) std::memcpy(d + e * esz, fill, esz);
+    SmallCopy(d + data0 * esz, s, block_len);
+    FillElems(d, fill, esz, 0, data0);
+    FillElems(d, fill, esz, data1, elems);
   }
   c.counters.gm_to_local_bytes += uint64_t(block_len) * block_count;
 }
@@ -229,7 +252,7 @@ void CopyPadL2G(const GlobalOperand& dst, const LocalOperand& src, uint32_t esz,
   const uint64_t gm_step = uint64_t(block_len) + dst_stride;
   CHECK_LOCAL_I(instr, c, from, "GM", "src", src, kUB, 32, (block_count - 1) * ub_step + block_len);
   CheckGlobal(instr, "dst", dst, (block_count - 1) * gm_step + block_len);
-  for (uint32_t i = 0; i < block_count; ++i) std::memcpy(dst.ptr + i * gm_step, src.ptr + i * ub_step, block_len);
+  for (uint32_t i = 0; i < block_count; ++i) SmallCopy(dst.ptr + i * gm_step, src.ptr + i * ub_step, block_len);
   c.counters.local_to_gm_bytes += uint64_t(block_len) * block_count;
 }
 
