@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "ascendc_core_state.h"
+#include "ascendc_vec_kernels.h"
 #include "kernel_data_copy.h"
 
 namespace ascendc_host {
@@ -44,19 +45,6 @@ uint32_t LocalAlign(const CoreState& c, AscendC::TPosition pos) {
   return 32;
 }
 
-// Copies of a few hundred bytes (DataCopyPad rows) without a libc call per row: fixed-size chunks the
-// compiler inlines, never touching bytes outside [0, n).
-inline void SmallCopy(uint8_t* d, const uint8_t* s, uint64_t n) {
-  if (n > 512) {
-    std::memcpy(d, s, n);
-    return;
-  }
-  for (; n >= 32; n -= 32, d += 32, s += 32) std::memcpy(d, s, 32);
-  if (n >= 16) { std::memcpy(d, s, 16); n -= 16; d += 16; s += 16; }
-  if (n >= 8) { std::memcpy(d, s, 8); n -= 8; d += 8; s += 8; }
-  if (n >= 4) { std::memcpy(d, s, 4); n -= 4; d += 4; s += 4; }
-  for (; n > 0; --n) *d++ = *s++;
-}
 // Writes the esz-byte value at `v` into elements [e0, e1) of d.
 inline void FillElems(uint8_t* d, const uint8_t* v, uint32_t esz, uint64_t e0, uint64_t e1) {
   switch (esz) {
@@ -224,16 +212,16 @@ void CopyPadG2L(const LocalOperand& dst, const GlobalOperand& src, uint32_t esz,
   CheckGlobal(instr, "src", src, (block_count - 1) * gm_step + block_len);
   const uint64_t elems = ub_block / esz;
   const uint64_t data0 = left, data1 = left + block_len / esz;
+  // The data of every block in one vectorized pass, then the pads of each block.
+  vk::Kernels().copy_rows(dst.ptr + data0 * esz, ub_step, src.ptr, gm_step, block_len, block_count);
   for (uint32_t i = 0; i < block_count; ++i) {
     uint8_t* d = dst.ptr + i * ub_step;
-    const uint8_t* s = src.ptr + i * gm_step;
     // Pads and the dummy tail: the isPad value, else SetPadValue's, else (undefined on the NPU) the
     // block's first element, which is also the documented dummy fill when both pads are 0.
     uint8_t fill[8];
     if (is_pad) std::memcpy(fill, &pad_bits, 8);
     else if (c.pad_value_set) std::memcpy(fill, &c.pad_value, 8);
-    else std::memcpy(fill, s, esz);
-    SmallCopy(d + data0 * esz, s, block_len);
+    else std::memcpy(fill, d + data0 * esz, esz);
     FillElems(d, fill, esz, 0, data0);
     FillElems(d, fill, esz, data1, elems);
   }
@@ -252,7 +240,7 @@ void CopyPadL2G(const GlobalOperand& dst, const LocalOperand& src, uint32_t esz,
   const uint64_t gm_step = uint64_t(block_len) + dst_stride;
   CHECK_LOCAL_I(instr, c, from, "GM", "src", src, kUB, 32, (block_count - 1) * ub_step + block_len);
   CheckGlobal(instr, "dst", dst, (block_count - 1) * gm_step + block_len);
-  for (uint32_t i = 0; i < block_count; ++i) SmallCopy(dst.ptr + i * gm_step, src.ptr + i * ub_step, block_len);
+  vk::Kernels().copy_rows(dst.ptr, gm_step, src.ptr, ub_step, block_len, block_count);
   c.counters.local_to_gm_bytes += uint64_t(block_len) * block_count;
 }
 
