@@ -656,17 +656,18 @@ class PoolKernel {
     Gather(gp, grad, Ph(kPermG).template ReinterpretCast<uint32_t>(), 0u, Lp_);
     LocalTensor<int32_t> idx32 = idxf.template ReinterpretCast<int32_t>();
     Gather(idx32, w64_.Get<int32_t>(), Ph(kPerm8).template ReinterpretCast<uint32_t>(), 0u, Lp_);
+    // UB byte offset of an index: idx * 4 + floor(idx / W) * (wpad - W) * 4 + (lpad - acc_r0 * wpad) * 4,
+    // in int32 but for the row, which comes from float (floor((idx + 0.5) / W) is exact here).
+    LocalTensor<int32_t> idx4 = a.template ReinterpretCast<int32_t>();
+    Muls(idx4, idx32, 4, n);
     Cast(idxf, idx32, RoundMode::CAST_NONE, Lp_);
-    // UB byte offset of an index: (idx + floor(idx / W) * (wpad - W) + lpad - acc_r0 * wpad) * 4
     Adds(pos, idxf, 0.5f, n);
     Muls(pos, pos, 1.0f / static_cast<float>(t_.w), n);
     Cast(offs, pos, RoundMode::CAST_FLOOR, Lp_);
-    Cast(pos, offs, RoundMode::CAST_NONE, Lp_);
-    Muls(pos, pos, static_cast<float>(t_.wpad - t_.w), n);
-    Add(pos, pos, idxf, n);
-    Adds(pos, pos, static_cast<float>(static_cast<int64_t>(t_.lpad) - acc_r0 * static_cast<int64_t>(t_.wpad)), n);
-    Muls(pos, pos, 4.0f, n);
-    Cast(offs, pos, RoundMode::CAST_RINT, Lp_);
+    Muls(offs, offs, static_cast<int32_t>((t_.wpad - t_.w) * 4), n);
+    Add(offs, offs, idx4, n);
+    Adds(offs, offs,
+         static_cast<int32_t>((static_cast<int64_t>(t_.lpad) - acc_r0 * static_cast<int64_t>(t_.wpad)) * 4), n);
     LocalTensor<uint32_t> uo = offs.template ReinterpretCast<uint32_t>();
     uint32_t start = 0;
     for (uint32_t ph = 0; ph < PhaseRows() * PhaseCols(); ++ph) {
