@@ -212,8 +212,9 @@ void CopyPadG2L(const LocalOperand& dst, const GlobalOperand& src, uint32_t esz,
   CheckGlobal(instr, "src", src, (block_count - 1) * gm_step + block_len);
   const uint64_t elems = ub_block / esz;
   const uint64_t data0 = left, data1 = left + block_len / esz;
-  // The data of every block in one vectorized pass, then the pads of each block.
-  vk::Kernels().copy_rows(dst.ptr + data0 * esz, ub_step, src.ptr, gm_step, block_len, block_count);
+  // The pads of each block first (a right pad as one whole 32 B block write, which the data then partly
+  // overwrites), then the data of every block in one vectorized pass.
+  const bool tail_block = data1 < elems && elems - data1 <= 32 / esz && (esz == 2 || esz == 4 || esz == 8);
   for (uint32_t i = 0; i < block_count; ++i) {
     uint8_t* d = dst.ptr + i * ub_step;
     // Pads and the dummy tail: the isPad value, else SetPadValue's, else (undefined on the NPU) the
@@ -221,10 +222,12 @@ void CopyPadG2L(const LocalOperand& dst, const GlobalOperand& src, uint32_t esz,
     uint8_t fill[8];
     if (is_pad) std::memcpy(fill, &pad_bits, 8);
     else if (c.pad_value_set) std::memcpy(fill, &c.pad_value, 8);
-    else std::memcpy(fill, d + data0 * esz, esz);
+    else std::memcpy(fill, src.ptr + i * gm_step, esz);
     FillElems(d, fill, esz, 0, data0);
-    FillElems(d, fill, esz, data1, elems);
+    if (tail_block) FillElems(d + ub_block - 32, fill, esz, 0, 32 / esz);  // fixed size: stores inline
+    else FillElems(d, fill, esz, data1, elems);
   }
+  vk::Kernels().copy_rows(dst.ptr + data0 * esz, ub_step, src.ptr, gm_step, block_len, block_count);
   c.counters.gm_to_local_bytes += uint64_t(block_len) * block_count;
 }
 
