@@ -644,21 +644,24 @@ class BnApplyKernel {
     const int32_t n = static_cast<int32_t>(cnt);
     LocalTensor<T> xin = xQ_.template DeQue<T>();
     LocalTensor<T> yout = yQ_.template AllocTensor<T>();
-    LocalTensor<float> d = Work(0);
+    // float: compute straight into the output tile (no copy pass at the end).
+    LocalTensor<float> d;
+    if constexpr (std::is_same_v<T, float>) d = yout;
+    else d = Work(0);
     if (!bwd_) {
-      LocalTensor<float> xf = AsFloat(d, xin, cnt);
+      LocalTensor<float> xf = AsFloat(Work(0), xin, cnt);
       Muls(d, xf, a, n);
       Adds(d, d, b, n);
     } else {
       LocalTensor<T> gin = goQ_.template DeQue<T>();
-      LocalTensor<float> gf = AsFloat(d, gin, cnt);
+      LocalTensor<float> gf = AsFloat(Work(0), gin, cnt);
       Muls(d, gf, a, n);
       LocalTensor<float> xf = AsFloat(Work(1), xin, cnt);
       Axpy(d, xf, b, n);
       Adds(d, d, cc, n);
       goQ_.FreeTensor(gin);
     }
-    StoreFloat(yout, d, cnt);
+    if constexpr (!std::is_same_v<T, float>) StoreFloat(yout, d, cnt);
     yQ_.EnQue(yout);
     xQ_.FreeTensor(xin);
   }
@@ -699,14 +702,16 @@ class BnApplyKernel {
       }
       xin = xQ_.template DeQue<T>();
       LocalTensor<T> yout = yQ_.template AllocTensor<T>();
-      LocalTensor<float> d = Work(0);
+      LocalTensor<float> d;
+      if constexpr (std::is_same_v<T, float>) d = yout;
+      else d = Work(0);
       if (!bwd_) {
-        LocalTensor<float> xf = AsFloat(d, xin, cnt);
+        LocalTensor<float> xf = AsFloat(Work(0), xin, cnt);
         Mul(d, xf, ra, n);
         Add(d, d, rb, n);
       } else {
         LocalTensor<T> gin = goQ_.template DeQue<T>();
-        LocalTensor<float> gf = AsFloat(d, gin, cnt);
+        LocalTensor<float> gf = AsFloat(Work(0), gin, cnt);
         Mul(d, gf, ra, n);
         LocalTensor<float> xf = AsFloat(Work(1), xin, cnt);
         LocalTensor<float> e = Work(1);
@@ -715,7 +720,7 @@ class BnApplyKernel {
         Add(d, d, rc, n);
         goQ_.FreeTensor(gin);
       }
-      StoreFloat(yout, d, cnt);
+      if constexpr (!std::is_same_v<T, float>) StoreFloat(yout, d, cnt);
       xQ_.FreeTensor(xin);
       yQ_.EnQue(yout);
       yout = yQ_.template DeQue<T>();

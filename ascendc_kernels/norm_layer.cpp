@@ -1,5 +1,5 @@
-// Layer norm in Ascend C: one row of d elements per step, in float. The row sums are FoldSum trees over
-// a zero-padded copy (d rounded up to 64), so results depend only on d. Backward writes grad_input per
+// Layer norm in Ascend C: one row of d elements per step, in float. The row sums are count-form
+// ReduceSum (per-64-lane trees added in order), so results depend only on d. Backward writes grad_input per
 // row and keeps per-core column sums for grad_weight / grad_bias, folded in core order afterwards.
 #include <cmath>
 
@@ -17,8 +17,9 @@ LayerNormTiling layer_norm_tiling(uint64_t rows, uint64_t d, bool backward, uint
   t.d = d;
   t.dpad = static_cast<uint32_t>(AlignUp<uint64_t>(d, 64));
   const uint64_t cores = static_cast<uint64_t>(soc.vector_cores > 0 ? soc.vector_cores : 1);
-  // Enough rows per core for ~32K elements of work (a core loads weight and bias once).
-  uint64_t min_rows = d ? CeilDivU<uint64_t>(32768, d) : 1;
+  // Enough rows per core for ~64K elements of work: each core loads weight and bias (2d floats) once, so
+  // fewer, fuller cores move less.
+  uint64_t min_rows = d ? CeilDivU<uint64_t>(65536, d) : 1;
   uint64_t rpc = CeilDivU<uint64_t>(rows, cores);
   if (rpc < min_rows) rpc = min_rows;
   if (rpc < 1) rpc = 1;
@@ -96,8 +97,9 @@ class LayerNormKernel {
     if constexpr (!std::is_same_v<T, float>) pipe_.InitBuffer(inT_, 2 * dp * sizeof(T));
     pipe_.InitBuffer(rows_, (backward ? 6 : 4) * dp * sizeof(float));
     pipe_.InitBuffer(small_, 2 * 64 * sizeof(float) + 256);
-    // FoldSum reads the zero tail of the scratch row; the accumulators start at zero.
-    Duplicate(R(kTmp), 0.0f, static_cast<int32_t>(dp));
+    // ReduceSum's sharedTmpBuffer: one value per 64-lane repeat of a row.
+    pipe_.InitBuffer(red_, (dp / 64 + 64) * sizeof(float));
+    // The accumulators start at zero.
     if (backward) Duplicate(R(kAccW), 0.0f, static_cast<int32_t>(2 * dp));
     const uint32_t db = static_cast<uint32_t>(t.d * 4);
     if (weight) DataCopyPad(R(kW), wGm_, DataCopyExtParams{1, db, 0, 0, 0}, DataCopyPadExtParams<float>{false, 0, 0, 0.0f});
@@ -154,13 +156,12 @@ class LayerNormKernel {
     return f;
   }
 
-  // Sum of src[0, d) through a zero-padded copy.
+  // Sum of src[0, d): one count-form ReduceSum (a single read pass; the result depends only on d).
   __aicore__ inline float RowSum(const LocalTensor<float>& src) {
-    LocalTensor<float> tmp = R(kTmp);
-    Adds(tmp, src, 0.0f, static_cast<int32_t>(t_.d));
-    const float s = FoldSum(tmp, small_.Get<float>()[128], t_.dpad);
+    LocalTensor<float> out = small_.Get<float>()[128];
+    ReduceSum(out, src, red_.Get<float>(), static_cast<int32_t>(t_.d));
     SyncVToS();
-    return s;
+    return out.GetValue(0);
   }
 
   __aicore__ inline void StoreRow(uint64_t row, const LocalTensor<float>& f) {
@@ -183,8 +184,7 @@ class LayerNormKernel {
     Adds(x, x, -mean, d);
     LocalTensor<float> tmp = R(kTmp);
     Mul(tmp, x, x, d);
-    const float var = FoldSum(tmp, small_.Get<float>()[128], t_.dpad) * inv_d;
-    SyncVToS();
+    const float var = RowSum(tmp) * inv_d;
     const float rstd = 1.0f / std::sqrt(var + t_.eps);
     Stat(0).SetValue(k, mean);
     Stat(1).SetValue(k, rstd);
@@ -228,8 +228,7 @@ class LayerNormKernel {
     if (t_.has_weight) Mul(g, g, R(kW), d);
     const float s1 = RowSum(g) * inv_d;
     Mul(tmp, g, x, d);
-    const float s2 = FoldSum(tmp, small_.Get<float>()[128], t_.dpad) * inv_d;
-    SyncVToS();
+    const float s2 = RowSum(tmp) * inv_d;
     Muls(x, x, -s2, d);
     Add(x, x, g, d);
     Adds(x, x, -s1, d);
@@ -240,7 +239,7 @@ class LayerNormKernel {
   LayerNormTiling t_;
   bool bwd_ = false;
   TPipe pipe_;
-  TBuf<TPosition::VECCALC> inT_, rows_, small_;
+  TBuf<TPosition::VECCALC> inT_, rows_, small_, red_;
   GlobalTensor<T> xGm_, goGm_, yGm_;
   GlobalTensor<float> wGm_, bGm_, meanGm_, rstdGm_, partialGm_;
 };

@@ -647,26 +647,27 @@ class PoolKernel {
   // Max pooling backward of one band: every output adds its gradient at its argmax. Outputs of one
   // phase have disjoint windows, so their argmax positions differ: one Gather + Add + Scatter per phase
   // over that phase's contiguous block of phase-ordered lanes.
-  __aicore__ inline void MaxBackwardBand(int64_t acc_r0, uint32_t rb) {
+  __aicore__ inline void MaxBackwardBand(int64_t acc_r0, uint32_t rb, const LocalTensor<float>& grad) {
     const int32_t n = static_cast<int32_t>(Lp_);
     LocalTensor<float> bf = bandF_.Get<float>();
     LocalTensor<float> gp = Ph(kGp), idxf = Ph(kIdx), pos = Ph(kPos), a = Ph(kAcc);
     LocalTensor<int32_t> offs = Ph(kOffs).template ReinterpretCast<int32_t>();
     // gradients and int64 index low words, in phase order
-    Gather(gp, acc_.Get<float>(), Ph(kPermG).template ReinterpretCast<uint32_t>(), 0u, Lp_);
+    Gather(gp, grad, Ph(kPermG).template ReinterpretCast<uint32_t>(), 0u, Lp_);
     LocalTensor<int32_t> idx32 = idxf.template ReinterpretCast<int32_t>();
     Gather(idx32, w64_.Get<int32_t>(), Ph(kPerm8).template ReinterpretCast<uint32_t>(), 0u, Lp_);
+    // UB byte offset of an index: idx * 4 + floor(idx / W) * (wpad - W) * 4 + (lpad - acc_r0 * wpad) * 4,
+    // in int32 but for the row, which comes from float (floor((idx + 0.5) / W) is exact here).
+    LocalTensor<int32_t> idx4 = a.template ReinterpretCast<int32_t>();
+    Muls(idx4, idx32, 4, n);
     Cast(idxf, idx32, RoundMode::CAST_NONE, Lp_);
-    // UB byte offset of an index: (idx + floor(idx / W) * (wpad - W) + lpad - acc_r0 * wpad) * 4
     Adds(pos, idxf, 0.5f, n);
     Muls(pos, pos, 1.0f / static_cast<float>(t_.w), n);
     Cast(offs, pos, RoundMode::CAST_FLOOR, Lp_);
-    Cast(pos, offs, RoundMode::CAST_NONE, Lp_);
-    Muls(pos, pos, static_cast<float>(t_.wpad - t_.w), n);
-    Add(pos, pos, idxf, n);
-    Adds(pos, pos, static_cast<float>(static_cast<int64_t>(t_.lpad) - acc_r0 * static_cast<int64_t>(t_.wpad)), n);
-    Muls(pos, pos, 4.0f, n);
-    Cast(offs, pos, RoundMode::CAST_RINT, Lp_);
+    Muls(offs, offs, static_cast<int32_t>((t_.wpad - t_.w) * 4), n);
+    Add(offs, offs, idx4, n);
+    Adds(offs, offs,
+         static_cast<int32_t>((static_cast<int64_t>(t_.lpad) - acc_r0 * static_cast<int64_t>(t_.wpad)) * 4), n);
     LocalTensor<uint32_t> uo = offs.template ReinterpretCast<uint32_t>();
     uint32_t start = 0;
     for (uint32_t ph = 0; ph < PhaseRows() * PhaseCols(); ++ph) {
@@ -688,15 +689,20 @@ class PoolKernel {
     while (from < to) {
       const uint32_t nr = static_cast<uint32_t>(to - from < t_.in_rows ? to - from : t_.in_rows);
       uint32_t src_row = 0;
+      LocalTensor<T> src = st;
       if (zeros) {
         Duplicate(st, T(0), static_cast<int32_t>(nr * t_.wpad));
       } else {
         src_row = static_cast<uint32_t>(from - acc_r0);
-        StoreFloat(st, bandF_.Get<float>()[src_row * t_.wpad], nr * t_.wpad);
+        if constexpr (std::is_same_v<T, float>) {
+          src = bandF_.Get<float>()[src_row * t_.wpad];  // float: straight from the accumulator band
+        } else {
+          StoreFloat(st, bandF_.Get<float>()[src_row * t_.wpad], nr * t_.wpad);
+        }
         src_row = 0;
       }
       SyncVToMte3();
-      DataCopyPad(gxGm_[(p * t_.h + from) * t_.w], st[src_row * t_.wpad + t_.lpad],
+      DataCopyPad(gxGm_[(p * t_.h + from) * t_.w], src[src_row * t_.wpad + t_.lpad],
                   DataCopyExtParams{static_cast<uint16_t>(nr), static_cast<uint32_t>(t_.w * sizeof(T)), gap, 0, 0});
       SyncMte3ToV();
       from += nr;
@@ -745,16 +751,17 @@ class PoolKernel {
                     DataCopyPadExtParams<int64_t>{false, 0, 0, 0});
       }
       SyncMte2ToV();
+      LocalTensor<float> gsrc = g;  // grad_out as float: the loaded tile itself for float
       if constexpr (std::is_same_v<T, float>) {
-        Adds(g, gt, 0.0f, n);
+        gsrc = gt;
       } else {
         Cast(g, gt, RoundMode::CAST_NONE, L_);
       }
       if (max_) {
-        MaxBackwardBand(acc_r0, rb);
+        MaxBackwardBand(acc_r0, rb, gsrc);
         continue;
       } else {
-        Mul(g, g, tabC_.Get<float>(), n);  // 1 / divisor
+        Mul(g, gsrc, tabC_.Get<float>(), n);  // 1 / divisor
       }
       LocalTensor<int32_t> pos = ik_.Get<int32_t>();
       LocalTensor<uint8_t> mask = mask_.Get<uint8_t>();
@@ -814,11 +821,10 @@ class PoolKernel {
     in = inQ_.template DeQue<T>();
     LocalTensor<float> bf = bandF_.Get<float>();
     if constexpr (std::is_same_v<T, float>) {
-      Adds(bf, in, 0.0f, static_cast<int32_t>(n));
+      bf = in;  // reduced in place (FoldSum below destroys it; the tile is freed after)
     } else {
       Cast(bf, in, RoundMode::CAST_NONE, n);
     }
-    inQ_.FreeTensor(in);
     LocalTensor<float> sums = tabA_.Get<float>();
     if (hwp <= 64) {
       WholeReduceSum(sums, bf, static_cast<int32_t>(hwp), static_cast<int32_t>(np), 1, 1,
@@ -832,6 +838,7 @@ class PoolKernel {
       }
       SyncSToV();
     }
+    inQ_.FreeTensor(in);
     Muls(sums, sums, 1.0f / static_cast<float>(hw), static_cast<int32_t>(np));
     LocalTensor<T> out = bandT_.Get<T>();
     StoreFloat(out, sums, np);
@@ -856,10 +863,17 @@ class PoolKernel {
     // grad / hw replicated over each plane's lanes with one Gather
     LocalTensor<float> bf = bandF_.Get<float>();
     LocalTensor<uint32_t> offs = tabA_.Get<uint32_t>();
-    RowOffsets(offs, bf, n, hwp, 4);
-    Gather(bf, g, offs, 0u, n);
+    if (n != meanOffsN_) {  // the same table for every step of np planes
+      RowOffsets(offs, bf, n, hwp, 4);
+      meanOffsN_ = n;
+    }
     LocalTensor<T> out = bandT_.Get<T>();
-    StoreFloat(out, bf, n);
+    if constexpr (std::is_same_v<T, float>) {
+      Gather(out, g, offs, 0u, n);
+    } else {
+      Gather(bf, g, offs, 0u, n);
+      StoreFloat(out, bf, n);
+    }
     SyncVToMte3();
     DataCopyPad(gxGm_[p * hw], out,
                 DataCopyExtParams{static_cast<uint16_t>(np), hw * static_cast<uint32_t>(sizeof(T)), MeanGap(), 0, 0});
@@ -868,7 +882,7 @@ class PoolKernel {
 
   PoolTiling t_;
   bool bwd_ = false, max_ = false, adaptive_ = false;
-  uint32_t L_ = 0, smallN_ = 0, bandAligned_ = 0, Lp_ = 0;
+  uint32_t L_ = 0, smallN_ = 0, bandAligned_ = 0, Lp_ = 0, meanOffsN_ = 0;
   TPipe pipe_;
   TQue<TPosition::VECIN, 1> inQ_;
   TBuf<TPosition::VECCALC> bandF_, bandT_, small_, rowlane_, goff_, tabA_, tabB_, tabC_, v_, acc_, iv_, ik_, mask_,

@@ -287,7 +287,7 @@ class ReduceKernel {
     first_ = i0_;
     for (uint64_t it = i0_; it < i1_;) {
       uint32_t k = static_cast<uint32_t>(MinU(kmax, i1_ - it));
-      if (R < 8 && k > outLen_ - pending_) k = outLen_ - pending_;
+      if (k > outLen_ - pending_) k = outLen_ - pending_;  // rows land straight in outF_
       LocalTensor<T> in = inQ_.template AllocTensor<T>();
       CopyInRows(in, xGm_[it * R], k, R, R, pitch);
       inQ_.EnQue(in);
@@ -296,15 +296,21 @@ class ReduceKernel {
       if (t_.pre == npu_kernels::kPreCenterSq)
         for (uint32_t r = 0; r < k; ++r) Adds(f[r * pitch], f[r * pitch], -Center(it + r), static_cast<int32_t>(R));
       ApplyPre(f, k * pitch);
-      if (R < 8) {  // one WholeReduce repeat per row, straight into outF_
+      if (R <= 64) {  // one WholeReduce repeat per row (a float row fits one repeat), straight into outF_
         WholeReduceRows(t_.comb, outF_.template Get<float>()[pending_], f, R, k, pitch / 8);
         pending_ += k;
         if (pending_ == outLen_) Flush();
-      } else {
+      } else {  // one count-form ReduceSum/Max/Min per row (a single read pass), lanes_ as its tmp buffer
+        LocalTensor<float> outF = outF_.template Get<float>();
+        LocalTensor<float> red = lanes_.template Get<float>();
+        const int32_t n = static_cast<int32_t>(R);
         for (uint32_t r = 0; r < k; ++r) {
-          FoldTo8(t_.comb, StageSlot(), f[r * pitch], R);
-          Staged();
+          if (t_.comb == npu_kernels::kCombSum) ReduceSum(outF[pending_ + r], f[r * pitch], red, n);
+          else if (t_.comb == npu_kernels::kCombMax) ReduceMax(outF[pending_ + r], f[r * pitch], red, n);
+          else ReduceMin(outF[pending_ + r], f[r * pitch], red, n);
         }
+        pending_ += k;
+        if (pending_ == outLen_) Flush();
       }
       inQ_.FreeTensor(in);
       it += k;

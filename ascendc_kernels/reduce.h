@@ -9,12 +9,14 @@
 //   var/std/arg reductions permute the reduced dims together with one device copy instead.
 // * Two kernel shapes, chosen inside one entry point by `inner`:
 //   - rows (inner == 1): every reduced row is contiguous. Short rows are packed many per UB tile
-//     (DataCopy when rows are 32 B multiples, DataCopyPad with row padding otherwise); long rows are
-//     streamed in tiles into a float accumulator with vector Add/Max/Min. Each row is folded in place by a
-//     pairwise tree of count-form vector ops to exactly 8 lanes (first level to the largest 8 * 2^j below n,
-//     then exact halvings) written to a small staging buffer, and BlockReduceSum/Max/Min finishes 8 staged
-//     rows per repeat into an aligned output slot (WholeReduce, one repeat per row, for rows shorter than 8).
-//     Tiles are <= 4096 elements: on the host model a small UB working set ran faster than 14K-element tiles.
+//     (DataCopy when rows are 32 B multiples, DataCopyPad with row padding otherwise): rows of <= 64
+//     elements finish with one WholeReduceSum/Max/Min repeat per row (255 rows per instruction), longer
+//     ones with one count-form ReduceSum/Max/Min per row (per-64-lane trees added in order), straight into
+//     the output buffer. Rows longer than a tile are streamed in tiles into a float accumulator with vector
+//     Add/Max/Min, which is folded by a pairwise tree of count-form vector ops to exactly 8 lanes (first
+//     level to the largest 8 * 2^j below n, then exact halvings) in a staging buffer; BlockReduceSum/Max/Min
+//     finishes 8 staged rows per repeat into an aligned output slot.
+//     Tiles are <= 4096 elements: on the host model a small UB working set ran faster than 8K-16K tiles.
 //   - columns (inner > 1): a work item is a chunk of `chunk_w` adjacent columns; tiles of `tile` rows x
 //     chunk are loaded with one strided DataCopy(Pad), folded row-pairwise (whole row blocks, so each
 //     level is one count-form instruction), and added to a float accumulator.

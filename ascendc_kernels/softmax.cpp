@@ -101,6 +101,8 @@ class SoftmaxKernel {
     const uint32_t small = rows_ ? AlignUpU(t.tile / 16 + 64, 64) : t.row_stride;
     pipe_.InitBuffer(vm_, small * sizeof(float));
     pipe_.InitBuffer(vs_, small * sizeof(float));
+    // ReduceSum/ReduceMax sharedTmpBuffer for one row of up to `tile` elements (2 values per repeat).
+    if (rows_) pipe_.InitBuffer(red_, AlignUpU(2 * (t.tile / 64 + 1) + 8, 64) * sizeof(float));
   }
 
   __aicore__ inline void Process() {
@@ -133,10 +135,16 @@ class SoftmaxKernel {
       return f;
     }
   }
-  // Per-row reduction of k packed rows (pitch P, R valid) of src into dst[0:k]; tmp receives the folds.
-  __aicore__ inline void RowReduce(uint32_t comb, const LocalTensor<float>& tmp, const LocalTensor<float>& src,
+  // Per-row reduction of k packed rows (pitch P, R valid) of src into dst[0:k]: one count-form
+  // ReduceSum/ReduceMax per row (a single pass over the row) with its own small sharedTmpBuffer.
+  __aicore__ inline void RowReduce(uint32_t comb, const LocalTensor<float>&, const LocalTensor<float>& src,
                                    uint32_t k, uint32_t P, uint32_t R, const LocalTensor<float>& dst) {
-    ReduceRowsTo1(comb, dst, tmp, src, k, P, R, true);
+    LocalTensor<float> red = red_.template Get<float>();
+    const int32_t n = static_cast<int32_t>(R);
+    for (uint32_t r = 0; r < k; ++r) {
+      if (comb == npu_kernels::kCombSum) ReduceSum(dst[r], src[r * P], red, n);
+      else ReduceMax(dst[r], src[r * P], red, n);
+    }
   }
 
   // The float tile the result is computed into: the output tile itself for float output.
@@ -222,7 +230,7 @@ class SoftmaxKernel {
         const uint32_t n = static_cast<uint32_t>(MinU(tn, R - off));
         LocalTensor<T> a = Load(aQ_, aGm_[base + off], 1, n, n, n);
         LocalTensor<float> fa = AsFloat(a, fa_, n);
-        ReduceRowTo1(npu_kernels::kCombMax, vm, tmp, fa, n);
+        RowReduce(npu_kernels::kCombMax, tmp, fa, 1, n, n, vm);
         const float v = vm.GetValue(0);
         if (off == 0 || v > m) m = v;
         aQ_.FreeTensor(a);
@@ -239,7 +247,7 @@ class SoftmaxKernel {
         aQ_.FreeTensor(a);
       } else {
         if (t_.log) {
-          ReduceRowTo1(npu_kernels::kCombSum, vs, tmp, fa, n);
+          RowReduce(npu_kernels::kCombSum, tmp, fa, 1, n, n, vs);
           s += vs.GetValue(0);
           aQ_.FreeTensor(a);
           continue;
@@ -249,7 +257,7 @@ class SoftmaxKernel {
         bQ_.FreeTensor(b);
         aQ_.FreeTensor(a);
       }
-      ReduceRowTo1(npu_kernels::kCombSum, vs, tmp, tmp, n);
+      RowReduce(npu_kernels::kCombSum, tmp, tmp, 1, n, n, vs);
       s += vs.GetValue(0);
     }
     float shift = 0.0f;
@@ -382,7 +390,7 @@ class SoftmaxKernel {
   TPipe pipe_;
   TQue<TPosition::VECIN, 1> aQ_, bQ_;
   TQue<TPosition::VECOUT, 1> outQ_;
-  TBuf<TPosition::VECCALC> fa_, fb_, tmp_, vm_, vs_;
+  TBuf<TPosition::VECCALC> fa_, fb_, tmp_, vm_, vs_, red_;
   GlobalTensor<T> aGm_, bGm_;
   GlobalTensor<O> oGm_;
 };

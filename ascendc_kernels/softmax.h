@@ -5,10 +5,10 @@
 // softmax = e / sum(e) (multiplied by the reciprocal), log_softmax = (x - m) - ln(sum(e)).
 // Backward: softmax: gi = y * (g - sum(g * y)); log_softmax: gi = g - exp(y) * sum(g).
 //
-// * rows (inner == 1): when a row fits in UB ("resident"), many rows are packed per tile and each row's max
-//   and sum come from the pairwise folds of reduce_helpers.h plus one WholeReduce for all rows of the tile;
-//   per-row scalars are applied with one vector instruction per row. Longer rows stream through UB in
-//   three passes (max, sum of exp, write) — two for the backward.
+// * rows (inner == 1): when a row fits in UB ("resident"), rows are packed per tile, each row's max and sum
+//   come from one count-form ReduceMax / ReduceSum (a single read pass) and per-row scalars are applied
+//   with one vector instruction per row: load, max, subtract, exp, sum, scale, store — one GM round trip.
+//   Longer rows stream through UB in three passes (max, sum of exp, write) — two for the backward.
 // * columns (inner > 1): a work item is a chunk of adjacent columns; row tiles stream through UB in three
 //   passes (max / sum / write) with the per-column max and sum kept as float vectors, rows folded pairwise.
 #pragma once

@@ -1,21 +1,31 @@
 """Pooling and normalization on npu next to the same ops on the CPU, in one process.
 
-    python benchmarks/bench_nn.py [--min-run-time 1.0] [--only NAME]
+    python benchmarks/bench_nn.py [--min-run-time 1.0] [--only NAME] [--threads N]
 
 Cases: max_pool2d 3x3 s2 p1 on (8, 64, 112, 112) (forward with indices, and backward); batch_norm eval
 and train on (8, 256, 56, 56); adaptive_avg_pool2d (8, 2048, 7, 7) -> 1x1 (the npu kernel through
 aten::_adaptive_avg_pool2d: F.adaptive_avg_pool2d(x, 1) itself lowers to mean(), a reduction op);
 layer_norm (64, 4096); dropout on (8, 64, 112, 112). Each npu statement synchronizes. Prints the medians
 (torch.utils.benchmark) and the npu/CPU ratio; the target is <= 5x for every op and <= 1.5x for the
-memory-bound ones.
+memory-bound ones. --threads N runs both sides on N threads (torch.set_num_threads and
+TORCH_OPS_NN_HOST_THREADS); on a machine shared with other jobs, --threads 1 gives the steadier comparison.
 """
 import argparse
+import os
+import sys
 
-import torch
-import torch.nn.functional as F
-import torch.utils.benchmark as benchmark
+if __name__ == "__main__":
+    _pre = argparse.ArgumentParser(add_help=False)
+    _pre.add_argument("--threads", type=int, default=0)
+    _n = _pre.parse_known_args(sys.argv[1:])[0].threads
+    if _n > 0:  # before torch loads torch_ops_nn (autoload), which sizes its host thread pool once
+        os.environ["TORCH_OPS_NN_HOST_THREADS"] = str(_n)
 
-import torch_ops_nn  # noqa: F401
+import torch  # noqa: E402
+import torch.nn.functional as F  # noqa: E402
+import torch.utils.benchmark as benchmark  # noqa: E402
+
+import torch_ops_nn  # noqa: F401,E402
 
 
 def measure(stmt: str, env: dict, min_run_time: float) -> float:
@@ -32,11 +42,12 @@ def cases():
     c = 256
     w, b, rm, rv = torch.randn(c), torch.randn(c), torch.randn(c), torch.rand(c) + 0.5
     ap = torch.randn(8, 2048, 7, 7)
+    apg = torch.randn(8, 2048, 1, 1)
     ln = torch.randn(64, 4096)
     lw, lb = torch.randn(4096), torch.randn(4096)
-    dev = {k: v.to("npu") for k, v in dict(x=x, idx=idx, g=g, bn_x=bn_x, w=w, b=b, rm=rm, rv=rv, ap=ap, ln=ln, lw=lw,
-                                          lb=lb).items()}
-    cpu = dict(x=x, idx=idx, g=g, bn_x=bn_x, w=w, b=b, rm=rm, rv=rv, ap=ap, ln=ln, lw=lw, lb=lb)
+    dev = {k: v.to("npu") for k, v in dict(x=x, idx=idx, g=g, bn_x=bn_x, w=w, b=b, rm=rm, rv=rv, ap=ap, apg=apg, ln=ln,
+                                          lw=lw, lb=lb).items()}
+    cpu = dict(x=x, idx=idx, g=g, bn_x=bn_x, w=w, b=b, rm=rm, rv=rv, ap=ap, apg=apg, ln=ln, lw=lw, lb=lb)
     mp_bwd = "torch.ops.aten.max_pool2d_with_indices_backward(g, x, [3, 3], [2, 2], [1, 1], [1, 1], False, idx)"
     return [
         ("max_pool2d 3x3 s2 p1 (8,64,112,112)", "F.max_pool2d(x, 3, 2, 1, return_indices=True)", cpu, dev),
@@ -44,6 +55,8 @@ def cases():
         ("batch_norm eval (8,256,56,56)", "F.batch_norm(bn_x, rm, rv, w, b, False)", cpu, dev),
         ("batch_norm train (8,256,56,56)", "F.batch_norm(bn_x, rm, rv, w, b, True)", cpu, dev),
         ("adaptive_avg_pool2d (8,2048,7,7)->1", "torch._adaptive_avg_pool2d(ap, (1, 1))", cpu, dev),
+        ("  same through F (mean, as in ResNet)", "F.adaptive_avg_pool2d(ap, 1)", cpu, dev),
+        ("  backward", "torch.ops.aten._adaptive_avg_pool2d_backward(apg, ap)", cpu, dev),
         ("layer_norm (64,4096)", "F.layer_norm(ln, (4096,), lw, lb)", cpu, dev),
         ("dropout p=0.5 (8,64,112,112)", "torch.ops.aten.native_dropout(x, 0.5, True)", cpu, dev),
     ]
@@ -53,7 +66,10 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--min-run-time", type=float, default=1.0)
     parser.add_argument("--only", default="")
+    parser.add_argument("--threads", type=int, default=0, help="threads for both sides (default: all)")
     args = parser.parse_args()
+    if args.threads > 0:
+        torch.set_num_threads(args.threads)
     print(f"torch {torch.__version__}, {torch.get_num_threads()} CPU threads, "
           f"{torch_ops_nn._C._host_threads()} npu host threads")
     print(f"{'op':<40}{'cpu (ms)':>10}{'npu (ms)':>10}{'npu/cpu':>9}")

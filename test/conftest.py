@@ -4,6 +4,9 @@ import subprocess
 import sys
 
 os.environ.setdefault("TORCH_OPS_NN_DEVICE_COUNT", "2")
+# Poison each block's local memory before it runs, so a kernel reading UB it never wrote fails the
+# tests (NaN) and stays deterministic across host threads (off by default for speed: ascendc_core.cpp).
+os.environ.setdefault("TORCH_OPS_NN_POISON_UB", "1")
 
 import pytest  # noqa: E402
 

@@ -28,6 +28,21 @@ namespace {
 // so reading memory the kernel never wrote shows up).
 constexpr uint8_t kPoisonByte = 0xFF;
 
+// Whether each block's reused local memory is poisoned (refilled with kPoisonByte) before the block runs.
+// Poisoning makes a kernel that reads memory it never wrote deterministic (it reads NaN / -1, whatever
+// ran before on that host thread) and visible in tests, but refilling every block's UB costs as much as
+// moving the data of a small kernel. So it is on in tests and debugging: TORCH_OPS_NN_POISON_UB=1
+// (test/conftest.py sets it), or TORCH_OPS_NN_BOUNDS_CHECK=1; =0 forces it off. Default off. Fresh
+// pool memory is always poisoned once.
+bool PoisonEnabled(const CoreConfig& cfg) {
+  static const int env = [] {
+    const char* v = std::getenv("TORCH_OPS_NN_POISON_UB");
+    if (v == nullptr || *v == '\0') return -1;
+    return *v == '0' ? 0 : 1;
+  }();
+  return env < 0 ? cfg.bounds_check : env == 1;
+}
+
 struct ThreadPools {
   uint8_t* mem[kNumPhysBuf] = {};
   uint32_t cap[kNumPhysBuf] = {};
@@ -265,6 +280,7 @@ void RunBlock(const char* kernel_name, const CoreConfig& cfg, CoreType type, int
   c.pad_value = 0;
   c.pad_value_set = false;
   FillPositionMap(c);
+  const bool poison = PoisonEnabled(cfg);
   for (int i = 0; i < kNumPhysBuf; ++i) {
     Pool& pl = c.pool[i];
     PhysBuf b = PhysBuf(i);
@@ -272,12 +288,12 @@ void RunBlock(const char* kernel_name, const CoreConfig& cfg, CoreType type, int
     size &= ~31u;
     if (size == 0) {
       // Keep the previous block's dirty region accounted for so that it is cleared when reused.
-      if (pl.base && pl.dirty) std::memset(pl.base, kPoisonByte, pl.dirty);
+      if (poison && pl.base && pl.dirty) std::memset(pl.base, kPoisonByte, pl.dirty);
       pl = Pool{};
       continue;
     }
     uint8_t* base = t_pools.Get(i, size);
-    if (pl.base == base && pl.dirty) std::memset(base, kPoisonByte, pl.dirty);
+    if (poison && pl.base == base && pl.dirty) std::memset(base, kPoisonByte, pl.dirty);
     pl.base = base;
     pl.size = size;
     pl.dirty = 0;

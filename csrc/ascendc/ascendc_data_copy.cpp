@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "ascendc_core_state.h"
+#include "ascendc_vec_kernels.h"
 #include "kernel_data_copy.h"
 
 namespace ascendc_host {
@@ -42,6 +43,16 @@ uint32_t LocalAlign(const CoreState& c, AscendC::TPosition pos) {
   if (b == PhysBuf::BT) return 64;
   if (b == PhysBuf::FB) return 128;
   return 32;
+}
+
+// Writes the esz-byte value at `v` into elements [e0, e1) of d.
+inline void FillElems(uint8_t* d, const uint8_t* v, uint32_t esz, uint64_t e0, uint64_t e1) {
+  switch (esz) {
+    case 4: { uint32_t x; std::memcpy(&x, v, 4); for (uint64_t e = e0; e < e1; ++e) std::memcpy(d + e * 4, &x, 4); break; }
+    case 2: { uint16_t x; std::memcpy(&x, v, 2); for (uint64_t e = e0; e < e1; ++e) std::memcpy(d + e * 2, &x, 2); break; }
+    case 8: { uint64_t x; std::memcpy(&x, v, 8); for (uint64_t e = e0; e < e1; ++e) std::memcpy(d + e * 8, &x, 8); break; }
+    default: for (uint64_t e = e0; e < e1; ++e) std::memcpy(d + e * esz, v, esz);
+  }
 }
 
 void CheckGmAlign(const char* instr, const char* role, const GlobalOperand& g, uint32_t esz) {
@@ -130,8 +141,12 @@ void CopyL2G(const GlobalOperand& dst, const LocalOperand& src, uint32_t esz, co
 // ------------------------------------------------------------------ local -> local
 namespace {
 // UB -> UB / L1 (TSCM), L1 -> BiasTable / Fixpipe buffer.
-void CheckL2LPath(const CoreState& c, const char* lbl, const LocalOperand& dst, const LocalOperand& src,
-                  uint64_t dfoot, uint64_t sfoot) {
+void CheckL2LPath(const CoreState& c, const char* from, const char* to, const LocalOperand& dst,
+                  const LocalOperand& src, uint64_t dfoot, uint64_t sfoot) {
+  // The common UB -> UB case without building a message.
+  if (QuickOk(c, src, kUB, 32, sfoot) && QuickOk(c, dst, kUB | PhysMask(PhysBuf::L1), 32, dfoot)) return;
+  const Label label("DataCopy", from, to);
+  const char* lbl = label.s;
   PhysBuf sb = c.PhysOf(src.pos);
   if (sb == PhysBuf::L1) {
     CheckLocal(lbl, "src", src, PhysMask(PhysBuf::L1), 32, sfoot);
@@ -150,7 +165,7 @@ void CopyL2L(const LocalOperand& dst, const LocalOperand& src, uint32_t esz, uin
   if (count == 0) return;
   CheckCountBytes(from, to, count, esz);
   uint64_t bytes = uint64_t(count) * esz;
-  CheckL2LPath(c, Label("DataCopy", from, to).s, dst, src, bytes, bytes);
+  CheckL2LPath(c, from, to, dst, src, bytes, bytes);
   std::memmove(dst.ptr, src.ptr, bytes);
 }
 
@@ -163,7 +178,7 @@ void CopyL2L(const LocalOperand& dst, const LocalOperand& src, uint32_t esz, con
   if (p.blockCount == 0 || p.blockLen == 0) return;
   uint64_t dfoot = Footprint(p.blockCount, p.blockLen, p.dstGap, 32);
   uint64_t sfoot = Footprint(p.blockCount, p.blockLen, p.srcGap, 32);
-  CheckL2LPath(c, Label("DataCopy", from, to).s, dst, src, dfoot, sfoot);
+  CheckL2LPath(c, from, to, dst, src, dfoot, sfoot);
   const uint64_t len = uint64_t(p.blockLen) * 32;
   for (uint32_t i = 0; i < p.blockCount; ++i)
     std::memmove(dst.ptr + i * (len + uint64_t(p.dstGap) * 32), src.ptr + i * (len + uint64_t(p.srcGap) * 32), len);
@@ -197,19 +212,22 @@ void CopyPadG2L(const LocalOperand& dst, const GlobalOperand& src, uint32_t esz,
   CheckGlobal(instr, "src", src, (block_count - 1) * gm_step + block_len);
   const uint64_t elems = ub_block / esz;
   const uint64_t data0 = left, data1 = left + block_len / esz;
+  // The pads of each block first (a right pad as one whole 32 B block write, which the data then partly
+  // overwrites), then the data of every block in one vectorized pass.
+  const bool tail_block = data1 < elems && elems - data1 <= 32 / esz && (esz == 2 || esz == 4 || esz == 8);
   for (uint32_t i = 0; i < block_count; ++i) {
     uint8_t* d = dst.ptr + i * ub_step;
-    const uint8_t* s = src.ptr + i * gm_step;
     // Pads and the dummy tail: the isPad value, else SetPadValue's, else (undefined on the NPU) the
     // block's first element, which is also the documented dummy fill when both pads are 0.
     uint8_t fill[8];
     if (is_pad) std::memcpy(fill, &pad_bits, 8);
     else if (c.pad_value_set) std::memcpy(fill, &c.pad_value, 8);
-    else std::memcpy(fill, s, esz);
-    std::memcpy(d + data0 * esz, s, block_len);
-    for (uint64_t e = 0; e < data0; ++e) std::memcpy(d + e * esz, fill, esz);
-    for (uint64_t e = data1; e < elems; ++e) std::memcpy(d + e * esz, fill, esz);
+    else std::memcpy(fill, src.ptr + i * gm_step, esz);
+    FillElems(d, fill, esz, 0, data0);
+    if (tail_block) FillElems(d + ub_block - 32, fill, esz, 0, 32 / esz);  // fixed size: stores inline
+    else FillElems(d, fill, esz, data1, elems);
   }
+  vk::Kernels().copy_rows(dst.ptr + data0 * esz, ub_step, src.ptr, gm_step, block_len, block_count);
   c.counters.gm_to_local_bytes += uint64_t(block_len) * block_count;
 }
 
@@ -225,7 +243,7 @@ void CopyPadL2G(const GlobalOperand& dst, const LocalOperand& src, uint32_t esz,
   const uint64_t gm_step = uint64_t(block_len) + dst_stride;
   CHECK_LOCAL_I(instr, c, from, "GM", "src", src, kUB, 32, (block_count - 1) * ub_step + block_len);
   CheckGlobal(instr, "dst", dst, (block_count - 1) * gm_step + block_len);
-  for (uint32_t i = 0; i < block_count; ++i) std::memcpy(dst.ptr + i * gm_step, src.ptr + i * ub_step, block_len);
+  vk::Kernels().copy_rows(dst.ptr, gm_step, src.ptr, ub_step, block_len, block_count);
   c.counters.local_to_gm_bytes += uint64_t(block_len) * block_count;
 }
 

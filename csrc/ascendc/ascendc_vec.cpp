@@ -1,6 +1,7 @@
 // Vector instructions: operand checks, the count form (straight into the SIMD kernel table), the
 // mask/repeat form (gather each repeat into a contiguous scratch, run the same kernel, scatter the
 // active elements back), Compare/Select and the reductions.
+#include <array>
 #include <cinttypes>
 #include <cstdlib>
 #include <cstring>
@@ -48,7 +49,15 @@ constexpr const char* kRoundName[] = {"CAST_NONE", "CAST_RINT",  "CAST_FLOOR", "
 
 inline uint32_t Esz(DT dt) { return kDTSize[int(dt)]; }
 
-void CheckVec(const char* instr, const char* role, const LocalOperand& op, uint64_t footprint, uint32_t align = 32) {
+// The common passing case inline (no call, no message); CheckLocal reports the details of a failure.
+inline void CheckVec(const char* instr, const char* role, const LocalOperand& op, uint64_t footprint,
+                     uint32_t align = 32) {
+  const CoreState& c = LocalCore();
+  if (__builtin_expect(c.PhysOf(op.pos) == PhysBuf::UB, 1)) {
+    const Pool& pl = c.pool[int(PhysBuf::UB)];
+    const uint64_t addr = uint64_t(op.ptr - pl.base);
+    if (op.ptr >= pl.base && addr <= pl.size && addr % align == 0 && footprint <= op.bytes) return;
+  }
   CheckLocal(instr, role, op, PhysMask(PhysBuf::UB), align, footprint);
 }
 
@@ -118,6 +127,10 @@ struct RepOp {
 };
 
 uint64_t ExtentOne(const RepOp& o, uint32_t r, const Mask128& m, uint32_t epr) {
+  if (o.blk >= 1 && !m.Empty()) {  // offsets grow with the lane: the highest active lane ends furthest
+    const uint32_t hi = m.w[1] ? 127u - uint32_t(__builtin_clzll(m.w[1])) : 63u - uint32_t(__builtin_clzll(m.w[0]));
+    if (hi < epr) return o.Off(r, hi) + o.esz;
+  }
   uint64_t ext = 0;
   for (uint32_t e = 0; e < epr; ++e)
     if (m.Test(e)) {
@@ -326,6 +339,7 @@ void VUnaryRep(UnOp op, DT dt, const LO& d, const LO& a, MaskArg m, int64_t repe
 
 namespace {
 void FillScalar(uint8_t* d, const void* s, uint32_t esz, size_t n) {
+  if (esz == 2 || esz == 4) return Kernels().fill[esz == 4](d, s, n);
   switch (esz) {
     case 2: { uint16_t v; std::memcpy(&v, s, 2); uint16_t* p = reinterpret_cast<uint16_t*>(d); for (size_t i = 0; i < n; ++i) p[i] = v; break; }
     case 4: { uint32_t v; std::memcpy(&v, s, 4); uint32_t* p = reinterpret_cast<uint32_t*>(d); for (size_t i = 0; i < n; ++i) p[i] = v; break; }
@@ -555,6 +569,40 @@ void VWholeReduce(RedOp op, DT dt, const LO& d, const LO& a, MaskArg m, int64_t 
   RepOp rs{a.ptr, esz, uint32_t(src_blk), uint32_t(src_rep)};
   CheckRepOp(instr, "src", a, rs, p, epr);
   CheckVec(instr, "dst", d, uint64_t(p.repeats - 1) * uint64_t(dst_rep) * unit + out, unit);
+  // Fast paths for float repeats of 8 adjacent blocks (srcBlkStride 1) with one mask for every repeat:
+  // the same tree (Sum) and the same first-best scan (Max/Min) as below, without the per-lane gather.
+  const uint32_t cnt = p.full.Count();
+  const bool prefix = cnt > 0 && (cnt == 64 || p.full.w[0] == ~0ull >> (64 - cnt));  // the first cnt lanes
+  if (dt == DT::F32 && src_blk == 1 && p.full.w[0] == p.last.w[0] && p.full.w[1] == p.last.w[1] &&
+      (op == RedOp::Sum || (order == ReduceOrder::ORDER_ONLY_VALUE && prefix))) {
+    const float* src = reinterpret_cast<const float*>(a.ptr);
+    float* dst = reinterpret_cast<float*>(d.ptr);
+    if (op == RedOp::Sum) {
+      // Lane masks: a prefix of cnt lanes is a window of kPrefix (64 ones, then 64 zeros).
+      alignas(64) static constexpr auto kPrefix = [] {
+        std::array<uint32_t, 128> a{};
+        for (int i = 0; i < 64; ++i) a[i] = ~0u;
+        return a;
+      }();
+      alignas(64) uint32_t built[64];
+      const uint32_t* lanes = kPrefix.data() + (64 - cnt);
+      if (!prefix) {
+        for (uint32_t e = 0; e < 64; ++e) built[e] = p.full.Test(e) ? ~0u : 0u;
+        lanes = built;
+      }
+      Kernels().wsum_f32(dst, size_t(dst_rep), src, size_t(src_rep) * 8, lanes, p.repeats);
+    } else {
+      for (uint32_t r = 0; r < p.repeats; ++r) {
+        const float* x = src + uint64_t(r) * uint64_t(src_rep) * 8;
+        float best = x[0];
+        for (uint32_t e = 1; e < cnt; ++e)
+          if (Better(op, x[e], best)) best = x[e];
+        dst[uint64_t(r) * uint64_t(dst_rep)] = best;
+      }
+    }
+    LocalCore().counters.vector_elem_ops += uint64_t(cnt) * p.repeats;
+    return;
+  }
   alignas(64) uint8_t t0[256];
   float v[128];
   uint64_t active = 0;
@@ -599,6 +647,34 @@ void VBlockReduce(RedOp op, DT dt, const LO& d, const LO& a, MaskArg m, int64_t 
   RepOp rs{a.ptr, esz, uint32_t(src_blk), uint32_t(src_rep)};
   CheckRepOp(instr, "src", a, rs, p, epr);
   CheckVec(instr, "dst", d, uint64_t(p.repeats - 1) * uint64_t(dst_rep) * 8 * esz + 8 * esz, 8 * esz);
+  // Fast path: float, one mask for every repeat that covers whole blocks (the first 8 * nb lanes): the same
+  // per-block tree (Sum) and first-best scan (Max/Min) as below, read in place.
+  const uint32_t cnt = p.full.Count();
+  if (dt == DT::F32 && cnt % 8 == 0 && p.full.w[0] == p.last.w[0] && p.full.w[1] == p.last.w[1] &&
+      (cnt == 64 || p.full.w[0] == ~0ull >> (64 - cnt))) {
+    const uint32_t nb = cnt / 8;
+    for (uint32_t r = 0; r < p.repeats; ++r) {
+      float* o = reinterpret_cast<float*>(d.ptr + uint64_t(r) * uint64_t(dst_rep) * 32);
+      float res[8];
+      for (uint32_t b = 0; b < nb; ++b) {
+        const float* x = reinterpret_cast<const float*>(a.ptr + (uint64_t(r) * uint64_t(src_rep) + uint64_t(b) *
+                                                                 uint64_t(src_blk)) * 32);
+        if (op == RedOp::Sum) {
+          res[b] = ((x[0] + x[1]) + (x[2] + x[3])) + ((x[4] + x[5]) + (x[6] + x[7]));
+        } else {
+          float best = x[0];
+          for (uint32_t i = 1; i < 8; ++i)
+            if (Better(op, x[i], best)) best = x[i];
+          res[b] = best;
+        }
+      }
+      if (op == RedOp::Sum)
+        for (uint32_t b = nb; b < 8; ++b) res[b] = 0.0f;  // a block with no active lane sums to 0
+      std::memcpy(o, res, (op == RedOp::Sum ? 8 : nb) * sizeof(float));
+    }
+    LocalCore().counters.vector_elem_ops += uint64_t(cnt) * p.repeats;
+    return;
+  }
   alignas(64) uint8_t t0[256];
   float v[16];
   uint64_t active = 0;
@@ -669,7 +745,38 @@ void VReduce(RedOp op, DT dt, const LO& d, const LO& a, const LO& tmp, int64_t c
   CheckReduceOperands(instr, op, dt, d, tmp, R, cal_index);
   CheckVec(instr, "src", a, uint64_t(count) * esz);
   const uint8_t* src = a.ptr;
-  if (op == RedOp::Sum) {
+  if (dt == DT::F32 && op == RedOp::Sum && count >= 64) {
+    // The same per-repeat trees (vectorized) and in-order accumulation as below.
+    alignas(64) static constexpr uint32_t kAll[64] = {~0u, ~0u, ~0u, ~0u, ~0u, ~0u, ~0u, ~0u, ~0u, ~0u, ~0u, ~0u, ~0u,
+        ~0u, ~0u, ~0u, ~0u, ~0u, ~0u, ~0u, ~0u, ~0u, ~0u, ~0u, ~0u, ~0u, ~0u, ~0u, ~0u, ~0u, ~0u, ~0u, ~0u, ~0u, ~0u,
+        ~0u, ~0u, ~0u, ~0u, ~0u, ~0u, ~0u, ~0u, ~0u, ~0u, ~0u, ~0u, ~0u, ~0u, ~0u, ~0u, ~0u, ~0u, ~0u, ~0u, ~0u, ~0u,
+        ~0u, ~0u, ~0u, ~0u, ~0u, ~0u, ~0u};
+    const float* x = reinterpret_cast<const float*>(src);
+    const uint64_t full = uint64_t(count) / 64;
+    float sums[256];
+    float acc = 0;
+    for (uint64_t r0 = 0; r0 < full; r0 += 256) {
+      const uint64_t nr = full - r0 < 256 ? full - r0 : 256;
+      Kernels().wsum_f32(sums, 1, x + r0 * 64, 64, kAll, size_t(nr));
+      for (uint64_t r = 0; r < nr; ++r) acc = (r0 == 0 && r == 0) ? sums[0] : acc + sums[r];
+    }
+    if (uint64_t(count) > full * 64) {
+      float v[128];
+      const uint32_t n = uint32_t(uint64_t(count) - full * 64);
+      for (uint32_t e = 0; e < 64; ++e) v[e] = e < n ? x[full * 64 + e] : 0.0f;
+      acc = acc + TreeSum(dt, v, 64);
+    }
+    StoreReduceResult(op, dt, d, acc, 0, false);
+  } else if (dt == DT::F32 && op != RedOp::Sum && !cal_index) {
+    const float* x = reinterpret_cast<const float*>(src);
+    float best = Kernels().rext_f32(x, size_t(count), op == RedOp::Min);
+    if (best == 0.0f) {  // which zero (+0 / -0) comes first: the exact scan
+      best = x[0];
+      for (int64_t i = 1; i < count; ++i)
+        if (Better(op, x[i], best)) best = x[i];
+    }
+    StoreReduceResult(op, dt, d, best, 0, false);
+  } else if (op == RedOp::Sum) {
     // Per repeat a tree sum, then the repeat sums added in order (2201 count form).
     float v[128];
     float acc = 0;
@@ -741,10 +848,7 @@ namespace {
 void CheckIndexed(const char* instr, const char* role, const uint32_t* o, int64_t count, uint32_t base, uint32_t esz,
                   uint64_t bytes) {
   uint32_t any_bits = 0, max_off = 0;
-  for (int64_t i = 0; i < count; ++i) {  // vectorizes: or / max reductions
-    any_bits |= o[i];
-    max_off = o[i] > max_off ? o[i] : max_off;
-  }
+  Kernels().off_stats(o, size_t(count), &any_bits, &max_off);
   if (((uint64_t(base) | any_bits) % esz) == 0 && uint64_t(base) + max_off + esz <= bytes) return;
   for (int64_t i = 0; i < count; ++i) {
     uint64_t at = uint64_t(base) + o[i];
@@ -753,8 +857,6 @@ void CheckIndexed(const char* instr, const char* role, const uint32_t* o, int64_
            at % esz != 0 ? "not element-aligned in" : "outside", bytes, instr[0] == 'G' ? "src" : "dst");
   }
 }
-typedef uint32_t __attribute__((may_alias, aligned(1))) u32_alias;
-typedef uint16_t __attribute__((may_alias, aligned(1))) u16_alias;
 }  // namespace
 
 void VGather(DT dt, const LO& d, const LO& a, const LO& off, uint32_t base, int64_t count) {
@@ -768,14 +870,7 @@ void VGather(DT dt, const LO& d, const LO& a, const LO& off, uint32_t base, int6
   CheckVec(instr, "src", a, a.bytes);
   const uint32_t* o = reinterpret_cast<const uint32_t*>(off.ptr);
   CheckIndexed(instr, "srcOffset", o, count, base, esz, a.bytes);
-  const uint8_t* src = a.ptr + base;
-  if (esz == 4) {
-    u32_alias* D = reinterpret_cast<u32_alias*>(d.ptr);
-    for (int64_t i = 0; i < count; ++i) D[i] = *reinterpret_cast<const u32_alias*>(src + o[i]);
-  } else {
-    u16_alias* D = reinterpret_cast<u16_alias*>(d.ptr);
-    for (int64_t i = 0; i < count; ++i) D[i] = *reinterpret_cast<const u16_alias*>(src + o[i]);
-  }
+  Kernels().gather[esz == 4](d.ptr, a.ptr + base, o, size_t(count));
   LocalCore().counters.vector_elem_ops += uint64_t(count);
 }
 
@@ -790,14 +885,7 @@ void VScatter(DT dt, const LO& d, const LO& a, const LO& off, uint32_t base, int
   CheckVec(instr, "dst", d, d.bytes);
   const uint32_t* o = reinterpret_cast<const uint32_t*>(off.ptr);
   CheckIndexed(instr, "dstOffset", o, count, base, esz, d.bytes);
-  uint8_t* dst = d.ptr + base;
-  if (esz == 4) {
-    const u32_alias* A = reinterpret_cast<const u32_alias*>(a.ptr);
-    for (int64_t i = 0; i < count; ++i) *reinterpret_cast<u32_alias*>(dst + o[i]) = A[i];
-  } else {
-    const u16_alias* A = reinterpret_cast<const u16_alias*>(a.ptr);
-    for (int64_t i = 0; i < count; ++i) *reinterpret_cast<u16_alias*>(dst + o[i]) = A[i];
-  }
+  Kernels().scatter[esz == 4](d.ptr + base, a.ptr, o, size_t(count));
   LocalCore().counters.vector_elem_ops += uint64_t(count);
 }
 

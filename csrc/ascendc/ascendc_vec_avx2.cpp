@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <cstring>
 #include <type_traits>
+#include <utility>
 
 #pragma GCC push_options
 #pragma GCC target("avx2,fma,f16c")

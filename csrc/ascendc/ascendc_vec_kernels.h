@@ -17,6 +17,21 @@ using CmpFn = void (*)(uint8_t* d, const void* a, const void* b, bool b_is_scala
 // Select with a uint8 bit mask consumed continuously from bit 0 (SELMODE 1 and 2, count form):
 // d[i] = bit_i ? a[i] : (b_is_scalar ? *b : b[i]). Moves bit patterns (no arithmetic).
 using SelFn = void (*)(void* d, const uint8_t* sel, const void* a, const void* b, bool b_is_scalar, size_t n);
+// WholeReduceSum on float, repeats of 64 contiguous lanes: dst[r * dst_step] = pairwise tree sum
+// (v[i] = v[2i] + v[2i+1] per level) of src[r * src_step + e] & lanes[e] (lanes: all-ones or 0 per lane).
+using WSumFn = void (*)(float* dst, size_t dst_step, const float* src, size_t src_step, const uint32_t* lanes,
+                        size_t repeats);
+// ReduceMax/ReduceMin on float, count form, no index: the first-best scan (x > best / x < best from
+// best = src[0]; NaN never replaces a number, a NaN src[0] is kept). Zero results are rescanned by the caller.
+using RExtFn = float (*)(const float* src, size_t n, bool is_min);
+// Gather/Scatter helpers (byte offsets, 32- or 16-bit elements): the OR and the max of n offsets (for the
+// range/alignment check), and the moves d[i] = *(base + o[i]) / *(base + o[i]) = a[i] (in lane order).
+using OffStatsFn = void (*)(const uint32_t* o, size_t n, uint32_t* any_bits, uint32_t* max_off);
+using GatherFn = void (*)(void* d, const uint8_t* base, const uint32_t* o, size_t n);
+using ScatterFn = void (*)(uint8_t* base, const void* a, const uint32_t* o, size_t n);
+using FillFn = void (*)(void* d, const void* s, size_t n);  // s -> one element
+// rows x `len` bytes from s (row step s_step) to d (row step d_step), touching no byte outside the rows.
+using CopyRowsFn = void (*)(uint8_t* d, size_t d_step, const uint8_t* s, size_t s_step, size_t len, size_t rows);
 constexpr int kNumRound = 7;
 
 struct Table {
@@ -27,6 +42,13 @@ struct Table {
   UnFn cast[kNumDT][kNumDT][kNumRound] = {};  // [dst][src][RoundMode]
   CmpFn cmp[kNumDT] = {};
   SelFn sel[kNumDT] = {};  // by element size class: only F16 and F32 entries are used
+  WSumFn wsum_f32 = nullptr;
+  RExtFn rext_f32 = nullptr;
+  OffStatsFn off_stats = nullptr;
+  GatherFn gather[2] = {};    // [0] 16-bit, [1] 32-bit elements
+  ScatterFn scatter[2] = {};
+  FillFn fill[2] = {};
+  CopyRowsFn copy_rows = nullptr;
 };
 
 void FillGeneric(Table& t);  // every entry, portable code

@@ -895,6 +895,110 @@ static void CaseReduce(const char* dtype) {
   });
 }
 
+// Float reduction fast paths (srcBlkStride 1 WholeReduce, whole-block BlockReduce, count-form ReduceSum /
+// ReduceMax without index) give bit for bit what the general per-lane path and the documented trees give.
+static float TreeSum64(const float* v0, uint32_t n) {  // the model's pairwise tree over 64 lanes, lanes >= n = 0
+  float v[64];
+  for (uint32_t e = 0; e < 64; ++e) v[e] = e < n ? v0[e] : 0.0f;
+  for (uint32_t w = 64; w > 1; w /= 2)
+    for (uint32_t i = 0; i < w / 2; ++i) v[i] = v[2 * i] + v[2 * i + 1];
+  return v[0];
+}
+static void CaseReduceFast() {
+  Run1("vec_reduce_fast", [&] {
+    Arena ar;
+    Rng r(11);
+    const uint32_t reps = 20, n = 64 * 40 + 37;
+    auto a = ar.Get<float>(64 * reps), g = ar.Get<float>(128 * reps), d1 = ar.Get<float>(256),
+         d2 = ar.Get<float>(256), tmp = ar.Get<float>(4096), big = ar.Get<float>(n + 64);
+    for (uint32_t i = 0; i < 64 * reps; ++i) a.HostPtr()[i] = r.Uniform(-3.0f, 3.0f) * (i % 7 == 0 ? 1e4f : 1.0f);
+    a.HostPtr()[64] = std::nanf("");  // repeat 1 starts with NaN (kept by Max/Min), repeat 2 has one inside
+    a.HostPtr()[64 * 2 + 5] = std::nanf("");
+    a.HostPtr()[64 * 3] = -0.0f;
+    a.HostPtr()[64 * 3 + 1] = 0.0f;
+    // g: the same repeats with each 32 B block followed by a junk block (srcBlkStride 2 -> general path).
+    for (uint32_t rr = 0; rr < reps; ++rr)
+      for (uint32_t b = 0; b < 8; ++b)
+        for (uint32_t e = 0; e < 8; ++e) {
+          g.HostPtr()[rr * 128 + b * 16 + e] = a.HostPtr()[rr * 64 + b * 8 + e];
+          g.HostPtr()[rr * 128 + b * 16 + 8 + e] = 1e30f;
+        }
+    const uint64_t bits[2] = {0xF0F0F00F0F0F0FF1ull, 0};
+    for (int m : {64, 49, 8, 3}) {
+      WholeReduceSum(d1, a, m, int32_t(reps), 1, 1, 8);
+      WholeReduceSum(d2, g, m, int32_t(reps), 1, 2, 16);
+      EXPECT(std::memcmp(d1.HostPtr(), d2.HostPtr(), reps * 4) == 0, "WholeReduceSum fast != general (mask %d)", m);
+      for (uint32_t rr = 0; rr < reps; ++rr) {
+        float want = TreeSum64(a.HostPtr() + rr * 64, uint32_t(m));
+        EXPECT(std::memcmp(&want, d1.HostPtr() + rr, 4) == 0 || (want != want && d1.HostPtr()[rr] != d1.HostPtr()[rr]),
+               "WholeReduceSum tree r=%u mask %d", rr, m);
+      }
+      WholeReduceMax(d1, a, m, int32_t(reps), 1, 1, 8, ReduceOrder::ORDER_ONLY_VALUE);
+      WholeReduceMax(d2, g, m, int32_t(reps), 1, 2, 16, ReduceOrder::ORDER_ONLY_VALUE);
+      EXPECT(std::memcmp(d1.HostPtr(), d2.HostPtr(), reps * 4) == 0, "WholeReduceMax fast != general (mask %d)", m);
+      WholeReduceMin(d1, a, m, int32_t(reps), 1, 1, 8, ReduceOrder::ORDER_ONLY_VALUE);
+      WholeReduceMin(d2, g, m, int32_t(reps), 1, 2, 16, ReduceOrder::ORDER_ONLY_VALUE);
+      EXPECT(std::memcmp(d1.HostPtr(), d2.HostPtr(), reps * 4) == 0, "WholeReduceMin fast != general (mask %d)", m);
+    }
+    WholeReduceSum(d1, a, bits, int32_t(reps), 1, 1, 8);
+    WholeReduceSum(d2, g, bits, int32_t(reps), 1, 2, 16);
+    EXPECT(std::memcmp(d1.HostPtr(), d2.HostPtr(), reps * 4) == 0, "WholeReduceSum fast != general (bit mask)");
+    // BlockReduce over whole blocks: block b of repeat r is the 8 floats at (r * 16 + b * 2) blocks of g.
+    for (int m : {64, 40}) {
+      BlockReduceSum(d1, g, 3, m, 1, 2, 16);
+      BlockReduceMax(d2, g, 3, m, 1, 2, 16);
+      for (uint32_t rr = 0; rr < 3; ++rr)
+        for (uint32_t b = 0; b < uint32_t(m) / 8; ++b) {
+          const float* x = a.HostPtr() + rr * 64 + b * 8;
+          float s = ((x[0] + x[1]) + (x[2] + x[3])) + ((x[4] + x[5]) + (x[6] + x[7]));
+          float mx = x[0];
+          for (int i = 1; i < 8; ++i) mx = x[i] > mx ? x[i] : mx;
+          float gs = d1.HostPtr()[rr * 8 + b], gm = d2.HostPtr()[rr * 8 + b];
+          EXPECT(std::memcmp(&s, &gs, 4) == 0 || (s != s && gs != gs), "BlockReduceSum r=%u b=%u", rr, b);
+          EXPECT(std::memcmp(&mx, &gm, 4) == 0 || (mx != mx && gm != gm), "BlockReduceMax r=%u b=%u", rr, b);
+        }
+    }
+    // Count-form ReduceSum: per-64 trees added in order; ReduceMax/Min without index: the first-best scan.
+    for (uint32_t i = 0; i < n; ++i) big.HostPtr()[i] = r.Uniform(-1.0f, 1.0f) * (i % 13 == 0 ? 300.0f : 1.0f);
+    for (uint32_t cnt : {64u, 100u, 64u * 40u, n}) {
+      ReduceSum(d1, big, tmp, int32_t(cnt));
+      float acc = 0;
+      for (uint32_t base = 0; base < cnt; base += 64) {
+        float t = TreeSum64(big.HostPtr() + base, cnt - base < 64 ? cnt - base : 64);
+        acc = base == 0 ? t : acc + t;
+      }
+      EXPECT(std::memcmp(&acc, d1.HostPtr(), 4) == 0, "ReduceSum count %u got %g want %g", cnt,
+             double(d1.HostPtr()[0]), double(acc));
+    }
+    auto scan = [&](bool is_min, uint32_t cnt) {
+      float best = big.HostPtr()[0];
+      for (uint32_t i = 1; i < cnt; ++i) {
+        float x = big.HostPtr()[i];
+        if (is_min ? x < best : x > best) best = x;
+      }
+      return best;
+    };
+    auto check_ext = [&](const char* what) {
+      for (uint32_t cnt : {1u, 17u, 64u * 40u, n}) {
+        ReduceMax(d1, big, tmp, int32_t(cnt));
+        ReduceMin(d2, big, tmp, int32_t(cnt));
+        float mx = scan(false, cnt), mn = scan(true, cnt);
+        EXPECT(std::memcmp(&mx, d1.HostPtr(), 4) == 0 || (mx != mx && d1.HostPtr()[0] != d1.HostPtr()[0]),
+               "ReduceMax %s count %u", what, cnt);
+        EXPECT(std::memcmp(&mn, d2.HostPtr(), 4) == 0 || (mn != mn && d2.HostPtr()[0] != d2.HostPtr()[0]),
+               "ReduceMin %s count %u", what, cnt);
+      }
+    };
+    check_ext("random");
+    big.HostPtr()[700] = std::nanf("");
+    check_ext("NaN inside");
+    for (uint32_t i = 0; i < n; ++i) big.HostPtr()[i] = (i % 3 == 0) ? 0.0f : (i % 3 == 1 ? -0.0f : -1.0f);
+    check_ext("signed zeros");
+    big.HostPtr()[0] = std::nanf("");
+    check_ext("NaN first");
+  });
+}
+
 // =====================================================================================================
 // The rules of item 6 / §8: each must raise KernelError naming the kernel, the instruction and numbers.
 static void CaseErrors(const std::string& which) {
@@ -1269,6 +1373,19 @@ static void CaseBench() {
     time("Add f16", [&] { Add(hd, ha, ha, n); });
     time("Exp f16", [&] { Exp(hd, ha, n); });
     time("Cast h2f", [&] { Cast(d, ha, RoundMode::CAST_NONE, n); });
+    // Per-instruction overhead: 64-element instructions (one repeat of work each).
+    auto small = [&](const char* name, const std::function<void()>& f) {
+      const int iters = 200000;
+      auto t0 = std::chrono::steady_clock::now();
+      for (int i = 0; i < iters; ++i) f();
+      double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      std::printf("BENCH %-18s %7.1f ns/instr\n", name, s / iters * 1e9);
+    };
+    small("Add f32 x64", [&] { Add(d, a, b, 64); });
+    small("Adds f32 x64", [&] { Adds(d, a, 1.0f, 64); });
+    small("WholeReduceSum x1", [&] { WholeReduceSum(d, a, 64, 1, 1, 1, 8); });
+    small("ReduceSum x64", [&] { ReduceSum(d, a, b, 64); });
+    small("DataCopy UB 256B", [&] { DataCopy(d, a, 64); });
   });
   std::printf("ISA %s\n", ascendc_host::VecIsaName());
 }
@@ -1295,6 +1412,7 @@ int main(int argc, char** argv) {
     else if (c == "compare_select") { CaseCompareSelect<float>("float"); CaseCompareSelect<half>("half"); }
     else if (c == "select_cast_fast") { CaseSelectCastFast<float>("float"); CaseSelectCastFast<half>("half"); }
     else if (c == "reduce") { CaseReduce<float>("float"); CaseReduce<half>("half"); }
+    else if (c == "reduce_fast") CaseReduceFast();
     else if (c == "errors") CaseListErrors();
     else if (c == "api") CaseApi();
     else if (c == "bench") CaseBench();
