@@ -29,6 +29,8 @@ CASES = [
     (1, 5, 7, 9, 3, (2, 3), (1, 2), (1, 0), (1, 2), 1),  # rectangular everything
     (1, 20, 5, 5, 40, 3, 1, 1, 1, 1),     # more channels than one C0 block
     (2, 8, 9, 9, 12, 1, 2, 0, 1, 1),      # 1x1 stride 2 (ResNet downsample)
+    (2, 2, 12, 19, 6, (5, 7), (2, 3), (2, 3), 1, 1),  # few channels: kernel width unfolded into channels
+    (1, 2, 8, 8, 4, 5, 1, 2, 1, 1),       # two input channels, 5x5, unfolded
 ]
 
 
