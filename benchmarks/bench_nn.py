@@ -11,15 +11,11 @@ memory-bound ones. --threads N runs both sides on N threads (torch.set_num_threa
 TORCH_OPS_NN_HOST_THREADS); on a machine shared with other jobs, --threads 1 gives the steadier comparison.
 """
 import argparse
-import os
-import sys
+
+import threads_arg
 
 if __name__ == "__main__":
-    _pre = argparse.ArgumentParser(add_help=False)
-    _pre.add_argument("--threads", type=int, default=0)
-    _n = _pre.parse_known_args(sys.argv[1:])[0].threads
-    if _n > 0:  # before torch loads torch_ops_nn (autoload), which sizes its host thread pool once
-        os.environ["TORCH_OPS_NN_HOST_THREADS"] = str(_n)
+    threads_arg.apply()  # before torch loads torch_ops_nn
 
 import torch  # noqa: E402
 import torch.nn.functional as F  # noqa: E402

@@ -8,15 +8,11 @@ of median times and the npu/CPU ratio (lower is better; the target for these mem
 machine shared with other jobs, --threads 1 gives the steadier comparison.
 """
 import argparse
-import os
-import sys
+
+import threads_arg
 
 if __name__ == "__main__":
-    _pre = argparse.ArgumentParser(add_help=False)
-    _pre.add_argument("--threads", type=int, default=0)
-    _n = _pre.parse_known_args(sys.argv[1:])[0].threads
-    if _n > 0:  # before torch loads torch_ops_nn (autoload), which sizes its host thread pool once
-        os.environ["TORCH_OPS_NN_HOST_THREADS"] = str(_n)
+    threads_arg.apply()  # before torch loads torch_ops_nn
 
 import torch  # noqa: E402
 import torch.utils.benchmark as benchmark  # noqa: E402

@@ -625,6 +625,15 @@ struct AmxCtx {
 };
 
 // C tile (i, j) of a block lives in tile register 2i + j; A(i) in 4 + i; B(j) in 6 + j.
+// C tiles 0..3 (MC x NC of them) += A tiles 4/5 x B tiles 6/7.
+template <int MC, int NC>
+inline void DotTiles() {
+  _tile_dpbf16ps(0, 4, 6);
+  if constexpr (NC > 1) _tile_dpbf16ps(1, 4, 7);
+  if constexpr (MC > 1) _tile_dpbf16ps(2, 5, 6);
+  if constexpr (MC > 1 && NC > 1) _tile_dpbf16ps(3, 5, 7);
+}
+
 template <bool SPLIT, int MC, int NC>
 CUBE_AMX_TARGET void AmxBlock(const AmxCtx& x, int mi, int ni) {
   constexpr long TB = SPLIT ? 2048 : 1024;
@@ -661,25 +670,16 @@ CUBE_AMX_TARGET void AmxBlock(const AmxCtx& x, int mi, int ni) {
     if constexpr (MC > 1) _tile_loadd(5, a1[q], 64);
     _tile_loadd(6, b0 + bo, 64);
     if constexpr (NC > 1) _tile_loadd(7, b1 + bo, 64);
-    _tile_dpbf16ps(0, 4, 6);
-    if constexpr (NC > 1) _tile_dpbf16ps(1, 4, 7);
-    if constexpr (MC > 1) _tile_dpbf16ps(2, 5, 6);
-    if constexpr (MC > 1 && NC > 1) _tile_dpbf16ps(3, 5, 7);
+    DotTiles<MC, NC>();
     if constexpr (SPLIT) {
       _tile_loadd(6, b0 + bo + 1024, 64);
       if constexpr (NC > 1) _tile_loadd(7, b1 + bo + 1024, 64);
-      _tile_dpbf16ps(0, 4, 6);
-      if constexpr (NC > 1) _tile_dpbf16ps(1, 4, 7);
-      if constexpr (MC > 1) _tile_dpbf16ps(2, 5, 6);
-      if constexpr (MC > 1 && NC > 1) _tile_dpbf16ps(3, 5, 7);
+      DotTiles<MC, NC>();
       _tile_loadd(4, a0[q] + 1024, 64);
       if constexpr (MC > 1) _tile_loadd(5, a1[q] + 1024, 64);
       _tile_loadd(6, b0 + bo, 64);
       if constexpr (NC > 1) _tile_loadd(7, b1 + bo, 64);
-      _tile_dpbf16ps(0, 4, 6);
-      if constexpr (NC > 1) _tile_dpbf16ps(1, 4, 7);
-      if constexpr (MC > 1) _tile_dpbf16ps(2, 5, 6);
-      if constexpr (MC > 1 && NC > 1) _tile_dpbf16ps(3, 5, 7);
+      DotTiles<MC, NC>();
     }
   }
   alignas(64) float tmp[4][256];
