@@ -217,6 +217,59 @@ c10::Scalar local_scalar_dense(const at::Tensor& self) {
   return at::native::_local_scalar_dense_cpu(host);
 }
 
+// cat: data movement only -- each input is copied into its slice of the output by the runtime's
+// strided copy (with the dtype cast of type promotion), as the device's DMA would.
+at::Tensor& cat_out(const at::ITensorListRef& tensors, int64_t dim, at::Tensor& out) {
+  const char* op = "cat";
+  std::vector<at::Tensor> ts;
+  for (const at::Tensor& t : tensors) ts.push_back(t);
+  TORCH_CHECK_VALUE(!ts.empty(), op, ": expected a non-empty list of tensors");
+  // Legacy rule: 1-D empty tensors are skipped whatever the other shapes.
+  const at::Tensor* ref = nullptr;
+  for (const auto& t : ts)
+    if (!(t.dim() == 1 && t.numel() == 0)) { ref = &t; break; }
+  if (!ref) {
+    at::native::resize_output(out, {0});
+    return out;
+  }
+  dim = c10::maybe_wrap_dim(dim, ref->dim());
+  std::vector<int64_t> size = ref->sizes().vec();
+  int64_t total = 0;
+  c10::ScalarType dtype = ts[0].scalar_type();
+  bool all_cl = ref->dim() == 4;
+  for (size_t i = 0; i < ts.size(); ++i) {
+    const at::Tensor& t = ts[i];
+    TORCH_CHECK(t.device() == out.device(), op, ": tensor ", i, " is on ", t.device(), " but the output is on ",
+                out.device());
+    if (i) dtype = c10::promoteTypes(dtype, t.scalar_type());
+    if (t.dim() == 1 && t.numel() == 0) continue;
+    TORCH_CHECK_VALUE(t.dim() == ref->dim(), op, ": tensors must have the same number of dimensions: got ",
+                      ref->dim(), " and ", t.dim(), " (tensor ", i, ")");
+    for (int64_t d = 0; d < t.dim(); ++d)
+      TORCH_CHECK_VALUE(d == dim || t.size(d) == size[d], op, ": sizes of tensors must match except in dimension ",
+                        dim, ". Expected size ", size[d], " but got size ", t.size(d), " for tensor number ", i,
+                        " in the list.");
+    total += t.size(dim);
+    all_cl = all_cl && t.is_contiguous(c10::MemoryFormat::ChannelsLast) && !t.is_contiguous();
+  }
+  TORCH_CHECK_TYPE(c10::canCast(dtype, out.scalar_type()), op, ": result type ", dtype,
+                   " can't be cast to the desired output type ", out.scalar_type());
+  size[dim] = total;
+  at::native::resize_output(out, size);
+  if (all_cl && !out.is_contiguous(c10::MemoryFormat::ChannelsLast))
+    out.resize_(size, c10::MemoryFormat::ChannelsLast);
+  int64_t offset = 0;
+  for (const auto& t : ts) {
+    if (t.numel() == 0) {
+      if (!(t.dim() == 1)) offset += t.dim() > dim ? t.size(dim) : 0;
+      continue;
+    }
+    out.narrow(dim, offset, t.size(dim)).copy_(t);
+    offset += t.size(dim);
+  }
+  return out;
+}
+
 }  // namespace
 }  // namespace torch_ops_nn
 
@@ -239,4 +292,5 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("fill_.Tensor", TORCH_FN(fill_tensor));
   m.impl("zero_", TORCH_FN(zero_));
   m.impl("_local_scalar_dense", TORCH_FN(local_scalar_dense));
+  m.impl("cat.out", TORCH_FN(cat_out));
 }

@@ -94,6 +94,41 @@ def test_training_graphs_are_left_in_their_layout(fallback_error):
     assert rel(dm.conv1.weight.grad, m.conv1.weight.grad) <= 1e-3
 
 
+class PoolHead(nn.Module):
+    """conv -> max pool (a tuple-returning op) -> adaptive pool -> flatten of a 3x3 map, as VGG's head,
+    and a conv whose BN is not fused (its output has two users)."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 4, 3, padding=1)
+        self.bn = nn.BatchNorm2d(4)
+        self.fc = nn.Linear(4 * 3 * 3 * 2, 5)
+
+    def forward(self, x):
+        c = self.conv(x)
+        y = torch.relu(self.bn(c))
+        p = nn.functional.adaptive_avg_pool2d(nn.functional.max_pool2d(y, 2), 3)
+        q = nn.functional.adaptive_avg_pool2d(c, 3)
+        return self.fc(torch.cat([p, q], 1).flatten(1))
+
+
+@pytest.mark.parametrize("channels_last_input", [False, True])
+def test_views_after_tuple_ops_see_traced_strides(channels_last_input, fallback_error):
+    torch._dynamo.reset()
+    torch.manual_seed(0)
+    m = PoolHead().eval()
+    x = torch.randn(2, 3, 12, 12)
+    if channels_last_input:
+        x = x.contiguous(memory_format=torch.channels_last)
+    ref = m(x)
+    dm = PoolHead().eval()
+    dm.load_state_dict(m.state_dict())
+    f = torch.compile(dm.to("npu"), backend="npu")
+    with torch.no_grad():
+        out = f(x.to("npu"))
+    assert rel(out, ref) <= 1e-4
+
+
 def test_unknown_option_is_a_clear_error():
     torch._dynamo.reset()
     f = torch.compile(_model().to("npu"), backend="npu", options={"channels_lst": True})

@@ -182,3 +182,29 @@ def test_transposing_copies_match_cpu(dtype, shape, perm):
         got = d.permute(perm).contiguous()
     assert got.stride() == want.stride()
     assert torch.equal(got.cpu(), want)
+
+
+@pytest.mark.parametrize("dim", [0, 1, -1])
+def test_cat_matches_cpu(dim, fallback_error):
+    g = torch.Generator().manual_seed(0)
+    parts = [torch.randn(2, 3, 4, 5, generator=g), torch.randn(2, 3, 4, 5, generator=g).half(),
+             torch.randn(2, 3, 4, 5, generator=g).transpose(2, 3).contiguous().transpose(2, 3)]
+    want = torch.cat(parts, dim)
+    got = torch.cat([p.to("npu") for p in parts], dim)
+    assert got.dtype == want.dtype and torch.equal(got.cpu(), want)
+
+
+def test_cat_layouts_empty_and_out(fallback_error):
+    a = torch.randn(2, 3, 4, 5).contiguous(memory_format=torch.channels_last)
+    b = torch.randn(2, 6, 4, 5).contiguous(memory_format=torch.channels_last)
+    got = torch.cat([a.to("npu"), b.to("npu")], 1)
+    assert got.is_contiguous(memory_format=torch.channels_last) and torch.equal(got.cpu(), torch.cat([a, b], 1))
+    e = torch.empty(0)
+    assert torch.equal(torch.cat([e.to("npu"), a.to("npu"), e.to("npu")], 1).cpu(), torch.cat([e, a, e], 1))
+    out = torch.empty(0, device="npu")
+    torch.cat([a.to("npu"), a.to("npu")], 0, out=out)
+    assert out.shape == (4, 3, 4, 5) and torch.equal(out.cpu(), torch.cat([a, a], 0))
+    with pytest.raises(RuntimeError, match="Sizes of tensors must match except in dimension 1"):
+        torch.cat([a.to("npu"), torch.randn(2, 3, 5, 5).to("npu")], 1)
+    with pytest.raises(RuntimeError, match="tensor 1 is on cpu"):
+        torch.cat([a.to("npu"), a], 0)

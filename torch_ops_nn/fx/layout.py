@@ -96,11 +96,9 @@ def channels_last_graph(gm: fx.GraphModule, convert: bool = True) -> int:
         if not inputs:
             continue
         if node.target in _AGNOSTIC or (getattr(node.target, "__name__", "") in _GETITEM):
-            if _is_4d(node):
-                maybe_cl.add(node)
-            elif node.target in (aten.mean.dim, aten.sum.dim_IntList, aten.amax.default):
-                # a reduction to fewer dims is laid out as traced only if contiguous; restore below
-                maybe_cl.add(node)
+            # Its result (a tensor, or a tuple its getitems unpack, as max_pool2d_with_indices and
+            # batch norm return) may differ from the traced layout too: keep following it.
+            maybe_cl.add(node)
             continue
         if node.target is _as_channels_last:
             continue
