@@ -32,6 +32,7 @@
 #include "aten/kernel_launch.h"
 #include "aten/matmul_ops.h"
 #include "aten/op_common.h"
+#include "aten/tensor_stamp.h"
 #include "conv2d.h"
 
 namespace {
@@ -193,11 +194,7 @@ void CheckConvArgs(const char* op, const at::Tensor& x, const at::Tensor& w, con
 // Caveat: writes through `w.data` (a separate version counter) are not seen; set
 // TORCH_OPS_NN_CONV_WEIGHT_CACHE=0 to copy on every call.
 struct WeightCacheEntry {
-  std::optional<c10::weak_intrusive_ptr<c10::TensorImpl>> ref;
-  uint32_t version = 0;
-  const void* data = nullptr;
-  std::vector<int64_t> sizes, strides;
-  c10::ScalarType dtype = c10::kFloat;
+  TensorStamp stamp;
   at::Tensor cl;
 };
 std::mutex g_wcache_mu;
@@ -212,20 +209,16 @@ at::Tensor WeightChannelsLast(const at::Tensor& w) {
     return !(v && v[0] == '0');
   }();
   // Not for weights autograd tracks (training): they change every step anyway.
-  if (!enabled || w.is_inference() || (c10::GradMode::is_enabled() && w.requires_grad())) return w.contiguous(kCL);
+  if (!enabled || !TensorStamp::Stampable(w) || (c10::GradMode::is_enabled() && w.requires_grad()))
+    return w.contiguous(kCL);
   const c10::TensorImpl* impl = w.unsafeGetTensorImpl();
-  auto matches = [&](const WeightCacheEntry& e) {
-    return e.ref && e.ref->lock().get() == impl && e.version == w._version() && e.data == w.data_ptr() &&
-           e.dtype == w.scalar_type() && c10::IntArrayRef(e.sizes) == w.sizes() &&
-           c10::IntArrayRef(e.strides) == w.strides();
-  };
   {
     std::lock_guard<std::mutex> g(g_wcache_mu);
     auto it = g_wcache.find(impl);
-    if (it != g_wcache.end() && matches(it->second)) return it->second.cl;
+    if (it != g_wcache.end() && it->second.stamp.Matches(&w)) return it->second.cl;
     // Drop copies of weights that no longer exist (or are stale), so their device memory comes back.
     for (auto jt = g_wcache.begin(); jt != g_wcache.end();) {
-      if (!jt->second.ref || jt->second.ref->expired() || jt->first == impl) {
+      if (jt->second.stamp.Expired() || jt->first == impl) {
         g_wcache_bytes -= uint64_t(jt->second.cl.nbytes());
         jt = g_wcache.erase(jt);
       } else {
@@ -235,14 +228,7 @@ at::Tensor WeightChannelsLast(const at::Tensor& w) {
   }
   if (w.is_contiguous(kCL)) return w.contiguous(kCL);  // nothing to copy
   at::Tensor cl = w.contiguous(kCL);
-  WeightCacheEntry e;
-  e.ref.emplace(w.getIntrusivePtr());
-  e.version = w._version();
-  e.data = w.data_ptr();
-  e.sizes = w.sizes().vec();
-  e.strides = w.strides().vec();
-  e.dtype = w.scalar_type();
-  e.cl = cl;
+  WeightCacheEntry e{TensorStamp(w), cl};
   const uint64_t bytes = uint64_t(cl.nbytes());
   std::lock_guard<std::mutex> g(g_wcache_mu);
   if (g_wcache.count(impl)) return cl;  // another thread inserted it meanwhile

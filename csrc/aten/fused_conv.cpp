@@ -35,6 +35,7 @@
 
 #include "aten/conv.h"
 #include "aten/op_common.h"
+#include "aten/tensor_stamp.h"
 
 namespace torch_ops_nn {
 namespace {
@@ -50,14 +51,11 @@ void CheckActivation(const char* op, c10::string_view activation) {
 
 // ---- the BN fold cache -------------------------------------------------------------------------
 // (scale, shift) with bn(conv + bias) = conv * scale + shift, in float32 on the device. Cached per
-// parameter tensors and checked against their version counters and storage, so an in-place update
-// of a parameter or running statistic is never missed. Inference tensors have no version counter
-// and are folded on every call.
+// parameter tensors, each checked against its TensorStamp, so an in-place update of a parameter or
+// running statistic is never missed. Inference tensors cannot be stamped and are folded every call.
 
 struct FoldEntry {
-  std::array<std::optional<c10::weak_intrusive_ptr<c10::TensorImpl>>, 5> refs;
-  std::array<uint32_t, 5> versions{};
-  std::array<const void*, 5> data{};
+  std::array<TensorStamp, 5> stamps;  // bias, bn weight, bn bias, mean, var (empty when absent)
   at::Tensor scale, shift;
 };
 using FoldKey = std::pair<std::array<const c10::TensorImpl*, 5>, double>;
@@ -66,12 +64,6 @@ std::mutex g_fold_mu;
 // Never destroyed: freeing device memory during static destruction could outlive the runtime.
 std::map<FoldKey, FoldEntry>& g_fold_cache = *new std::map<FoldKey, FoldEntry>;
 constexpr size_t kMaxFoldEntries = 1024;
-
-bool Expired(const FoldEntry& e, const std::array<const c10::TensorImpl*, 5>& impls) {
-  for (size_t i = 0; i < 5; ++i)
-    if (impls[i] && (!e.refs[i] || e.refs[i]->expired())) return true;
-  return false;
-}
 
 std::pair<at::Tensor, at::Tensor> FoldBatchNorm(const OptTensor& bias, const OptTensor& bn_w, const OptTensor& bn_b,
                                                 const at::Tensor& mean, const at::Tensor& var, double eps) {
@@ -82,16 +74,11 @@ std::pair<at::Tensor, at::Tensor> FoldBatchNorm(const OptTensor& bias, const Opt
   key.second = eps;
   for (size_t i = 0; i < 5; ++i) {
     key.first[i] = t[i] ? t[i]->unsafeGetTensorImpl() : nullptr;
-    if (t[i] && t[i]->is_inference()) cacheable = false;
+    if (t[i] && !TensorStamp::Stampable(*t[i])) cacheable = false;
   }
   auto matches = [&](const FoldEntry& e) {
-    for (size_t i = 0; i < 5; ++i) {
-      if (!t[i]) continue;
-      if (!e.refs[i]) return false;
-      auto alive = e.refs[i]->lock();
-      if (alive.get() != key.first[i] || e.versions[i] != t[i]->_version() || e.data[i] != t[i]->data_ptr())
-        return false;
-    }
+    for (size_t i = 0; i < 5; ++i)
+      if (!e.stamps[i].Matches(t[i])) return false;
     return true;
   };
   if (cacheable) {
@@ -107,18 +94,19 @@ std::pair<at::Tensor, at::Tensor> FoldBatchNorm(const OptTensor& bias, const Opt
   if (t[2]) shift = shift + t[2]->to(at::kFloat);
   if (cacheable) {
     FoldEntry e;
-    for (size_t i = 0; i < 5; ++i) {
-      if (!t[i]) continue;
-      e.refs[i].emplace(t[i]->getIntrusivePtr());
-      e.versions[i] = t[i]->_version();
-      e.data[i] = t[i]->data_ptr();
-    }
+    for (size_t i = 0; i < 5; ++i)
+      if (t[i]) e.stamps[i] = TensorStamp(*t[i]);
     e.scale = scale;
     e.shift = shift;
     std::lock_guard<std::mutex> g(g_fold_mu);
     // Drop folds of parameters that no longer exist, so a freed model's device memory comes back.
+    auto expired = [](const FoldEntry& f) {
+      for (const auto& st : f.stamps)
+        if (st.Expired()) return true;
+      return false;
+    };
     for (auto it = g_fold_cache.begin(); it != g_fold_cache.end();)
-      it = Expired(it->second, it->first.first) ? g_fold_cache.erase(it) : std::next(it);
+      it = expired(it->second) ? g_fold_cache.erase(it) : std::next(it);
     if (g_fold_cache.size() >= kMaxFoldEntries) g_fold_cache.clear();
     g_fold_cache[key] = std::move(e);
   }
