@@ -51,34 +51,6 @@ namespace {
 using npu_kernels::NllTiling;
 using namespace nn_kernels;
 
-__aicore__ inline void SyncVToS() {
-  SetFlag<HardEvent::V_S>(0);
-  WaitFlag<HardEvent::V_S>(0);
-}
-__aicore__ inline void SyncSToV() {
-  SetFlag<HardEvent::S_V>(0);
-  WaitFlag<HardEvent::S_V>(0);
-}
-__aicore__ inline void SyncMte2ToV() {
-  SetFlag<HardEvent::MTE2_V>(0);
-  WaitFlag<HardEvent::MTE2_V>(0);
-}
-__aicore__ inline void SyncMte2ToS() {
-  SetFlag<HardEvent::MTE2_S>(0);
-  WaitFlag<HardEvent::MTE2_S>(0);
-}
-__aicore__ inline void SyncVToMte2() {
-  SetFlag<HardEvent::V_MTE2>(0);
-  WaitFlag<HardEvent::V_MTE2>(0);
-}
-__aicore__ inline void SyncVToMte3() {
-  SetFlag<HardEvent::V_MTE3>(0);
-  WaitFlag<HardEvent::V_MTE3>(0);
-}
-__aicore__ inline void SyncMte3ToV() {
-  SetFlag<HardEvent::MTE3_V>(0);
-  WaitFlag<HardEvent::MTE3_V>(0);
-}
 
 // y = clamp(x, 0, 1) in place
 __aicore__ inline void Clamp01(const LocalTensor<float>& x, int32_t n) {

@@ -97,30 +97,6 @@ using namespace nn_kernels;
 
 constexpr int32_t kBufferNum = 2;
 
-__aicore__ inline void SyncVToS() {
-  SetFlag<HardEvent::V_S>(0);
-  WaitFlag<HardEvent::V_S>(0);
-}
-__aicore__ inline void SyncMte2ToS() {
-  SetFlag<HardEvent::MTE2_S>(0);
-  WaitFlag<HardEvent::MTE2_S>(0);
-}
-__aicore__ inline void SyncSToMte3() {
-  SetFlag<HardEvent::S_MTE3>(0);
-  WaitFlag<HardEvent::S_MTE3>(0);
-}
-__aicore__ inline void SyncMte2ToV() {
-  SetFlag<HardEvent::MTE2_V>(0);
-  WaitFlag<HardEvent::MTE2_V>(0);
-}
-__aicore__ inline void SyncVToMte3() {
-  SetFlag<HardEvent::V_MTE3>(0);
-  WaitFlag<HardEvent::V_MTE3>(0);
-}
-__aicore__ inline void SyncMte3ToV() {
-  SetFlag<HardEvent::MTE3_V>(0);
-  WaitFlag<HardEvent::MTE3_V>(0);
-}
 
 // One rectangle of an NCHW channel: n in [n0, n1), hw in [h0, h1).
 struct Rect {

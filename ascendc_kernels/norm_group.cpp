@@ -48,38 +48,6 @@ namespace {
 using npu_kernels::GroupNormTiling;
 using namespace nn_kernels;
 
-__aicore__ inline void SyncMte2ToV() {
-  SetFlag<HardEvent::MTE2_V>(0);
-  WaitFlag<HardEvent::MTE2_V>(0);
-}
-__aicore__ inline void SyncVToMte2() {
-  SetFlag<HardEvent::V_MTE2>(0);
-  WaitFlag<HardEvent::V_MTE2>(0);
-}
-__aicore__ inline void SyncVToMte3() {
-  SetFlag<HardEvent::V_MTE3>(0);
-  WaitFlag<HardEvent::V_MTE3>(0);
-}
-__aicore__ inline void SyncMte3ToV() {
-  SetFlag<HardEvent::MTE3_V>(0);
-  WaitFlag<HardEvent::MTE3_V>(0);
-}
-__aicore__ inline void SyncVToS() {
-  SetFlag<HardEvent::V_S>(0);
-  WaitFlag<HardEvent::V_S>(0);
-}
-__aicore__ inline void SyncSToV() {
-  SetFlag<HardEvent::S_V>(0);
-  WaitFlag<HardEvent::S_V>(0);
-}
-__aicore__ inline void SyncSToMte3() {
-  SetFlag<HardEvent::S_MTE3>(0);
-  WaitFlag<HardEvent::S_MTE3>(0);
-}
-__aicore__ inline void SyncMte2ToS() {
-  SetFlag<HardEvent::MTE2_S>(0);
-  WaitFlag<HardEvent::MTE2_S>(0);
-}
 
 template <typename T>
 class GroupNormKernel {

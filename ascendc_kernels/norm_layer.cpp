@@ -52,30 +52,6 @@ using npu_kernels::FoldTiling;
 using npu_kernels::LayerNormTiling;
 using namespace nn_kernels;
 
-__aicore__ inline void SyncMte2ToV() {
-  SetFlag<HardEvent::MTE2_V>(0);
-  WaitFlag<HardEvent::MTE2_V>(0);
-}
-__aicore__ inline void SyncVToMte2() {
-  SetFlag<HardEvent::V_MTE2>(0);
-  WaitFlag<HardEvent::V_MTE2>(0);
-}
-__aicore__ inline void SyncVToMte3() {
-  SetFlag<HardEvent::V_MTE3>(0);
-  WaitFlag<HardEvent::V_MTE3>(0);
-}
-__aicore__ inline void SyncMte3ToV() {
-  SetFlag<HardEvent::MTE3_V>(0);
-  WaitFlag<HardEvent::MTE3_V>(0);
-}
-__aicore__ inline void SyncVToS() {
-  SetFlag<HardEvent::V_S>(0);
-  WaitFlag<HardEvent::V_S>(0);
-}
-__aicore__ inline void SyncSToMte3() {
-  SetFlag<HardEvent::S_MTE3>(0);
-  WaitFlag<HardEvent::S_MTE3>(0);
-}
 
 template <typename T>
 class LayerNormKernel {

@@ -9,6 +9,21 @@
 
 namespace nn_kernels {
 
+// Pipe-to-pipe synchronisation on event id 0 (set, then wait), shared by the nn kernels.
+template <AscendC::HardEvent E>
+__aicore__ inline void SyncPipes() {
+  AscendC::SetFlag<E>(0);
+  AscendC::WaitFlag<E>(0);
+}
+__aicore__ inline void SyncMte2ToS() { SyncPipes<AscendC::HardEvent::MTE2_S>(); }
+__aicore__ inline void SyncMte2ToV() { SyncPipes<AscendC::HardEvent::MTE2_V>(); }
+__aicore__ inline void SyncMte3ToV() { SyncPipes<AscendC::HardEvent::MTE3_V>(); }
+__aicore__ inline void SyncSToMte3() { SyncPipes<AscendC::HardEvent::S_MTE3>(); }
+__aicore__ inline void SyncSToV() { SyncPipes<AscendC::HardEvent::S_V>(); }
+__aicore__ inline void SyncVToMte2() { SyncPipes<AscendC::HardEvent::V_MTE2>(); }
+__aicore__ inline void SyncVToMte3() { SyncPipes<AscendC::HardEvent::V_MTE3>(); }
+__aicore__ inline void SyncVToS() { SyncPipes<AscendC::HardEvent::V_S>(); }
+
 using namespace AscendC;
 
 // `src` as float: the tensor itself for float, else widened into `work`.

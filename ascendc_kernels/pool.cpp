@@ -138,26 +138,6 @@ using namespace nn_kernels;
 
 constexpr float kFltMax = 3.402823466e38f;
 
-__aicore__ inline void SyncVToS() {
-  SetFlag<HardEvent::V_S>(0);
-  WaitFlag<HardEvent::V_S>(0);
-}
-__aicore__ inline void SyncSToV() {
-  SetFlag<HardEvent::S_V>(0);
-  WaitFlag<HardEvent::S_V>(0);
-}
-__aicore__ inline void SyncMte2ToV() {
-  SetFlag<HardEvent::MTE2_V>(0);
-  WaitFlag<HardEvent::MTE2_V>(0);
-}
-__aicore__ inline void SyncVToMte3() {
-  SetFlag<HardEvent::V_MTE3>(0);
-  WaitFlag<HardEvent::V_MTE3>(0);
-}
-__aicore__ inline void SyncMte3ToV() {
-  SetFlag<HardEvent::MTE3_V>(0);
-  WaitFlag<HardEvent::MTE3_V>(0);
-}
 
 template <typename T>
 class PoolKernel {

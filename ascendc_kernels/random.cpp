@@ -41,22 +41,6 @@ constexpr uint32_t G = kPhiloxLanes;
 constexpr uint32_t kM0 = 0xD2511F53u, kM1 = 0xCD9E8D57u;
 constexpr uint32_t kW0 = 0x9E3779B9u, kW1 = 0xBB67AE85u;
 
-__aicore__ inline void SyncVToMte3() {
-  SetFlag<HardEvent::V_MTE3>(0);
-  WaitFlag<HardEvent::V_MTE3>(0);
-}
-__aicore__ inline void SyncMte3ToV() {
-  SetFlag<HardEvent::MTE3_V>(0);
-  WaitFlag<HardEvent::MTE3_V>(0);
-}
-__aicore__ inline void SyncMte2ToV() {
-  SetFlag<HardEvent::MTE2_V>(0);
-  WaitFlag<HardEvent::MTE2_V>(0);
-}
-__aicore__ inline void SyncVToMte2() {
-  SetFlag<HardEvent::V_MTE2>(0);
-  WaitFlag<HardEvent::V_MTE2>(0);
-}
 
 using U32 = LocalTensor<uint32_t>;
 using I32 = LocalTensor<int32_t>;
