@@ -41,6 +41,9 @@ def _register() -> None:
     torch._register_device_module("npu", npu_module)
     torch.utils.generate_methods_for_privateuse1_backend(for_tensor=True, for_module=True, for_storage=True)
     _logging.configure(_C)
+    from torch_ops_nn import _printing
+
+    _printing.install()
     _registered = True
 
 

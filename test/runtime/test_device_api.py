@@ -151,3 +151,42 @@ def test_rng_api():
     assert len(torch.npu.get_rng_state_all()) == 2
     with pytest.raises(RuntimeError, match="16 bytes"):
         torch.npu.set_rng_state(torch.zeros(3, dtype=torch.uint8))
+
+
+@pytest.mark.parametrize("make", [
+    lambda: torch.randn(3, 4),
+    lambda: torch.randn(3000),  # summarized with "..."
+    lambda: torch.randn(2, 3).half(),
+    lambda: torch.randn(4, 2).to(torch.bfloat16).t(),
+    lambda: torch.randn(2, 3) > 0,
+    lambda: torch.arange(6).view(2, 3),
+    lambda: torch.ones(2, dtype=torch.float64),
+    lambda: torch.empty(0, 3),
+    lambda: torch.tensor(3.5),
+    lambda: torch.tensor([1.0, float("nan"), float("inf"), -1e-8]),
+    lambda: torch.randn(1, 3, 2, 2).to(memory_format=torch.channels_last),
+], ids=["float", "summarized", "half", "bf16_t", "bool", "int64", "float64", "empty", "scalar", "nonfinite",
+        "channels_last"])
+def test_repr_matches_cpu_without_fallback(make, fallback_error):
+    """print(npu_tensor) formats the same numbers as the CPU, names the device, and needs no CPU
+    fallback op (PyTorch's formatter computes in float64 with ops we do not run natively)."""
+    import warnings
+    x = make()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        s = repr(x.to("npu"))
+    expected = repr(x)
+    assert "device='npu:0'" in s
+    assert _same_numbers(s, expected), (s, expected)
+
+
+def _same_numbers(a: str, b: str) -> bool:
+    import re
+    num = re.compile(r"-?(?:\d+\.?\d*(?:e[+-]?\d+)?|nan|inf)")
+    return num.findall(a.replace("npu:0", "")) == num.findall(b)
+
+
+def test_repr_keeps_grad_fn():
+    w = torch.randn(2, 2, requires_grad=True)
+    s = repr(w.to("npu") * 2)
+    assert "grad_fn=<MulBackward0>" in s and "device='npu:0'" in s
