@@ -156,8 +156,12 @@ at::Tensor copy_from(const at::Tensor& src, const at::Tensor& dst, bool non_bloc
       NpuCastCopy(src, dst))
     return dst;
   npu_rt::StridedView dv = RuntimeView(dst), sv = RuntimeView(src, dst.sizes());
-  // The task keeps both tensors alive until it has run.
-  auto task = [dv, sv, keep_src = src, keep_dst = dst] { npu_rt::StridedCopy(dv, sv); };
+  // Device memory is stream-ordered (a freed block is reused only by later work on its stream), so
+  // like a kernel the task holds raw pointers to npu tensors; host memory has no such ordering, so
+  // the task keeps a CPU tensor alive until it has run.
+  auto task = [dv, sv, keep_src = src_npu ? at::Tensor() : src, keep_dst = dst_npu ? at::Tensor() : dst] {
+    npu_rt::StridedCopy(dv, sv);
+  };
   const c10::DeviceIndex exec_dev = dst_npu ? dst.device().index() : src.device().index();
   npu_rt::Stream& stream = CurrentRuntimeStream(exec_dev);
   if (src_npu && dst_npu && src.device() != dst.device()) {

@@ -75,3 +75,39 @@ def test_bad_memory_env_is_reported():
                    {"TORCH_OPS_NN_DEVICE_MEMORY": "12 parsecs"})
     assert r.returncode != 0
     assert "TORCH_OPS_NN_DEVICE_MEMORY" in r.stderr
+
+
+def test_queued_work_does_not_hold_device_memory():
+    """Device memory is stream-ordered: a temporary freed while its copy/kernel is still queued goes
+    back to the cache at once and the next queued op reuses it (no new segments while the stream is
+    busy)."""
+    from torch_ops_nn import _C
+    x = torch.randn(64, 64, 32, device="npu")
+    y = x.permute(2, 0, 1).contiguous()  # warm the cache with one block of each size
+    del y
+    torch.npu.synchronize()
+    allocated, segments = torch.npu.memory_allocated(), torch.npu.memory_stats()["segment.all.allocated"]
+    _C._test_enqueue_sleep(200)  # the stream is busy: everything below stays queued for a while
+    for _ in range(40):
+        y = x.permute(2, 0, 1).contiguous() * 2  # a strided copy and a kernel, each a fresh temporary
+    assert torch.npu.memory_allocated() - allocated <= 2 * x.nbytes
+    assert torch.npu.memory_stats()["segment.all.allocated"] - segments <= 1
+    torch.npu.synchronize()
+    assert torch.equal(y.cpu(), x.cpu().permute(2, 0, 1) * 2)
+
+
+def test_host_waits_when_far_ahead_of_the_stream():
+    """The launch queue is bounded (1024 tasks, like a device's): a loop that never synchronizes
+    blocks instead of queueing without limit, and every result is still right."""
+    import time
+    from torch_ops_nn import _C
+    acc = torch.zeros(1, device="npu")
+    torch.npu.synchronize()
+    t0 = time.perf_counter()
+    _C._test_enqueue_sleep(500)
+    for _ in range(3000):
+        acc.add_(1)
+    # The loop cannot have finished before the stream got through the sleep and ~2000 adds.
+    assert time.perf_counter() - t0 >= 0.5
+    torch.npu.synchronize()
+    assert acc.item() == 3000
