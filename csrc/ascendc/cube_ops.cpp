@@ -98,9 +98,36 @@ void TransposeT(E* dst, const E* src, int rows, int cols) {
 
 #if CUBE_OPS_X86
 // 16 rows × 8 float columns -> 8 rows × 16: the float L0B fractal.
+// Three rounds of two-source permutes (24 in all) instead of 8 gathers of 16 loads each: register
+// z[i] holds rows 2i, 2i+1; each round interleaves pairs so that after round 3 register c is column
+// c. Round 1 (z[2p], z[2p+1]): rows 4p..4p+3 of columns 4h..4h+3, column-major. Round 2 joins
+// row quads p, p+1: rows 8q..8q+7 of two columns. Round 3 joins the row halves: one column.
 __attribute__((target("avx512f"))) void Transpose16x8F32Avx512(float* dst, const float* src) {
-  const __m512i idx = _mm512_setr_epi32(0, 8, 16, 24, 32, 40, 48, 56, 64, 72, 80, 88, 96, 104, 112, 120);
-  for (int c = 0; c < 8; ++c) _mm512_storeu_ps(dst + c * 16, _mm512_i32gather_ps(idx, src + c, 4));
+  __m512 z[8], y[8], x[8];
+  for (int i = 0; i < 8; ++i) z[i] = _mm512_loadu_ps(src + 16 * i);
+  // y[2p + h]: for c in 0..3: [z0[4h+c], z0[8+4h+c], z1[4h+c], z1[8+4h+c]] (z0 = z[2p], z1 = z[2p+1]).
+  const __m512i r1lo = _mm512_setr_epi32(0, 8, 16, 24, 1, 9, 17, 25, 2, 10, 18, 26, 3, 11, 19, 27);
+  const __m512i r1hi = _mm512_setr_epi32(4, 12, 20, 28, 5, 13, 21, 29, 6, 14, 22, 30, 7, 15, 23, 31);
+  for (int p = 0; p < 4; ++p) {
+    y[2 * p] = _mm512_permutex2var_ps(z[2 * p], r1lo, z[2 * p + 1]);
+    y[2 * p + 1] = _mm512_permutex2var_ps(z[2 * p], r1hi, z[2 * p + 1]);
+  }
+  // x[4q + 2h + j]: columns 4h + 2j, 4h + 2j + 1, rows 8q..8q+7: [A col, B col] per column, where
+  // A = y[4q + h] (rows 8q..8q+3), B = y[4q + 2 + h] (rows 8q+4..8q+7).
+  const __m512i r2lo = _mm512_setr_epi32(0, 1, 2, 3, 16, 17, 18, 19, 4, 5, 6, 7, 20, 21, 22, 23);
+  const __m512i r2hi = _mm512_setr_epi32(8, 9, 10, 11, 24, 25, 26, 27, 12, 13, 14, 15, 28, 29, 30, 31);
+  for (int q = 0; q < 2; ++q)
+    for (int h = 0; h < 2; ++h) {
+      x[4 * q + 2 * h] = _mm512_permutex2var_ps(y[4 * q + h], r2lo, y[4 * q + 2 + h]);
+      x[4 * q + 2 * h + 1] = _mm512_permutex2var_ps(y[4 * q + h], r2hi, y[4 * q + 2 + h]);
+    }
+  // Column c = 4h + 2j + e: rows 0..7 from x[2h + j] half e, rows 8..15 from x[4 + 2h + j] half e.
+  const __m512i r3lo = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22, 23);
+  const __m512i r3hi = _mm512_setr_epi32(8, 9, 10, 11, 12, 13, 14, 15, 24, 25, 26, 27, 28, 29, 30, 31);
+  for (int hj = 0; hj < 4; ++hj) {
+    _mm512_storeu_ps(dst + (2 * hj) * 16, _mm512_permutex2var_ps(x[hj], r3lo, x[4 + hj]));
+    _mm512_storeu_ps(dst + (2 * hj + 1) * 16, _mm512_permutex2var_ps(x[hj], r3hi, x[4 + hj]));
+  }
 }
 bool HasAvx512() {
   static const bool v = [] {
@@ -555,6 +582,11 @@ void CubeLoad3D(const LocalOperand& dst, const LocalOperand& src, CubeElem t, co
   iw0.resize(rows);
   const uint64_t fhw = uint64_t(a.filterH) * a.filterW;
   const L0Writer w(t);
+  // A 16-row group is a "run" when its rows are 16 consecutive pixels of one input row (stride-W 1,
+  // one output row): for any tap inside the map its 16 pieces are then one contiguous 512 B
+  // source, checked once per fractal instead of per row.
+  thread_local std::vector<uint8_t> run;
+  run.resize(mfr);
   for (uint64_t rr = 0; rr < rep_n; ++rr) {
     const uint64_t ms = m_start(rr), ks = k_start(rr);
     uint8_t* dwin = dst.ptr + rr * win_bytes;
@@ -562,6 +594,10 @@ void CubeLoad3D(const LocalOperand& dst, const LocalOperand& src, CubeElem t, co
       const uint64_t row = ms + i;
       ih0[i] = int32_t(int64_t(row / wout) * a.strideH - top);
       iw0[i] = int32_t(int64_t(row % wout) * a.strideW - left);
+    }
+    for (uint64_t rb = 0; rb < mfr; ++rb) {
+      const uint64_t i0 = rb * 16;
+      run[rb] = a.strideW == 1 && ih0[i0] == ih0[i0 + 15] && iw0[i0 + 15] == iw0[i0] + 15;
     }
     for (uint64_t kf = 0; kf < kfr; ++kf) {
       const uint64_t col = ks + kf * c0;
@@ -574,21 +610,27 @@ void CubeLoad3D(const LocalOperand& dst, const LocalOperand& src, CubeElem t, co
       // One 16-row fractal group at a time: gather the 16 source pieces (32 B = C0 values each),
       // then write the fractal whole (L0A: 16 rows of 32 B; L0B: its k-major transpose).
       for (uint64_t rb = 0; rb < mfr; ++rb) {
-        const uint8_t* sp[16];
-        bool contiguous = !beyond_k;
-        for (int r = 0; r < 16; ++r) {
-          const uint64_t i = rb * 16 + r;
-          const int32_t ih = ih0[i] + dh, iw = iw0[i] + dw;
-          if (beyond_k) sp[r] = zeros;
-          else if (ih < 0 || ih >= a.l1H || iw < 0 || iw >= a.l1W) { sp[r] = pad32; contiguous = false; }
-          else sp[r] = splane + (uint64_t(ih) * a.l1W + uint64_t(iw)) * 32;
-          if (r > 0 && sp[r] != sp[r - 1] + 32) contiguous = false;
-        }
         alignas(64) uint8_t tmp[512];
-        const uint8_t* frac_src = sp[0];
-        if (!contiguous) {
-          for (int r = 0; r < 16; ++r) std::memcpy(tmp + r * 32, sp[r], 32);
-          frac_src = tmp;
+        const uint8_t* frac_src;
+        const int32_t ih_run = ih0[rb * 16] + dh, iw_run = iw0[rb * 16] + dw;
+        if (!beyond_k && run[rb] && ih_run >= 0 && ih_run < a.l1H && iw_run >= 0 && iw_run + 15 < a.l1W) {
+          frac_src = splane + (uint64_t(ih_run) * a.l1W + uint64_t(iw_run)) * 32;
+        } else {
+          const uint8_t* sp[16];
+          bool contiguous = !beyond_k;
+          for (int r = 0; r < 16; ++r) {
+            const uint64_t i = rb * 16 + r;
+            const int32_t ih = ih0[i] + dh, iw = iw0[i] + dw;
+            if (beyond_k) sp[r] = zeros;
+            else if (ih < 0 || ih >= a.l1H || iw < 0 || iw >= a.l1W) { sp[r] = pad32; contiguous = false; }
+            else sp[r] = splane + (uint64_t(ih) * a.l1W + uint64_t(iw)) * 32;
+            if (r > 0 && sp[r] != sp[r - 1] + 32) contiguous = false;
+          }
+          frac_src = sp[0];
+          if (!contiguous) {
+            for (int r = 0; r < 16; ++r) std::memcpy(tmp + r * 32, sp[r], 32);
+            frac_src = tmp;
+          }
         }
         if (trans_a) {
           // Window^T in Zz: element (row kf*C0 + k0, col rb*16 + r) = S[r][k0].
