@@ -29,6 +29,7 @@ Conv2dTiling conv2d_tiling(uint32_t n, uint32_t c, uint32_t h, uint32_t w, uint3
   t.x_batch = uint64_t(h) * w * c;
   t.w_co_stride = uint64_t(t.taps) * t.cg;
   const uint32_t m = t.ho * t.wo;
+  t.out_no_l2 = uint64_t(n) * cout * m * elem_bytes >= kNoL2OutputBytes;
   // L0 blocking: the operand in L0A is double buffered (<= l0a/2), the one in L0B single.
   t.base_k = elem_bytes == 4 ? 64 : 128;
   uint32_t tile_pix = form == 0 ? 128 : 256;
@@ -112,6 +113,7 @@ class Conv2dKernel {
     xGm_.SetGlobalBuffer(reinterpret_cast<__gm__ T*>(x));
     wGm_.SetGlobalBuffer(reinterpret_cast<__gm__ T*>(wt));
     yGm_.SetGlobalBuffer(reinterpret_cast<__gm__ T*>(y));
+    if (t.out_no_l2) yGm_.SetL2CacheHint(CacheMode::CACHE_MODE_DISABLE);
     if (t.has_scale) scaleGm_.SetGlobalBuffer(reinterpret_cast<__gm__ float*>(scale), t.cout);
     if (t.has_shift) shiftGm_.SetGlobalBuffer(reinterpret_cast<__gm__ float*>(shift), t.cout);
     if (t.has_residual) resGm_.SetGlobalBuffer(reinterpret_cast<__gm__ T*>(residual));

@@ -38,6 +38,7 @@ struct Conv2dTiling {
   uint32_t block_dim;
   uint32_t ok;                  // 0: no blocking fits the SoC (layer 5 reports it)
   uint32_t hf32;                // float: run the cube in HF32 mode (set by the caller, not the tiling)
+  uint32_t out_no_l2;           // output >= kNoL2OutputBytes: written with the L2 cache hint off
 };
 
 // Pure: shapes + SoC -> tiling. Weights are [cout][kh][kw][cg] in GM (channels_last).

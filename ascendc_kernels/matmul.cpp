@@ -57,6 +57,13 @@ MatmulTiling matmul_tiling(uint32_t batch, uint32_t m, uint32_t n, uint32_t k, u
   t.tiles_m = CeilDivU(m, base_m);
   t.tiles_n = CeilDivU(n, base_n);
   t.total_tiles = tiles();
+  t.resident = k <= k_l1;
+  t.out_no_l2 = uint64_t(batch) * m * n * elem_bytes >= kNoL2OutputBytes;
+  // Panel loads per batch matrix: n fastest reloads B for every tile (A once per m-tile), m
+  // fastest reloads A for every tile (B once per n-tile).
+  const uint64_t n_fastest_cost = uint64_t(m) * k + uint64_t(n) * k * t.tiles_m;
+  const uint64_t m_fastest_cost = uint64_t(n) * k + uint64_t(m) * k * t.tiles_n;
+  t.m_fastest = t.resident && m_fastest_cost < n_fastest_cost;
   const uint64_t cores = t.total_tiles < want ? (t.total_tiles ? t.total_tiles : 1) : want;
   t.tiles_per_core = CeilDivU<uint64_t>(t.total_tiles ? t.total_tiles : 1, cores);
   t.block_dim = static_cast<uint32_t>(CeilDivU<uint64_t>(t.total_tiles ? t.total_tiles : 1, t.tiles_per_core));
@@ -94,6 +101,7 @@ class MatmulKernel {
     aGm_.SetGlobalBuffer(reinterpret_cast<__gm__ T*>(a));
     bGm_.SetGlobalBuffer(reinterpret_cast<__gm__ T*>(b));
     cGm_.SetGlobalBuffer(reinterpret_cast<__gm__ T*>(c));
+    if (t.out_no_l2) cGm_.SetL2CacheHint(CacheMode::CACHE_MODE_DISABLE);
     const uint32_t nvec = t.rowwise ? t.m : t.n;
     if (t.has_scale) scaleGm_.SetGlobalBuffer(reinterpret_cast<__gm__ float*>(scale), nvec);
     if (t.has_shift) shiftGm_.SetGlobalBuffer(reinterpret_cast<__gm__ float*>(shift), nvec);
@@ -111,14 +119,50 @@ class MatmulKernel {
     uint64_t last = first + t_.tiles_per_core;
     if (last > t_.total_tiles) last = t_.total_tiles;
     for (uint64_t tile = first; tile < last; ++tile) ComputeTile(tile);
+    if (haveA_) qA1_.FreeTensor(a1_);
+    if (haveB_) qB1_.FreeTensor(b1_);
+    haveA_ = haveB_ = false;
   }
 
  private:
+  // GM -> L1 panel of A (or B) unless the resident one is that panel (key != 0 only when K fits
+  // one panel). The queue's EnQue/DeQue order the load before the L0 loads; the panel is freed
+  // (and its buffer's next AllocTensor waits for the readers) only when it is replaced.
+  __aicore__ inline void PanelA(uint64_t key, uint64_t off, uint32_t mt, uint32_t kt) {
+    if (key && haveA_ && key == aKey_) return;
+    if (haveA_) qA1_.FreeTensor(a1_);
+    a1_ = qA1_.template AllocTensor<T>();
+    cube::LoadAToL1(a1_, aGm_[off], t_.a_trans != 0, mt, kt, t_.lda);
+    qA1_.EnQue(a1_);
+    a1_ = qA1_.template DeQue<T>();
+    haveA_ = true;
+    aKey_ = key;
+  }
+  __aicore__ inline void PanelB(uint64_t key, uint64_t off, uint32_t nt, uint32_t kt) {
+    if (key && haveB_ && key == bKey_) return;
+    if (haveB_) qB1_.FreeTensor(b1_);
+    b1_ = qB1_.template AllocTensor<T>();
+    cube::LoadBToL1(b1_, bGm_[off], t_.b_trans != 0, nt, kt, t_.ldb);
+    qB1_.EnQue(b1_);
+    b1_ = qB1_.template DeQue<T>();
+    haveB_ = true;
+    bKey_ = key;
+  }
+
   __aicore__ inline void ComputeTile(uint64_t tile) {
-    const uint32_t tn = uint32_t(tile % t_.tiles_n);
-    const uint64_t rest = tile / t_.tiles_n;
-    const uint32_t tm = uint32_t(rest % t_.tiles_m);
-    const uint64_t bi = rest / t_.tiles_m;
+    uint32_t tm, tn;
+    uint64_t bi;
+    if (t_.m_fastest) {
+      tm = uint32_t(tile % t_.tiles_m);
+      const uint64_t rest = tile / t_.tiles_m;
+      tn = uint32_t(rest % t_.tiles_n);
+      bi = rest / t_.tiles_n;
+    } else {
+      tn = uint32_t(tile % t_.tiles_n);
+      const uint64_t rest = tile / t_.tiles_n;
+      tm = uint32_t(rest % t_.tiles_m);
+      bi = rest / t_.tiles_m;
+    }
     const uint32_t m0 = tm * t_.base_m, n0 = tn * t_.base_n;
     const uint32_t mt = t_.m - m0 < t_.base_m ? t_.m - m0 : t_.base_m;
     const uint32_t nt = t_.n - n0 < t_.base_n ? t_.n - n0 : t_.base_n;
@@ -128,17 +172,16 @@ class MatmulKernel {
     bool init = true;
     for (uint32_t k0 = 0; k0 < t_.k; k0 += t_.k_l1) {
       const uint32_t kt = t_.k - k0 < t_.k_l1 ? t_.k - k0 : t_.k_l1;
-      // GM -> L1 panels.
-      LocalTensor<T> a1 = qA1_.template AllocTensor<T>();
+      // GM -> L1 panels (kept while the next tiles share them).
       const uint64_t a_off = t_.a_trans ? a_base + uint64_t(k0) * t_.lda + m0 : a_base + uint64_t(m0) * t_.lda + k0;
-      cube::LoadAToL1(a1, aGm_[a_off], t_.a_trans != 0, mt, kt, t_.lda);
-      qA1_.EnQue(a1);
-      LocalTensor<T> b1 = qB1_.template AllocTensor<T>();
       const uint64_t b_off = t_.b_trans ? b_base + uint64_t(n0) * t_.ldb + k0 : b_base + uint64_t(k0) * t_.ldb + n0;
-      cube::LoadBToL1(b1, bGm_[b_off], t_.b_trans != 0, nt, kt, t_.ldb);
-      qB1_.EnQue(b1);
-      a1 = qA1_.template DeQue<T>();
-      b1 = qB1_.template DeQue<T>();
+      // Batch matrices that broadcast (a_batch / b_batch 0) share their panels too.
+      const uint64_t a_key = t_.resident ? (t_.a_batch ? bi : 0) * t_.tiles_m + tm + 1 : 0;
+      const uint64_t b_key = t_.resident ? (t_.b_batch ? bi : 0) * t_.tiles_n + tn + 1 : 0;
+      PanelA(a_key, a_off, mt, kt);
+      PanelB(b_key, b_off, nt, kt);
+      const LocalTensor<T>& a1 = a1_;
+      const LocalTensor<T>& b1 = b1_;
       // L1 -> L0 micro-panels, Mmad into the resident accumulator.
       for (uint32_t kk = 0; kk < kt; kk += t_.base_k) {
         const uint32_t kb = kt - kk < t_.base_k ? kt - kk : t_.base_k;
@@ -160,8 +203,11 @@ class MatmulKernel {
         init = false;
         qA2_.FreeTensor(a2);
       }
-      qA1_.FreeTensor(a1);
-      qB1_.FreeTensor(b1);
+      if (!t_.resident) {
+        qA1_.FreeTensor(a1_);
+        qB1_.FreeTensor(b1_);
+        haveA_ = haveB_ = false;
+      }
     }
     qC_.EnQue(acc);
     acc = qC_.template DeQue<float>();
@@ -189,6 +235,9 @@ class MatmulKernel {
 
   MatmulTiling t_{};
   TPipe pipe_;
+  LocalTensor<T> a1_, b1_;  // the L1 panels in use (resident across tiles when t_.resident)
+  bool haveA_ = false, haveB_ = false;
+  uint64_t aKey_ = 0, bKey_ = 0;
   TQue<TPosition::A1, 1> qA1_;
   TQue<TPosition::B1, 1> qB1_;
   TQue<TPosition::A2, 1> qA2_;

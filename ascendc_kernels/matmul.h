@@ -32,9 +32,13 @@ struct MatmulTiling {
   uint32_t sub_n;          // columns per L0B load / Mmad (base_n split so base_k stays deep)
   uint32_t a2_bufs;        // L0A buffers (2 = double buffered)
   uint32_t tiles_m, tiles_n;
+  // K fits one L1 panel: a core keeps the A / B panel in L1 while consecutive tiles share it, and
+  // the tile order (m fastest: B panels stay, n fastest: A panels stay) minimizes GM -> L1 traffic.
+  uint32_t resident, m_fastest;
   uint64_t total_tiles, tiles_per_core;
   uint32_t block_dim;
   uint32_t hf32;           // float: run the cube in HF32 mode (set by the caller, not the tiling)
+  uint32_t out_no_l2;      // output >= kNoL2OutputBytes: written with the L2 cache hint off
 };
 
 // Pure: shapes + layouts + SoC -> tiling (blocking that fits L1 / L0A / L0B / L0C, cores to use).

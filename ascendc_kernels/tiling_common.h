@@ -58,4 +58,9 @@ inline uint64_t ColumnChunkWidth(uint64_t outer, uint64_t inner, uint64_t cores,
   return w;
 }
 
+// Outputs of at least this many bytes are written with the L2 cache hint off
+// (GlobalTensor::SetL2CacheHint(CACHE_MODE_DISABLE)): they are larger than any core's cache, so
+// caching them only evicts the operands the kernel is still reading.
+constexpr uint64_t kNoL2OutputBytes = uint64_t(4) << 20;
+
 }  // namespace npu_kernels

@@ -93,6 +93,7 @@ struct LocalOperand {
 struct GlobalOperand {
   uint8_t* ptr;
   uint64_t bytes;
+  bool no_l2 = false;  // SetL2CacheHint(CACHE_MODE_DISABLE): write with streaming stores
 };
 
 // Checks that `op` lies in one of the physical buffers in `allowed` (bitmask of PhysMask), starts

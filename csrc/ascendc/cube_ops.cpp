@@ -743,6 +743,7 @@ struct SegCtx {
   const uint8_t* residual;  // row pointer (already offset to the segment's first column), or null
   bool has_row = false;     // rowwise epilogue: y = y * row_scale + row_shift
   float row_scale = 1.f, row_shift = 0.f;
+  bool stream = false;      // whole aligned 64 B rows bypass the cache (destination's L2 hint)
 };
 
 void StoreSegScalar(uint8_t* dst, const float* acc, int cnt, const SegCtx& c) {
@@ -801,7 +802,9 @@ __attribute__((target("avx512f"), always_inline)) inline void StoreSegAvx512(uin
   if (c.relu) v = _mm512_mask_mov_ps(v, _mm512_cmp_ps_mask(v, _mm512_setzero_ps(), _CMP_LT_OQ), _mm512_setzero_ps());
   switch (c.out) {
     case OutKind::F32:
-      _mm512_mask_storeu_ps(dst, mk, v);
+      if (c.stream && cnt == 16 && (reinterpret_cast<uintptr_t>(dst) & 63) == 0)
+        _mm512_stream_ps(reinterpret_cast<float*>(dst), v);
+      else _mm512_mask_storeu_ps(dst, mk, v);
       break;
     case OutKind::F16: {
       const __m256i h = _mm512_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
@@ -932,6 +935,7 @@ void CubeFixpipe(const GlobalOperand& dst, const LocalOperand& src, CubeElem tds
   }
   static const StoreBlockFn store = PickStoreBlock();
   SegCtx ctx{out, p.reluEn || (ep && ep->relu), nullptr, nullptr, nullptr};
+  ctx.stream = dst.no_l2;
   const float* l0c = reinterpret_cast<const float*>(src.ptr);
   // Bands of 16 rows, all column blocks of a band before the next: the band's output rows stay
   // in cache while its 16-column pieces are written.
@@ -970,6 +974,9 @@ void CubeFixpipe(const GlobalOperand& dst, const LocalOperand& src, CubeElem tds
     }
   }
   core.counters.local_to_gm_bytes += nd * m * n * dsz;
+#if CUBE_OPS_X86
+  if (ctx.stream) _mm_sfence();  // streaming stores are weakly ordered: complete them here
+#endif
 }
 
 // =================================================================================================

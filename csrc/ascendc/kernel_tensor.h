@@ -19,6 +19,12 @@ inline bool IsVecPosition(AscendC::TPosition p) {
 
 namespace AscendC {
 
+// L2 cache hint of a GlobalTensor (SetL2CacheHint). The host model gives CACHE_MODE_DISABLE its
+// host meaning: Fixpipe writes such a destination with streaming (non-temporal) stores, which do
+// not read the lines first nor evict what the next instructions need.
+enum class CacheMode : uint8_t { CACHE_MODE_DISABLE = 0, CACHE_MODE_NORMAL = 1 };
+enum CacheRwMode { READ = 1, WRITE = 2, RW = 3 };
+
 template <typename T>
 class GlobalTensor {
  public:
@@ -29,6 +35,7 @@ class GlobalTensor {
   GlobalTensor operator[](uint64_t offset) const {
     GlobalTensor r;
     r.ptr_ = ptr_ + offset;
+    r.cache_ = cache_;
     if (size_ != 0) {
       if (offset > size_) {
         if (ascendc_host::CurrentCore().cfg.bounds_check)
@@ -51,13 +58,15 @@ class GlobalTensor {
   GlobalTensor<U> ReinterpretCast() const {
     GlobalTensor<U> r;
     r.SetGlobalBuffer(reinterpret_cast<U*>(ptr_), size_ * sizeof(T) / sizeof(U));
+    r.template SetL2CacheHint<RW>(cache_);
     return r;
   }
-  void SetL2CacheHint(int) const {}
+  template <CacheRwMode rwMode = RW>
+  void SetL2CacheHint(CacheMode mode) { cache_ = mode; }
   void SetShapeInfo(...) {}
 
   ascendc_host::GlobalOperand Operand() const {
-    return {reinterpret_cast<uint8_t*>(ptr_), size_ * sizeof(T)};
+    return {reinterpret_cast<uint8_t*>(ptr_), size_ * sizeof(T), cache_ == CacheMode::CACHE_MODE_DISABLE};
   }
 
  private:
@@ -67,6 +76,7 @@ class GlobalTensor {
   }
   T* ptr_ = nullptr;
   uint64_t size_ = 0;  // elements; 0 = unknown (not checked)
+  CacheMode cache_ = CacheMode::CACHE_MODE_NORMAL;
 };
 
 template <typename T>

@@ -249,3 +249,24 @@ def test_cached_weight_memory_is_released(fallback_error):
     F.conv2d(x, w_cl)  # the next call drops the freed weight's copy
     torch.npu.synchronize()
     assert torch.npu.memory_allocated() == base
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+@pytest.mark.parametrize("channels_last", [False, True])
+@pytest.mark.parametrize("fused", [False, True])
+def test_conv2d_large_output_streams_past_cache(fallback_error, dtype, channels_last, fused):
+    """Outputs of >= 4 MiB are written with the L2 cache hint off (streaming stores in the model):
+    the same numbers, with rows that start on and off 64 B boundaries (28 channels)."""
+    import torch_ops_nn
+    x = torch.randn(4, 12, 100, 100).to(dtype)
+    w = (torch.randn(28, 12, 3, 3) * 0.1).to(dtype)
+    fmt = torch.channels_last if channels_last else torch.contiguous_format
+    dx, dw = x.to("npu").to(memory_format=fmt), w.to("npu")
+    want = F.conv2d(x.float(), w.float(), None, 1, 1)
+    if fused:
+        got = torch_ops_nn.fused_conv_bn_relu(dx, dw, stride=(1, 1), padding=(1, 1))
+        want = torch.relu(want)
+    else:
+        got = F.conv2d(dx, dw, None, 1, 1)
+    assert got.numel() * got.element_size() >= (4 << 20) or dtype != torch.float32
+    assert_close(got, want.to(dtype), dtype)

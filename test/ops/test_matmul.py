@@ -123,6 +123,30 @@ def test_bmm(fallback_error, dtype, b, m, n, k):
     assert_close(torch.bmm(x.npu(), y1.npu().expand(b, k, n)), torch.bmm(x, y1.expand(b, k, n)), dtype)
 
 
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+@pytest.mark.parametrize("b,m,n,k,bcast", [
+    (1, 3000, 64, 200, None),    # many m-tiles, one n-tile: the B panel stays in L1 (m fastest)
+    (1, 700, 600, 100, None),    # several tiles each way, K in one panel
+    (1, 150, 1000, 64, None),    # few m-tiles, many n-tiles: the A panel stays in L1 (n fastest)
+    (9, 400, 300, 64, "b"),      # batched with a broadcast B: its panels are shared across batches
+    (9, 400, 300, 64, "a"),      # (more tiles than cores, so a core's tiles cross batches)
+    (9, 100, 700, 64, None),     # one m-tile per batch matrix: the A panel changes with the batch only
+    (9, 1000, 100, 64, None),    # one n-tile per batch matrix: likewise the B panel
+    (2, 300, 300, 700, None),    # K over several panels: nothing resident
+    (1, 1100, 1000, 50, None),   # a 4.4 MB output: written past the cache, rows on and off 64 B
+])
+def test_bmm_resident_panels(fallback_error, dtype, b, m, n, k, bcast):
+    """Tile orders and L1 panels kept across tiles: every output tile still sees its own operands."""
+    x, y = rand(b, m, k, dtype=dtype), rand(b, k, n, dtype=dtype)
+    if bcast == "a":
+        x = rand(1, m, k, dtype=dtype).expand(b, m, k)
+    if bcast == "b":
+        y = rand(1, k, n, dtype=dtype).expand(b, k, n)
+    assert_close(torch.matmul(x.to("npu"), y.to("npu")), torch.matmul(x.float(), y.float()).to(dtype), dtype)
+    yt = y.transpose(1, 2).contiguous().transpose(1, 2)  # B^T stored: the conv-as-GEMM weight layout
+    assert_close(torch.matmul(x.to("npu"), yt.to("npu")), torch.matmul(x.float(), y.float()).to(dtype), dtype)
+
+
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_baddbmm(fallback_error, dtype):
     s, x, y = rand(3, 7, 9, dtype=dtype), rand(3, 7, 20, dtype=dtype), rand(3, 20, 9, dtype=dtype)
