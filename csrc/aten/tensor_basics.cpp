@@ -11,6 +11,10 @@
 #include <ATen/ops/_reshape_alias_native.h>
 #include <ATen/ExpandUtils.h>
 #include <ATen/TensorUtils.h>
+
+#include <sstream>
+
+#include "aten/kernel_launch.h"
 #include <c10/core/DeviceGuard.h>
 #include <c10/core/StorageImpl.h>
 #include <torch/library.h>
@@ -173,8 +177,15 @@ at::Tensor copy_from(const at::Tensor& src, const at::Tensor& dst, bool non_bloc
     NPU_RT_CALL(stream.Enqueue("copy_ (npu->npu, cross-device)", std::move(task)));
     NPU_RT_CALL(after->Record(stream); after->Block(src_stream));
   } else {
+    std::string detail;
+    if (LogDebugEnabled()) {
+      std::ostringstream d;
+      d << src.scalar_type() << src.sizes() << " strides " << src.strides() << " -> " << dst.scalar_type()
+        << " strides " << dst.strides();
+      detail = d.str();
+    }
     NPU_RT_CALL(stream.Enqueue(src_npu && dst_npu ? "copy_ (npu->npu)" : (dst_npu ? "copy_ (cpu->npu)" : "copy_ (npu->cpu)"),
-                               std::move(task)));
+                               std::move(task), std::move(detail)));
   }
   // A copy into host memory must have landed before the caller reads it; a copy from host
   // memory waits too unless non_blocking (the task holds the source alive either way).
