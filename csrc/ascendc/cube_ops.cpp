@@ -597,7 +597,7 @@ void CubeLoad3D(const LocalOperand& dst, const LocalOperand& src, CubeElem t, co
     }
     for (uint64_t rb = 0; rb < mfr; ++rb) {
       const uint64_t i0 = rb * 16;
-      run[rb] = a.strideW == 1 && ih0[i0] == ih0[i0 + 15] && iw0[i0 + 15] == iw0[i0] + 15;
+      run[rb] = ih0[i0] == ih0[i0 + 15] && iw0[i0 + 15] == iw0[i0] + 15 * int32_t(a.strideW);
     }
     for (uint64_t kf = 0; kf < kfr; ++kf) {
       const uint64_t col = ks + kf * c0;
@@ -613,8 +613,19 @@ void CubeLoad3D(const LocalOperand& dst, const LocalOperand& src, CubeElem t, co
         alignas(64) uint8_t tmp[512];
         const uint8_t* frac_src;
         const int32_t ih_run = ih0[rb * 16] + dh, iw_run = iw0[rb * 16] + dw;
-        if (!beyond_k && run[rb] && ih_run >= 0 && ih_run < a.l1H && iw_run >= 0 && iw_run + 15 < a.l1W) {
+        if (!beyond_k && run[rb] && ih_run >= 0 && ih_run < a.l1H && iw_run >= 0 &&
+            iw_run + 15 * int32_t(a.strideW) < a.l1W) {
           frac_src = splane + (uint64_t(ih_run) * a.l1W + uint64_t(iw_run)) * 32;
+          if (a.strideW != 1) {  // 16 pieces a stride apart
+            const uint64_t step = uint64_t(a.strideW) * 32;
+            if (!to_l0b && !trans_a && !w.amx) {  // the Zz fractal is these 16 rows as they are
+              uint8_t* d = dwin + (rb * kfr + kf) * 512;
+              for (int r = 0; r < 16; ++r) std::memcpy(d + r * 32, frac_src + r * step, 32);
+              continue;
+            }
+            for (int r = 0; r < 16; ++r) std::memcpy(tmp + r * 32, frac_src + r * step, 32);
+            frac_src = tmp;
+          }
         } else {
           const uint8_t* sp[16];
           bool contiguous = !beyond_k;
