@@ -119,34 +119,33 @@ class MatmulKernel {
     uint64_t last = first + t_.tiles_per_core;
     if (last > t_.total_tiles) last = t_.total_tiles;
     for (uint64_t tile = first; tile < last; ++tile) ComputeTile(tile);
-    if (haveA_) qA1_.FreeTensor(a1_);
-    if (haveB_) qB1_.FreeTensor(b1_);
-    haveA_ = haveB_ = false;
+    ReleasePanels();
   }
 
  private:
-  // GM -> L1 panel of A (or B) unless the resident one is that panel (key != 0 only when K fits
-  // one panel). The queue's EnQue/DeQue order the load before the L0 loads; the panel is freed
-  // (and its buffer's next AllocTensor waits for the readers) only when it is replaced.
-  __aicore__ inline void PanelA(uint64_t key, uint64_t off, uint32_t mt, uint32_t kt) {
-    if (key && haveA_ && key == aKey_) return;
-    if (haveA_) qA1_.FreeTensor(a1_);
-    a1_ = qA1_.template AllocTensor<T>();
-    cube::LoadAToL1(a1_, aGm_[off], t_.a_trans != 0, mt, kt, t_.lda);
-    qA1_.EnQue(a1_);
-    a1_ = qA1_.template DeQue<T>();
-    haveA_ = true;
-    aKey_ = key;
+  // GM -> L1 panel of A or B unless the resident one is that panel (key != 0 only when K fits one
+  // panel). The queue's EnQue/DeQue order the load before the L0 loads; the panel is freed (and its
+  // buffer's next AllocTensor waits for the readers) only when it is replaced.
+  __aicore__ inline void ReleasePanels() {
+    if (a1_.have) qA1_.FreeTensor(a1_.t);
+    if (b1_.have) qB1_.FreeTensor(b1_.t);
+    a1_.have = b1_.have = false;
   }
-  __aicore__ inline void PanelB(uint64_t key, uint64_t off, uint32_t nt, uint32_t kt) {
-    if (key && haveB_ && key == bKey_) return;
-    if (haveB_) qB1_.FreeTensor(b1_);
-    b1_ = qB1_.template AllocTensor<T>();
-    cube::LoadBToL1(b1_, bGm_[off], t_.b_trans != 0, nt, kt, t_.ldb);
-    qB1_.EnQue(b1_);
-    b1_ = qB1_.template DeQue<T>();
-    haveB_ = true;
-    bKey_ = key;
+  struct Panel {
+    LocalTensor<T> t;
+    bool have = false;
+    uint64_t key = 0;
+  };
+  template <class Q, class Load>
+  __aicore__ inline void LoadPanel(Q& q, Panel& p, uint64_t key, Load&& load) {
+    if (key && p.have && key == p.key) return;
+    if (p.have) q.FreeTensor(p.t);
+    p.t = q.template AllocTensor<T>();
+    load(p.t);
+    q.EnQue(p.t);
+    p.t = q.template DeQue<T>();
+    p.have = true;
+    p.key = key;
   }
 
   __aicore__ inline void ComputeTile(uint64_t tile) {
@@ -178,10 +177,14 @@ class MatmulKernel {
       // Batch matrices that broadcast (a_batch / b_batch 0) share their panels too.
       const uint64_t a_key = t_.resident ? (t_.a_batch ? bi : 0) * t_.tiles_m + tm + 1 : 0;
       const uint64_t b_key = t_.resident ? (t_.b_batch ? bi : 0) * t_.tiles_n + tn + 1 : 0;
-      PanelA(a_key, a_off, mt, kt);
-      PanelB(b_key, b_off, nt, kt);
-      const LocalTensor<T>& a1 = a1_;
-      const LocalTensor<T>& b1 = b1_;
+      LoadPanel(qA1_, a1_, a_key, [&](const LocalTensor<T>& t) {
+        cube::LoadAToL1(t, aGm_[a_off], t_.a_trans != 0, mt, kt, t_.lda);
+      });
+      LoadPanel(qB1_, b1_, b_key, [&](const LocalTensor<T>& t) {
+        cube::LoadBToL1(t, bGm_[b_off], t_.b_trans != 0, nt, kt, t_.ldb);
+      });
+      const LocalTensor<T>& a1 = a1_.t;
+      const LocalTensor<T>& b1 = b1_.t;
       // L1 -> L0 micro-panels, Mmad into the resident accumulator.
       for (uint32_t kk = 0; kk < kt; kk += t_.base_k) {
         const uint32_t kb = kt - kk < t_.base_k ? kt - kk : t_.base_k;
@@ -203,11 +206,7 @@ class MatmulKernel {
         init = false;
         qA2_.FreeTensor(a2);
       }
-      if (!t_.resident) {
-        qA1_.FreeTensor(a1_);
-        qB1_.FreeTensor(b1_);
-        haveA_ = haveB_ = false;
-      }
+      if (!t_.resident) ReleasePanels();
     }
     qC_.EnQue(acc);
     acc = qC_.template DeQue<float>();
@@ -235,9 +234,7 @@ class MatmulKernel {
 
   MatmulTiling t_{};
   TPipe pipe_;
-  LocalTensor<T> a1_, b1_;  // the L1 panels in use (resident across tiles when t_.resident)
-  bool haveA_ = false, haveB_ = false;
-  uint64_t aKey_ = 0, bKey_ = 0;
+  Panel a1_, b1_;  // the L1 panels in use (resident across tiles when t_.resident)
   TQue<TPosition::A1, 1> qA1_;
   TQue<TPosition::B1, 1> qB1_;
   TQue<TPosition::A2, 1> qA2_;
