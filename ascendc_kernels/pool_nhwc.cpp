@@ -1,10 +1,10 @@
 // Max pooling with indices, forward, on NHWC (channels_last) float32 inputs, in Ascend C.
 //
 // A work item is one output row (n, oh) of one channel chunk of cc channels; cores take contiguous
-// ranges of items (chunk-major). For each input row the window reaches, the row's W x cc values are
-// copied into a UB row buffer whose left/right padding columns hold -inf. Each tap (kh, kw) brings its
-// values for all ow into a dense [OW][cc] tile with one strided UB -> UB DataCopy, then over the
-// OW*cc lanes: upd = (v > M) | (v != v); M = upd ? v : M; I = upd ? tap : I. This is PyTorch's CPU
+// ranges of items (chunk-major). Each input row the window reaches is copied from GM split by stride
+// phase: padded column j = iw + pW goes to phase buffer j % sW at column j / sW, whose padding columns
+// hold -inf. The values of tap (kh, kw) for all ow are then one dense [OW][cc] slice of one phase
+// buffer (phase (kw*dW) % sW from column (kw*dW) / sW), used in place; over its OW*cc lanes: upd = (v > M) | (v != v); M = upd ? v : M; I = upd ? tap : I. This is PyTorch's CPU
 // scan (kh outer, kw inner, strict >, NaN always taken so the last NaN wins). I is kept relative to
 // the lane's column base ow*sW so that a tap's index is one scalar (ih*W + kw*dW - pW); it starts at
 // the window's first valid element (PyTorch's index when every valid value is -inf) and gets
@@ -19,12 +19,12 @@ using namespace AscendC;
 namespace npu_kernels {
 
 namespace {
-uint64_t NhwcUbBytes(uint32_t wcols, uint32_t cc, uint32_t ow) {
+uint64_t NhwcUbBytes(uint32_t qcols, uint32_t sw, uint32_t cc, uint32_t ow) {
   const uint64_t lanes = AlignUp<uint64_t>(static_cast<uint64_t>(ow) * cc, 64);
-  // row buffer; v, M, I, column table, init table (float); int32 indices (+ a zero block), their
+  // phase buffers; M, I, column table, init table (float); int32 indices (+ a zero block), their
   // widening offsets and the int64 indices; two masks
-  return static_cast<uint64_t>(wcols) * cc * 4 + lanes * (5 * 4 + 4 + 8 + 8) + 2 * AlignUp<uint64_t>(lanes / 8, 32) +
-         1024;
+  return static_cast<uint64_t>(sw) * (static_cast<uint64_t>(qcols) * cc + 64) * 4 + lanes * (4 * 4 + 4 + 8 + 8) +
+         2 * AlignUp<uint64_t>(lanes / 8, 32) + 1024;
 }
 }  // namespace
 
@@ -53,13 +53,14 @@ PoolNhwcTiling pool_nhwc_tiling(uint64_t n, uint32_t c, uint32_t h, uint32_t w, 
   const uint64_t wcols = right > static_cast<uint64_t>(pw) + w ? right : static_cast<uint64_t>(pw) + w;
   if (wcols > 65535) return t;
   t.wcols = static_cast<uint32_t>(wcols);
-  // Widest chunk whose tap copy gap ((sw-1)*cc/8 blocks) fits a uint16 and whose tiles fit the UB.
+  t.qcols = CeilDivU<uint32_t>(t.wcols, sw);
+  // Widest chunk whose tiles fit the UB.
+  if (static_cast<uint64_t>(sw) * c * 4 > 0xFFFFFFFFull) return t;  // GM stride of the phase copies
   uint32_t cc = c;
-  const uint64_t max_by_gap = AlignDown<uint64_t>(65535ull * 8 / (sw > 1 ? sw - 1 : 1), 8);
-  if (cc > max_by_gap) cc = static_cast<uint32_t>(max_by_gap);
-  while (cc >= 8 && NhwcUbBytes(t.wcols, cc, ow) > soc.ub_bytes) cc -= 8;
+  while (cc >= 8 && NhwcUbBytes(t.qcols, sw, cc, ow) > soc.ub_bytes) cc -= 8;
   if (cc < 8) return t;
   t.cc = cc;
+  t.phase_pitch = t.qcols * cc + 64;
   t.chunks = CeilDivU<uint32_t>(c, cc);
   t.lanes = AlignUp<uint32_t>(ow * cc, 64);
   t.items = static_cast<uint64_t>(t.chunks) * n * oh;
@@ -91,8 +92,7 @@ class MaxPoolNhwcKernel {
     yGm_.SetGlobalBuffer(reinterpret_cast<__gm__ float*>(y), out_total);
     idxGm_.SetGlobalBuffer(reinterpret_cast<__gm__ int64_t*>(idx), out_total);
     const uint32_t L = t.lanes;
-    pipe_.InitBuffer(row_, t.wcols * t.cc * 4);
-    pipe_.InitBuffer(v_, L * 4);
+    pipe_.InitBuffer(row_, t.sw * t.phase_pitch * 4);
     pipe_.InitBuffer(m_, L * 4);
     pipe_.InitBuffer(i_, L * 4);
     pipe_.InitBuffer(col_, L * 4);
@@ -102,7 +102,6 @@ class MaxPoolNhwcKernel {
     pipe_.InitBuffer(widen_, L * 8);
     pipe_.InitBuffer(mask1_, npu_kernels::AlignUp<uint32_t>(L / 8, 32));
     pipe_.InitBuffer(mask2_, npu_kernels::AlignUp<uint32_t>(L / 8, 32));
-    Duplicate(v_.Get<float>(), 0.0f, static_cast<int32_t>(L));  // lanes past ow*cc stay finite
     BuildWiden();
   }
 
@@ -161,22 +160,34 @@ class MaxPoolNhwcKernel {
       Duplicate(init[o * wc], static_cast<float>(fix - static_cast<int64_t>(t_.pw)), static_cast<int32_t>(wc));
     }
     SyncMte2ToV();
-    Duplicate(row_.Get<float>(), -__builtin_inff(), static_cast<int32_t>(t_.wcols * wc));
+    Duplicate(row_.Get<float>(), -__builtin_inff(), static_cast<int32_t>(t_.sw * t_.phase_pitch));
   }
 
-  // v[o*wc + j] = row[(o*sw + tapcol)*wc + j] for all o < ow, j < wc: one strided UB -> UB DataCopy
-  // (a bit copy: -0.0 and NaN survive), ow pixels of wc/8 blocks, sw pixels apart.
-  __aicore__ inline void TapTile(const LocalTensor<float>& v, const LocalTensor<float>& row, uint32_t tapcol,
-                                 uint32_t wc) {
-    const uint16_t blk = static_cast<uint16_t>(wc / 8);
-    DataCopy(v, row[tapcol * wc],
-             DataCopyParams{static_cast<uint16_t>(t_.ow), blk, static_cast<uint16_t>((t_.sw - 1) * blk), 0});
+  // Input row ih of image n, channels [c0, c0 + wc), into the phase buffers (padded column j = iw + pw
+  // to phase j % sw, column j / sw).
+  __aicore__ inline void LoadRow(const LocalTensor<float>& row, uint64_t n, uint32_t ih, uint32_t c0, uint32_t wc) {
+    const uint64_t g = ((n * t_.h + ih) * t_.w) * t_.c + c0;
+    for (uint32_t p = 0; p < t_.sw; ++p) {
+      const uint32_t iw0 = (p + t_.sw - t_.pw % t_.sw) % t_.sw;  // first iw with (iw + pw) % sw == p
+      if (iw0 >= t_.w) continue;
+      const uint32_t cnt = (t_.w - iw0 + t_.sw - 1) / t_.sw;
+      const uint32_t q0 = (iw0 + t_.pw) / t_.sw;
+      LocalTensor<float> dst = row[p * t_.phase_pitch + q0 * wc];
+      if (t_.sw * t_.c == wc) {  // the phase's pixels are contiguous in GM
+        DataCopyPad(dst, xGm_[g + iw0 * t_.c], DataCopyExtParams{1, cnt * wc * 4, 0, 0, 0},
+                    DataCopyPadExtParams<float>{false, 0, 0, 0.0f});
+      } else {
+        DataCopyPad(dst, xGm_[g + iw0 * t_.c],
+                    DataCopyExtParams{static_cast<uint16_t>(cnt), wc * 4, (t_.sw * t_.c - wc) * 4, 0, 0},
+                    DataCopyPadExtParams<float>{false, 0, 0, 0.0f});
+      }
+    }
   }
 
   __aicore__ inline void Item(uint64_t n, uint32_t oh, uint32_t c0, uint32_t wc) {
     const uint32_t Lc = npu_kernels::AlignUp<uint32_t>(t_.ow * wc, 64);
     const int32_t nL = static_cast<int32_t>(Lc);
-    LocalTensor<float> row = row_.Get<float>(), v = v_.Get<float>(), M = m_.Get<float>(), I = i_.Get<float>();
+    LocalTensor<float> row = row_.Get<float>(), M = m_.Get<float>(), I = i_.Get<float>();
     LocalTensor<uint8_t> m1 = mask1_.Get<uint8_t>(), m2 = mask2_.Get<uint8_t>();
     LocalTensor<uint16_t> m1h = m1.ReinterpretCast<uint16_t>(), m2h = m2.ReinterpretCast<uint16_t>();
     const int64_t hs = static_cast<int64_t>(oh) * t_.sh - t_.ph;
@@ -185,23 +196,15 @@ class MaxPoolNhwcKernel {
     SyncMte3ToV();  // the previous item's outputs have left M / I
     Duplicate(M, -__builtin_inff(), nL);
     Adds(I, init_.Get<float>(), static_cast<float>(h0 * static_cast<int64_t>(t_.w)), nL);
-    const uint32_t rowBytes = wc * 4;
     for (uint32_t kh = 0; kh < t_.kh; ++kh) {
       const int64_t ih = hs + static_cast<int64_t>(kh) * t_.dh;
       if (ih < 0 || ih >= static_cast<int64_t>(t_.h)) continue;  // padding rows never win
       SyncVToMte2();  // the previous row's taps are read
-      const uint64_t g = ((n * t_.h + static_cast<uint64_t>(ih)) * t_.w) * t_.c + c0;
-      if (wc == t_.c) {
-        DataCopyPad(row[t_.pw * wc], xGm_[g], DataCopyExtParams{1, t_.w * rowBytes, 0, 0, 0},
-                    DataCopyPadExtParams<float>{false, 0, 0, 0.0f});
-      } else {
-        DataCopyPad(row[t_.pw * wc], xGm_[g],
-                    DataCopyExtParams{static_cast<uint16_t>(t_.w), rowBytes, (t_.c - wc) * 4, 0, 0},
-                    DataCopyPadExtParams<float>{false, 0, 0, 0.0f});
-      }
+      LoadRow(row, n, static_cast<uint32_t>(ih), c0, wc);
       SyncMte2ToV();
       for (uint32_t kw = 0; kw < t_.kw; ++kw) {
-        TapTile(v, row, kw * t_.dw, wc);
+        const uint32_t j = kw * t_.dw;
+        LocalTensor<float> v = row[(j % t_.sw) * t_.phase_pitch + (j / t_.sw) * wc];
         Compare(m1, v, M, CMPMODE::GT, Lc);
         Compare(m2, v, v, CMPMODE::NE, Lc);
         Or(m1h, m1h, m2h, static_cast<int32_t>(Lc / 16));
@@ -231,7 +234,7 @@ class MaxPoolNhwcKernel {
   PoolNhwcTiling t_;
   uint32_t pitch_ = 0;
   TPipe pipe_;
-  TBuf<TPosition::VECCALC> row_, v_, m_, i_, col_, init_, i64_, i32_, widen_, mask1_, mask2_;
+  TBuf<TPosition::VECCALC> row_, m_, i_, col_, init_, i64_, i32_, widen_, mask1_, mask2_;
   GlobalTensor<float> xGm_, yGm_;
   GlobalTensor<int64_t> idxGm_;
 };

@@ -15,7 +15,9 @@ struct PoolNhwcTiling {
   uint32_t kh, kw, sh, sw, ph, pw, dh, dw;
   uint32_t cc;        // channels per chunk (multiple of 8); the last chunk holds the rest
   uint32_t chunks;
-  uint32_t wcols;     // row buffer columns: pw of -inf, W of data, -inf up to the last tap
+  uint32_t wcols;     // padded row columns: pw of -inf, W of data, -inf up to the last tap
+  uint32_t qcols;     // columns of one stride phase of the row: ceil(wcols / sw)
+  uint32_t phase_pitch;  // floats between phase buffers: qcols*cc + 64
   uint32_t lanes;     // lane tiles: ow*cc rounded up to 64
   uint64_t items;     // chunks * n * oh
   uint64_t items_per_core;
