@@ -2,7 +2,8 @@
 
     python benchmarks/bench_nn.py [--min-run-time 1.0] [--only NAME] [--threads N]
 
-Cases: max_pool2d 3x3 s2 p1 on (8, 64, 112, 112) (forward with indices, and backward); batch_norm eval
+Cases: max_pool2d 3x3 s2 p1 on (8, 64, 112, 112) (forward with indices, and backward; the forward also on a
+channels_last input, the layout our torch.compile backend runs ResNet in); batch_norm eval
 and train on (8, 256, 56, 56); adaptive_avg_pool2d (8, 2048, 7, 7) -> 1x1 (the npu kernel through
 aten::_adaptive_avg_pool2d: F.adaptive_avg_pool2d(x, 1) itself lowers to mean(), a reduction op);
 layer_norm (64, 4096); dropout on (8, 64, 112, 112). Each npu statement synchronizes. Prints the medians
@@ -41,12 +42,14 @@ def cases():
     apg = torch.randn(8, 2048, 1, 1)
     ln = torch.randn(64, 4096)
     lw, lb = torch.randn(4096), torch.randn(4096)
-    dev = {k: v.to("npu") for k, v in dict(x=x, idx=idx, g=g, bn_x=bn_x, w=w, b=b, rm=rm, rv=rv, ap=ap, apg=apg, ln=ln,
+    xcl = x.contiguous(memory_format=torch.channels_last)
+    dev = {k: v.to("npu") for k, v in dict(x=x, xcl=xcl, idx=idx, g=g, bn_x=bn_x, w=w, b=b, rm=rm, rv=rv, ap=ap, apg=apg, ln=ln,
                                           lw=lw, lb=lb).items()}
-    cpu = dict(x=x, idx=idx, g=g, bn_x=bn_x, w=w, b=b, rm=rm, rv=rv, ap=ap, apg=apg, ln=ln, lw=lw, lb=lb)
+    cpu = dict(x=x, xcl=xcl, idx=idx, g=g, bn_x=bn_x, w=w, b=b, rm=rm, rv=rv, ap=ap, apg=apg, ln=ln, lw=lw, lb=lb)
     mp_bwd = "torch.ops.aten.max_pool2d_with_indices_backward(g, x, [3, 3], [2, 2], [1, 1], [1, 1], False, idx)"
     return [
         ("max_pool2d 3x3 s2 p1 (8,64,112,112)", "F.max_pool2d(x, 3, 2, 1, return_indices=True)", cpu, dev),
+        ("max_pool2d channels_last (8,64,112,112)", "F.max_pool2d(xcl, 3, 2, 1, return_indices=True)", cpu, dev),
         ("max_pool2d backward", mp_bwd, cpu, dev),
         ("batch_norm eval (8,256,56,56)", "F.batch_norm(bn_x, rm, rv, w, b, False)", cpu, dev),
         ("batch_norm train (8,256,56,56)", "F.batch_norm(bn_x, rm, rv, w, b, True)", cpu, dev),

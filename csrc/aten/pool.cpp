@@ -1,7 +1,8 @@
 // 2-D pooling ops on npu: max_pool2d_with_indices (+ backward), avg_pool2d (+ backward),
 // _adaptive_avg_pool2d (+ backward). Argument checks with PyTorch's rules, output shapes, tiling and the
 // launch of the Ascend C kernels in ascendc_kernels/pool*. Kernels work on NCHW planes; channels_last
-// inputs are made contiguous first and the results returned in channels_last.
+// inputs are made contiguous first and the results returned in channels_last, except the max pooling
+// forward of float32 channels_last inputs, which has a native NHWC kernel (pool_nhwc.cpp).
 #include <ATen/core/Tensor.h>
 #include <c10/core/DeviceGuard.h>
 #include <torch/library.h>
@@ -12,6 +13,7 @@
 #include "aten/kernel_launch.h"
 #include "aten/op_common.h"
 #include "pool.h"
+#include "pool_nhwc.h"
 
 namespace torch_ops_nn {
 namespace {
@@ -20,6 +22,7 @@ using at::Tensor;
 
 TORCH_OPS_NN_REGISTER_KERNEL(pool_fwd_kernel);
 TORCH_OPS_NN_REGISTER_KERNEL(pool_bwd_kernel);
+TORCH_OPS_NN_REGISTER_KERNEL(pool_nhwc_fwd_kernel);
 
 struct Pair {
   int64_t h, w;
@@ -132,6 +135,20 @@ std::tuple<Tensor, Tensor> max_pool2d_with_indices(const Tensor& self, c10::IntA
   const PoolShape s = InputShape(op, self);
   const MaxArgs a = CheckMaxPool(op, s, kernel_size, stride, padding, dilation, ceil_mode);
   c10::DeviceGuard guard(self.device());
+  if (s.channels_last && self.scalar_type() == c10::kFloat && s.c % 8 == 0) {
+    // Native NHWC: no layout copies. Other channels_last inputs take the NCHW path below.
+    const auto t = npu_kernels::pool_nhwc_tiling(
+        static_cast<uint64_t>(s.n), s.c, s.h, s.w, a.oh, a.ow, a.k.h, a.k.w, a.s.h, a.s.w, a.p.h, a.p.w, a.d.h, a.d.w,
+        self.element_size(), SocInfoFor(dev));
+    if (t.ok) {
+      Tensor y = NpuEmpty(OutSizes(s, a.oh, a.ow), self.scalar_type(), dev, c10::MemoryFormat::ChannelsLast);
+      Tensor idx = NpuEmpty(OutSizes(s, a.oh, a.ow), c10::kLong, dev, c10::MemoryFormat::ChannelsLast);
+      KernelLaunch launch{"pool_nhwc_fwd_kernel", ascendc_host::CoreType::AIV, t.block_dim, dev};
+      if (LogDebugEnabled()) launch.detail = std::string(op) + " " + DescribeForLog({{"input", &self}});
+      LaunchKernel(std::move(launch), &pool_nhwc_fwd_kernel_float, t, self.data_ptr(), y.data_ptr(), idx.data_ptr());
+      return {y, idx};
+    }
+  }
   Tensor x = self.contiguous();
   Tensor y = NpuEmpty(OutSizes(s, a.oh, a.ow), self.scalar_type(), dev);
   Tensor idx = NpuEmpty(OutSizes(s, a.oh, a.ow), c10::kLong, dev);
