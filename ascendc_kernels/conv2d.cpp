@@ -66,6 +66,17 @@ Conv2dTiling conv2d_tiling(uint32_t n, uint32_t c, uint32_t h, uint32_t w, uint3
   }
   t.tile_pix = tile_pix;
   t.tile_co = tile_co;
+  // float: a 128-deep k-step with one L0A buffer when both L0 operands fit (half the Mmad calls, each
+  // twice the work per accumulator pass), else 64-deep and double buffered.
+  t.a2_bufs = 2;
+  if (elem_bytes == 4) {
+    const uint64_t a_rows = AlignUp<uint32_t>(form == 0 ? tile_pix : tile_co, 16);
+    const uint64_t b_cols = AlignUp<uint32_t>(form == 0 ? tile_co : tile_pix, 16);
+    if (a_rows * 128 * 4 <= soc.l0a_bytes && b_cols * 128 * 4 <= soc.l0b_bytes) {
+      t.base_k = 128;
+      t.a2_bufs = 1;
+    }
+  }
   t.tiles_pix = CeilDivU(m, tile_pix);
   t.tiles_co = CeilDivU(t.cog, tile_co);
   t.total_tiles = tiles();
@@ -123,7 +134,7 @@ class Conv2dKernel {
     pipe_.InitBuffer(w1Buf_, t.c1_chunk * t.taps * co16 * 32);
     // form 0: L0A = pixels x k (double buffered), L0B = k x co; form 1: L0A = co x k, L0B = k x pixels.
     const uint32_t a_rows = t.form == 0 ? pix16 : co16, b_cols = t.form == 0 ? co16 : pix16;
-    pipe_.InitBuffer(qA2_, 2, a_rows * t.base_k * sizeof(T));
+    pipe_.InitBuffer(qA2_, t.a2_bufs, a_rows * t.base_k * sizeof(T));
     pipe_.InitBuffer(qB2_, 1, t.base_k * b_cols * sizeof(T));
     accElems_ = pix16 * co16;
     pipe_.InitBuffer(qC_, 1, t.sub_tiles * accElems_ * sizeof(float));

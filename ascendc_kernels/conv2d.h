@@ -31,6 +31,7 @@ struct Conv2dTiling {
   uint64_t w_co_stride;         // elements between output channels' weights (default taps*cg)
   // Blocking.
   uint32_t tile_pix, tile_co, base_k, c1_chunk;
+  uint32_t a2_bufs;             // L0A buffers of the im2col / weight micro-panel (2 = double buffered)
   uint32_t slab_pix_max;        // L1 slab capacity in pixels
   uint32_t tiles_pix, tiles_co;
   uint32_t sub_tiles;           // tiles sharing one weight tile computed together (L0C accumulators)
