@@ -1,5 +1,6 @@
 """ResNet on npu vs CPU (same process): resnet18 batch 1 eval, resnet50 batch 8 eval (eager and
 torch.compile(backend="npu") with the fusion pass, with peak npu memory), a resnet18 training step.
+Each row times npu and CPU in alternating blocks (common.paired_seconds).
 
     python benchmarks/bench_resnet.py [--quick]
 """
@@ -10,7 +11,7 @@ import torch
 import torchvision
 
 import torch_ops_nn  # noqa: F401
-from common import header, median_seconds, table
+from common import header, paired_seconds, table
 
 
 def main() -> None:
@@ -24,22 +25,22 @@ def main() -> None:
         m18 = torchvision.models.resnet18().eval()
         x = torch.randn(1, 3, 224, 224)
         d18, dx = copy.deepcopy(m18).to("npu"), x.to("npu")
-        rows.append(("resnet18 b1 eval (eager)", median_seconds("m(x); torch.npu.synchronize()", {"m": d18, "x": dx}, t),
-                     median_seconds("m(x)", {"m": m18, "x": x}, t)))
+        rows.append(("resnet18 b1 eval (eager)",
+                     *paired_seconds("m(x); torch.npu.synchronize()", {"m": d18, "x": dx}, "m(x)", {"m": m18, "x": x}, t)))
         m50 = torchvision.models.resnet50().eval()
         x = torch.randn(8, 3, 224, 224)
         d50, dx = copy.deepcopy(m50).to("npu"), x.to("npu")
-        cpu50 = median_seconds("m(x)", {"m": m50, "x": x}, t)
         torch.npu.reset_peak_memory_stats()
-        eager = median_seconds("m(x); torch.npu.synchronize()", {"m": d50, "x": dx}, t)
+        eager, cpu50 = paired_seconds("m(x); torch.npu.synchronize()", {"m": d50, "x": dx}, "m(x)", {"m": m50, "x": x}, t)
         peak_eager = torch.npu.max_memory_allocated()
         compiled = torch.compile(d50, backend="npu")
         compiled(dx)
         torch.npu.reset_peak_memory_stats()
-        comp = median_seconds("m(x); torch.npu.synchronize()", {"m": compiled, "x": dx}, t)
+        comp, cpu50c = paired_seconds("m(x); torch.npu.synchronize()", {"m": compiled, "x": dx}, "m(x)", {"m": m50, "x": x},
+                                      t)
         peak_comp = torch.npu.max_memory_allocated()
         rows.append(("resnet50 b8 eval (eager)", eager, cpu50, f"{peak_eager / 2**20:.0f} MiB"))
-        rows.append(("resnet50 b8 eval (compiled, fused)", comp, cpu50, f"{peak_comp / 2**20:.0f} MiB"))
+        rows.append(("resnet50 b8 eval (compiled, fused)", comp, cpu50c, f"{peak_comp / 2**20:.0f} MiB"))
     m = torchvision.models.resnet18()
     dm = copy.deepcopy(m).to("npu")
     x, y = torch.randn(4, 3, 64, 64), torch.randint(0, 1000, (4,))
@@ -48,7 +49,7 @@ def main() -> None:
     npu_env = {"m": dm, "x": x.to("npu"), "y": y.to("npu"), "opt": torch.optim.SGD(dm.parameters(), lr=0.01,
                                                                                   momentum=0.9)}
     rows.append(("resnet18 train step b4 64x64 (SGD momentum)",
-                 median_seconds(step + "\ntorch.npu.synchronize()", npu_env, t), median_seconds(step, cpu_env, t)))
+                 *paired_seconds(step + "\ntorch.npu.synchronize()", npu_env, step, cpu_env, t)))
     table(rows, extra="peak npu mem")
 
 

@@ -1,5 +1,6 @@
 """The speed targets of issue #6 in one run: each an npu/CPU ratio measured side by side in this process
-with torch.utils.benchmark (lower is better), with the achieved throughput.
+with torch.utils.benchmark (lower is better), with the achieved throughput. The two sides of each row
+are timed in alternating blocks (5 rounds), so a drift of the machine's speed hits both alike.
 
     python benchmarks/bench_targets.py [--quick]
 
@@ -14,7 +15,7 @@ import torch.nn.functional as F
 import torchvision
 
 import torch_ops_nn
-from common import header, median_seconds
+from common import header, paired_seconds
 
 SYNC = "; torch.npu.synchronize()"
 # Multiply-adds of one 224x224 image through the network (convolutions and the classifier).
@@ -33,9 +34,10 @@ def fused_case(x, w, stride, padding):
     g, b, m, v = torch.rand(c) + 0.5, torch.randn(c) * 0.1, torch.randn(c) * 0.1, torch.rand(c) + 0.5
     env = {k: t.to("npu") for k, t in dict(x=x, w=w, g=g, b=b, m=m, v=v).items()}
     env.update(F=F, ops=torch_ops_nn, s=stride, p=padding)
-    sep = median_seconds("torch.relu(F.batch_norm(F.conv2d(x, w, None, s, p), m, v, g, b, False))" + SYNC, env)
-    fused = median_seconds("ops.fused_conv_bn_relu(x, w, bn_weight=g, bn_bias=b, running_mean=m, running_var=v, "
-                           "stride=s, padding=p)" + SYNC, env)
+    sep, fused = paired_seconds(
+        "torch.relu(F.batch_norm(F.conv2d(x, w, None, s, p), m, v, g, b, False))" + SYNC, env,
+        "ops.fused_conv_bn_relu(x, w, bn_weight=g, bn_bias=b, running_mean=m, running_var=v, stride=s, padding=p)"
+        + SYNC, env)
     n, _, h, wd = x.shape
     oh = (h + 2 * padding[0] - w.shape[2]) // stride[0] + 1
     ow = (wd + 2 * padding[1] - w.shape[3]) // stride[1] + 1
@@ -53,8 +55,7 @@ def main() -> None:
 
     a, b = torch.randn(2048, 2048), torch.randn(2048, 2048)
     da, db = a.to("npu"), b.to("npu")
-    t_npu = median_seconds("torch.mm(a, b)" + SYNC, {"a": da, "b": db}, t)
-    t_cpu = median_seconds("torch.mm(a, b)", {"a": a, "b": b}, t)
+    t_npu, t_cpu = paired_seconds("torch.mm(a, b)" + SYNC, {"a": da, "b": db}, "torch.mm(a, b)", {"a": a, "b": b}, t)
     flop = 2 * 2048**3 / 1e9
     row("mm 2048^2 fp32", t_npu, t_cpu, 0.6, "<=", f"npu {flop / t_npu:.0f} GFLOP/s, CPU {flop / t_cpu:.0f}")
 
@@ -64,8 +65,7 @@ def main() -> None:
         compiled = torch.compile(copy.deepcopy(m50).to("npu"), backend="npu")
         dx = x.to("npu")
         compiled(dx)
-        t_npu = median_seconds("m(x)" + SYNC, {"m": compiled, "x": dx}, t)
-        t_cpu = median_seconds("m(x)", {"m": m50, "x": x}, t)
+        t_npu, t_cpu = paired_seconds("m(x)" + SYNC, {"m": compiled, "x": dx}, "m(x)", {"m": m50, "x": x}, t)
         flop = 2 * 8 * RESNET_GMAC["resnet50"]
         row("resnet50 b8 eval, compiled npu vs CPU eager", t_npu, t_cpu, 0.75, "<=",
             f"npu {flop / t_npu:.0f} GFLOP/s, CPU {flop / t_cpu:.0f}")
@@ -73,15 +73,14 @@ def main() -> None:
         m18 = torchvision.models.resnet18().eval()
         x = torch.randn(1, 3, 224, 224)
         d18, dx = copy.deepcopy(m18).to("npu"), x.to("npu")
-        t_npu = median_seconds("m(x)" + SYNC, {"m": d18, "x": dx}, t)
-        t_cpu = median_seconds("m(x)", {"m": m18, "x": x}, t)
+        t_npu, t_cpu = paired_seconds("m(x)" + SYNC, {"m": d18, "x": dx}, "m(x)", {"m": m18, "x": x}, t)
         flop = 2 * RESNET_GMAC["resnet18"]
         row("resnet18 b1 eval, eager", t_npu, t_cpu, 1.2, "<=",
             f"npu {flop / t_npu:.0f} GFLOP/s, CPU {flop / t_cpu:.0f}")
 
     a, b = torch.ones(1), torch.ones(1)
-    t_npu = median_seconds("torch.add(a, b)" + SYNC, {"a": a.to("npu"), "b": b.to("npu")}, t)
-    t_cpu = median_seconds("torch.add(a, b)", {"a": a, "b": b}, t)
+    t_npu, t_cpu = paired_seconds("torch.add(a, b)" + SYNC, {"a": a.to("npu"), "b": b.to("npu")}, "torch.add(a, b)",
+                                  {"a": a, "b": b}, t)
     row("1-element add, launch to completion", t_npu, t_cpu, 3.0, "<=", f"{t_npu * 1e6:.1f} us per op")
 
     fused, sep, work = fused_case(torch.randn(1, 3, 224, 224), torch.randn(64, 3, 7, 7) * 0.1, (2, 2), (3, 3))

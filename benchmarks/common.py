@@ -13,6 +13,19 @@ def median_seconds(stmt: str, env: dict, min_run_time: float = 1.0) -> float:
     return timer.blocked_autorange(min_run_time=min_run_time).median
 
 
+def paired_seconds(stmt_a: str, env_a: dict, stmt_b: str, env_b: dict, min_run_time: float = 1.0,
+                   rounds: int = 5) -> tuple[float, float]:
+    """Medians of two statements timed in alternating short blocks (a, b, a, b, ...), so that a
+    drift of this shared VM's speed during the run hits both sides alike."""
+    import statistics
+    per = max(min_run_time / rounds, 0.1)
+    ta, tb = [], []
+    for _ in range(rounds):
+        ta.append(median_seconds(stmt_a, env_a, per))
+        tb.append(median_seconds(stmt_b, env_b, per))
+    return statistics.median(ta), statistics.median(tb)
+
+
 def header(title: str) -> None:
     import torch_ops_nn
 
