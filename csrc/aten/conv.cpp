@@ -106,6 +106,12 @@ at::Tensor ConvCore(const char* op, const at::Tensor& x_in, const at::Tensor& w_
     }
     return out;
   }
+  // NCHW output puts the pixels on the cube's N side, in 16-column fractals: with few pixels (a
+  // 7x7 map: 49 -> 64 columns) that pads away a quarter of the multiply-adds. Such convs run with the
+  // pixels on the M side (the channels_last form) and transpose their small output instead.
+  const int64_t pix = ho * wo;
+  if (!out_cl && !residual.defined() && x_batch < 0 && (pix + 15) / 16 * 16 - pix > pix / 8)
+    return ConvCore(op, x_in, w_cl, g, flip, true, scale, shift, residual, relu, x_batch, w_co_stride).contiguous();
   const bool x_ready = x_batch >= 0;
   at::Tensor x = x_ready ? x_in : ToChannelsLast(x_in);
   const auto& soc = SocInfoFor(dev);
