@@ -66,18 +66,7 @@ PoolTiling pool_tiling(uint32_t kind, uint64_t planes, uint32_t h, uint32_t w, u
   PoolTiling t{};
   t.kind = kind;
   t.planes = planes;
-  t.h = h;
-  t.w = w;
-  t.oh = oh;
-  t.ow = ow;
-  t.kh = kh;
-  t.kw = kw;
-  t.sh = sh;
-  t.sw = sw;
-  t.ph = ph;
-  t.pw = pw;
-  t.dh = dh;
-  t.dw = dw;
+  SetPoolWindow(t, h, w, oh, ow, kh, kw, sh, sw, ph, pw, dh, dw);
   const uint64_t cores = static_cast<uint64_t>(soc.vector_cores > 0 ? soc.vector_cores : 1);
   const uint64_t plane_elems = static_cast<uint64_t>(h) * w;
   // Enough planes per core that a core has some 8K elements of work.

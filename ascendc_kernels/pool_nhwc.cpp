@@ -34,18 +34,7 @@ PoolNhwcTiling pool_nhwc_tiling(uint64_t n, uint32_t c, uint32_t h, uint32_t w, 
   PoolNhwcTiling t{};
   t.n = n;
   t.c = c;
-  t.h = h;
-  t.w = w;
-  t.oh = oh;
-  t.ow = ow;
-  t.kh = kh;
-  t.kw = kw;
-  t.sh = sh;
-  t.sw = sw;
-  t.ph = ph;
-  t.pw = pw;
-  t.dh = dh;
-  t.dw = dw;
+  SetPoolWindow(t, h, w, oh, ow, kh, kw, sh, sw, ph, pw, dh, dw);
   t.block_dim = 1;
   // Limits: float only, whole 32-byte pixels, DataCopy block counts (<= 4095) and gaps (uint16 blocks).
   if (elem_bytes != 4 || c == 0 || c % 8 != 0 || w > 4095 || ow > 4095 || ow == 0 || oh == 0 || n == 0) return t;

@@ -58,6 +58,16 @@ inline uint64_t ColumnChunkWidth(uint64_t outer, uint64_t inner, uint64_t cores,
   return w;
 }
 
+// The window geometry shared by the pooling tilings (fields h, w, oh, ow, kh, kw, sh, sw, ph, pw,
+// dh, dw of `t`).
+template <typename Tiling>
+inline void SetPoolWindow(Tiling& t, uint32_t h, uint32_t w, uint32_t oh, uint32_t ow, uint32_t kh, uint32_t kw,
+                          uint32_t sh, uint32_t sw, uint32_t ph, uint32_t pw, uint32_t dh, uint32_t dw) {
+  t.h = h; t.w = w; t.oh = oh; t.ow = ow;
+  t.kh = kh; t.kw = kw; t.sh = sh; t.sw = sw;
+  t.ph = ph; t.pw = pw; t.dh = dh; t.dw = dw;
+}
+
 // Outputs of at least this many bytes are written with the L2 cache hint off
 // (GlobalTensor::SetL2CacheHint(CACHE_MODE_DISABLE)): they are larger than any core's cache, so
 // caching them only evicts the operands the kernel is still reading.
