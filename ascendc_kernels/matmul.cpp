@@ -32,6 +32,13 @@ MatmulTiling matmul_tiling(uint32_t batch, uint32_t m, uint32_t n, uint32_t k, u
   uint32_t sub_n = base_n;
   while (base_k * sub_n * elem_bytes > soc.l0b_bytes && sub_n > 64) sub_n /= 2;
   while (base_k * sub_n * elem_bytes > soc.l0b_bytes && base_k > 16) base_k /= 2;
+  // A short K (one k-step): L0B holds all of it for more columns, so one load serves the tile.
+  const uint32_t k16 = AlignUp<uint32_t>(k, 16);
+  if (k16 > 0 && k16 < base_k) {
+    base_k = k16;
+    sub_n = base_n;
+    while (base_k * sub_n * elem_bytes > soc.l0b_bytes && sub_n > 64) sub_n /= 2;
+  }
   uint32_t a2_bufs = 2 * base_m * base_k * elem_bytes <= soc.l0a_bytes ? 2 : 1;
   while (a2_bufs * base_m * base_k * elem_bytes > soc.l0a_bytes && base_m > 16) base_m /= 2;
   // Small problems: shrink the tile to the problem so no fractal work is wasted.
@@ -59,6 +66,7 @@ MatmulTiling matmul_tiling(uint32_t batch, uint32_t m, uint32_t n, uint32_t k, u
   t.total_tiles = tiles();
   t.resident = k <= k_l1;
   t.out_no_l2 = uint64_t(batch) * m * n * elem_bytes >= kNoL2OutputBytes;
+  t.l0b_resident = t.resident && k <= base_k && base_n <= t.sub_n;
   // Panel loads per batch matrix: n fastest reloads B for every tile (A once per m-tile), m
   // fastest reloads A for every tile (B once per n-tile).
   const uint64_t n_fastest_cost = uint64_t(m) * k + uint64_t(n) * k * t.tiles_m;
@@ -129,7 +137,8 @@ class MatmulKernel {
   __aicore__ inline void ReleasePanels() {
     if (a1_.have) qA1_.FreeTensor(a1_.t);
     if (b1_.have) qB1_.FreeTensor(b1_.t);
-    a1_.have = b1_.have = false;
+    if (b2_.have) qB2_.FreeTensor(b2_.t);
+    a1_.have = b1_.have = b2_.have = false;
   }
   struct Panel {
     LocalTensor<T> t;
@@ -196,12 +205,15 @@ class MatmulKernel {
         // [ns, ns + nw) is itself an Nz accumulator starting at ns * mt16.
         for (uint32_t ns = 0; ns < nt; ns += t_.sub_n) {
           const uint32_t nw = nt - ns < t_.sub_n ? nt - ns : t_.sub_n;
-          LocalTensor<T> b2 = qB2_.template AllocTensor<T>();
-          cube::LoadBToL0(b2, b1, t_.b_trans != 0, nt, kt, kk, kb, ns / 16, nw);
-          qB2_.EnQue(b2);
-          b2 = qB2_.template DeQue<T>();
-          cube::MmadStep(acc[ns * mt16], a2, b2, mt, nw, kb, init);
-          qB2_.FreeTensor(b2);
+          // With one k-step and one column load per tile, the L0B panel stays while B does.
+          LoadPanel(qB2_, b2_, t_.l0b_resident ? b_key : 0, [&](const LocalTensor<T>& t) {
+            cube::LoadBToL0(t, b1, t_.b_trans != 0, nt, kt, kk, kb, ns / 16, nw);
+          });
+          cube::MmadStep(acc[ns * mt16], a2, b2_.t, mt, nw, kb, init);
+          if (!t_.l0b_resident) {
+            qB2_.FreeTensor(b2_.t);
+            b2_.have = false;
+          }
         }
         init = false;
         qA2_.FreeTensor(a2);
@@ -235,6 +247,7 @@ class MatmulKernel {
   MatmulTiling t_{};
   TPipe pipe_;
   Panel a1_, b1_;  // the L1 panels in use (resident across tiles when t_.resident)
+  Panel b2_;       // the L0B micro-panel (resident across tiles when t_.l0b_resident)
   TQue<TPosition::A1, 1> qA1_;
   TQue<TPosition::B1, 1> qB1_;
   TQue<TPosition::A2, 1> qA2_;

@@ -35,6 +35,7 @@ struct MatmulTiling {
   // K fits one L1 panel: a core keeps the A / B panel in L1 while consecutive tiles share it, and
   // the tile order (m fastest: B panels stay, n fastest: A panels stay) minimizes GM -> L1 traffic.
   uint32_t resident, m_fastest;
+  uint32_t l0b_resident;   // K in one k-step and B's tile in one L0B load: L0B kept across tiles too
   uint64_t total_tiles, tiles_per_core;
   uint32_t block_dim;
   uint32_t hf32;           // float: run the cube in HF32 mode (set by the caller, not the tiling)
