@@ -248,6 +248,15 @@ __attribute__((target("avx512f"))) void Nd2NzRows4Avx512(uint8_t* d, const uint8
                           _mm256_loadu_si256(reinterpret_cast<const __m256i*>(s[i] + b * 32)));
   }
 }
+
+// Four rows (or matrices) whose destinations are 32 B apart: the whole blocks, then the zero-padded
+// partial block of `tail_bytes` (0: none).
+void Nd2NzRows4(uint8_t* d, const uint8_t* const s[4], uint64_t full, uint64_t blk_step, uint64_t pf_dist,
+                uint32_t tail_bytes) {
+  Nd2NzRows4Avx512(d, s, full, blk_step, pf_dist);
+  if (tail_bytes)
+    for (int i = 0; i < 4; ++i) CopyPartialBlock(d + full * blk_step + 32 * i, s[i] + full * 32, tail_bytes);
+}
 #endif
 
 // =================================================================================================
@@ -298,11 +307,7 @@ void CubeNd2Nz(const LocalOperand& dst, const GlobalOperand& src, CubeElem t, co
       for (uint64_t r = 0; r < n; ++r) {
         const uint8_t* rows[4] = {s_mat + r * src_row, s_mat + ms + r * src_row, s_mat + 2 * ms + r * src_row,
                                   s_mat + 3 * ms + r * src_row};
-        uint8_t* d = d_mat + r * row_step;
-        Nd2NzRows4Avx512(d, rows, full, blk_step, pf);
-        if (tail)
-          for (int i = 0; i < 4; ++i)
-            CopyPartialBlock(d + full * blk_step + 32 * i, rows[i] + full * 32, uint32_t(tail * esz));
+        Nd2NzRows4(d_mat + r * row_step, rows, full, blk_step, pf, uint32_t(tail * esz));
       }
     }
   }
@@ -318,11 +323,7 @@ void CubeNd2Nz(const LocalOperand& dst, const GlobalOperand& src, CubeElem t, co
                                   s_mat + (r0 + 3) * src_row};
         // Prefetch the next four rows' lines while copying these (rows are on other pages).
         const uint64_t pf = r0 + 8 <= n ? 4 * src_row : 0;
-        uint8_t* d = d_mat + r0 * row_step;
-        Nd2NzRows4Avx512(d, rows, full, blk_step, pf);
-        if (tail)
-          for (int i = 0; i < 4; ++i)
-            CopyPartialBlock(d + full * blk_step + 32 * i, rows[i] + full * 32, uint32_t(tail * esz));
+        Nd2NzRows4(d_mat + r0 * row_step, rows, full, blk_step, pf, uint32_t(tail * esz));
       }
     }
 #endif
@@ -582,9 +583,9 @@ void CubeLoad3D(const LocalOperand& dst, const LocalOperand& src, CubeElem t, co
   iw0.resize(rows);
   const uint64_t fhw = uint64_t(a.filterH) * a.filterW;
   const L0Writer w(t);
-  // A 16-row group is a "run" when its rows are 16 consecutive pixels of one input row (stride-W 1,
-  // one output row): for any tap inside the map its 16 pieces are then one contiguous 512 B
-  // source, checked once per fractal instead of per row.
+  // A 16-row group is a "run" when its rows are 16 consecutive output pixels of one output row:
+  // for any tap inside the map its 16 pieces are then strideW * 32 B apart in one input row (one
+  // contiguous 512 B source at stride 1), checked once per fractal instead of per row.
   thread_local std::vector<uint8_t> run;
   run.resize(mfr);
   for (uint64_t rr = 0; rr < rep_n; ++rr) {

@@ -41,12 +41,10 @@ void Stream::Enqueue(const char* op, std::function<void()> fn, std::string detai
     std::unique_lock<std::mutex> g(mu_);
     // A bounded launch queue, like a device's: a host loop that never synchronizes waits here once
     // it is kMaxInFlight tasks ahead, instead of queueing (and holding the inputs of) unbounded work.
-    if (enqueued_.load(std::memory_order_relaxed) - completed_.load(std::memory_order_acquire) >= kMaxInFlight &&
-        std::this_thread::get_id() != worker_.get_id())
-      idle_cv_.wait(g, [&] {
-        return enqueued_.load(std::memory_order_relaxed) - completed_.load(std::memory_order_acquire) <
-               kMaxInFlight;
-      });
+    auto has_room = [&] {
+      return enqueued_.load(std::memory_order_relaxed) - completed_.load(std::memory_order_acquire) < kMaxInFlight;
+    };
+    if (!has_room() && std::this_thread::get_id() != worker_.get_id()) idle_cv_.wait(g, has_room);
     queue_.push_back(Task{op, std::move(fn), std::move(detail)});
     enqueued_.fetch_add(1, std::memory_order_relaxed);
   }

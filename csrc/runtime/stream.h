@@ -86,7 +86,6 @@ class Event : public std::enable_shared_from_this<Event> {
   std::atomic<uint64_t> recorded_gen_{0};
   uint64_t completed_gen_ = 0;
   std::chrono::steady_clock::time_point time_;
-  static constexpr uint64_t kMaxInFlight = 1024;  // queued + running tasks before Enqueue waits
   mutable std::mutex mu_;
   mutable std::condition_variable cv_;
 };
