@@ -79,6 +79,24 @@ BatchNormTiling batch_norm_tiling(uint32_t layout, uint32_t mode, uint64_t n, ui
   }
   t.units_per_core = CeilDivU<uint64_t>(t.units, cores);
   t.block_dim = static_cast<uint32_t>(CeilDivU<uint64_t>(t.units, t.units_per_core));
+  if (layout == kBnNchw) {
+    // Apply over planes much smaller than a tile: one unit per plane would spend its time on per-unit
+    // set-up (coefficient loads, syncs) for a few dozen elements, so a unit takes apply_cb whole
+    // planes of one image in one strided DataCopyPad and their coefficients in one copy each.
+    const uint64_t hwp = AlignUp<uint64_t>(hw, kBlockBytes / elem_bytes);
+    const uint64_t cb = hwp > 0 ? tile / hwp : 0;
+    if (cb >= 2) {
+      t.apply_cb = static_cast<uint32_t>(cb < c ? cb : c);
+      if (t.apply_cb > 512) t.apply_cb = 512;  // the coefficient scratch (6 KB of the UB slack)
+      t.apply_units = n * CeilDivU<uint64_t>(c, t.apply_cb);
+      // Units of at least ~min_work elements each before another core is used.
+      uint64_t cores_used = CeilDivU<uint64_t>(n * c * hw, min_work);
+      if (cores_used > cores) cores_used = cores;
+      if (cores_used < 1) cores_used = 1;
+      t.apply_units_per_core = CeilDivU<uint64_t>(t.apply_units, cores_used);
+      t.apply_block_dim = static_cast<uint32_t>(CeilDivU<uint64_t>(t.apply_units, t.apply_units_per_core));
+    }
+  }
   // Finalize: two partial blocks [partials][chunk] plus about 16 float vectors of chunk.
   uint64_t fc = (soc.ub_bytes - 16 * 1024) / (4ull * (2ull * t.partials + 16));
   fc = AlignDown<uint64_t>(fc, 8);
@@ -554,6 +572,7 @@ class BnApplyKernel {
     pipe_.InitBuffer(yQ_, kBufferNum, t.tile * sizeof(T));
     pipe_.InitBuffer(work_, 2 * t.tile * sizeof(float));
     pipe_.InitBuffer(small_, 256);
+    if (t.apply_cb > 0) pipe_.InitBuffer(coefs_, 3 * npu_kernels::AlignUp<uint32_t>(t.apply_cb, 8) * sizeof(float));
     if (t.layout == npu_kernels::kBnNhwc) {
       const uint32_t cp = npu_kernels::AlignUp<uint32_t>(static_cast<uint32_t>(t.c), 16);
       pipe_.InitBuffer(rep_, 3 * t.tile * sizeof(float));
@@ -563,6 +582,15 @@ class BnApplyKernel {
   }
 
   __aicore__ inline void Process() {
+    if (t_.apply_cb > 0) {
+      const uint64_t u0 = t_.apply_units_per_core * GetBlockIdx();
+      uint64_t u1 = u0 + t_.apply_units_per_core;
+      if (u1 > t_.apply_units) u1 = t_.apply_units;
+      if (u0 >= u1) return;
+      const uint32_t hwp = npu_kernels::AlignUp<uint32_t>(static_cast<uint32_t>(t_.hw), BlockElems<T>());
+      for (uint64_t u = u0; u < u1; ++u) PlanesUnit(u, hwp);
+      return;
+    }
     const uint64_t u0 = t_.units_per_core * GetBlockIdx();
     uint64_t u1 = u0 + t_.units_per_core;
     if (u1 > t_.units) u1 = t_.units;
@@ -616,6 +644,95 @@ class BnApplyKernel {
     }
   }
 
+  // NCHW, apply_cb planes of image n per unit: one strided copy brings the planes (each padded to a
+  // 32-byte block in UB), then two or three scalar-form instructions per plane with its coefficients.
+  __aicore__ inline void PlanesUnit(uint64_t u, uint32_t hwp) {
+    const uint64_t blk = u / t_.n, n = u % t_.n;
+    const uint64_t c0 = blk * t_.apply_cb;
+    const uint32_t cc = static_cast<uint32_t>(t_.c - c0 < t_.apply_cb ? t_.c - c0 : t_.apply_cb);
+    const uint32_t cp = npu_kernels::AlignUp<uint32_t>(t_.apply_cb, 8);
+    LocalTensor<float> co = coefs_.Get<float>();
+    if (static_cast<int64_t>(blk) != coefBlock_) {
+      if (coefBlock_ >= 0) SyncSToMte2();  // the scalar reads of the previous block are done
+      for (uint32_t k = 0; k < (bwd_ ? 3u : 2u); ++k) {
+        DataCopyPad(co[k * cp], coefGm_[(npu_kernels::kBnCoefA + k) * t_.c + c0], DataCopyExtParams{1, cc * 4, 0, 0, 0},
+                    DataCopyPadExtParams<float>{false, 0, 0, 0.0f});
+      }
+      SyncMte2ToS();
+      coefBlock_ = static_cast<int64_t>(blk);
+    }
+    const uint64_t at = (n * t_.c + c0) * t_.hw;
+    const DataCopyExtParams gp{static_cast<uint16_t>(cc), static_cast<uint32_t>(t_.hw * sizeof(T)), 0, 0, 0};
+    LocalTensor<T> xin = xQ_.template AllocTensor<T>();
+    DataCopyPad(xin, xGm_[at], gp, DataCopyPadExtParams<T>{true, 0, 0, T(0)});
+    xQ_.EnQue(xin);
+    LocalTensor<T> gin;
+    if (bwd_) {
+      gin = goQ_.template AllocTensor<T>();
+      DataCopyPad(gin, goGm_[at], gp, DataCopyPadExtParams<T>{true, 0, 0, T(0)});
+      goQ_.EnQue(gin);
+      gin = goQ_.template DeQue<T>();
+    }
+    xin = xQ_.template DeQue<T>();
+    LocalTensor<T> yout = yQ_.template AllocTensor<T>();
+    const uint32_t cnt = cc * hwp;
+    LocalTensor<float> d;
+    if constexpr (std::is_same_v<T, float>) d = yout;
+    else d = Work(0);
+    LocalTensor<float> xf = AsFloat(bwd_ ? Work(1) : Work(0), xin, cnt);
+    LocalTensor<float> gf;
+    if (bwd_) gf = AsFloat(Work(0), gin, cnt);
+    const int32_t len = static_cast<int32_t>(hwp);
+    for (uint32_t ch = 0; ch < cc; ++ch) {
+      const uint32_t o = ch * hwp;
+      const float a = co.GetValue(ch), b = co.GetValue(cp + ch);
+      if (!bwd_) {
+        Muls(d[o], xf[o], a, len);
+        Adds(d[o], d[o], b, len);
+      } else {
+        Muls(d[o], gf[o], a, len);
+        Axpy(d[o], xf[o], b, len);
+        Adds(d[o], d[o], co.GetValue(2 * cp + ch), len);
+      }
+    }
+    if constexpr (!std::is_same_v<T, float>) StoreFloat(yout, d, cnt);
+    if (bwd_) goQ_.FreeTensor(gin);
+    xQ_.FreeTensor(xin);
+    yQ_.EnQue(yout);
+    yout = yQ_.template DeQue<T>();
+    DataCopyPad(yGm_[at], yout, gp);
+    yQ_.FreeTensor(yout);
+  }
+
+  // y (or grad_in) = x*ra + rb (or go*ra + x*rb + rc) over cnt elements with the replicated vectors.
+  __aicore__ inline void ComputeReplicated(uint32_t cnt) {
+    const int32_t n = static_cast<int32_t>(cnt);
+    LocalTensor<float> ra = rep_.Get<float>(), rb = rep_.Get<float>()[t_.tile], rc = rep_.Get<float>()[2 * t_.tile];
+    LocalTensor<T> xin = xQ_.template DeQue<T>();
+    LocalTensor<T> yout = yQ_.template AllocTensor<T>();
+    LocalTensor<float> d;
+    if constexpr (std::is_same_v<T, float>) d = yout;
+    else d = Work(0);
+    if (!bwd_) {
+      LocalTensor<float> xf = AsFloat(Work(0), xin, cnt);
+      Mul(d, xf, ra, n);
+      Add(d, d, rb, n);
+    } else {
+      LocalTensor<T> gin = goQ_.template DeQue<T>();
+      LocalTensor<float> gf = AsFloat(Work(0), gin, cnt);
+      Mul(d, gf, ra, n);
+      LocalTensor<float> xf = AsFloat(Work(1), xin, cnt);
+      LocalTensor<float> e = Work(1);
+      Mul(e, xf, rb, n);
+      Add(d, d, e, n);
+      Add(d, d, rc, n);
+      goQ_.FreeTensor(gin);
+    }
+    if constexpr (!std::is_same_v<T, float>) StoreFloat(yout, d, cnt);
+    xQ_.FreeTensor(xin);
+    yQ_.EnQue(yout);
+  }
+
   __aicore__ inline void ComputeScalar(uint32_t cnt, float a, float b, float cc) {
     const int32_t n = static_cast<int32_t>(cnt);
     LocalTensor<T> xin = xQ_.template DeQue<T>();
@@ -662,11 +779,9 @@ class BnApplyKernel {
     const uint64_t r0 = u * t_.rows_per;
     const uint64_t r1 = r0 + t_.rows_per < rows ? r0 + t_.rows_per : rows;
     const uint64_t c = t_.c;
-    LocalTensor<float> ra = rep_.Get<float>(), rb = rep_.Get<float>()[t_.tile], rc = rep_.Get<float>()[2 * t_.tile];
     for (uint64_t r = r0; r < r1; r += t_.rows_tile) {
       const uint64_t nr = r1 - r < t_.rows_tile ? r1 - r : t_.rows_tile;
       const uint32_t cnt = static_cast<uint32_t>(nr * c);
-      const int32_t n = static_cast<int32_t>(cnt);
       const DataCopyExtParams gp{1, static_cast<uint32_t>(cnt * sizeof(T)), 0, 0, 0};
       LocalTensor<T> xin = xQ_.template AllocTensor<T>();
       DataCopyPad(xin, xGm_[r * c], gp, DataCopyPadExtParams<T>{false, 0, 0, T(0)});
@@ -676,30 +791,8 @@ class BnApplyKernel {
         DataCopyPad(gin, goGm_[r * c], gp, DataCopyPadExtParams<T>{false, 0, 0, T(0)});
         goQ_.EnQue(gin);
       }
-      xin = xQ_.template DeQue<T>();
-      LocalTensor<T> yout = yQ_.template AllocTensor<T>();
-      LocalTensor<float> d;
-      if constexpr (std::is_same_v<T, float>) d = yout;
-      else d = Work(0);
-      if (!bwd_) {
-        LocalTensor<float> xf = AsFloat(Work(0), xin, cnt);
-        Mul(d, xf, ra, n);
-        Add(d, d, rb, n);
-      } else {
-        LocalTensor<T> gin = goQ_.template DeQue<T>();
-        LocalTensor<float> gf = AsFloat(Work(0), gin, cnt);
-        Mul(d, gf, ra, n);
-        LocalTensor<float> xf = AsFloat(Work(1), xin, cnt);
-        LocalTensor<float> e = Work(1);
-        Mul(e, xf, rb, n);
-        Add(d, d, e, n);
-        Add(d, d, rc, n);
-        goQ_.FreeTensor(gin);
-      }
-      if constexpr (!std::is_same_v<T, float>) StoreFloat(yout, d, cnt);
-      xQ_.FreeTensor(xin);
-      yQ_.EnQue(yout);
-      yout = yQ_.template DeQue<T>();
+      ComputeReplicated(cnt);
+      LocalTensor<T> yout = yQ_.template DeQue<T>();
       DataCopyPad(yGm_[r * c], yout, gp);
       yQ_.FreeTensor(yout);
     }
@@ -707,10 +800,11 @@ class BnApplyKernel {
 
   BatchNormTiling t_;
   bool bwd_ = false;
+  int64_t coefBlock_ = -1;  // channel block whose coefficients coefs_ holds (PlanesUnit)
   TPipe pipe_;
   TQue<TPosition::VECIN, 1> xQ_, goQ_;
   TQue<TPosition::VECOUT, 1> yQ_;
-  TBuf<TPosition::VECCALC> work_, small_, rep_, offs_, vec_;
+  TBuf<TPosition::VECCALC> work_, small_, rep_, offs_, vec_, coefs_;
   GlobalTensor<T> xGm_, goGm_, yGm_;
   GlobalTensor<float> coefGm_;
 };

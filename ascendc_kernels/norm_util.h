@@ -18,6 +18,7 @@ __aicore__ inline void SyncPipes() {
 __aicore__ inline void SyncMte2ToS() { SyncPipes<AscendC::HardEvent::MTE2_S>(); }
 __aicore__ inline void SyncMte2ToV() { SyncPipes<AscendC::HardEvent::MTE2_V>(); }
 __aicore__ inline void SyncMte3ToV() { SyncPipes<AscendC::HardEvent::MTE3_V>(); }
+__aicore__ inline void SyncSToMte2() { SyncPipes<AscendC::HardEvent::S_MTE2>(); }
 __aicore__ inline void SyncSToMte3() { SyncPipes<AscendC::HardEvent::S_MTE3>(); }
 __aicore__ inline void SyncSToV() { SyncPipes<AscendC::HardEvent::S_V>(); }
 __aicore__ inline void SyncVToMte2() { SyncPipes<AscendC::HardEvent::V_MTE2>(); }

@@ -102,7 +102,8 @@ void LaunchBnApply(const npu_kernels::BatchNormTiling& t, const Tensor& x, const
                    const Tensor& y) {
   const c10::DeviceIndex dev = x.device().index();
   auto k = PickBn("batch_norm", x.scalar_type(), &bn_apply_kernel_float, &bn_apply_kernel_half, &bn_apply_kernel_bf16);
-  KernelLaunch launch{"bn_apply_kernel", ascendc_host::CoreType::AIV, t.block_dim, dev};
+  KernelLaunch launch{"bn_apply_kernel", ascendc_host::CoreType::AIV, t.apply_cb ? t.apply_block_dim : t.block_dim,
+                      dev};
   if (LogDebugEnabled()) launch.detail = DescribeForLog({{"x", &x}, {"grad_out", &go}});
   LaunchKernel(std::move(launch), k, t, Ptr(x), Ptr(go), Ptr(coef), Ptr(y));
 }
