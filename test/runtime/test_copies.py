@@ -161,7 +161,7 @@ def test_non_blocking_copies():
     assert torch.equal(h, x)
 
 
-@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.int64, torch.uint8])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.int32, torch.float16, torch.int64, torch.uint8])
 @pytest.mark.parametrize("shape,perm", [
     ((2, 64, 56, 56), "channels_last"),        # NCHW -> NHWC: the tiled-transpose path
     ((3, 37, 33, 9), "channels_last"),         # sizes that are not tile multiples
