@@ -171,12 +171,19 @@ void CopyRange(const Coalesced& c, char* dbase, const char* sbase, int64_t begin
   int64_t idx[kMaxDims] = {};
   int64_t r = begin;
   for (int i = nd - 2; i >= 0; --i) { idx[i] = r % c.sizes[i]; r /= c.sizes[i]; }
+  int64_t doff = 0, soff = 0;
+  for (int i = 0; i < nd - 1; ++i) { doff += idx[i] * c.ds[i]; soff += idx[i] * c.ss[i]; }
+  // Short contiguous rows (a conv's folded taps, narrow slices) are copied inline: a memcpy call
+  // per 7-element row cost more than the copy.
+  const bool short_rows = std::is_same_v<D, S> && dsi == 1 && ssi == 1 && inner * sizeof(D) <= 64;
   for (int64_t row = begin; row < end; ++row) {
-    int64_t doff = 0, soff = 0;
-    for (int i = 0; i < nd - 1; ++i) { doff += idx[i] * c.ds[i]; soff += idx[i] * c.ss[i]; }
     D* dp = reinterpret_cast<D*>(dbase) + doff;
     const S* sp = reinterpret_cast<const S*>(sbase) + soff;
     if constexpr (std::is_same_v<D, S>) {
+      if (short_rows) {
+        for (int64_t j = 0; j < inner; ++j) dp[j] = sp[j];
+        goto next;
+      }
       if (dsi == 1 && ssi == 1) { std::memcpy(dp, sp, inner * sizeof(D)); goto next; }
       if (dsi == 1 && ssi == 0) { std::fill(dp, dp + inner, sp[0]); goto next; }
     }
@@ -187,7 +194,11 @@ void CopyRange(const Coalesced& c, char* dbase, const char* sbase, int64_t begin
     }
   next:
     for (int i = nd - 2; i >= 0; --i) {
+      doff += c.ds[i];
+      soff += c.ss[i];
       if (++idx[i] < c.sizes[i]) break;
+      doff -= c.ds[i] * c.sizes[i];
+      soff -= c.ss[i] * c.sizes[i];
       idx[i] = 0;
     }
   }
