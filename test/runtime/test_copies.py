@@ -208,3 +208,35 @@ def test_cat_layouts_empty_and_out(fallback_error):
         torch.cat([a.to("npu"), torch.randn(2, 3, 5, 5).to("npu")], 1)
     with pytest.raises(RuntimeError, match="tensor 1 is on cpu"):
         torch.cat([a.to("npu"), a], 0)
+
+
+VIEW_OPS = {
+    "unfold": lambda t: t.unfold(2, 3, 2),
+    "diagonal": lambda t: t.diagonal(0, 1, 2),
+    "as_strided": lambda t: t.as_strided((2, 2), (1, 2), 3),
+    "movedim": lambda t: t.movedim(0, 2),
+    "unflatten": lambda t: t.unflatten(2, (2, 4)),
+    "split": lambda t: t.split([2, 4], 1)[1],
+    "unbind": lambda t: t.unbind(0)[1],
+    "select_narrow": lambda t: t.select(1, 2).narrow(1, 1, 5),
+    "expand": lambda t: t[:, :1].expand(4, 6, 8),
+    "squeeze_unsqueeze": lambda t: t[:, :1].squeeze(1).unsqueeze(0),
+    "view_dtype": lambda t: t.view(torch.int32),
+    "mT": lambda t: t.mT,
+    "indexing": lambda t: t[1:3, ::2, None, 4],
+    "view_as_real": lambda t: torch.view_as_real(torch.view_as_complex(t.unflatten(2, (4, 2)))),
+}
+
+
+@pytest.mark.parametrize("name", sorted(VIEW_OPS))
+def test_view_ops_alias_their_base(name, fallback_error):
+    """A view op on npu returns a view: same values as CPU, and a write through it reaches the base
+    (a CPU-fallback 'view' would be a copy and lose the write)."""
+    x = torch.randn(4, 6, 8)
+    d = x.to("npu")
+    got, want = VIEW_OPS[name](d), VIEW_OPS[name](x)
+    assert got.shape == want.shape and got.stride() == want.stride()
+    assert torch.equal(got.cpu(), want)
+    got.zero_()
+    want.zero_()
+    assert torch.equal(d.cpu(), x)
