@@ -113,13 +113,18 @@ def test_other_channels_last_inputs_take_nchw_path(fallback_error, dtype, c):
     assert used.get(NCHW) == 1 and NHWC not in used
 
 
-def test_contiguous_input_keeps_nchw_path(fallback_error):
-    x = torch.randn(2, 64, 9, 9)
+@pytest.mark.parametrize("c,kernel", [(64, NHWC), (12, NCHW)])
+def test_contiguous_input_layout_and_kernel(fallback_error, c, kernel):
+    """NCHW float inputs with C % 8 == 0 run the NHWC kernel through layout copies, others the NCHW
+    kernel; either way values, indices and strides are CPU's (contiguous)."""
+    x = torch.randn(2, c, 9, 9)
     torch.npu.reset_kernel_counters()
     yn, idxn = F.max_pool2d(x.npu(), 3, 2, 1, return_indices=True)
     torch.npu.synchronize()
-    assert NHWC not in torch.npu.kernel_counters()
+    used = {k for k in (NHWC, NCHW) if k in torch.npu.kernel_counters()}
+    assert used == {kernel}
     y, idx = F.max_pool2d(x, 3, 2, 1, return_indices=True)
+    assert yn.stride() == y.stride() and idxn.stride() == idx.stride()
     assert torch.equal(yn.cpu(), y) and torch.equal(idxn.cpu(), idx)
 
 
