@@ -1,7 +1,8 @@
 // ReLU in Ascend C: the classic double-buffered pipeline. Each core takes a contiguous,
 // block-aligned range of the flat tensor; tiles move GM -> VECIN (DataCopy, and DataCopyPad for a
 // tail that is not a multiple of 32 B), compute in UB, and move VECOUT -> GM. NaN stays NaN as in
-// PyTorch (Relu alone would map it to 0): a Compare x == x mask and a Select put it back.
+// PyTorch (Relu would map it to 0), so relu is a Select of x where !(x < 0) and 0 elsewhere: one
+// CompareScalar, a Not of the (1 bit per element) mask, one Select.
 #include "activation.h"
 
 #include <limits>
@@ -79,17 +80,22 @@ class ReluKernel {
       // The vector unit has no bf16 arithmetic: widen, compute in float, round back.
       LocalTensor<float> w = work_.template Get<float>();
       Cast(w, x, RoundMode::CAST_NONE, m);
-      Compare(bits, w, w, CMPMODE::EQ, m);  // 1 where not NaN
-      Relu(w, w, m);
-      Select(w, bits, w, std::numeric_limits<float>::quiet_NaN(), SELMODE::VSEL_TENSOR_SCALAR_MODE, m);
+      KeepMask(bits, w, m);
+      Select(w, bits, w, 0.0f, SELMODE::VSEL_TENSOR_SCALAR_MODE, m);
       Cast(y, w, RoundMode::CAST_RINT, m);
     } else {
-      Compare(bits, x, x, CMPMODE::EQ, m);
-      Relu(y, x, m);
-      Select(y, bits, y, x, SELMODE::VSEL_TENSOR_TENSOR_MODE, m);
+      KeepMask(bits, x, m);
+      Select(y, bits, x, static_cast<T>(0.0f), SELMODE::VSEL_TENSOR_SCALAR_MODE, m);
     }
     outQ_.EnQue(y);
     inQ_.FreeTensor(x);
+  }
+  // bits = !(v < 0): the lanes relu keeps (positives, zeros of either sign and NaN, as on CPU).
+  template <typename F>
+  __aicore__ inline void KeepMask(const LocalTensor<uint8_t>& bits, const LocalTensor<F>& v, uint32_t m) {
+    CompareScalar(bits, v, static_cast<F>(0.0f), CMPMODE::LT, m);
+    const LocalTensor<uint16_t> words = bits.template ReinterpretCast<uint16_t>();
+    Not(words, words, static_cast<int32_t>(m / 16));
   }
   __aicore__ inline void CopyOut(uint64_t off, uint32_t n) {
     LocalTensor<T> y = outQ_.template DeQue<T>();

@@ -86,6 +86,15 @@ def test_nan_and_inf_propagate(dtype):
         assert_same(fn(x.to("npu")[::2]), fn(x[::2]), TRANS[dtype])  # the elementwise-kernel path
 
 
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_relu_is_bit_exact(dtype):
+    """relu keeps NaN and the sign of zero as the CPU does (x < 0 ? 0 : x), bit for bit."""
+    x = torch.tensor([float("nan"), float("inf"), -float("inf"), -0.0, 0.0, 1e-40, -1e-40, 3.5, -3.5] * 30)
+    x = x.to(dtype)
+    bits = torch.int32 if dtype == torch.float32 else torch.int16
+    assert torch.equal(torch.relu(x.to("npu")).cpu().view(bits), torch.relu(x).view(bits))
+
+
 def test_relu_int_and_gelu_bad_approximate():
     i = torch.arange(-5, 5, dtype=torch.int32)
     assert_same(torch.relu(i.to("npu")), torch.relu(i), LINEAR[torch.float32])
