@@ -271,16 +271,20 @@ std::optional<Unfolded> UnfoldWidthIntoChannels(const at::Tensor& x, const at::T
   if (3 * k_new > 2 * k_old) return std::nullopt;
   const int64_t wo = OutSize(g.w, g.pl, g.pr, g.kw, g.sw, g.dw), wp = g.w + g.pl + g.pr;
   if (wo <= 0) return std::nullopt;
-  // Zero-padded along W only (H padding stays the conv's), contiguous NCHW.
-  at::Tensor xp = at::zeros({g.n, g.c, g.h, wp}, x.options());
+  // Zero-padded along W only (H padding stays the conv's), contiguous NCHW: only the pad columns are
+  // filled, the rest is the copy of x.
+  at::Tensor xp = NpuEmpty({g.n, g.c, g.h, wp}, x.scalar_type(), x.device().index());
+  if (g.pl > 0) xp.narrow(3, 0, g.pl).zero_();
+  if (g.pr > 0) xp.narrow(3, g.pl + g.w, g.pr).zero_();
   xp.narrow(3, g.pl, g.w).copy_(x);
   at::Tensor xu = NpuEmpty({g.n, g.c * g.kw, g.h, wo}, x.scalar_type(), x.device().index(), kCL);
   const int64_t ck = g.c * g.kw;
   // xu (channels_last) seen as [n][c][j][h][wo]; xp seen as [n][c][j][h][wo] -> xp[n][c][h][wo*sw + j].
   xu.as_strided({g.n, g.c, g.kw, g.h, wo}, {g.h * wo * ck, g.kw, 1, wo * ck, ck})
       .copy_(xp.as_strided({g.n, g.c, g.kw, g.h, wo}, {g.c * g.h * wp, g.h * wp, 1, wp, g.sw}));
-  // w'[o][c*kw + j][i][0] = w[o][c][i][j], laid out [o][i][0][c*kw + j] (channels_last).
-  at::Tensor wu = w.permute({0, 1, 3, 2}).reshape({g.cout, ck, g.kh, 1}).contiguous(kCL);
+  // w'[o][c*kw + j][i][0] = w[o][c][i][j], laid out [o][i][0][c*kw + j] (channels_last): one copy of
+  // w permuted to [o][i][c][j] is that memory.
+  at::Tensor wu = w.permute({0, 2, 1, 3}).contiguous().as_strided({g.cout, ck, g.kh, 1}, {g.kh * ck, 1, ck, ck});
   Geom gu = g;
   gu.c = ck;
   gu.w = wo;
