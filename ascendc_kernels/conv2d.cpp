@@ -115,6 +115,20 @@ Conv2dTiling conv2d_tiling(uint32_t n, uint32_t c, uint32_t h, uint32_t w, uint3
   const uint64_t total = t.total_tiles ? t.total_tiles : 1;
   const uint64_t cores = total < want ? total : want;
   t.tiles_per_core = CeilDivU<uint64_t>(total, cores);
+  if (t.ok && t.tiles_per_core < t.sub_tiles) {
+    // Weight-heavy tiles (few pixels, many channels: ResNet's 7x7 layers stream 4.7 MB of weights
+    // per tile for a 100 KB input slab): with one tile per core every tile streams its weights
+    // GM -> L1 -> L0B. Grouping the tiles that share a channel tile into one core's sub-tiles streams
+    // them once per group, fewer cores each doing more of the same weights.
+    const uint64_t w_tile = uint64_t(t.taps) * t.cg * t.tile_co * elem_bytes;
+    const uint64_t x_tile = uint64_t(t.slab_pix_max) * t.c1g * 32;
+    const uint64_t per_wt = uint64_t(n) * t.tiles_pix;
+    if (w_tile >= 8 * x_tile && per_wt >= 2) {
+      uint64_t k = t.sub_tiles < per_wt ? t.sub_tiles : per_wt;
+      while (k > 1 && per_wt % k != 0) --k;  // groups never straddle two channel tiles
+      if (k > t.tiles_per_core) t.tiles_per_core = k;
+    }
+  }
   t.block_dim = uint32_t(CeilDivU<uint64_t>(total, t.tiles_per_core));
   return t;
 }

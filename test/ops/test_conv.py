@@ -270,3 +270,19 @@ def test_conv2d_large_output_streams_past_cache(fallback_error, dtype, channels_
         got = F.conv2d(dx, dw, None, 1, 1)
     assert got.numel() * got.element_size() >= (4 << 20) or dtype != torch.float32
     assert_close(got, want.to(dtype), dtype)
+
+
+@pytest.mark.parametrize("shape", [(4, 512, 7, 7), (1, 256, 14, 14)])
+def test_weight_heavy_tiles_share_weights(fallback_error, shape):
+    """Few pixels and many channels: tiles of one channel tile are computed together so their weights
+    cross GM -> L1 once per group, not once per tile (without grouping these convs stream 4x / 4x
+    the weight bytes); results as CPU's."""
+    torch.manual_seed(11)
+    n, c, h, w_ = shape
+    x, w = torch.randn(shape), torch.randn(c, c, 3, 3) * 0.05
+    torch.npu.reset_kernel_counters()
+    got = F.conv2d(x.npu(), w.npu(), padding=1)
+    torch.npu.synchronize()
+    moved = torch.npu.kernel_counters()["conv2d_kernel"]["gm_to_local_bytes"]
+    torch.testing.assert_close(got.cpu(), F.conv2d(x, w, padding=1), rtol=1e-4, atol=1e-4)
+    assert moved <= 2.5 * w.numel() * 4, f"{moved} bytes moved for {w.numel() * 4} bytes of weights"
