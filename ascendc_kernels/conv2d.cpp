@@ -42,18 +42,6 @@ Conv2dTiling conv2d_tiling(uint32_t n, uint32_t c, uint32_t h, uint32_t w, uint3
     return uint64_t(n) * groups * CeilDivU(m, tile_pix) * CeilDivU(t.cog, tile_co);
   };
   while (tiles() < uint64_t(soc.cube_cores) && tile_pix > 64) tile_pix = AlignUp<uint32_t>(tile_pix / 2, 16);
-  {
-    // A tile count a little over the core count needs a second round that leaves most cores idle
-    // (ResNet-18's 56x56 convs at batch 1: 25 tiles of 128 pixels on 24 cores). When every image's
-    // pixels fit one round in tiles no larger than the default, take those (22 tiles of 144).
-    const uint64_t cores = uint64_t(soc.cube_cores);
-    const uint64_t per_image = uint64_t(n) * groups * CeilDivU(t.cog, tile_co);
-    const uint32_t max_pix = form == 0 ? 128 : 256;
-    if (tiles() > cores && per_image <= cores) {
-      const uint32_t tp = AlignUp<uint32_t>(CeilDivU<uint32_t>(m, uint32_t(cores / per_image)), 16);
-      if (tp > tile_pix && tp <= max_pix) tile_pix = tp;
-    }
-  }
   // L1: slab of input rows for one pixel tile + the weights of one co tile, per C1 group.
   for (;;) {
     const uint32_t orows = (tile_pix + t.wo - 2) / t.wo + 1 < t.ho ? (tile_pix + t.wo - 2) / t.wo + 1 : t.ho;
