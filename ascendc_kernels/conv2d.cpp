@@ -77,17 +77,6 @@ Conv2dTiling conv2d_tiling(uint32_t n, uint32_t c, uint32_t h, uint32_t w, uint3
       t.a2_bufs = 1;
     }
   }
-  if (t.ok) {
-    // Weight-heavy tiles whose accumulator takes more than half of L0C cannot be sub-tiled (below):
-    // halve the channel tile so two or more pixel tiles share each weight stream (ResNet-50's 14x14
-    // layers at batch 8: 80x256 tiles -> 80x128 in groups of three).
-    const uint64_t acc = uint64_t(AlignUp<uint32_t>(tile_pix, 16)) * AlignUp<uint32_t>(tile_co, 16) * 4;
-    const uint64_t w_tile = uint64_t(t.taps) * t.cg * tile_co * elem_bytes;
-    const uint64_t x_tile = uint64_t(t.slab_pix_max) * t.c1g * 32;
-    if (2 * acc > soc.l0c_bytes && tile_co >= 128 && w_tile >= 8 * x_tile && uint64_t(n) * CeilDivU(m, tile_pix) >= 2)
-      tile_co = AlignUp<uint32_t>(tile_co / 2, 16);
-  }
-  t.tile_co = tile_co;
   t.tiles_pix = CeilDivU(m, tile_pix);
   t.tiles_co = CeilDivU(t.cog, tile_co);
   t.total_tiles = tiles();
