@@ -405,6 +405,8 @@ void CubeLoad2D(const LocalOperand& dst, const LocalOperand* src_local, const Gl
       // Documented Zn fractal = the source bytes (or their 16x16 transpose); k-major = its transpose.
       if (p.ifTranspose) {
         w.B(d, s);
+      } else if (!w.amx) {
+        TransposeFractal(d, s, 16, c0, esz);  // the k-major form is the FMA layout itself
       } else {
         TransposeFractal(tmp, s, 16, c0, esz);
         w.B(d, tmp);
