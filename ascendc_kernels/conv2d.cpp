@@ -209,6 +209,14 @@ class Conv2dKernel {
     if (key == wKey_) return;
     wKey_ = key;
     const uint32_t ct16 = cube::Align16(ct);
+    if (t_.w_fractal && !t_.flip) {
+      // One block of ct16 rows x C0 per (c1, tap); consecutive in L1, cog16 rows apart in GM.
+      const uint32_t c1n = t_.c1g - c1a < t_.c1_chunk ? t_.c1g - c1a : t_.c1_chunk;
+      const uint64_t src = ((uint64_t(g) * t_.c1g + c1a) * t_.taps * t_.w_cog16 + co0) * kC0;
+      DataCopy(w1, wGm_[src], DataCopyParams(uint16_t(c1n * t_.taps), uint16_t(ct16), uint16_t(t_.w_cog16 - ct16), 0));
+      (void)cvalid;
+      return;
+    }
     const uint64_t w_off = (uint64_t(g) * t_.cog + co0) * t_.w_co_stride + c1a * kC0;
     const uint16_t c0_stride = uint16_t(t_.taps * ct16), n_stride = uint16_t(ct16);
     // One Nd2Nz per tap when the taps are reversed, per output channel when the channel step

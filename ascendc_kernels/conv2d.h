@@ -40,6 +40,10 @@ struct Conv2dTiling {
   uint32_t ok;                  // 0: no blocking fits the SoC (layer 5 reports it)
   uint32_t hf32;                // float: run the cube in HF32 mode (set by the caller, not the tiling)
   uint32_t out_no_l2;           // output >= kNoL2OutputBytes: written with the L2 cache hint off
+  // Weights already in the L1 fractal order (set by the caller, not the tiling): GM holds
+  // [groups][c1g][taps][w_cog16][C0] (zero padded), so a chunk moves GM -> L1 with one strided
+  // DataCopy instead of an Nd2Nz of 32-byte pieces.
+  uint32_t w_fractal, w_cog16;
 };
 
 // Pure: shapes + SoC -> tiling. Weights are [cout][kh][kw][cg] in GM (channels_last).

@@ -67,9 +67,10 @@ at::Tensor ToChannelsLast(const at::Tensor& x) { return x.contiguous(kCL); }
 // The kernel launch. x: [n, c, h, w] (any layout; made NHWC), w_cl: weights whose memory is
 // [cout][kh][kw][cg] (contiguous unless w_co_stride says otherwise). Returns the output (NHWC
 // for out_cl, else NCHW) or, with `residual_out` given, writes there.
+// w_frac: the same weights in the kernel's L1 fractal order (WeightFractal), or undefined.
 at::Tensor ConvCore(const char* op, const at::Tensor& x_in, const at::Tensor& w_cl, const Geom& g, bool flip,
                     bool out_cl, const at::Tensor& scale, const at::Tensor& shift, const at::Tensor& residual,
-                    bool relu, int64_t x_batch = -1, int64_t w_co_stride = -1) {
+                    bool relu, int64_t x_batch = -1, int64_t w_co_stride = -1, const at::Tensor& w_frac = {}) {
   const int64_t ho = OutSize(g.h, g.pt, g.pb, g.kh, g.sh, g.dh), wo = OutSize(g.w, g.pl, g.pr, g.kw, g.sw, g.dw);
   const c10::DeviceIndex dev = x_in.device().index();
   at::Tensor out = NpuEmpty({g.n, g.cout, ho, wo}, x_in.scalar_type(), dev,
@@ -111,7 +112,8 @@ at::Tensor ConvCore(const char* op, const at::Tensor& x_in, const at::Tensor& w_
   // pixels on the M side (the channels_last form) and transpose their small output instead.
   const int64_t pix = ho * wo;
   if (!out_cl && !residual.defined() && x_batch < 0 && (pix + 15) / 16 * 16 - pix > pix / 8)
-    return ConvCore(op, x_in, w_cl, g, flip, true, scale, shift, residual, relu, x_batch, w_co_stride).contiguous();
+    return ConvCore(op, x_in, w_cl, g, flip, true, scale, shift, residual, relu, x_batch, w_co_stride, w_frac)
+        .contiguous();
   const bool x_ready = x_batch >= 0;
   at::Tensor x = x_ready ? x_in : ToChannelsLast(x_in);
   const auto& soc = SocInfoFor(dev);
@@ -125,6 +127,11 @@ at::Tensor ConvCore(const char* op, const at::Tensor& x_in, const at::Tensor& w_
   if (x_batch >= 0) t.x_batch = uint64_t(x_batch);
   if (w_co_stride >= 0) t.w_co_stride = uint64_t(w_co_stride);
   t.flip = flip;
+  const bool frac = w_frac.defined() && !flip && w_co_stride < 0;
+  if (frac) {
+    t.w_fractal = 1;
+    t.w_cog16 = uint32_t(w_frac.size(3));
+  }
   t.has_scale = scale.defined();
   t.has_shift = shift.defined();
   t.relu = relu;
@@ -140,11 +147,11 @@ at::Tensor ConvCore(const char* op, const at::Tensor& x_in, const at::Tensor& w_
     std::ostringstream d;
     d << op << " x=" << x.sizes() << " k=" << g.kh << "x" << g.kw << " s=" << g.sh << " groups=" << g.groups
       << " form=" << (out_cl ? 0 : 1) << " tile=" << t.tile_pix << "x" << t.tile_co << " c1_chunk=" << t.c1_chunk
-      << " blockDim=" << t.block_dim;
+      << " blockDim=" << t.block_dim << (t.w_fractal ? " weights=fractal" : "");
     launch.detail = d.str();
   }
   void* none = nullptr;
-  LaunchKernel(std::move(launch), kernel, t, x.data_ptr(), w_cl.data_ptr(), out.data_ptr(),
+  LaunchKernel(std::move(launch), kernel, t, x.data_ptr(), frac ? w_frac.data_ptr() : w_cl.data_ptr(), out.data_ptr(),
                scale.defined() ? scale.data_ptr() : none, shift.defined() ? shift.data_ptr() : none,
                res.defined() ? res.data_ptr() : none);
   return out;
@@ -206,6 +213,12 @@ struct WeightCacheEntry {
 std::mutex g_wcache_mu;
 // Never destroyed: device tensors must not be freed during static destruction at exit.
 std::map<const c10::TensorImpl*, WeightCacheEntry>& g_wcache = *new std::map<const c10::TensorImpl*, WeightCacheEntry>;
+// The fractal-order copies of WeightFractal, under the same lock and byte budget.
+struct FractalEntry {
+  TensorStamp stamp;
+  at::Tensor frac;
+};
+std::map<const c10::TensorImpl*, FractalEntry>& g_fcache = *new std::map<const c10::TensorImpl*, FractalEntry>;
 uint64_t g_wcache_bytes = 0;
 constexpr uint64_t kMaxWeightCacheBytes = uint64_t(1) << 30;
 
@@ -241,11 +254,61 @@ at::Tensor WeightChannelsLast(const at::Tensor& w) {
   if (bytes > kMaxWeightCacheBytes / 4) return cl;
   if (g_wcache_bytes + bytes > kMaxWeightCacheBytes) {
     g_wcache.clear();
+    g_fcache.clear();
     g_wcache_bytes = 0;
   }
   g_wcache_bytes += bytes;
   g_wcache.emplace(impl, std::move(e));
   return cl;
+}
+
+// The weights in the conv kernel's L1 order, [groups][c1g][taps][cog16][C0] with zero padding, cached
+// like WeightChannelsLast (same stamp rules; not for weights autograd tracks, for which it returns an
+// undefined tensor and the kernel gathers the 32-byte pieces with Nd2Nz itself).
+at::Tensor WeightFractal(const at::Tensor& w, int64_t groups) {
+  static const bool enabled = [] {
+    const char* v = std::getenv("TORCH_OPS_NN_CONV_WEIGHT_CACHE");
+    return !(v && v[0] == '0');
+  }();
+  if (!enabled || !TensorStamp::Stampable(w) || (c10::GradMode::is_enabled() && w.requires_grad())) return {};
+  const c10::TensorImpl* impl = w.unsafeGetTensorImpl();
+  {
+    std::lock_guard<std::mutex> g(g_wcache_mu);
+    auto it = g_fcache.find(impl);
+    if (it != g_fcache.end() && it->second.stamp.Matches(&w)) return it->second.frac;
+    for (auto jt = g_fcache.begin(); jt != g_fcache.end();) {
+      if (jt->second.stamp.Expired() || jt->first == impl) {
+        g_wcache_bytes -= uint64_t(jt->second.frac.nbytes());
+        jt = g_fcache.erase(jt);
+      } else {
+        ++jt;
+      }
+    }
+  }
+  const int64_t c0 = 32 / int64_t(w.element_size());
+  const int64_t cout = w.size(0), cg = w.size(1), taps = w.size(2) * w.size(3), cog = cout / groups;
+  const int64_t c1g = (cg + c0 - 1) / c0, cog16 = (cog + 15) / 16 * 16;
+  at::Tensor f = NpuEmpty({groups, c1g, taps, cog16, c0}, w.scalar_type(), w.device().index());
+  f.zero_();
+  at::Tensor src = w.reshape({groups, cog, cg, taps});
+  if (cg != c1g * c0) {
+    at::Tensor p = NpuEmpty({groups, cog, c1g * c0, taps}, w.scalar_type(), w.device().index());
+    p.zero_();
+    p.narrow(2, 0, cg).copy_(src);
+    src = p;
+  }
+  f.permute({0, 3, 1, 4, 2}).narrow(1, 0, cog).copy_(src.reshape({groups, cog, c1g, c0, taps}));
+  const uint64_t bytes = uint64_t(f.nbytes());
+  std::lock_guard<std::mutex> g(g_wcache_mu);
+  if (bytes > kMaxWeightCacheBytes / 4 || g_fcache.count(impl)) return f;
+  if (g_wcache_bytes + bytes > kMaxWeightCacheBytes) {
+    g_wcache.clear();
+    g_fcache.clear();
+    g_wcache_bytes = 0;
+  }
+  g_wcache_bytes += bytes;
+  g_fcache.emplace(impl, FractalEntry{TensorStamp(w), f});
+  return f;
 }
 
 bool WantChannelsLast(const at::Tensor& x, const at::Tensor& w) {
@@ -330,8 +393,11 @@ at::Tensor ConvForward(const at::Tensor& x, const at::Tensor& w, const ConvParam
   if (auto u = UnfoldWidthIntoChannels(x, w, g))
     return ConvCore(op, u->x, u->w, u->g, false, out_cl, scale, shift, e.residual, e.relu);
   // Weights as [cout][kh][kw][cg] (a no-op for 1x1 kernels and channels_last weights).
-  at::Tensor w_cl = WeightChannelsLast(w);
-  return ConvCore(op, x, w_cl, g, false, out_cl, scale, shift, e.residual, e.relu);
+  // Spatial kernels read a cached fractal-order copy when there is one (then no channels_last copy is
+  // made: the kernel never reads w_cl).
+  const at::Tensor w_frac = g.kh * g.kw > 1 ? WeightFractal(w, g.groups) : at::Tensor();
+  const at::Tensor w_cl = w_frac.defined() ? w : WeightChannelsLast(w);
+  return ConvCore(op, x, w_cl, g, false, out_cl, scale, shift, e.residual, e.relu, -1, -1, w_frac);
 }
 
 namespace {
@@ -699,10 +765,11 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
 }
 
 namespace torch_ops_nn {
-// Drops every cached channels_last conv weight (torch.npu.empty_cache calls it).
+// Drops every cached conv weight copy (torch.npu.empty_cache calls it).
 void ClearConvWeightCache() {
   std::lock_guard<std::mutex> g(g_wcache_mu);
   g_wcache.clear();
+  g_fcache.clear();
   g_wcache_bytes = 0;
 }
 }  // namespace torch_ops_nn

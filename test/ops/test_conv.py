@@ -212,7 +212,7 @@ def test_conv_float32_precision_high(fallback_error):
 
 
 def test_cached_channels_last_weight_follows_updates(fallback_error):
-    # For weights autograd does not track, the channels_last copy of an NCHW weight is cached per weight version:
+    # For weights autograd does not track, the channels_last and fractal-order copies are cached per weight version:
     # in-place updates (load_state_dict, no_grad writes) must be seen by the next call.
     torch.manual_seed(3)
     x, w = torch.randn(2, 8, 9, 9), torch.randn(16, 8, 3, 3)  # (grad mode on: w does not require grad)
@@ -230,8 +230,8 @@ def test_cached_channels_last_weight_follows_updates(fallback_error):
 @torch.no_grad()
 def test_cached_weight_memory_is_released(fallback_error):
     x = torch.randn(1, 4, 6, 6).npu()
-    w_cl = torch.randn(8, 4, 3, 3).npu().contiguous(memory_format=torch.channels_last)  # never copied
-    F.conv2d(x, w_cl)  # builds the NCHW -> NHWC identity the conv keeps for C = 4
+    w_cl = torch.randn(8, 4, 3, 3).npu().contiguous(memory_format=torch.channels_last)  # no channels_last copy
+    F.conv2d(x, w_cl)  # its fractal-order copy is made (and kept) before the baseline
     torch.npu.synchronize()  # blocks used by queued kernels are freed when the stream gets there
     torch.npu.empty_cache()
     base = torch.npu.memory_allocated()
