@@ -682,18 +682,10 @@ class BnApplyKernel {
     LocalTensor<float> xf = AsFloat(bwd_ ? Work(1) : Work(0), xin, cnt);
     LocalTensor<float> gf;
     if (bwd_) gf = AsFloat(Work(0), gin, cnt);
-    const int32_t len = static_cast<int32_t>(hwp);
     for (uint32_t ch = 0; ch < cc; ++ch) {
       const uint32_t o = ch * hwp;
-      const float a = co.GetValue(ch), b = co.GetValue(cp + ch);
-      if (!bwd_) {
-        Muls(d[o], xf[o], a, len);
-        Adds(d[o], d[o], b, len);
-      } else {
-        Muls(d[o], gf[o], a, len);
-        Axpy(d[o], xf[o], b, len);
-        Adds(d[o], d[o], co.GetValue(2 * cp + ch), len);
-      }
+      ApplyScalars(d[o], xf[o], bwd_ ? gf[o] : xf[o], co.GetValue(ch), co.GetValue(cp + ch), bwd_ ? co.GetValue(2 * cp + ch) : 0.0f,
+                   static_cast<int32_t>(hwp));
     }
     if constexpr (!std::is_same_v<T, float>) StoreFloat(yout, d, cnt);
     if (bwd_) goQ_.FreeTensor(gin);
@@ -733,27 +725,35 @@ class BnApplyKernel {
     yQ_.EnQue(yout);
   }
 
+  // d = x*a + b (forward) or go*a + x*b + c (backward) over n floats (g unused forward).
+  __aicore__ inline void ApplyScalars(const LocalTensor<float>& d, const LocalTensor<float>& x,
+                                      const LocalTensor<float>& g, float a, float b, float c, int32_t n) {
+    if (!bwd_) {
+      Muls(d, x, a, n);
+      Adds(d, d, b, n);
+    } else {
+      Muls(d, g, a, n);
+      Axpy(d, x, b, n);
+      Adds(d, d, c, n);
+    }
+  }
+
   __aicore__ inline void ComputeScalar(uint32_t cnt, float a, float b, float cc) {
-    const int32_t n = static_cast<int32_t>(cnt);
     LocalTensor<T> xin = xQ_.template DeQue<T>();
     LocalTensor<T> yout = yQ_.template AllocTensor<T>();
     // float: compute straight into the output tile (no copy pass at the end).
     LocalTensor<float> d;
     if constexpr (std::is_same_v<T, float>) d = yout;
     else d = Work(0);
-    if (!bwd_) {
-      LocalTensor<float> xf = AsFloat(Work(0), xin, cnt);
-      Muls(d, xf, a, n);
-      Adds(d, d, b, n);
-    } else {
-      LocalTensor<T> gin = goQ_.template DeQue<T>();
-      LocalTensor<float> gf = AsFloat(Work(0), gin, cnt);
-      Muls(d, gf, a, n);
-      LocalTensor<float> xf = AsFloat(Work(1), xin, cnt);
-      Axpy(d, xf, b, n);
-      Adds(d, d, cc, n);
-      goQ_.FreeTensor(gin);
+    LocalTensor<T> gin;
+    LocalTensor<float> gf;
+    if (bwd_) {
+      gin = goQ_.template DeQue<T>();
+      gf = AsFloat(Work(0), gin, cnt);
     }
+    const LocalTensor<float> xf = AsFloat(bwd_ ? Work(1) : Work(0), xin, cnt);
+    ApplyScalars(d, xf, gf, a, b, cc, static_cast<int32_t>(cnt));
+    if (bwd_) goQ_.FreeTensor(gin);
     if constexpr (!std::is_same_v<T, float>) StoreFloat(yout, d, cnt);
     yQ_.EnQue(yout);
     xQ_.FreeTensor(xin);

@@ -196,9 +196,10 @@ void CheckConvArgs(const char* op, const at::Tensor& x, const at::Tensor& w, con
               ": kh*kw*C/groups = ", w.size(2) * w.size(3) * w.size(1), " must be at most 65535 (Nd2Nz strides)");
 }
 
-// ---- channels_last weights -----------------------------------------------------------------
-// The kernel reads weights as [cout][kh][kw][cg]; an NCHW (OIHW) weight needs a strided copy,
-// which at batch 1 costs about as much as the convolution itself. The copy is cached per weight
+// ---- cached weight copies -------------------------------------------------------------------
+// The kernel reads weights as [cout][kh][kw][cg] (or, for spatial kernels, in its L1 fractal order);
+// an NCHW (OIHW) weight needs a strided copy, which at batch 1 costs about as much as the
+// convolution itself. The copy is cached per weight
 // tensor and checked against its version counter, storage, sizes and strides, so an in-place
 // update (optimizer step, load_state_dict) is never missed. Not used for weights autograd
 // tracks (requires_grad under grad mode, i.e. training). Entries hold a weak reference: a freed weight's copy is dropped at the
@@ -206,85 +207,74 @@ void CheckConvArgs(const char* op, const at::Tensor& x, const at::Tensor& w, con
 // copied on every call.
 // Caveat: writes through `w.data` (a separate version counter) are not seen; set
 // TORCH_OPS_NN_CONV_WEIGHT_CACHE=0 to copy on every call.
-struct WeightCacheEntry {
+struct CachedCopy {
   TensorStamp stamp;
-  at::Tensor cl;
+  at::Tensor copy;
 };
+using CopyCache = std::map<const c10::TensorImpl*, CachedCopy>;
 std::mutex g_wcache_mu;
 // Never destroyed: device tensors must not be freed during static destruction at exit.
-std::map<const c10::TensorImpl*, WeightCacheEntry>& g_wcache = *new std::map<const c10::TensorImpl*, WeightCacheEntry>;
-// The fractal-order copies of WeightFractal, under the same lock and byte budget.
-struct FractalEntry {
-  TensorStamp stamp;
-  at::Tensor frac;
-};
-std::map<const c10::TensorImpl*, FractalEntry>& g_fcache = *new std::map<const c10::TensorImpl*, FractalEntry>;
-uint64_t g_wcache_bytes = 0;
+CopyCache& g_wcache = *new CopyCache;  // channels_last copies (WeightChannelsLast)
+CopyCache& g_fcache = *new CopyCache;  // fractal-order copies (WeightFractal)
+uint64_t g_wcache_bytes = 0;           // both caches share one budget
 constexpr uint64_t kMaxWeightCacheBytes = uint64_t(1) << 30;
 
-at::Tensor WeightChannelsLast(const at::Tensor& w) {
+// Whether w's copies may be cached: the cache is on and w has a version counter that autograd does
+// not bump every step (training weights change every step anyway).
+bool Cacheable(const at::Tensor& w) {
   static const bool enabled = [] {
     const char* v = std::getenv("TORCH_OPS_NN_CONV_WEIGHT_CACHE");
     return !(v && v[0] == '0');
   }();
-  // Not for weights autograd tracks (training): they change every step anyway.
-  if (!enabled || !TensorStamp::Stampable(w) || (c10::GradMode::is_enabled() && w.requires_grad()))
-    return w.contiguous(kCL);
+  return enabled && TensorStamp::Stampable(w) && !(c10::GradMode::is_enabled() && w.requires_grad());
+}
+
+// w's copy in `cache` if its stamp still matches; otherwise drops the entries of weights that no
+// longer exist (and w's stale one), so their device memory comes back, and returns undefined.
+at::Tensor CacheFind(CopyCache& cache, const at::Tensor& w) {
   const c10::TensorImpl* impl = w.unsafeGetTensorImpl();
-  {
-    std::lock_guard<std::mutex> g(g_wcache_mu);
-    auto it = g_wcache.find(impl);
-    if (it != g_wcache.end() && it->second.stamp.Matches(&w)) return it->second.cl;
-    // Drop copies of weights that no longer exist (or are stale), so their device memory comes back.
-    for (auto jt = g_wcache.begin(); jt != g_wcache.end();) {
-      if (jt->second.stamp.Expired() || jt->first == impl) {
-        g_wcache_bytes -= uint64_t(jt->second.cl.nbytes());
-        jt = g_wcache.erase(jt);
-      } else {
-        ++jt;
-      }
+  std::lock_guard<std::mutex> g(g_wcache_mu);
+  auto it = cache.find(impl);
+  if (it != cache.end() && it->second.stamp.Matches(&w)) return it->second.copy;
+  for (auto jt = cache.begin(); jt != cache.end();) {
+    if (jt->second.stamp.Expired() || jt->first == impl) {
+      g_wcache_bytes -= uint64_t(jt->second.copy.nbytes());
+      jt = cache.erase(jt);
+    } else {
+      ++jt;
     }
   }
-  if (w.is_contiguous(kCL)) return w.contiguous(kCL);  // nothing to copy
-  at::Tensor cl = w.contiguous(kCL);
-  WeightCacheEntry e{TensorStamp(w), cl};
-  const uint64_t bytes = uint64_t(cl.nbytes());
+  return {};
+}
+
+void CacheInsert(CopyCache& cache, const at::Tensor& w, const at::Tensor& copy) {
+  const uint64_t bytes = uint64_t(copy.nbytes());
   std::lock_guard<std::mutex> g(g_wcache_mu);
-  if (g_wcache.count(impl)) return cl;  // another thread inserted it meanwhile
-  if (bytes > kMaxWeightCacheBytes / 4) return cl;
+  if (bytes > kMaxWeightCacheBytes / 4 || cache.count(w.unsafeGetTensorImpl())) return;
   if (g_wcache_bytes + bytes > kMaxWeightCacheBytes) {
     g_wcache.clear();
     g_fcache.clear();
     g_wcache_bytes = 0;
   }
   g_wcache_bytes += bytes;
-  g_wcache.emplace(impl, std::move(e));
+  cache.emplace(w.unsafeGetTensorImpl(), CachedCopy{TensorStamp(w), copy});
+}
+
+at::Tensor WeightChannelsLast(const at::Tensor& w) {
+  if (!Cacheable(w)) return w.contiguous(kCL);
+  if (at::Tensor hit = CacheFind(g_wcache, w); hit.defined()) return hit;
+  if (w.is_contiguous(kCL)) return w.contiguous(kCL);  // nothing to copy
+  at::Tensor cl = w.contiguous(kCL);
+  CacheInsert(g_wcache, w, cl);
   return cl;
 }
 
 // The weights in the conv kernel's L1 order, [groups][c1g][taps][cog16][C0] with zero padding, cached
-// like WeightChannelsLast (same stamp rules; not for weights autograd tracks, for which it returns an
-// undefined tensor and the kernel gathers the 32-byte pieces with Nd2Nz itself).
+// like WeightChannelsLast; undefined for weights autograd tracks (the kernel then gathers the
+// 32-byte pieces with Nd2Nz itself).
 at::Tensor WeightFractal(const at::Tensor& w, int64_t groups) {
-  static const bool enabled = [] {
-    const char* v = std::getenv("TORCH_OPS_NN_CONV_WEIGHT_CACHE");
-    return !(v && v[0] == '0');
-  }();
-  if (!enabled || !TensorStamp::Stampable(w) || (c10::GradMode::is_enabled() && w.requires_grad())) return {};
-  const c10::TensorImpl* impl = w.unsafeGetTensorImpl();
-  {
-    std::lock_guard<std::mutex> g(g_wcache_mu);
-    auto it = g_fcache.find(impl);
-    if (it != g_fcache.end() && it->second.stamp.Matches(&w)) return it->second.frac;
-    for (auto jt = g_fcache.begin(); jt != g_fcache.end();) {
-      if (jt->second.stamp.Expired() || jt->first == impl) {
-        g_wcache_bytes -= uint64_t(jt->second.frac.nbytes());
-        jt = g_fcache.erase(jt);
-      } else {
-        ++jt;
-      }
-    }
-  }
+  if (!Cacheable(w)) return {};
+  if (at::Tensor hit = CacheFind(g_fcache, w); hit.defined()) return hit;
   const int64_t c0 = 32 / int64_t(w.element_size());
   const int64_t cout = w.size(0), cg = w.size(1), taps = w.size(2) * w.size(3), cog = cout / groups;
   const int64_t c1g = (cg + c0 - 1) / c0, cog16 = (cog + 15) / 16 * 16;
@@ -298,16 +288,7 @@ at::Tensor WeightFractal(const at::Tensor& w, int64_t groups) {
     src = p;
   }
   f.permute({0, 3, 1, 4, 2}).narrow(1, 0, cog).copy_(src.reshape({groups, cog, c1g, c0, taps}));
-  const uint64_t bytes = uint64_t(f.nbytes());
-  std::lock_guard<std::mutex> g(g_wcache_mu);
-  if (bytes > kMaxWeightCacheBytes / 4 || g_fcache.count(impl)) return f;
-  if (g_wcache_bytes + bytes > kMaxWeightCacheBytes) {
-    g_wcache.clear();
-    g_fcache.clear();
-    g_wcache_bytes = 0;
-  }
-  g_wcache_bytes += bytes;
-  g_fcache.emplace(impl, FractalEntry{TensorStamp(w), f});
+  CacheInsert(g_fcache, w, f);
   return f;
 }
 

@@ -5,6 +5,7 @@
 #include <cstring>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 
 #include "runtime/thread_pool.h"
 
@@ -228,19 +229,6 @@ __attribute__((target("avx2"))) inline void Transpose8x8(float* dst, int64_t dk,
   _mm256_storeu_ps(dst + 7 * dk, _mm256_permute2f128_ps(u3, u7, 0x31));
 }
 
-// One [ka, ke) x [jb, je) tile of a 4-byte transpose in 8 x 8 blocks; the ragged edges element-wise.
-__attribute__((target("avx2"))) void TransposeTile4(float* dst, int64_t dk, const float* src, int64_t sj,
-                                                   int64_t kb, int64_t ke, int64_t jb, int64_t je) {
-  const int64_t k8 = kb + (ke - kb) / 8 * 8, j8 = jb + (je - jb) / 8 * 8;
-  for (int64_t a = kb; a < k8; a += 8) {
-    for (int64_t b = jb; b < j8; b += 8) Transpose8x8(dst + a * dk + b, dk, src + a + b * sj, sj);
-    for (int64_t r = a; r < a + 8; ++r)
-      for (int64_t b = j8; b < je; ++b) dst[r * dk + b] = src[r + b * sj];
-  }
-  for (int64_t a = k8; a < ke; ++a)
-    for (int64_t b = jb; b < je; ++b) dst[a * dk + b] = src[a + b * sj];
-}
-
 // The same for 8-byte elements in 4 x 4 blocks (unpack pairs, then swap 128-bit halves).
 __attribute__((target("avx2"))) inline void Transpose4x4(double* dst, int64_t dk, const double* src, int64_t sj) {
   const __m256d r0 = _mm256_loadu_pd(src), r1 = _mm256_loadu_pd(src + sj), r2 = _mm256_loadu_pd(src + 2 * sj),
@@ -253,15 +241,18 @@ __attribute__((target("avx2"))) inline void Transpose4x4(double* dst, int64_t dk
   _mm256_storeu_pd(dst + 3 * dk, _mm256_permute2f128_pd(t1, t3, 0x31));
 }
 
-__attribute__((target("avx2"))) void TransposeTile8(double* dst, int64_t dk, const double* src, int64_t sj,
-                                                   int64_t kb, int64_t ke, int64_t jb, int64_t je) {
-  const int64_t k4 = kb + (ke - kb) / 4 * 4, j4 = jb + (je - jb) / 4 * 4;
-  for (int64_t a = kb; a < k4; a += 4) {
-    for (int64_t b = jb; b < j4; b += 4) Transpose4x4(dst + a * dk + b, dk, src + a + b * sj, sj);
-    for (int64_t r = a; r < a + 4; ++r)
-      for (int64_t b = j4; b < je; ++b) dst[r * dk + b] = src[r + b * sj];
+// One [kb, ke) x [jb, je) tile of a transpose in B x B blocks (Block: 8x8 of 4-byte or 4x4 of 8-byte
+// elements); the ragged edges element-wise.
+template <typename E, int B, void (*Block)(E*, int64_t, const E*, int64_t)>
+__attribute__((target("avx2"))) void TransposeTile(E* dst, int64_t dk, const E* src, int64_t sj, int64_t kb,
+                                                  int64_t ke, int64_t jb, int64_t je) {
+  const int64_t kB = kb + (ke - kb) / B * B, jB = jb + (je - jb) / B * B;
+  for (int64_t a = kb; a < kB; a += B) {
+    for (int64_t b = jb; b < jB; b += B) Block(dst + a * dk + b, dk, src + a + b * sj, sj);
+    for (int64_t r = a; r < a + B; ++r)
+      for (int64_t b = jB; b < je; ++b) dst[r * dk + b] = src[r + b * sj];
   }
-  for (int64_t a = k4; a < ke; ++a)
+  for (int64_t a = kB; a < ke; ++a)
     for (int64_t b = jb; b < je; ++b) dst[a * dk + b] = src[a + b * sj];
 }
 
@@ -304,20 +295,18 @@ bool TransposeCopy(const Coalesced& c, char* dbase, const char* sbase) {
     }
     const int64_t k0 = band * kBand, k1 = std::min(K, k0 + kBand);
 #if defined(__x86_64__)
-    if constexpr (sizeof(T) == 4) {
+    if constexpr (sizeof(T) == 4 || sizeof(T) == 8) {
       if (HaveAvx2()) {
+        // Bits move through float / double registers untouched (no arithmetic).
+        using E = std::conditional_t<sizeof(T) == 4, float, double>;
         for (int64_t jb = 0; jb < J; jb += kTile)
-          for (int64_t kb = k0; kb < k1; kb += kTile)
-            TransposeTile4(reinterpret_cast<float*>(dst + doff), dk, reinterpret_cast<const float*>(src + soff), sj,
-                           kb, std::min(k1, kb + kTile), jb, std::min(J, jb + kTile));
-        return;
-      }
-    } else if constexpr (sizeof(T) == 8) {
-      if (HaveAvx2()) {
-        for (int64_t jb = 0; jb < J; jb += kTile)
-          for (int64_t kb = k0; kb < k1; kb += kTile)
-            TransposeTile8(reinterpret_cast<double*>(dst + doff), dk, reinterpret_cast<const double*>(src + soff), sj,
-                           kb, std::min(k1, kb + kTile), jb, std::min(J, jb + kTile));
+          for (int64_t kb = k0; kb < k1; kb += kTile) {
+            E* d = reinterpret_cast<E*>(dst + doff);
+            const E* s = reinterpret_cast<const E*>(src + soff);
+            const int64_t ke = std::min(k1, kb + kTile), je = std::min(J, jb + kTile);
+            if constexpr (sizeof(T) == 4) TransposeTile<float, 8, Transpose8x8>(d, dk, s, sj, kb, ke, jb, je);
+            else TransposeTile<double, 4, Transpose4x4>(d, dk, s, sj, kb, ke, jb, je);
+          }
         return;
       }
     }
