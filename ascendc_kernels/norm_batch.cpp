@@ -80,12 +80,13 @@ BatchNormTiling batch_norm_tiling(uint32_t layout, uint32_t mode, uint64_t n, ui
   t.units_per_core = CeilDivU<uint64_t>(t.units, cores);
   t.block_dim = static_cast<uint32_t>(CeilDivU<uint64_t>(t.units, t.units_per_core));
   if (layout == kBnNchw) {
-    // Apply over planes much smaller than a tile: one unit per plane would spend its time on per-unit
-    // set-up (coefficient loads, syncs) for a few dozen elements, so a unit takes apply_cb whole
-    // planes of one image in one strided DataCopyPad and their coefficients in one copy each.
+    // Apply over planes that fit a tile: a unit takes apply_cb whole planes of one image in one strided
+    // DataCopyPad and their coefficients in one copy each (the reduce units, one plane each, spent
+    // their time on set-up - coefficient loads, syncs - for a few dozen elements at ResNet-18's 7x7).
+    // Units are channel-block major, so the images of one block reuse its coefficients.
     const uint64_t hwp = AlignUp<uint64_t>(hw, kBlockBytes / elem_bytes);
     const uint64_t cb = hwp > 0 ? tile / hwp : 0;
-    if (cb >= 2) {
+    if (cb >= 1) {
       t.apply_cb = static_cast<uint32_t>(cb < c ? cb : c);
       if (t.apply_cb > 512) t.apply_cb = 512;  // the coefficient scratch (6 KB of the UB slack)
       t.apply_units = n * CeilDivU<uint64_t>(c, t.apply_cb);
