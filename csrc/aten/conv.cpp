@@ -210,6 +210,7 @@ void CheckConvArgs(const char* op, const at::Tensor& x, const at::Tensor& w, con
 struct CachedCopy {
   TensorStamp stamp;
   at::Tensor copy;
+  int64_t groups;  // the grouping the copy was laid out for (the fractal order depends on it)
 };
 using CopyCache = std::map<const c10::TensorImpl*, CachedCopy>;
 std::mutex g_wcache_mu;
@@ -231,11 +232,11 @@ bool Cacheable(const at::Tensor& w) {
 
 // w's copy in `cache` if its stamp still matches; otherwise drops the entries of weights that no
 // longer exist (and w's stale one), so their device memory comes back, and returns undefined.
-at::Tensor CacheFind(CopyCache& cache, const at::Tensor& w) {
+at::Tensor CacheFind(CopyCache& cache, const at::Tensor& w, int64_t groups) {
   const c10::TensorImpl* impl = w.unsafeGetTensorImpl();
   std::lock_guard<std::mutex> g(g_wcache_mu);
   auto it = cache.find(impl);
-  if (it != cache.end() && it->second.stamp.Matches(&w)) return it->second.copy;
+  if (it != cache.end() && it->second.stamp.Matches(&w) && it->second.groups == groups) return it->second.copy;
   for (auto jt = cache.begin(); jt != cache.end();) {
     if (jt->second.stamp.Expired() || jt->first == impl) {
       g_wcache_bytes -= uint64_t(jt->second.copy.nbytes());
@@ -247,7 +248,7 @@ at::Tensor CacheFind(CopyCache& cache, const at::Tensor& w) {
   return {};
 }
 
-void CacheInsert(CopyCache& cache, const at::Tensor& w, const at::Tensor& copy) {
+void CacheInsert(CopyCache& cache, const at::Tensor& w, const at::Tensor& copy, int64_t groups) {
   const uint64_t bytes = uint64_t(copy.nbytes());
   std::lock_guard<std::mutex> g(g_wcache_mu);
   if (bytes > kMaxWeightCacheBytes / 4 || cache.count(w.unsafeGetTensorImpl())) return;
@@ -257,15 +258,15 @@ void CacheInsert(CopyCache& cache, const at::Tensor& w, const at::Tensor& copy) 
     g_wcache_bytes = 0;
   }
   g_wcache_bytes += bytes;
-  cache.emplace(w.unsafeGetTensorImpl(), CachedCopy{TensorStamp(w), copy});
+  cache.emplace(w.unsafeGetTensorImpl(), CachedCopy{TensorStamp(w), copy, groups});
 }
 
 at::Tensor WeightChannelsLast(const at::Tensor& w) {
   if (!Cacheable(w)) return w.contiguous(kCL);
-  if (at::Tensor hit = CacheFind(g_wcache, w); hit.defined()) return hit;
+  if (at::Tensor hit = CacheFind(g_wcache, w, 0); hit.defined()) return hit;
   if (w.is_contiguous(kCL)) return w.contiguous(kCL);  // nothing to copy
   at::Tensor cl = w.contiguous(kCL);
-  CacheInsert(g_wcache, w, cl);
+  CacheInsert(g_wcache, w, cl, 0);
   return cl;
 }
 
@@ -274,7 +275,7 @@ at::Tensor WeightChannelsLast(const at::Tensor& w) {
 // 32-byte pieces with Nd2Nz itself).
 at::Tensor WeightFractal(const at::Tensor& w, int64_t groups) {
   if (!Cacheable(w)) return {};
-  if (at::Tensor hit = CacheFind(g_fcache, w); hit.defined()) return hit;
+  if (at::Tensor hit = CacheFind(g_fcache, w, groups); hit.defined()) return hit;
   const int64_t c0 = 32 / int64_t(w.element_size());
   const int64_t cout = w.size(0), cg = w.size(1), taps = w.size(2) * w.size(3), cog = cout / groups;
   const int64_t c1g = (cg + c0 - 1) / c0, cog16 = (cog + 15) / 16 * 16;
@@ -288,7 +289,7 @@ at::Tensor WeightFractal(const at::Tensor& w, int64_t groups) {
     src = p;
   }
   f.permute({0, 3, 1, 4, 2}).narrow(1, 0, cog).copy_(src.reshape({groups, cog, c1g, c0, taps}));
-  CacheInsert(g_fcache, w, f);
+  CacheInsert(g_fcache, w, f, groups);
   return f;
 }
 

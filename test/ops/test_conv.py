@@ -286,3 +286,15 @@ def test_weight_heavy_tiles_share_weights(fallback_error, shape):
     moved = torch.npu.kernel_counters()["conv2d_kernel"]["gm_to_local_bytes"]
     torch.testing.assert_close(got.cpu(), F.conv2d(x, w, padding=1), rtol=1e-4, atol=1e-4)
     assert moved <= 2.5 * w.numel() * 4, f"{moved} bytes moved for {w.numel() * 4} bytes of weights"
+
+
+def test_cached_weight_copy_follows_groups(fallback_error):
+    """One weight tensor used with two groupings (cin 16, groups 1 and cin 32, groups 2): its cached
+    copy is laid out per grouping, so the second call must not reuse the first's."""
+    torch.manual_seed(12)
+    w = torch.randn(16, 16, 3, 3)
+    wn = w.npu()
+    for cin, groups in [(16, 1), (32, 2), (16, 1)]:
+        x = torch.randn(2, cin, 7, 7)
+        torch.testing.assert_close(F.conv2d(x.npu(), wn, padding=1, groups=groups).cpu(),
+                                   F.conv2d(x, w, padding=1, groups=groups), rtol=1e-4, atol=1e-4)
