@@ -38,7 +38,7 @@ struct BatchNormTiling {
   uint32_t rows_out;         // NHWC: partial rows each unit writes after folding
   uint64_t units;
   uint64_t units_per_core;
-  // NCHW apply over small planes: units of apply_cb channels of one image (0: the reduce units).
+  // NCHW apply over planes that fit a tile: units of apply_cb planes of one image (0: the reduce units).
   uint32_t apply_cb;
   uint64_t apply_units, apply_units_per_core;
   uint32_t apply_block_dim;

@@ -230,21 +230,26 @@ bool Cacheable(const at::Tensor& w) {
   return enabled && TensorStamp::Stampable(w) && !(c10::GradMode::is_enabled() && w.requires_grad());
 }
 
-// w's copy in `cache` if its stamp still matches; otherwise drops the entries of weights that no
-// longer exist (and w's stale one), so their device memory comes back, and returns undefined.
+// w's copy in `cache` if its stamp (and grouping) still matches, else undefined (a stale copy is
+// dropped). Every call first drops the copies of weights that no longer exist, in both caches, so a
+// freed weight's device memory comes back at the next conv call, hit or miss.
 at::Tensor CacheFind(CopyCache& cache, const at::Tensor& w, int64_t groups) {
-  const c10::TensorImpl* impl = w.unsafeGetTensorImpl();
   std::lock_guard<std::mutex> g(g_wcache_mu);
-  auto it = cache.find(impl);
-  if (it != cache.end() && it->second.stamp.Matches(&w) && it->second.groups == groups) return it->second.copy;
-  for (auto jt = cache.begin(); jt != cache.end();) {
-    if (jt->second.stamp.Expired() || jt->first == impl) {
-      g_wcache_bytes -= uint64_t(jt->second.copy.nbytes());
-      jt = cache.erase(jt);
-    } else {
-      ++jt;
+  for (CopyCache* c : {&g_wcache, &g_fcache}) {
+    for (auto jt = c->begin(); jt != c->end();) {
+      if (jt->second.stamp.Expired()) {
+        g_wcache_bytes -= uint64_t(jt->second.copy.nbytes());
+        jt = c->erase(jt);
+      } else {
+        ++jt;
+      }
     }
   }
+  auto it = cache.find(w.unsafeGetTensorImpl());
+  if (it == cache.end()) return {};
+  if (it->second.stamp.Matches(&w) && it->second.groups == groups) return it->second.copy;
+  g_wcache_bytes -= uint64_t(it->second.copy.nbytes());
+  cache.erase(it);
   return {};
 }
 

@@ -299,10 +299,10 @@ bool TransposeCopy(const Coalesced& c, char* dbase, const char* sbase) {
       if (HaveAvx2()) {
         // Bits move through float / double registers untouched (no arithmetic).
         using E = std::conditional_t<sizeof(T) == 4, float, double>;
+        E* d = reinterpret_cast<E*>(dst + doff);
+        const E* s = reinterpret_cast<const E*>(src + soff);
         for (int64_t jb = 0; jb < J; jb += kTile)
           for (int64_t kb = k0; kb < k1; kb += kTile) {
-            E* d = reinterpret_cast<E*>(dst + doff);
-            const E* s = reinterpret_cast<const E*>(src + soff);
             const int64_t ke = std::min(k1, kb + kTile), je = std::min(J, jb + kTile);
             if constexpr (sizeof(T) == 4) TransposeTile<float, 8, Transpose8x8>(d, dk, s, sj, kb, ke, jb, je);
             else TransposeTile<double, 4, Transpose4x4>(d, dk, s, sj, kb, ke, jb, je);

@@ -229,24 +229,25 @@ def test_cached_channels_last_weight_follows_updates(fallback_error):
 
 @torch.no_grad()
 def test_cached_weight_memory_is_released(fallback_error):
-    x = torch.randn(1, 4, 6, 6).npu()
-    w_cl = torch.randn(8, 4, 3, 3).npu().contiguous(memory_format=torch.channels_last)  # no channels_last copy
-    F.conv2d(x, w_cl)  # its fractal-order copy is made (and kept) before the baseline
+    # 16 channels: enough that the conv reads the weights as they are (no width-unfolded copy per call).
+    x = torch.randn(1, 16, 6, 6).npu()
+    w_1x1 = torch.randn(8, 16, 1, 1).npu()  # a 1x1 weight is read in place: never copied
+    F.conv2d(x, w_1x1)
     torch.npu.synchronize()  # blocks used by queued kernels are freed when the stream gets there
     torch.npu.empty_cache()
     base = torch.npu.memory_allocated()
-    w = torch.randn(8, 4, 3, 3).npu()
+    w = torch.randn(8, 16, 3, 3).npu()
     y = F.conv2d(x, w)
     del w, y
     torch.npu.synchronize()
     torch.npu.empty_cache()  # drops the cached copy
     assert torch.npu.memory_allocated() == base
-    w = torch.randn(8, 4, 3, 3).npu()
+    w = torch.randn(8, 16, 3, 3).npu()
     F.conv2d(x, w)
     assert torch.npu.memory_allocated() > base + w.nbytes  # the cached copy
     del w
     torch.npu.synchronize()  # queued kernels hold their tensors until they run
-    F.conv2d(x, w_cl)  # the next call drops the freed weight's copy
+    F.conv2d(x, w_1x1)  # the next call drops the freed weight's copy
     torch.npu.synchronize()
     assert torch.npu.memory_allocated() == base
 
