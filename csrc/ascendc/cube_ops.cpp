@@ -495,6 +495,92 @@ void CubeSetLoadDataRepeat(const AscendC::LoadDataRepeatParam& p) {
   Regs().repeat = p;
 }
 
+namespace {
+// Whole-fractal and 32 B piece copies as vector moves (zmm / ymm in the AVX-512 instantiation of
+// Im2colBody; rep movs or a libc call for a 512 B memcpy of run-time size cost more than the copy).
+typedef uint8_t V64 __attribute__((vector_size(64)));
+typedef uint8_t V32 __attribute__((vector_size(32)));
+inline __attribute__((always_inline)) void Copy32(uint8_t* d, const uint8_t* s) {
+  V32 t;
+  __builtin_memcpy(&t, s, 32);
+  __builtin_memcpy(d, &t, 32);
+}
+inline __attribute__((always_inline)) void Copy512(uint8_t* d, const uint8_t* s) {
+  V64 t[8];
+  for (int i = 0; i < 8; ++i) __builtin_memcpy(&t[i], s + 64 * i, 64);
+  for (int i = 0; i < 8; ++i) __builtin_memcpy(d + 64 * i, &t[i], 64);
+}
+
+// One img2col window of a non-transposing Load3D into the FMA layouts (L0A Zz or L0B k-major).
+struct Im2colArgs {
+  uint8_t* dwin;
+  const uint8_t* src;
+  uint64_t plane_bytes, ks, kfr, mfr, ktot, fhw;
+  int c0, esz;
+  int32_t filterW, dilH, dilW, l1H, l1W, strideW;
+  const int32_t* ih0;
+  const int32_t* iw0;
+  const uint8_t* run;
+  const uint8_t* pad32;
+};
+
+template <bool kToB>
+inline __attribute__((always_inline)) void Im2colBody(const Im2colArgs& a) {
+  for (uint64_t kf = 0; kf < a.kfr; ++kf) {
+    const uint64_t col = a.ks + kf * a.c0;
+    const bool beyond_k = col >= a.ktot;
+    const uint64_t cc1 = beyond_k ? 0 : col / (a.fhw * a.c0);
+    const uint64_t khw = beyond_k ? 0 : (col / a.c0) % a.fhw;
+    const int32_t dh = int32_t(khw / a.filterW) * a.dilH, dw = int32_t(khw % a.filterW) * a.dilW;
+    const uint8_t* splane = a.src + cc1 * a.plane_bytes;
+    for (uint64_t rb = 0; rb < a.mfr; ++rb) {
+      // L0A: fractal (rb, kf), row r = C0 consecutive K values of pixel rb*16 + r.
+      // L0B: fractal (kf, rb), its k-major transpose.
+      uint8_t* d = kToB ? a.dwin + (kf * a.mfr + rb) * 512 : a.dwin + (rb * a.kfr + kf) * 512;
+      alignas(64) uint8_t tmp[512];
+      uint8_t* g = kToB ? tmp : d;  // where gathered rows go
+      const uint8_t* fs;
+      const int32_t ihr = a.ih0[rb * 16] + dh, iwr = a.iw0[rb * 16] + dw;
+      if (beyond_k) {
+        std::memset(g, 0, 512);
+        fs = g;
+      } else if (a.run[rb] && ihr >= 0 && ihr < a.l1H && iwr >= 0 && iwr + 15 * a.strideW < a.l1W) {
+        // 16 consecutive output pixels of one row, all inside the map: pieces strideW * 32 B apart.
+        const uint8_t* p = splane + (uint64_t(ihr) * a.l1W + uint64_t(iwr)) * 32;
+        if (a.strideW == 1) {
+          fs = p;
+        } else {
+          const uint64_t step = uint64_t(a.strideW) * 32;
+          for (int r = 0; r < 16; ++r) Copy32(g + r * 32, p + r * step);
+          fs = g;
+        }
+      } else {
+        for (int r = 0; r < 16; ++r) {
+          const uint64_t i = rb * 16 + r;
+          const int32_t ih = a.ih0[i] + dh, iw = a.iw0[i] + dw;
+          const bool pad = ih < 0 || ih >= a.l1H || iw < 0 || iw >= a.l1W;
+          Copy32(g + r * 32, pad ? a.pad32 : splane + (uint64_t(ih) * a.l1W + uint64_t(iw)) * 32);
+        }
+        fs = g;
+      }
+      if (kToB) TransposeFractal(d, fs, 16, a.c0, a.esz);
+      else if (fs != d) Copy512(d, fs);
+    }
+  }
+}
+
+#if CUBE_OPS_X86
+__attribute__((target("avx512f,avx512bw,avx512vl"))) void Im2colAvx512(const Im2colArgs& a, bool to_b) {
+  if (to_b) Im2colBody<true>(a);
+  else Im2colBody<false>(a);
+}
+#endif
+void Im2colGeneric(const Im2colArgs& a, bool to_b) {
+  if (to_b) Im2colBody<true>(a);
+  else Im2colBody<false>(a);
+}
+}  // namespace
+
 void CubeLoad3D(const LocalOperand& dst, const LocalOperand& src, CubeElem t, const Load3DArgs& a0) {
   static const char* I = "LoadData(LoadData3DParamsV2)";
   CoreState& core = CurrentCore();
@@ -593,14 +679,30 @@ void CubeLoad3D(const LocalOperand& dst, const LocalOperand& src, CubeElem t, co
   for (uint64_t rr = 0; rr < rep_n; ++rr) {
     const uint64_t ms = m_start(rr), ks = k_start(rr);
     uint8_t* dwin = dst.ptr + rr * win_bytes;
-    for (uint64_t i = 0; i < rows; ++i) {
-      const uint64_t row = ms + i;
-      ih0[i] = int32_t(int64_t(row / wout) * a.strideH - top);
-      iw0[i] = int32_t(int64_t(row % wout) * a.strideW - left);
+    {
+      // Row coordinates by increment (no division per row).
+      int64_t oh = int64_t(ms / wout), ow = int64_t(ms % wout);
+      for (uint64_t i = 0; i < rows; ++i) {
+        ih0[i] = int32_t(oh * a.strideH - top);
+        iw0[i] = int32_t(ow * a.strideW - left);
+        if (++ow == wout) { ow = 0; ++oh; }
+      }
     }
     for (uint64_t rb = 0; rb < mfr; ++rb) {
       const uint64_t i0 = rb * 16;
       run[rb] = ih0[i0] == ih0[i0 + 15] && iw0[i0 + 15] == iw0[i0] + 15 * int32_t(a.strideW);
+    }
+    if (!trans_a && !w.amx) {
+      Im2colArgs ia;
+      ia.dwin = dwin; ia.src = src.ptr; ia.plane_bytes = plane * esz; ia.ks = ks; ia.kfr = kfr; ia.mfr = mfr;
+      ia.ktot = ktot; ia.fhw = fhw; ia.c0 = c0; ia.esz = esz; ia.filterW = int32_t(a.filterW);
+      ia.dilH = int32_t(a.dilH); ia.dilW = int32_t(a.dilW); ia.l1H = int32_t(a.l1H); ia.l1W = int32_t(a.l1W);
+      ia.strideW = int32_t(a.strideW); ia.ih0 = ih0.data(); ia.iw0 = iw0.data(); ia.run = run.data(); ia.pad32 = pad32;
+#if CUBE_OPS_X86
+      if (HasAvx512()) { Im2colAvx512(ia, to_l0b); continue; }
+#endif
+      Im2colGeneric(ia, to_l0b);
+      continue;
     }
     for (uint64_t kf = 0; kf < kfr; ++kf) {
       const uint64_t col = ks + kf * c0;
