@@ -3,6 +3,8 @@
 // L0B fractals are stored k-major (see cube_gemm.h). Every rule that fails throws KernelError
 // through Fail(): "<kernel>: <instruction> <operand/field> <rule with numbers>".
 #include <algorithm>
+#include <array>
+#include <utility>
 #include <cstring>
 #include <vector>
 
@@ -983,6 +985,62 @@ __attribute__((target("avx512f"))) void StoreBlockAvx512(const BlockJob& b, SegC
 }
 #endif
 
+#if CUBE_OPS_X86
+// Float output of one band of <= 16 accumulator rows across all its column blocks, the epilogue
+// fixed by template flags: per row straight-line vector code, column scale/shift loaded once per
+// block, nothing passed by value (a by-value context cost a store-forwarding stall per block).
+enum : int { kEpColScale = 1, kEpColShift = 2, kEpRow = 4, kEpRes = 8, kEpRelu = 16 };
+struct F32Band {
+  uint8_t* dst;          // row 0 of column block 0
+  uint64_t dst_pitch;    // bytes between rows
+  uint64_t dst_blk;      // bytes between column blocks
+  const float* src;      // L0C: row 0 of column block 0 (rows 16 floats apart)
+  uint64_t src_blk;      // floats between column blocks
+  uint64_t rows, n1;
+  uint32_t last_mask;    // valid lanes of the last column block
+  const float* cscale;   // column-wise scale / shift at column 0, or null
+  const float* cshift;
+  const float* rscale;   // row-wise scale / shift at row 0, or null
+  const float* rshift;
+  const uint8_t* residual;  // row 0, column 0 (column blocks 64 B apart), or null
+  uint64_t res_pitch;
+  bool stream;
+};
+template <int F>
+__attribute__((target("avx512f"))) void StoreF32Band(const F32Band& b) {
+  for (uint64_t j = 0; j < b.n1; ++j) {
+    const __mmask16 mk = j + 1 == b.n1 ? __mmask16(b.last_mask) : __mmask16(0xFFFF);
+    __m512 cs = _mm512_setzero_ps(), csh = _mm512_setzero_ps();
+    if constexpr ((F & kEpColScale) != 0) cs = _mm512_maskz_loadu_ps(mk, b.cscale + j * 16);
+    if constexpr ((F & kEpColShift) != 0) csh = _mm512_maskz_loadu_ps(mk, b.cshift + j * 16);
+    const float* s = b.src + j * b.src_blk;
+    uint8_t* d = b.dst + j * b.dst_blk;
+    const bool stream = b.stream && mk == 0xFFFF;
+    for (uint64_t r = 0; r < b.rows; ++r) {
+      __m512 v = _mm512_maskz_loadu_ps(mk, s + r * 16);
+      if constexpr ((F & kEpColScale) != 0) v = _mm512_mul_ps(v, cs);
+      if constexpr ((F & kEpColShift) != 0) v = _mm512_add_ps(v, csh);
+      if constexpr ((F & kEpRow) != 0)
+        v = _mm512_fmadd_ps(v, _mm512_set1_ps(b.rscale ? b.rscale[r] : 1.f), _mm512_set1_ps(b.rshift ? b.rshift[r] : 0.f));
+      if constexpr ((F & kEpRes) != 0)
+        v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(mk, b.residual + r * b.res_pitch + j * 64));
+      // max(v, 0) that keeps NaN: select 0 only where v < 0.
+      if constexpr ((F & kEpRelu) != 0)
+        v = _mm512_mask_mov_ps(v, _mm512_cmp_ps_mask(v, _mm512_setzero_ps(), _CMP_LT_OQ), _mm512_setzero_ps());
+      float* o = reinterpret_cast<float*>(d + r * b.dst_pitch);
+      if (stream && (reinterpret_cast<uintptr_t>(o) & 63) == 0) _mm512_stream_ps(o, v);
+      else _mm512_mask_storeu_ps(o, mk, v);
+    }
+  }
+}
+using F32BandFn = void (*)(const F32Band&);
+template <int... Fs>
+constexpr std::array<F32BandFn, sizeof...(Fs)> MakeF32BandTable(std::integer_sequence<int, Fs...>) {
+  return {&StoreF32Band<Fs>...};
+}
+const std::array<F32BandFn, 32> kF32Band = MakeF32BandTable(std::make_integer_sequence<int, 32>{});
+#endif
+
 using StoreBlockFn = void (*)(const BlockJob&, SegCtx);
 StoreBlockFn PickStoreBlock() {
 #if CUBE_OPS_X86
@@ -1049,10 +1107,45 @@ void CubeFixpipe(const GlobalOperand& dst, const LocalOperand& src, CubeElem tds
       core.counters.gm_to_local_bytes += nd * m * n * dsz;
     }
   }
+  const float* l0c = reinterpret_cast<const float*>(src.ptr);
+#if CUBE_OPS_X86
+  if (out == OutKind::F32 && HasAvx512()) {
+    const bool rowwise = ep && ep->rowwise;
+    const int flags = (ep && ep->scale && !rowwise ? kEpColScale : 0) | (ep && ep->shift && !rowwise ? kEpColShift : 0) |
+                      (rowwise && (ep->scale || ep->shift) ? kEpRow : 0) | (ep && ep->residual ? kEpRes : 0) |
+                      (p.reluEn || (ep && ep->relu) ? kEpRelu : 0);
+    const F32BandFn fn = kF32Band[flags];
+    F32Band band{};
+    band.dst_pitch = nz_out ? 64 : uint64_t(p.dstStride) * 4;
+    band.dst_blk = nz_out ? blk_pitch * 4 : 64;
+    band.src_blk = uint64_t(p.srcStride) * 16;
+    band.n1 = n1;
+    band.last_mask = (n % 16) ? (1u << (n % 16)) - 1u : 0xFFFFu;
+    band.cscale = flags & kEpColScale ? ep->scale : nullptr;
+    band.cshift = flags & kEpColShift ? ep->shift : nullptr;
+    band.res_pitch = ep && ep->residual ? ep->residual_stride * 4 : 0;
+    band.stream = dst.no_l2;
+    for (uint64_t b = 0; b < nd; ++b) {
+      for (uint64_t r0 = 0; r0 < m; r0 += 16) {
+        band.rows = std::min<uint64_t>(16, m - r0);
+        band.src = l0c + b * uint64_t(p.srcNdStride) * 256 + r0 * 16;
+        band.dst = nz_out ? dst.ptr + r0 * 64 : dst.ptr + (b * p.dstNdStride + r0 * uint64_t(p.dstStride)) * 4;
+        band.rscale = rowwise && ep->scale ? ep->scale + r0 : nullptr;
+        band.rshift = rowwise && ep->shift ? ep->shift + r0 : nullptr;
+        band.residual = ep && ep->residual
+                            ? static_cast<const uint8_t*>(ep->residual) + b * p.dstNdStride * 4 + r0 * band.res_pitch
+                            : nullptr;
+        fn(band);
+      }
+    }
+    core.counters.local_to_gm_bytes += nd * m * n * dsz;
+    if (band.stream) _mm_sfence();  // streaming stores are weakly ordered: complete them here
+    return;
+  }
+#endif
   static const StoreBlockFn store = PickStoreBlock();
   SegCtx ctx{out, p.reluEn || (ep && ep->relu), nullptr, nullptr, nullptr};
   ctx.stream = dst.no_l2;
-  const float* l0c = reinterpret_cast<const float*>(src.ptr);
   // Bands of 16 rows, all column blocks of a band before the next: the band's output rows stay
   // in cache while its 16-column pieces are written.
   for (uint64_t b = 0; b < nd; ++b) {
