@@ -258,10 +258,17 @@ class Conv2dKernel {
       LocalTensor<T> fmAll = fmBuf_.template Get<T>();
       for (uint32_t j = 0; j < count; ++j) {
         const TileGeo q = Geometry(tile0 + j);
-        const uint64_t x_off = uint64_t(q.nb) * t_.x_batch + uint64_t(q.lo_c) * t_.w * t_.c + uint64_t(g) * t_.cg +
-                               c1a * kC0;
-        DataCopy(fmAll[j * slabElems_], xGm_[x_off],
-                 Nd2NzParams(1, uint16_t(q.pix), uint16_t(cvalid), 0, uint16_t(t_.c), uint16_t(q.pix), 1, 0));
+        if (t_.x_5hd) {
+          // C1 planes of h * w pixels (32 B each): the slab's rows are contiguous in each plane.
+          const uint64_t plane = uint64_t(t_.h) * t_.w;
+          DataCopy(fmAll[j * slabElems_], xGm_[((uint64_t(q.nb) * t_.c1g + c1a) * plane + uint64_t(q.lo_c) * t_.w) * kC0],
+                   DataCopyParams(uint16_t(c1n), uint16_t(q.pix), uint16_t(plane - q.pix), 0));
+        } else {
+          const uint64_t x_off = uint64_t(q.nb) * t_.x_batch + uint64_t(q.lo_c) * t_.w * t_.c + uint64_t(g) * t_.cg +
+                                 c1a * kC0;
+          DataCopy(fmAll[j * slabElems_], xGm_[x_off],
+                   Nd2NzParams(1, uint16_t(q.pix), uint16_t(cvalid), 0, uint16_t(t_.c), uint16_t(q.pix), 1, 0));
+        }
         LoadData3DParamsV2<T>& p3 = p3_[j];
         p3 = LoadData3DParamsV2<T>();
         p3.padList[0] = uint8_t(t_.pl); p3.padList[1] = uint8_t(t_.pr);

@@ -44,6 +44,9 @@ struct Conv2dTiling {
   // [groups][c1g][taps][w_cog16][C0] (zero padded), so a chunk moves GM -> L1 with one strided
   // DataCopy instead of an Nd2Nz of 32-byte pieces.
   uint32_t w_fractal, w_cog16;
+  // Input already in 5HD (NC1HWC0, zero lanes past c; set by the caller, groups == 1): each slab
+  // moves GM -> L1 with one DataCopy of contiguous rows per C1 plane (conv_fold.h writes it).
+  uint32_t x_5hd;
 };
 
 // Pure: shapes + SoC -> tiling. Weights are [cout][kh][kw][cg] in GM (channels_last).

@@ -25,6 +25,7 @@
 #include <map>
 #include <optional>
 #include <mutex>
+#include <vector>
 #include <sstream>
 #include <string>
 #include <tuple>
@@ -34,6 +35,7 @@
 #include "aten/op_common.h"
 #include "aten/tensor_stamp.h"
 #include "conv2d.h"
+#include "conv_fold.h"
 
 namespace {
 // torch.set_float32_matmul_precision("high" / "medium") lets float matmuls trade precision for
@@ -47,6 +49,7 @@ namespace torch_ops_nn {
 
 TORCH_OPS_NN_REGISTER_KERNEL(conv2d_kernel);
 TORCH_OPS_NN_REGISTER_KERNEL(conv2d_dw_kernel);
+TORCH_OPS_NN_REGISTER_KERNEL(conv_fold_kernel);
 
 namespace {
 
@@ -70,13 +73,14 @@ at::Tensor ToChannelsLast(const at::Tensor& x) { return x.contiguous(kCL); }
 // w_frac: the same weights in the kernel's L1 fractal order (WeightFractal), or undefined.
 at::Tensor ConvCore(const char* op, const at::Tensor& x_in, const at::Tensor& w_cl, const Geom& g, bool flip,
                     bool out_cl, const at::Tensor& scale, const at::Tensor& shift, const at::Tensor& residual,
-                    bool relu, int64_t x_batch = -1, int64_t w_co_stride = -1, const at::Tensor& w_frac = {}) {
+                    bool relu, int64_t x_batch = -1, int64_t w_co_stride = -1, const at::Tensor& w_frac = {},
+                    bool x_5hd = false) {
   const int64_t ho = OutSize(g.h, g.pt, g.pb, g.kh, g.sh, g.dh), wo = OutSize(g.w, g.pl, g.pr, g.kw, g.sw, g.dw);
   const c10::DeviceIndex dev = x_in.device().index();
   at::Tensor out = NpuEmpty({g.n, g.cout, ho, wo}, x_in.scalar_type(), dev,
                             out_cl ? kCL : c10::MemoryFormat::Contiguous);
   if (out.numel() == 0) return out;
-  if (x_batch < 0 && g.groups == 1 && g.kh == 1 && g.kw == 1 && (g.sh > 1 || g.sw > 1) && g.pt == 0 && g.pb == 0 &&
+  if (!x_5hd && x_batch < 0 && g.groups == 1 && g.kh == 1 && g.kw == 1 && (g.sh > 1 || g.sw > 1) && g.pt == 0 && g.pb == 0 &&
       g.pl == 0 && g.pr == 0 && !flip) {
     // 1x1 with a stride: subsample the input (a strided device copy), then the stride-1 GEMM.
     at::Tensor xs = x_in.slice(2, 0, c10::nullopt, g.sh).slice(3, 0, c10::nullopt, g.sw)
@@ -87,8 +91,8 @@ at::Tensor ConvCore(const char* op, const at::Tensor& x_in, const at::Tensor& w_
     g1.sh = g1.sw = 1;
     return ConvCore(op, xs, w_cl, g1, false, out_cl, scale, shift, residual, relu);
   }
-  if (x_batch < 0 && g.groups == 1 && g.kh == 1 && g.kw == 1 && g.sh == 1 && g.sw == 1 && g.pt == 0 && g.pb == 0 &&
-      g.pl == 0 && g.pr == 0) {
+  if (!x_5hd && x_batch < 0 && g.groups == 1 && g.kh == 1 && g.kw == 1 && g.sh == 1 && g.sw == 1 && g.pt == 0 &&
+      g.pb == 0 && g.pl == 0 && g.pr == 0) {
     // A 1x1, stride-1 convolution is a plain GEMM: no img2col, and NCHW needs no layout change.
     const int64_t hw = g.h * g.w;
     at::Tensor wm = w_cl.reshape({1, g.cout, g.c});  // [cout][c]
@@ -112,9 +116,9 @@ at::Tensor ConvCore(const char* op, const at::Tensor& x_in, const at::Tensor& w_
   // pixels on the M side (the channels_last form) and transpose their small output instead.
   const int64_t pix = ho * wo;
   if (!out_cl && !residual.defined() && x_batch < 0 && (pix + 15) / 16 * 16 - pix > pix / 8)
-    return ConvCore(op, x_in, w_cl, g, flip, true, scale, shift, residual, relu, x_batch, w_co_stride, w_frac)
+    return ConvCore(op, x_in, w_cl, g, flip, true, scale, shift, residual, relu, x_batch, w_co_stride, w_frac, x_5hd)
         .contiguous();
-  const bool x_ready = x_batch >= 0;
+  const bool x_ready = x_batch >= 0 || x_5hd;
   at::Tensor x = x_ready ? x_in : ToChannelsLast(x_in);
   const auto& soc = SocInfoFor(dev);
   auto t = npu_kernels::conv2d_tiling(uint32_t(g.n), uint32_t(g.c), uint32_t(g.h), uint32_t(g.w), uint32_t(g.cout),
@@ -125,6 +129,7 @@ at::Tensor ConvCore(const char* op, const at::Tensor& x_in, const at::Tensor& w_
   TORCH_CHECK(t.ok, op, ": no cube blocking fits the SoC's L1 (", soc.l1_bytes, " B) for an input row of width ", g.w,
               " with ", g.c / g.groups, " channels per group and a ", g.kh, "x", g.kw, " kernel");
   if (x_batch >= 0) t.x_batch = uint64_t(x_batch);
+  t.x_5hd = x_5hd;
   if (w_co_stride >= 0) t.w_co_stride = uint64_t(w_co_stride);
   t.flip = flip;
   const bool frac = w_frac.defined() && !flip && w_co_stride < 0;
@@ -147,7 +152,7 @@ at::Tensor ConvCore(const char* op, const at::Tensor& x_in, const at::Tensor& w_
     std::ostringstream d;
     d << op << " x=" << x.sizes() << " k=" << g.kh << "x" << g.kw << " s=" << g.sh << " groups=" << g.groups
       << " form=" << (out_cl ? 0 : 1) << " tile=" << t.tile_pix << "x" << t.tile_co << " c1_chunk=" << t.c1_chunk
-      << " blockDim=" << t.block_dim << (t.w_fractal ? " weights=fractal" : "");
+      << " blockDim=" << t.block_dim << (t.w_fractal ? " weights=fractal" : "") << (x_5hd ? " input=5HD" : "");
     launch.detail = d.str();
   }
   void* none = nullptr;
@@ -311,7 +316,56 @@ bool WantChannelsLast(const at::Tensor& x, const at::Tensor& w) {
 struct Unfolded {
   at::Tensor x, w;
   Geom g;
+  bool x_5hd = false;  // x is [n][c1][h][wo][c0] (conv_fold_kernel), else channels_last
 };
+
+// The Gather offsets of conv_fold_kernel for one geometry, built on the host once (a host tensor:
+// no device memory stays behind) and copied to the device per call.
+at::Tensor FoldOffsets(const npu_kernels::ConvFoldTiling& t, c10::DeviceIndex dev) {
+  static std::mutex mu;
+  static auto& cache = *new std::map<std::vector<uint32_t>, at::Tensor>;
+  const std::vector<uint32_t> key{t.c, t.w, t.kw, t.sw, t.pl, t.pr, t.x_cl, t.elem_bytes, t.rows};
+  at::Tensor host;
+  {
+    std::lock_guard<std::mutex> g(mu);
+    auto it = cache.find(key);
+    if (it != cache.end()) {
+      host = it->second;
+    } else {
+      host = at::empty({int64_t(t.out_elems)}, at::TensorOptions().dtype(at::kInt));
+      npu_kernels::conv_fold_offsets(t, reinterpret_cast<uint32_t*>(host.data_ptr<int32_t>()));
+      if (cache.size() > 64) cache.clear();
+      cache.emplace(key, host);
+    }
+  }
+  return host.to(at::Device(c10::DeviceType::PrivateUse1, dev));
+}
+
+// x (NCHW or NHWC, made contiguous in the nearer of the two) folded into 5HD by conv_fold_kernel,
+// or undefined when the fold does not fit the UB or a DataCopy stride.
+at::Tensor FoldWidth5hd(const at::Tensor& x_in, const Geom& g, int64_t wo) {
+  const bool cl = x_in.suggest_memory_format() == kCL && !x_in.is_contiguous();
+  const at::Tensor x = x_in.contiguous(cl ? kCL : c10::MemoryFormat::Contiguous);
+  const c10::DeviceIndex dev = x.device().index();
+  const auto t = npu_kernels::conv_fold_tiling(uint32_t(g.n), uint32_t(g.c), uint32_t(g.h), uint32_t(g.w),
+                                               uint32_t(g.kw), uint32_t(g.sw), uint32_t(g.pl), uint32_t(g.pr),
+                                               cl ? 1u : 0u, uint32_t(x.element_size()), SocInfoFor(dev));
+  if (!t.ok || int64_t(t.wo) != wo || uint64_t(g.h) * uint64_t(wo) > 65535) return {};
+  at::Tensor y = NpuEmpty({g.n, int64_t(t.c1), g.h, wo, int64_t(t.c0)}, x.scalar_type(), dev);
+  const at::Tensor off = FoldOffsets(t, dev);
+  using Fn = void (*)(uint8_t*, uint8_t*, uint8_t*, uint8_t*);
+  Fn kernel = PickFloatKernel<Fn>("conv2d", x.scalar_type(), &conv_fold_kernel_float, &conv_fold_kernel_half,
+                                  &conv_fold_kernel_bf16);
+  KernelLaunch launch{"conv_fold_kernel", ascendc_host::CoreType::AIV, t.block_dim, dev};
+  if (LogDebugEnabled()) {
+    std::ostringstream d;
+    d << "x=" << x.sizes() << (cl ? " NHWC" : " NCHW") << " kw=" << g.kw << " sw=" << g.sw << " -> 5HD " << y.sizes()
+      << " rows=" << t.rows;
+    launch.detail = d.str();
+  }
+  LaunchKernel(std::move(launch), kernel, t, x.data_ptr(), off.data_ptr(), y.data_ptr());
+  return y;
+}
 
 std::optional<Unfolded> UnfoldWidthIntoChannels(const at::Tensor& x, const at::Tensor& w, const Geom& g) {
   if (g.groups != 1 || g.dh != 1 || g.dw != 1 || g.kw < 2) return std::nullopt;
@@ -321,19 +375,9 @@ std::optional<Unfolded> UnfoldWidthIntoChannels(const at::Tensor& x, const at::T
   if (3 * k_new > 2 * k_old) return std::nullopt;
   const int64_t wo = OutSize(g.w, g.pl, g.pr, g.kw, g.sw, g.dw), wp = g.w + g.pl + g.pr;
   if (wo <= 0) return std::nullopt;
-  // Zero-padded along W only (H padding stays the conv's), contiguous NCHW: only the pad columns are
-  // filled, the rest is the copy of x.
-  at::Tensor xp = NpuEmpty({g.n, g.c, g.h, wp}, x.scalar_type(), x.device().index());
-  if (g.pl > 0) xp.narrow(3, 0, g.pl).zero_();
-  if (g.pr > 0) xp.narrow(3, g.pl + g.w, g.pr).zero_();
-  xp.narrow(3, g.pl, g.w).copy_(x);
-  at::Tensor xu = NpuEmpty({g.n, g.c * g.kw, g.h, wo}, x.scalar_type(), x.device().index(), kCL);
-  const int64_t ck = g.c * g.kw;
-  // xu (channels_last) seen as [n][c][j][h][wo]; xp seen as [n][c][j][h][wo] -> xp[n][c][h][wo*sw + j].
-  xu.as_strided({g.n, g.c, g.kw, g.h, wo}, {g.h * wo * ck, g.kw, 1, wo * ck, ck})
-      .copy_(xp.as_strided({g.n, g.c, g.kw, g.h, wo}, {g.c * g.h * wp, g.h * wp, 1, wp, g.sw}));
   // w'[o][c*kw + j][i][0] = w[o][c][i][j], laid out [o][i][0][c*kw + j] (channels_last): one copy of
   // w permuted to [o][i][c][j] is that memory.
+  const int64_t ck = g.c * g.kw;
   at::Tensor wu = w.permute({0, 2, 1, 3}).contiguous().as_strided({g.cout, ck, g.kh, 1}, {g.kh * ck, 1, ck, ck});
   Geom gu = g;
   gu.c = ck;
@@ -341,6 +385,18 @@ std::optional<Unfolded> UnfoldWidthIntoChannels(const at::Tensor& x, const at::T
   gu.kw = 1;
   gu.sw = 1;
   gu.pl = gu.pr = 0;
+  // x' in 5HD straight from x on the vector cores.
+  if (at::Tensor x5 = FoldWidth5hd(x, g, wo); x5.defined()) return Unfolded{x5, wu, gu, true};
+  // Otherwise by two copies. Zero-padded along W only (H padding stays the conv's), contiguous NCHW:
+  // only the pad columns are filled, the rest is the copy of x.
+  at::Tensor xp = NpuEmpty({g.n, g.c, g.h, wp}, x.scalar_type(), x.device().index());
+  if (g.pl > 0) xp.narrow(3, 0, g.pl).zero_();
+  if (g.pr > 0) xp.narrow(3, g.pl + g.w, g.pr).zero_();
+  xp.narrow(3, g.pl, g.w).copy_(x);
+  at::Tensor xu = NpuEmpty({g.n, g.c * g.kw, g.h, wo}, x.scalar_type(), x.device().index(), kCL);
+  // xu (channels_last) seen as [n][c][j][h][wo]; xp seen as [n][c][j][h][wo] -> xp[n][c][h][wo*sw + j].
+  xu.as_strided({g.n, g.c, g.kw, g.h, wo}, {g.h * wo * ck, g.kw, 1, wo * ck, ck})
+      .copy_(xp.as_strided({g.n, g.c, g.kw, g.h, wo}, {g.c * g.h * wp, g.h * wp, 1, wp, g.sw}));
   return Unfolded{xu, wu, gu};
 }
 
@@ -378,7 +434,7 @@ at::Tensor ConvForward(const at::Tensor& x, const at::Tensor& w, const ConvParam
                      " must be the input's ", x.scalar_type());
   }
   if (auto u = UnfoldWidthIntoChannels(x, w, g))
-    return ConvCore(op, u->x, u->w, u->g, false, out_cl, scale, shift, e.residual, e.relu);
+    return ConvCore(op, u->x, u->w, u->g, false, out_cl, scale, shift, e.residual, e.relu, -1, -1, {}, u->x_5hd);
   // Weights as [cout][kh][kw][cg] (a no-op for 1x1 kernels and channels_last weights).
   // Spatial kernels read a cached fractal-order copy when there is one (then no channels_last copy is
   // made: the kernel never reads w_cl).

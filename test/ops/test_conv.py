@@ -273,6 +273,48 @@ def test_conv2d_large_output_streams_past_cache(fallback_error, dtype, channels_
     assert_close(got, want.to(dtype), dtype)
 
 
+# (N, C, H, W, k, stride, padding): few input channels, kernel width folded into the channels.
+FOLD_CASES = [
+    (1, 3, 224, 224, 7, 2, 3),                 # the ResNet stem
+    (2, 3, 17, 29, (3, 5), (1, 2), (1, 2)),    # odd sizes, rectangular kernel and strides
+    (3, 2, 10, 13, 5, 1, 0),                   # no padding, stride 1
+    (1, 1, 9, 33, (2, 7), 3, (0, 3)),          # one channel, stride 3
+]
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("case", FOLD_CASES)
+@pytest.mark.parametrize("channels_last", [False, True])
+def test_few_channel_conv_folds_into_5hd(fallback_error, dtype, case, channels_last):
+    """The width fold is written in 5HD by conv_fold_kernel (vector cores; zero W padding and zero
+    lanes past C*kw) and the conv reads it with plain DataCopy: one fold launch, results as CPU's,
+    for NCHW and NHWC inputs."""
+    n, c, h, w, k, s, p = case
+    k = k if isinstance(k, tuple) else (k, k)
+    torch.manual_seed(5)
+    x, wt, b = torch.randn(n, c, h, w).to(dtype), torch.randn(6, c, *k).to(dtype), torch.randn(6).to(dtype)
+    xn = x.npu()
+    if channels_last:
+        xn = xn.contiguous(memory_format=torch.channels_last)
+    torch.npu.reset_kernel_counters()
+    got = F.conv2d(xn, wt.npu(), b.npu(), s, p)
+    torch.npu.synchronize()
+    assert torch.npu.kernel_counters()["conv_fold_kernel"]["launches"] == 1
+    assert_close(got, F.conv2d(x.float(), wt.float(), b.float(), s, p).to(dtype), dtype)
+
+
+def test_few_channel_conv_too_wide_for_the_fold_uses_copies(fallback_error):
+    """Rows of more than 65535 output pixels per plane exceed the fold's DataCopy strides: the fold is
+    made by device copies instead, with the same results."""
+    torch.manual_seed(6)
+    x, wt = torch.randn(1, 3, 150, 460), torch.randn(4, 3, 7, 7)
+    torch.npu.reset_kernel_counters()
+    got = F.conv2d(x.npu(), wt.npu(), None, 1, 3)
+    torch.npu.synchronize()
+    assert "conv_fold_kernel" not in torch.npu.kernel_counters()
+    assert_close(got, F.conv2d(x, wt, None, 1, 3), torch.float32)
+
+
 @pytest.mark.parametrize("shape", [(4, 512, 7, 7), (1, 256, 14, 14)])
 def test_weight_heavy_tiles_share_weights(fallback_error, shape):
     """Few pixels and many channels: tiles of one channel tile are computed together so their weights
