@@ -78,7 +78,7 @@ ReduceTiling reduce_tiling(uint64_t outer, uint64_t R, uint64_t inner, uint32_t 
   const uint64_t total = outer * R * inner;
   const uint64_t cores = TargetCores(total, soc);
   const uint32_t budget = UbBudget(soc);
-  const uint32_t work_bytes = (in_bytes != 4 ? 4 : 0) + (pre == kPreNonZero ? 4 + 1 : pre == kPreNanToZero ? 1 : 0);
+  const uint32_t work_bytes = (in_bytes != 4 ? 4 : 0) + (pre == kPreNonZero || pre == kPreIsNan ? 4 + 1 : pre == kPreNanToZero ? 1 : 0);
   if (inner == 1) {
     t.chunks = 1;
     t.chunk_w = 1;
@@ -179,11 +179,12 @@ class ReduceKernel {
     cap_ = rows_ ? t.tile : AlignUpU(t.tile * t.row_stride, 64);
     pipe_.InitBuffer(inQ_, 2, cap_ * sizeof(T));
     if constexpr (!std::is_same_v<T, float>) pipe_.InitBuffer(work_, cap_ * sizeof(float));
-    if (t.pre == npu_kernels::kPreNonZero) {
+    if (t.pre == npu_kernels::kPreNonZero || t.pre == npu_kernels::kPreIsNan) {
       pipe_.InitBuffer(ones_, cap_ * sizeof(float));
       Duplicate(ones_.Get<float>(), 1.0f, static_cast<int32_t>(cap_));
     }
-    if (t.pre == npu_kernels::kPreNonZero || t.pre == npu_kernels::kPreNanToZero) pipe_.InitBuffer(bits_, cap_ / 8);
+    if (t.pre == npu_kernels::kPreNonZero || t.pre == npu_kernels::kPreNanToZero || t.pre == npu_kernels::kPreIsNan)
+      pipe_.InitBuffer(bits_, cap_ / 8);
     const uint32_t acc_len = rows_ ? t.tile : t.row_stride;
     pipe_.InitBuffer(acc_, acc_len * sizeof(float));
     outLen_ = rows_ ? t.out_tile : t.row_stride;
@@ -258,6 +259,13 @@ class ReduceKernel {
         const uint32_t c64 = AlignUpU(count, 64);
         LocalTensor<uint8_t> bits = bits_.template Get<uint8_t>();
         CompareScalar(bits, f, 0.0f, CMPMODE::NE, c64);
+        Select(f, bits, ones_.template Get<float>(), 0.0f, SELMODE::VSEL_TENSOR_SCALAR_MODE, c64);
+        break;
+      }
+      case npu_kernels::kPreIsNan: {  // x != x is true only for NaN
+        const uint32_t c64 = AlignUpU(count, 64);
+        LocalTensor<uint8_t> bits = bits_.template Get<uint8_t>();
+        Compare(bits, f, f, CMPMODE::NE, c64);
         Select(f, bits, ones_.template Get<float>(), 0.0f, SELMODE::VSEL_TENSOR_SCALAR_MODE, c64);
         break;
       }

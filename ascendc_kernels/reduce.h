@@ -37,7 +37,9 @@
 //   Long rows with few items are split into segments like sums; pass 2 picks the best segment and maps its
 //   local index back (one scalar per output row).
 // * Integer sums (bool/uint8/int8/int16/int32/int64 -> int64) are exact: see IntSumTiling / reduce_int.cpp.
-// * NaN: sums propagate NaN; max/min/argmax follow the vector Max/Compare semantics (NaN is not propagated).
+// * NaN: sums propagate NaN. The vector Max/Min/Compare do not, so layer 5 runs max/min/argmax/argmin with a
+//   second pass that finds NaNs (kPreIsNan; for arg reductions the arg max of x != x) and puts NaN (and its
+//   first index) where CPU PyTorch has them.
 #pragma once
 #include <cstdint>
 
@@ -54,6 +56,7 @@ enum ReducePre : uint32_t {
   kPreNonZero,    // x != 0 ? 1 : 0           (norm p = 0, any/all)
   kPreCenterSq,   // (x - center[o, i])^2     (var/std second pass; center is float [outer, inner])
   kPreNanToZero,  // NaN -> 0                 (nansum)
+  kPreIsNan,      // x != x ? 1 : 0           (NaN propagation of max/min: a count of NaNs per output)
 };
 enum ReduceComb : uint32_t { kCombSum = 0, kCombMax, kCombMin };
 // Applied to every output after `scale`: y = post(acc * scale).

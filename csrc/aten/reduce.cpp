@@ -364,6 +364,20 @@ void CheckExtremeDtype(const char* op, const at::Tensor& self) {
                    ", which is not supported on npu; supported dtypes: Float, Half, BFloat16");
 }
 
+// NaN propagation as on the CPU (the vector Max/Min/Compare skip NaN): per output of a reduction over
+// `mask`, 1 where its slice holds a NaN, else 0 (float). One more pass over the input.
+at::Tensor NanFlags(const char* op, const at::Tensor& self, const DimMask& mask) {
+  PassOp p;
+  p.comb = npu_kernels::kCombMax;
+  p.pre = npu_kernels::kPreIsNan;
+  return ReduceGroups(op, self, mask, c10::kFloat, p);
+}
+
+// y where its slice held no NaN, else NaN.
+at::Tensor WithNan(const at::Tensor& y, const at::Tensor& flags) {
+  return at::where(at::gt(flags.view(y.sizes()), 0.5), std::numeric_limits<double>::quiet_NaN(), y);
+}
+
 at::Tensor ExtremeImpl(const char* op, const at::Tensor& self, c10::IntArrayRef dim, bool keepdim, bool is_min) {
   CheckSameNpuDevice(op, {{"self", &self}});
   CheckExtremeDtype(op, self);
@@ -380,6 +394,7 @@ at::Tensor ExtremeImpl(const char* op, const at::Tensor& self, c10::IntArrayRef 
   PassOp pass;
   pass.comb = is_min ? npu_kernels::kCombMin : npu_kernels::kCombMax;
   at::Tensor y = ReduceGroups(op, self, mask, self.scalar_type(), pass);
+  y = WithNan(y, NanFlags(op, self, mask));
   return y.view(ReducedSizes(self, mask, keepdim));
 }
 
@@ -500,6 +515,11 @@ std::tuple<at::Tensor, at::Tensor> ArgImpl(const char* op, const at::Tensor& sel
   uint64_t outer, R, inner;
   SplitAround(x, dim, &outer, &R, &inner);
   auto [values, indices] = ArgView(op, x, outer, R, inner, is_min, want_values);
+  // NaN wins, at its first index, as on the CPU: the arg max of (x != x) finds it.
+  auto [has_nan, nan_index] = ArgView(op, at::ne(x, x).to(x.scalar_type()), outer, R, inner, false, true);
+  const at::Tensor nan_here = at::gt(has_nan, 0.5);
+  indices = at::where(nan_here, nan_index, indices);
+  if (want_values) values = at::where(nan_here, std::numeric_limits<double>::quiet_NaN(), values);
   if (want_values) values = values.view(out_sizes);
   return {values, indices.view(out_sizes)};
 }
@@ -644,6 +664,7 @@ at::Tensor VectorNorm(const at::Tensor& self, const c10::Scalar& ord, at::Option
   // The input is cast to dtype first when one is given (ATen semantics), so the kernel sees that dtype.
   at::Tensor x = (dtype && *dtype != self.scalar_type()) ? self.to(*dtype) : self;
   at::Tensor y = ReduceGroups(op, x, mask, out_dtype, pass);
+  if (std::isinf(p)) y = WithNan(y, NanFlags(op, x, mask));  // sums propagate NaN themselves
   return y.view(out_sizes);
 }
 

@@ -305,6 +305,43 @@ def test_nansum_aminmax(dtype):
             assert torch.equal(mn.cpu(), rmn) and torch.equal(mx.cpu(), rmx)
 
 
+NAN_OPS = {
+    "amax": lambda t, d: t.amax(d) if d is not None else t.amax(),
+    "amin": lambda t, d: t.amin(d) if d is not None else t.amin(),
+    "max": lambda t, d: t.max(d) if d is not None else t.max(),
+    "min": lambda t, d: t.min(d) if d is not None else t.min(),
+    "argmax": lambda t, d: t.argmax(d),
+    "argmin": lambda t, d: t.argmin(d, keepdim=True) if d is not None else t.argmin(),
+    "aminmax": lambda t, d: torch.aminmax(t, dim=d),
+    "norm_inf": lambda t, d: torch.linalg.vector_norm(t, float("inf"), d),
+    "norm_-inf": lambda t, d: torch.linalg.vector_norm(t, float("-inf"), d),
+}
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("op", sorted(NAN_OPS))
+@pytest.mark.parametrize("shape,dim", [((6, 70, 5), 1), ((6, 70, 5), None), ((3, 4100), -1), ((2500, 3), 0), ((7,), 0)])
+def test_max_like_reductions_propagate_nan(dtype, op, shape, dim):
+    """max/min-like reductions return NaN for a slice holding one (arg reductions: the first NaN's
+    index), as on the CPU: the vector Max/Min skip NaN, a second pass puts it back. Rows with and
+    without NaN, and all-NaN rows."""
+    x = sample(shape, dtype, seed=23)
+    mask = torch.rand(shape, generator=torch.Generator().manual_seed(24)) < 0.03
+    x[mask] = float("nan")
+    if x.dim() > 1:
+        x[0] = float("nan")  # an all-NaN slice
+        x[-1] = x[-1].nan_to_num(0.0)  # and a NaN-free one
+    else:
+        x[2] = float("nan")
+    got, want = NAN_OPS[op](npu(x), dim), NAN_OPS[op](x, dim)
+    got = got if isinstance(got, tuple) else (got,)
+    want = want if isinstance(want, tuple) else (want,)
+    for g, w in zip(got, want):
+        assert g.dtype == w.dtype and g.shape == w.shape
+        assert torch.isnan(w).any() if w.is_floating_point() else True
+        torch.testing.assert_close(g.cpu(), w, rtol=0, atol=0, equal_nan=True)
+
+
 def test_count_nonzero():
     x = sample((6, 70, 5), seed=21)
     x = x * (x > 0.5)
