@@ -88,6 +88,15 @@ EwOpInfo GetEwOpInfo(EwOp op) {
     case EwOp::kHardtanhBackward: return {2, 0, 1, false, false};
     case EwOp::kLeakyReluBackward: case EwOp::kHardsigmoidBackward: return {2, 1, 0, false, false};
     case EwOp::kHardswishBackward: return {2, 1, 2, false, false};
+    case EwOp::kIsNan: return {1, 0, 0, true, false};
+    case EwOp::kNanToNum: return {1, 0, 0, false, false};
+    case EwOp::kLog1p: case EwOp::kExpm1: return {1, 2, 0, false, false};
+    case EwOp::kElu: case EwOp::kSoftplus: case EwOp::kMish: return {1, 4, 0, false, false};
+    case EwOp::kFrac: return {1, 1, 0, false, false};
+    case EwOp::kHardshrink: return {1, 1, 1, false, false};
+    case EwOp::kSoftshrink: return {1, 2, 1, false, false};
+    case EwOp::kEluBackward: case EwOp::kSoftplusBackward: return {2, 2, 0, false, false};
+    case EwOp::kShrinkBackward: return {2, 1, 1, false, false};
     default: return {0, 0, 0, false, false};
   }
 }
@@ -100,7 +109,9 @@ const char* EwOpName(EwOp op) {
       "sigmoid", "tanh", "relu", "clamp", "leaky_relu", "gelu", "gelu_tanh", "silu", "hardswish", "hardsigmoid",
       "threshold", "logical_not", "sign", "pow_scalar", "scalar_pow", "round", "threshold_backward",
       "sigmoid_backward", "tanh_backward", "gelu_backward", "gelu_tanh_backward", "silu_backward",
-      "hardtanh_backward", "leaky_relu_backward", "hardswish_backward", "hardsigmoid_backward"};
+      "hardtanh_backward", "leaky_relu_backward", "hardswish_backward", "hardsigmoid_backward", "isnan",
+      "nan_to_num", "log1p", "expm1", "elu", "softplus", "mish", "frac", "hardshrink", "softshrink",
+      "elu_backward", "softplus_backward", "shrink_backward"};
   static_assert(sizeof(names) / sizeof(names[0]) == size_t(EwOp::kNumOps), "EwOpName table");
   return uint32_t(op) < uint32_t(EwOp::kNumOps) ? names[uint32_t(op)] : "?";
 }
@@ -214,6 +225,36 @@ __aicore__ inline void PropagateNaN(const LocalTensor<float>& y, const LocalTens
                                     const LocalTensor<uint8_t>& bits, uint32_t L) {
   Compare(bits, x, x, CMPMODE::EQ, L);  // 1 where x is not NaN
   Select(y, bits, y, x, SELMODE::VSEL_TENSOR_TENSOR_MODE, L);
+}
+
+// log1p and expm1 by Kahan's method: with u = 1 + x (resp. exp(x)) rounded, ln(u) * x / (u - 1)
+// (resp. (u - 1) * x / ln(u)) cancels u's rounding error, so small |x| keep full relative precision.
+// A, B are scratch; out must not alias x.
+__aicore__ inline void Log1p(const LocalTensor<float>& out, const LocalTensor<float>& x, const LocalTensor<float>& A,
+                             const LocalTensor<float>& B, const LocalTensor<uint8_t>& bits, uint32_t L) {
+  Adds(A, x, 1.0f, L);    // u
+  Ln(out, A, L);
+  Adds(B, A, -1.0f, L);   // u - 1
+  Div(out, out, B, L);
+  Mul(out, out, x, L);
+  CompareScalar(bits, B, 0.0f, CMPMODE::NE, L);  // u == 1: x itself
+  Select(out, bits, out, x, SELMODE::VSEL_TENSOR_TENSOR_MODE, L);
+  CompareScalar(bits, x, __builtin_inff(), CMPMODE::NE, L);  // inf / inf
+  Select(out, bits, out, __builtin_inff(), SELMODE::VSEL_TENSOR_SCALAR_MODE, L);
+}
+__aicore__ inline void Expm1(const LocalTensor<float>& out, const LocalTensor<float>& x, const LocalTensor<float>& A,
+                             const LocalTensor<float>& B, const LocalTensor<uint8_t>& bits, uint32_t L) {
+  Exp(A, x, L);           // u
+  Adds(B, A, -1.0f, L);   // u - 1
+  Ln(out, A, L);
+  Div(out, B, out, L);
+  Mul(out, out, x, L);
+  CompareScalar(bits, B, 0.0f, CMPMODE::NE, L);   // u == 1: x itself
+  Select(out, bits, out, x, SELMODE::VSEL_TENSOR_TENSOR_MODE, L);
+  CompareScalar(bits, B, -1.0f, CMPMODE::NE, L);  // u == 0: -1
+  Select(out, bits, out, -1.0f, SELMODE::VSEL_TENSOR_SCALAR_MODE, L);
+  CompareScalar(bits, A, __builtin_inff(), CMPMODE::NE, L);  // u == inf: inf
+  Select(out, bits, out, __builtin_inff(), SELMODE::VSEL_TENSOR_SCALAR_MODE, L);
 }
 
 // out = 1 + erf(x / sqrt(2)) = erfc(-x / sqrt(2)). erfc(z), z >= 0, by the Chebyshev-fitted form of
@@ -470,10 +511,18 @@ void ComputeFloat(const ElementwiseTiling& t, Operands<float>& o) {
       Relu(y, x0, L);
       PropagateNaN(y, x0, B0, L);
       break;
-    case EwOp::kClamp:
-      if (t.si[0] & 1) Maxs(y, x0, sf[0], L);
-      if (t.si[0] & 2) Mins(y, (t.si[0] & 1) ? y : x0, sf[1], L);
-      PropagateNaN(y, x0, B0, L);
+    case EwOp::kClamp:  // x < lo ? lo : x > hi ? hi : x (NaN and signed zeros pass, as on the CPU)
+      if (t.si[0] & 1) {
+        CompareScalar(B0, x0, sf[0], CMPMODE::GE, L);
+        Select(y, B0, x0, sf[0], TS, L);
+        PropagateNaN(y, x0, B0, L);
+      }
+      if (t.si[0] & 2) {
+        const auto& src = (t.si[0] & 1) ? y : x0;
+        CompareScalar(B0, src, sf[1], CMPMODE::LE, L);
+        Select(y, B0, src, sf[1], TS, L);
+        PropagateNaN(y, x0, B0, L);
+      }
       break;
     case EwOp::kLeakyRelu: LeakyRelu(y, x0, sf[0], L); break;
     case EwOp::kGelu:
@@ -504,11 +553,66 @@ void ComputeFloat(const ElementwiseTiling& t, Operands<float>& o) {
       Mul(T0, x0, T0, L);
       Div(y, T0, K0, L);
       break;
-    case EwOp::kHardsigmoid:  // min(max(x + 3, 0), 6) / 6
+    case EwOp::kHardsigmoid:  // min(max(x + 3, 0), 6) / 6, NaN passes
       Adds(y, x0, 3.0f, L);
       Maxs(y, y, 0.0f, L);
       Mins(y, y, 6.0f, L);
       Div(y, y, K0, L);
+      PropagateNaN(y, x0, B0, L);
+      break;
+    case EwOp::kIsNan: Compare(B0, x0, x0, CMPMODE::NE, L); break;
+    case EwOp::kNanToNum:
+      Compare(B0, x0, x0, CMPMODE::EQ, L);
+      Select(y, B0, x0, sf[0], TS, L);
+      CompareScalar(B0, y, __builtin_inff(), CMPMODE::NE, L);
+      Select(y, B0, y, sf[1], TS, L);
+      CompareScalar(B0, y, -__builtin_inff(), CMPMODE::NE, L);
+      Select(y, B0, y, sf[2], TS, L);
+      break;
+    case EwOp::kLog1p: Log1p(y, x0, T0, T1, B0, L); break;
+    case EwOp::kExpm1: Expm1(y, x0, T0, T1, B0, L); break;
+    case EwOp::kElu:
+      Muls(T0, x0, sf[2], L);
+      Expm1(T1, T0, T2, o.T[3], B0, L);
+      Muls(T1, T1, sf[0], L);
+      Muls(T2, x0, sf[1], L);
+      CompareScalar(B0, x0, 0.0f, CMPMODE::GT, L);
+      Select(y, B0, T2, T1, TT, L);
+      break;
+    case EwOp::kSoftplus:
+    case EwOp::kMish: {
+      const float beta = op == EwOp::kMish ? 1.0f : sf[0], threshold = op == EwOp::kMish ? 20.0f : sf[1];
+      Muls(T0, x0, beta, L);
+      CompareScalar(B1, T0, threshold, CMPMODE::GT, L);
+      Exp(T1, T0, L);
+      Log1p(T2, T1, T0, o.T[3], B0, L);
+      if (beta != 1.0f) Muls(T2, T2, 1.0f / beta, L);
+      Select(T2, B1, x0, T2, TT, L);  // softplus
+      if (op == EwOp::kSoftplus) {
+        Adds(y, T2, 0.0f, L);
+      } else {
+        Tanh(y, T2, T0, T1, o.T[3], B0, L);
+        Mul(y, y, x0, L);
+      }
+      break;
+    }
+    case EwOp::kFrac:
+      Cast(T0, x0, RoundMode::CAST_TRUNC, L);
+      Sub(y, x0, T0, L);
+      break;
+    case EwOp::kHardshrink:  // (K0 = 0)
+      Abs(T0, x0, L);
+      CompareScalar(B0, T0, sf[0], CMPMODE::LE, L);
+      Select(y, B0, K0, x0, TT, L);
+      break;
+    case EwOp::kSoftshrink:  // |x| <= l ? 0 : x > l ? x - l : x + l   (K0 = 0; NaN passes)
+      Adds(T0, x0, -sf[0], L);
+      Adds(T1, x0, sf[0], L);
+      CompareScalar(B0, x0, sf[0], CMPMODE::GT, L);
+      Select(y, B0, T0, T1, TT, L);
+      Abs(T0, x0, L);
+      CompareScalar(B0, T0, sf[0], CMPMODE::LE, L);
+      Select(y, B0, K0, y, TT, L);
       break;
     case EwOp::kThreshold:  // x <= threshold ? value : x  (K0 = value)
       CompareScalar(B0, x0, sf[0], CMPMODE::LE, L);
@@ -652,6 +756,34 @@ void ComputeFloat(const ElementwiseTiling& t, Operands<float>& o) {
       CompareScalar(B1, x1, 3.0f, CMPMODE::LT, L);
       And(Bits16(B0), Bits16(B0), Bits16(B1), L / 16);
       Select(y, B0, T0, 0.0f, TS, L);
+      break;
+    case EwOp::kEluBackward:
+      if (t.si[0]) {  // x1 = result: y <= 0 ? grad * input_scale * (y + alpha * scale) : grad * scale
+        Adds(T0, x1, sf[0], L);
+        Muls(T0, T0, sf[2], L);
+      } else {        // x1 = self: x <= 0 ? grad * input_scale * alpha * scale * exp(x * input_scale) : ...
+        Muls(T0, x1, sf[2], L);
+        Exp(T0, T0, L);
+        Muls(T0, T0, sf[2] * sf[0], L);
+      }
+      Mul(T0, T0, x0, L);
+      Muls(T1, x0, sf[1], L);
+      CompareScalar(B0, x1, 0.0f, CMPMODE::LE, L);
+      Select(y, B0, T0, T1, TT, L);
+      break;
+    case EwOp::kSoftplusBackward:
+      Muls(T0, x1, sf[0], L);
+      CompareScalar(B0, T0, sf[1], CMPMODE::GT, L);
+      Exp(T0, T0, L);
+      Adds(T1, T0, 1.0f, L);
+      Div(T0, T0, T1, L);
+      Mul(T0, T0, x0, L);
+      Select(y, B0, x0, T0, TT, L);
+      break;
+    case EwOp::kShrinkBackward:  // (K0 = 0)
+      Abs(T0, x1, L);
+      CompareScalar(B0, T0, sf[0], CMPMODE::LE, L);
+      Select(y, B0, K0, x0, TT, L);
       break;
     default: break;
   }
@@ -924,7 +1056,8 @@ class ElementwiseKernel {
     switch (EwOp(t_.op)) {
       case EwOp::kHardswish: case EwOp::kHardsigmoid: k0 = 6.0f; break;
       case EwOp::kThreshold: k0 = t_.sf[1]; break;
-      case EwOp::kThresholdBackward: case EwOp::kHardtanhBackward: k0 = 0.0f; break;
+      case EwOp::kThresholdBackward: case EwOp::kHardtanhBackward: case EwOp::kHardshrink:
+      case EwOp::kSoftshrink: case EwOp::kShrinkBackward: k0 = 0.0f; break;
       case EwOp::kHardswishBackward: k0 = 3.0f; k1 = 0.0f; break;
       default: break;
     }

@@ -85,6 +85,20 @@ enum class EwOp : uint32_t {
   kHardtanhBackward,    // (x1 <= sf0 || x1 >= sf1) ? 0 : x0
   kLeakyReluBackward,   // x1 > 0 ? x0 : x0 * sf0
   kHardswishBackward, kHardsigmoidBackward,
+  // ---- more unary (x0)
+  kIsNan,        // -> bool
+  kNanToNum,     // NaN -> sf0, +inf -> sf1, -inf -> sf2
+  kLog1p, kExpm1,
+  kElu,          // x > 0 ? sf1 * x : sf0 * expm1(sf2 * x)   (sf0 = alpha * scale, sf1 = scale, sf2 = input_scale)
+  kSoftplus,     // sf0 * x > sf1 ? x : log1p(exp(sf0 * x)) / sf0   (sf0 = beta, sf1 = threshold)
+  kMish,         // x * tanh(softplus(x))
+  kFrac,         // x - trunc(x)
+  kHardshrink,   // |x| <= sf0 ? 0 : x
+  kSoftshrink,   // x > sf0 ? x - sf0 : x < -sf0 ? x + sf0 : x * 0
+  // ---- more backward (x0 = grad, x1 = self or result)
+  kEluBackward,        // si0: x1 is the result; sf as kElu
+  kSoftplusBackward,   // x1 * sf0 > sf1 ? grad : grad * z / (z + 1), z = exp(x1 * sf0)
+  kShrinkBackward,     // |x1| <= sf0 ? 0 : grad   (hardshrink and softshrink)
   kNumOps
 };
 

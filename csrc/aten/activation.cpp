@@ -246,6 +246,105 @@ at::Tensor& leaky_relu_backward_out(const at::Tensor& grad, const at::Tensor& se
   return grad_input;
 }
 
+// ---- elu (selu, celu) / softplus / mish / hardshrink / softshrink
+PwOp EluDef(const char* name, EwOp op, const c10::Scalar& alpha, const c10::Scalar& scale,
+            const c10::Scalar& input_scale) {
+  PwOp p = Act(name, op);
+  p.sf[0] = static_cast<float>(alpha.toDouble() * scale.toDouble());  // negcoef
+  p.sf[1] = static_cast<float>(scale.toDouble());                      // poscoef
+  p.sf[2] = static_cast<float>(input_scale.toDouble());                // negiptcoef
+  return p;
+}
+at::Tensor elu(const at::Tensor& self, const c10::Scalar& alpha, const c10::Scalar& scale, const c10::Scalar& is) {
+  return Pointwise(EluDef("elu", EwOp::kElu, alpha, scale, is), {{"self", &self}});
+}
+at::Tensor& elu_out(const at::Tensor& self, const c10::Scalar& alpha, const c10::Scalar& scale, const c10::Scalar& is,
+                    at::Tensor& out) {
+  Pointwise(EluDef("elu.out", EwOp::kElu, alpha, scale, is), {{"self", &self}}, PwTarget::Out(out));
+  return out;
+}
+at::Tensor& elu_(at::Tensor& self, const c10::Scalar& alpha, const c10::Scalar& scale, const c10::Scalar& is) {
+  Pointwise(EluDef("elu_", EwOp::kElu, alpha, scale, is), {{"self", &self}}, PwTarget::InPlace(self));
+  return self;
+}
+PwOp EluBackwardDef(const char* name, const c10::Scalar& alpha, const c10::Scalar& scale, const c10::Scalar& is,
+                    bool is_result) {
+  TORCH_CHECK(!is_result || alpha.toDouble() >= 0.0, name,
+              ": in-place elu backward calculation is triggered with a negative slope which is not supported. "
+              "This is caused by calling in-place forward function with a negative slope, please call "
+              "out-of-place version instead.");
+  PwOp p = EluDef(name, EwOp::kEluBackward, alpha, scale, is);
+  p.si[0] = is_result ? 1 : 0;
+  return p;
+}
+at::Tensor elu_backward(const at::Tensor& grad, const c10::Scalar& alpha, const c10::Scalar& scale,
+                        const c10::Scalar& is, bool is_result, const at::Tensor& x) {
+  return Pointwise(EluBackwardDef("elu_backward", alpha, scale, is, is_result),
+                   {{"grad_output", &grad}, {"self_or_result", &x}});
+}
+at::Tensor& elu_backward_out(const at::Tensor& grad, const c10::Scalar& alpha, const c10::Scalar& scale,
+                             const c10::Scalar& is, bool is_result, const at::Tensor& x, at::Tensor& grad_input) {
+  Pointwise(EluBackwardDef("elu_backward.grad_input", alpha, scale, is, is_result),
+            {{"grad_output", &grad}, {"self_or_result", &x}}, PwTarget::Out(grad_input));
+  return grad_input;
+}
+PwOp SoftplusDef(const char* name, EwOp op, const c10::Scalar& beta, const c10::Scalar& threshold) {
+  PwOp p = Act(name, op);
+  p.sf[0] = static_cast<float>(beta.toDouble());
+  p.sf[1] = static_cast<float>(threshold.toDouble());
+  return p;
+}
+at::Tensor softplus(const at::Tensor& self, const c10::Scalar& beta, const c10::Scalar& threshold) {
+  return Pointwise(SoftplusDef("softplus", EwOp::kSoftplus, beta, threshold), {{"self", &self}});
+}
+at::Tensor& softplus_out(const at::Tensor& self, const c10::Scalar& beta, const c10::Scalar& threshold,
+                         at::Tensor& out) {
+  Pointwise(SoftplusDef("softplus.out", EwOp::kSoftplus, beta, threshold), {{"self", &self}}, PwTarget::Out(out));
+  return out;
+}
+at::Tensor softplus_backward(const at::Tensor& grad, const at::Tensor& self, const c10::Scalar& beta,
+                             const c10::Scalar& threshold) {
+  return Pointwise(SoftplusDef("softplus_backward", EwOp::kSoftplusBackward, beta, threshold),
+                   {{"grad_output", &grad}, {"self", &self}});
+}
+at::Tensor& softplus_backward_out(const at::Tensor& grad, const at::Tensor& self, const c10::Scalar& beta,
+                                  const c10::Scalar& threshold, at::Tensor& grad_input) {
+  Pointwise(SoftplusDef("softplus_backward.grad_input", EwOp::kSoftplusBackward, beta, threshold),
+            {{"grad_output", &grad}, {"self", &self}}, PwTarget::Out(grad_input));
+  return grad_input;
+}
+TORCH_OPS_NN_ACT(mish, EwOp::kMish)
+// lambd in the input's dtype, as the CPU kernels compare (a half input with lambd 0.6 compares with
+// half(0.6) = 0.60009765625).
+PwOp ShrinkDef(const char* name, EwOp op, const c10::Scalar& lambd, const at::Tensor& self) {
+  PwOp p = Act(name, op);
+  float l = static_cast<float>(lambd.toDouble());
+  if (self.scalar_type() == c10::kHalf) l = static_cast<float>(c10::Half(l));
+  else if (self.scalar_type() == c10::kBFloat16) l = static_cast<float>(c10::BFloat16(l));
+  p.sf[0] = l;
+  return p;
+}
+#define TORCH_OPS_NN_SHRINK(FN, OP)                                                                            \
+  at::Tensor FN(const at::Tensor& self, const c10::Scalar& lambd) {                                           \
+    return Pointwise(ShrinkDef(#FN, OP, lambd, self), {{"self", &self}});                                           \
+  }                                                                                                           \
+  at::Tensor& FN##_out(const at::Tensor& self, const c10::Scalar& lambd, at::Tensor& out) {                   \
+    Pointwise(ShrinkDef(#FN ".out", OP, lambd, self), {{"self", &self}}, PwTarget::Out(out));                        \
+    return out;                                                                                               \
+  }                                                                                                           \
+  at::Tensor FN##_backward(const at::Tensor& grad, const at::Tensor& self, const c10::Scalar& lambd) {        \
+    return Pointwise(ShrinkDef(#FN "_backward", EwOp::kShrinkBackward, lambd, self),                                \
+                     {{"grad_output", &grad}, {"self", &self}});                                              \
+  }                                                                                                           \
+  at::Tensor& FN##_backward_out(const at::Tensor& grad, const at::Tensor& self, const c10::Scalar& lambd,     \
+                                at::Tensor& grad_input) {                                                     \
+    Pointwise(ShrinkDef(#FN "_backward.grad_input", EwOp::kShrinkBackward, lambd, self),                           \
+              {{"grad_output", &grad}, {"self", &self}}, PwTarget::Out(grad_input));                          \
+    return grad_input;                                                                                        \
+  }
+TORCH_OPS_NN_SHRINK(hardshrink, EwOp::kHardshrink)
+TORCH_OPS_NN_SHRINK(softshrink, EwOp::kSoftshrink)
+
 }  // namespace
 }  // namespace torch_ops_nn
 
@@ -266,7 +365,23 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   TORCH_OPS_NN_REG3(leaky_relu)
   TORCH_OPS_NN_REG3(gelu)
   TORCH_OPS_NN_REG3(threshold)
+  TORCH_OPS_NN_REG3(elu)
+  TORCH_OPS_NN_REG3(mish)
 #undef TORCH_OPS_NN_REG3
+  m.impl("elu_backward", TORCH_FN(torch_ops_nn::elu_backward));
+  m.impl("elu_backward.grad_input", TORCH_FN(torch_ops_nn::elu_backward_out));
+  m.impl("softplus", TORCH_FN(torch_ops_nn::softplus));
+  m.impl("softplus.out", TORCH_FN(torch_ops_nn::softplus_out));
+  m.impl("softplus_backward", TORCH_FN(torch_ops_nn::softplus_backward));
+  m.impl("softplus_backward.grad_input", TORCH_FN(torch_ops_nn::softplus_backward_out));
+  m.impl("hardshrink", TORCH_FN(torch_ops_nn::hardshrink));
+  m.impl("hardshrink.out", TORCH_FN(torch_ops_nn::hardshrink_out));
+  m.impl("hardshrink_backward", TORCH_FN(torch_ops_nn::hardshrink_backward));
+  m.impl("hardshrink_backward.grad_input", TORCH_FN(torch_ops_nn::hardshrink_backward_out));
+  m.impl("softshrink", TORCH_FN(torch_ops_nn::softshrink));
+  m.impl("softshrink.out", TORCH_FN(torch_ops_nn::softshrink_out));
+  m.impl("softshrink_backward", TORCH_FN(torch_ops_nn::softshrink_backward));
+  m.impl("softshrink_backward.grad_input", TORCH_FN(torch_ops_nn::softshrink_backward_out));
   m.impl("sigmoid_backward", TORCH_FN(torch_ops_nn::sigmoid_backward));
   m.impl("sigmoid_backward.grad_input", TORCH_FN(torch_ops_nn::sigmoid_backward_out));
   m.impl("tanh_backward", TORCH_FN(torch_ops_nn::tanh_backward));

@@ -1115,6 +1115,60 @@ TORCH_OPS_NN_UNARY(reciprocal, "reciprocal", EwOp::kReciprocal, PwResult::kPromo
 TORCH_OPS_NN_UNARY(sign, "sign", EwOp::kSign, PwResult::kPromote, false)
 TORCH_OPS_NN_UNARY(sgn, "sgn", EwOp::kSign, PwResult::kPromote, false)
 
+TORCH_OPS_NN_UNARY(log1p, "log1p", EwOp::kLog1p, PwResult::kPromoteFloat, false)
+TORCH_OPS_NN_UNARY(expm1, "expm1", EwOp::kExpm1, PwResult::kPromoteFloat, false)
+
+// ---- isnan / nan_to_num / frac
+at::Tensor isnan_npu(const at::Tensor& self) {
+  if (!c10::isFloatingType(self.scalar_type()))  // integers and bool are never NaN
+    return at::zeros(self.sizes(), self.options().dtype(c10::kBool));
+  return Pointwise(Def("isnan", EwOp::kIsNan, PwResult::kBool), {{"self", &self}});
+}
+PwOp NanToNumDef(const char* name, const at::Tensor& self, std::optional<double> nan, std::optional<double> posinf,
+                 std::optional<double> neginf) {
+  PwOp p = Def(name, EwOp::kNanToNum);
+  p.float_only = true;
+  // Defaults as PyTorch: 0 for NaN, the dtype's largest / lowest finite value for the infinities.
+  double big = std::numeric_limits<float>::max();
+  if (self.scalar_type() == c10::kHalf) big = 65504.0;
+  else if (self.scalar_type() == c10::kBFloat16) big = double(std::numeric_limits<c10::BFloat16>::max());
+  p.sf[0] = static_cast<float>(nan.value_or(0.0));
+  p.sf[1] = static_cast<float>(posinf.value_or(big));
+  p.sf[2] = static_cast<float>(neginf.value_or(-big));
+  return p;
+}
+at::Tensor nan_to_num_npu(const at::Tensor& self, std::optional<double> nan, std::optional<double> posinf,
+                          std::optional<double> neginf) {
+  if (!c10::isFloatingType(self.scalar_type())) return self.clone();
+  return Pointwise(NanToNumDef("nan_to_num", self, nan, posinf, neginf), {{"self", &self}});
+}
+at::Tensor& nan_to_num_out(const at::Tensor& self, std::optional<double> nan, std::optional<double> posinf,
+                           std::optional<double> neginf, at::Tensor& out) {
+  if (!c10::isFloatingType(self.scalar_type())) return out.copy_(self);
+  Pointwise(NanToNumDef("nan_to_num.out", self, nan, posinf, neginf), {{"self", &self}}, PwTarget::Out(out));
+  return out;
+}
+at::Tensor& nan_to_num_(at::Tensor& self, std::optional<double> nan, std::optional<double> posinf,
+                        std::optional<double> neginf) {
+  if (!c10::isFloatingType(self.scalar_type())) return self;
+  Pointwise(NanToNumDef("nan_to_num_", self, nan, posinf, neginf), {{"self", &self}}, PwTarget::InPlace(self));
+  return self;
+}
+PwOp FracDef(const char* name) {
+  PwOp p = Def(name, EwOp::kFrac);
+  p.float_only = true;
+  return p;
+}
+at::Tensor frac(const at::Tensor& self) { return Pointwise(FracDef("frac"), {{"self", &self}}); }
+at::Tensor& frac_out(const at::Tensor& self, at::Tensor& out) {
+  Pointwise(FracDef("frac.out"), {{"self", &self}}, PwTarget::Out(out));
+  return out;
+}
+at::Tensor& frac_(at::Tensor& self) {
+  Pointwise(FracDef("frac_"), {{"self", &self}}, PwTarget::InPlace(self));
+  return self;
+}
+
 using npu_kernels::EwRound;
 PwOp RoundDef(const char* name, EwRound m) {
   PwOp p = Def(name, EwOp::kRound);
@@ -1337,7 +1391,14 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   TORCH_OPS_NN_REG_UNARY(ceil)
   TORCH_OPS_NN_REG_UNARY(trunc)
   TORCH_OPS_NN_REG_UNARY(round)
+  TORCH_OPS_NN_REG_UNARY(log1p)
+  TORCH_OPS_NN_REG_UNARY(expm1)
+  TORCH_OPS_NN_REG_UNARY(frac)
 #undef TORCH_OPS_NN_REG_UNARY
+  m.impl("isnan", TORCH_FN(torch_ops_nn::isnan_npu));
+  m.impl("nan_to_num", TORCH_FN(torch_ops_nn::nan_to_num_npu));
+  m.impl("nan_to_num.out", TORCH_FN(torch_ops_nn::nan_to_num_out));
+  m.impl("nan_to_num_", TORCH_FN(torch_ops_nn::nan_to_num_));
   m.impl("pow.Tensor_Tensor", TORCH_FN(torch_ops_nn::pow_Tensor_Tensor));
   m.impl("pow.Tensor_Tensor_out", TORCH_FN(torch_ops_nn::pow_Tensor_Tensor_out));
   m.impl("pow_.Tensor", TORCH_FN(torch_ops_nn::pow__Tensor));

@@ -40,6 +40,10 @@ ACTS = {
     "gelu_tanh": (lambda x: F.gelu(x, approximate="tanh"), TRANS), "silu": (F.silu, TRANS),
     "hardswish": (F.hardswish, LINEAR), "hardsigmoid": (F.hardsigmoid, LINEAR),
     "threshold": (lambda x: F.threshold(x, 0.5, -2.0), LINEAR),
+    "elu": (F.elu, TRANS), "elu_alpha": (lambda x: F.elu(x, 0.4), TRANS), "selu": (F.selu, TRANS),
+    "celu": (lambda x: F.celu(x, 1.7), TRANS), "softplus": (F.softplus, TRANS),
+    "softplus_beta": (lambda x: F.softplus(x, 2.5, 4.0), TRANS), "mish": (F.mish, TRANS),
+    "hardshrink": (lambda x: F.hardshrink(x, 0.6), LINEAR), "softshrink": (lambda x: F.softshrink(x, 0.6), LINEAR),
 }
 
 
@@ -81,7 +85,7 @@ def test_activation_inplace_and_out(dtype):
 def test_nan_and_inf_propagate(dtype):
     x = torch.tensor([float("nan"), float("inf"), -float("inf"), -0.0, 0.0, 1.0, -1.0] * 5, dtype=dtype)
     for fn in [torch.relu, F.relu6, lambda t: F.hardtanh(t, -0.5, 0.5), torch.sigmoid, torch.tanh, F.silu,
-               lambda t: t.clamp(min=0)]:
+               lambda t: t.clamp(min=0), F.hardsigmoid, F.elu, F.softplus, F.mish, F.hardshrink, F.softshrink]:
         assert_same(fn(x.to("npu")), fn(x), TRANS[dtype])
         assert_same(fn(x.to("npu")[::2]), fn(x[::2]), TRANS[dtype])  # the elementwise-kernel path
 
@@ -124,6 +128,12 @@ BACKWARD = {
     "leaky_relu_backward": (lambda g, x: torch.ops.aten.leaky_relu_backward(g, x, 0.05, False), LINEAR),
     "hardswish_backward": (lambda g, x: torch.ops.aten.hardswish_backward(g, x), TRANS),
     "hardsigmoid_backward": (lambda g, x: torch.ops.aten.hardsigmoid_backward(g, x), LINEAR),
+    "elu_backward": (lambda g, x: torch.ops.aten.elu_backward(g, 1.3, 1.05, 0.9, False, x), TRANS),
+    "elu_backward_result": (lambda g, x: torch.ops.aten.elu_backward(g, 1.3, 1.05, 0.9, True,
+                                                                     torch.ops.aten.elu(x, 1.3, 1.05, 0.9)), TRANS),
+    "softplus_backward": (lambda g, x: torch.ops.aten.softplus_backward(g, x, 1.5, 3.0), TRANS),
+    "hardshrink_backward": (lambda g, x: torch.ops.aten.hardshrink_backward(g, x, 0.25), LINEAR),
+    "softshrink_backward": (lambda g, x: torch.ops.aten.softshrink_backward(g, x, 0.25), LINEAR),
 }
 
 
@@ -165,3 +175,27 @@ def test_module_forward_backward_matches_cpu():
         yn.backward(torch.ones_like(yn))
         assert_same(yn.detach(), yc.detach(), TRANS[torch.float32])
         assert_same(xn.grad, xc.grad, TRANS[torch.float32])
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_signed_zeros_of_clamp_like_activations(dtype):
+    """relu6 / hardtanh / clamp keep -0.0 where it is inside the range, as the CPU's x < lo ? lo : x."""
+    x = torch.tensor([-0.0, 0.0, -1e-30, 2.0, -3.0, float("nan")] * 20, dtype=dtype)
+    bits = torch.int32 if dtype == torch.float32 else torch.int16
+    for fn in [F.relu6, lambda t: F.hardtanh(t, -0.0, 1.0), lambda t: t.clamp(min=0.0), lambda t: t.clamp(-1.0, 0.0)]:
+        got, want = fn(x.to("npu")).cpu(), fn(x)
+        assert torch.equal(got.isnan(), want.isnan())  # (NaN payloads differ between CPU code paths)
+        assert torch.equal(got[~got.isnan()].view(bits), want[~want.isnan()].view(bits))
+
+
+def test_new_activations_train_through_autograd():
+    """elu / selu / softplus / shrink in a model: gradients through autograd match the CPU's."""
+    torch.manual_seed(3)
+    for act in [F.elu, F.selu, lambda t: F.celu(t, 0.5), lambda t: F.softplus(t, 2.0), F.hardshrink,
+                F.softshrink, lambda t: F.elu(t.clone(), inplace=True)]:
+        a = (torch.randn(300) * 2).requires_grad_()
+        b = a.detach().to("npu").requires_grad_()
+        g = torch.randn(300)
+        act(a).backward(g)
+        act(b).backward(g.to("npu"))
+        torch.testing.assert_close(b.grad.cpu(), a.grad, rtol=1e-5, atol=1e-6)

@@ -272,6 +272,8 @@ UNARY = {
     "sign": (torch.sign, EXACT, None), "sgn": (torch.sgn, EXACT, None), "floor": (torch.floor, EXACT, None),
     "ceil": (torch.ceil, EXACT, None), "trunc": (torch.trunc, EXACT, None), "round": (torch.round, EXACT, None),
     "square": (torch.square, EXACT, None),
+    "log1p": (torch.log1p, TRANS, (-0.99, 10)), "expm1": (torch.expm1, TRANS, None), "frac": (torch.frac, CLOSE, None),
+    "nan_to_num": (torch.nan_to_num, EXACT, None),
 }
 
 
@@ -290,6 +292,27 @@ def test_unary(op, dtype):
         getattr(x, op + "_")()
         getattr(y, op + "_")()
         assert_same(y, x, tol[dtype])
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_isnan_nan_to_num_log1p_expm1_special_values(dtype):
+    """isnan / nan_to_num (PyTorch's per-dtype defaults and given values), and log1p / expm1 keeping
+    full relative precision for tiny |x| (Kahan's method) and their limits, against the CPU."""
+    x = torch.tensor([0.0, -0.0, 1e-30, -1e-30, 1e-7, -1e-7, 1e-4, 0.5, -0.5, -1.0, 30.0, -30.0, 100.0, -100.0,
+                      float("inf"), -float("inf"), float("nan")] * 3, dtype=dtype)
+    d = npu(x)
+    assert torch.equal(torch.isnan(d).cpu(), torch.isnan(x))
+    assert torch.equal(torch.isnan(npu(torch.arange(5))).cpu(), torch.zeros(5, dtype=torch.bool))
+    for args in [(), (1.5, 7.0, -9.0), (None, 2.0, None)]:
+        assert_same(torch.nan_to_num(d, *args), torch.nan_to_num(x, *args), EXACT[dtype])
+    y = d.clone()
+    torch.nan_to_num_(y, 0.25)
+    assert_same(y, torch.nan_to_num(x, 0.25), EXACT[dtype])
+    tol = {torch.float32: dict(rtol=2e-6, atol=0), torch.float16: dict(rtol=1e-3, atol=0),
+           torch.bfloat16: dict(rtol=8e-3, atol=0)}[dtype]
+    for fn in [torch.log1p, torch.expm1]:
+        want = fn(x.float()).to(dtype)  # the CPU's correctly rounded float result, rounded once
+        assert_same(fn(d), want, tol)
 
 
 def test_unary_int_inputs_promote_to_float():
