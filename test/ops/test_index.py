@@ -1,0 +1,60 @@
+"""index_select (the index_select kernel) and embedding through it, against PyTorch's CPU results:
+every dtype (rows move as bytes), dims, int32/int64 indices with repeats, non-contiguous inputs, out=,
+0-d and empty cases, and bad input (out-of-range indices raise at the next synchronization with the
+index and its position; the device stays usable)."""
+import pytest
+import torch
+import torch.nn.functional as F
+
+pytestmark = pytest.mark.usefixtures("fallback_error")
+
+DTYPES = [torch.float32, torch.float16, torch.bfloat16, torch.int64, torch.int32, torch.int16, torch.uint8, torch.bool]
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("shape,dim", [((10, 7), 0), ((10, 7), 1), ((3, 5, 9), 1), ((3, 5, 9), -1), ((1000, 300), 0),
+                                       ((5,), 0), ((2, 70000), 1)])
+@pytest.mark.parametrize("idx_dtype", [torch.int64, torch.int32])
+def test_index_select_matches_cpu(dtype, shape, dim, idx_dtype):
+    g = torch.Generator().manual_seed(7)
+    x = (torch.randn(shape, generator=g) * 10).to(dtype)
+    idx = torch.randint(0, x.shape[dim], (13,), generator=g, dtype=idx_dtype)
+    got = x.to("npu").index_select(dim, idx.to("npu"))
+    want = x.index_select(dim, idx)
+    assert got.dtype == want.dtype and got.shape == want.shape
+    assert torch.equal(got.cpu(), want)
+
+
+def test_embedding_noncontiguous_out_and_edge_cases():
+    w, i = torch.randn(50, 16), torch.randint(0, 50, (4, 7))
+    assert torch.equal(F.embedding(i.to("npu"), w.to("npu")).cpu(), F.embedding(i, w))
+    x, idx = torch.randn(8, 6).t(), torch.tensor([5, 0, 5, 2])
+    assert torch.equal(x.to("npu").index_select(1, idx.to("npu")).cpu(), x.index_select(1, idx))
+    out = torch.empty(0, device="npu")
+    torch.index_select(w.to("npu"), 0, idx.to("npu"), out=out)
+    assert torch.equal(out.cpu(), w.index_select(0, idx))
+    s = torch.tensor(3.5)
+    for j in [torch.tensor(0), torch.tensor([0])]:
+        got = s.to("npu").index_select(0, j.to("npu"))
+        assert got.shape == s.index_select(0, j).shape and got.item() == 3.5
+    empty = w.to("npu").index_select(0, torch.tensor([], dtype=torch.long, device="npu"))
+    assert empty.shape == (0, 16)
+
+
+def test_index_select_bad_input():
+    x = torch.randn(5, 3).to("npu")
+    with pytest.raises(RuntimeError, match=r"index 5 is out of range for dimension size 5 \(at position 1 of index\)"):
+        x.index_select(0, torch.tensor([1, 5, 2], device="npu"))
+        torch.npu.synchronize()
+    with pytest.raises(RuntimeError, match=r"index -1 is out of range for dimension size 5"):
+        x.index_select(0, torch.tensor([-1], device="npu"))
+        torch.npu.synchronize()
+    assert torch.equal(x.index_select(0, torch.tensor([4], device="npu")).cpu(), x.cpu()[4:5])  # still usable
+    with pytest.raises(IndexError, match=r"Index is supposed to be a vector, got a 2-D tensor"):
+        x.index_select(0, torch.tensor([[1]], device="npu"))
+    with pytest.raises(TypeError, match=r"Expected dtype int32 or int64 for index, got Float"):
+        x.index_select(0, torch.tensor([1.0], device="npu"))
+    with pytest.raises(IndexError, match=r"Dimension out of range"):
+        x.index_select(2, torch.tensor([0], device="npu"))
+    with pytest.raises(RuntimeError, match=r"index_select.*index.*cpu"):
+        x.index_select(0, torch.tensor([0]))
