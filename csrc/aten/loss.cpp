@@ -3,6 +3,19 @@
 // Ascend C kernels in ascendc_kernels/loss*. Target range is checked inside the kernel (it is device data):
 // a bad target raises at the next synchronization, naming the target, the class count and the sample.
 #include <ATen/core/Tensor.h>
+#include <ATen/ExpandUtils.h>
+#include <ATen/core/Reduction.h>
+#include <ATen/native/Resize.h>
+#include <ATen/ops/abs.h>
+#include <ATen/ops/mean.h>
+#include <ATen/ops/mul.h>
+#include <ATen/ops/sign.h>
+#include <ATen/ops/sub.h>
+#include <ATen/ops/sum.h>
+#include <ATen/ops/where.h>
+#include <ATen/ops/lt.h>
+#include <ATen/ops/le.h>
+#include <ATen/ops/clamp.h>
 #include <c10/core/DeviceGuard.h>
 #include <torch/library.h>
 
@@ -222,6 +235,138 @@ Tensor& nll_loss2d_backward_out(const Tensor& grad_output, const Tensor& self, c
 
 }  // namespace
 }  // namespace torch_ops_nn
+
+namespace torch_ops_nn {
+namespace {
+
+// ---- mse_loss / smooth_l1_loss / huber_loss: compositions of the npu elementwise and reduction
+// kernels (a few launches each; no CPU work).
+at::Tensor Reduce(const at::Tensor& loss, int64_t reduction) {
+  if (reduction == at::Reduction::Mean) return loss.mean();
+  if (reduction == at::Reduction::Sum) return loss.sum();
+  return loss;
+}
+void CheckLossArgs(const char* op, const at::Tensor& self, const at::Tensor& target, int64_t reduction) {
+  CheckSameNpuDevice(op, {{"self", &self}, {"target", &target}});
+  TORCH_CHECK_TYPE(IsNpuFloat(self.scalar_type()), op, ": argument 'self' has dtype ", self.scalar_type(),
+                   ", which is not supported on npu; supported dtypes: Float, Half, BFloat16");
+  TORCH_CHECK(reduction >= 0 && reduction <= 2, op, ": reduction must be 0 (none), 1 (mean) or 2 (sum), got ",
+              reduction);
+}
+// d(loss)/d(self) scale of a mean reduction: 1 / numel of the broadcast pair.
+double MeanNorm(const at::Tensor& self, const at::Tensor& target, int64_t reduction) {
+  if (reduction != at::Reduction::Mean) return 1.0;
+  const int64_t n = c10::multiply_integers(at::infer_size(self.sizes(), target.sizes()));
+  return n > 0 ? 1.0 / double(n) : 1.0;
+}
+
+at::Tensor mse_loss_npu(const at::Tensor& self, const at::Tensor& target, int64_t reduction) {
+  CheckLossArgs("mse_loss", self, target, reduction);
+  const at::Tensor d = at::sub(self, target);
+  return Reduce(at::mul(d, d), reduction);
+}
+at::Tensor& mse_loss_out(const at::Tensor& self, const at::Tensor& target, int64_t reduction, at::Tensor& out) {
+  const at::Tensor r = mse_loss_npu(self, target, reduction);
+  at::native::resize_output(out, r.sizes());
+  return out.copy_(r);
+}
+at::Tensor mse_loss_backward_npu(const at::Tensor& grad, const at::Tensor& self, const at::Tensor& target,
+                                 int64_t reduction) {
+  CheckLossArgs("mse_loss_backward", self, target, reduction);
+  const double norm = 2.0 * MeanNorm(self, target, reduction);
+  return at::mul(at::mul(at::sub(self, target), norm), grad);
+}
+at::Tensor& mse_loss_backward_out(const at::Tensor& grad, const at::Tensor& self, const at::Tensor& target,
+                                  int64_t reduction, at::Tensor& grad_input) {
+  const at::Tensor r = mse_loss_backward_npu(grad, self, target, reduction);
+  at::native::resize_output(grad_input, r.sizes());
+  return grad_input.copy_(r);
+}
+
+// smooth_l1 (beta) and huber (delta): |d| < t ? 0.5 d^2 * a : (|d| - 0.5 t) * b, with
+// smooth_l1: a = 1 / beta, b = 1; huber: a = 1, b = delta (t = beta or delta).
+at::Tensor RobustLoss(const char* op, const at::Tensor& self, const at::Tensor& target, int64_t reduction, double t,
+                      bool huber) {
+  CheckLossArgs(op, self, target, reduction);
+  TORCH_CHECK(huber ? t > 0 : t >= 0, op, ": ", huber ? "delta" : "beta", " must be ", huber ? "positive" : "non-negative",
+              ", got ", t);
+  const at::Tensor z = at::abs(at::sub(self, target));
+  if (!huber && t == 0) return Reduce(z, reduction);  // beta 0: plain L1
+  const at::Tensor quad = at::mul(at::mul(z, z), huber ? 0.5 : 0.5 / t);
+  const at::Tensor lin = huber ? at::mul(at::sub(z, 0.5 * t), t) : at::sub(z, 0.5 * t);
+  return Reduce(at::where(at::lt(z, t), quad, lin), reduction);
+}
+at::Tensor RobustLossBackward(const char* op, const at::Tensor& grad, const at::Tensor& self, const at::Tensor& target,
+                              int64_t reduction, double t, bool huber) {
+  CheckLossArgs(op, self, target, reduction);
+  const double norm = MeanNorm(self, target, reduction);
+  const at::Tensor d = at::sub(self, target);
+  at::Tensor g;
+  if (!huber && t == 0) {
+    g = at::sign(d);
+  } else if (huber) {
+    g = at::clamp(d, -t, t);  // |d| <= delta ? d : delta * sign(d)
+  } else {
+    g = at::where(at::lt(at::abs(d), t), at::mul(d, 1.0 / t), at::sign(d));
+  }
+  return at::mul(at::mul(g, norm), grad);
+}
+at::Tensor smooth_l1_loss_npu(const at::Tensor& self, const at::Tensor& target, int64_t reduction, double beta) {
+  return RobustLoss("smooth_l1_loss", self, target, reduction, beta, false);
+}
+at::Tensor& smooth_l1_loss_out(const at::Tensor& self, const at::Tensor& target, int64_t reduction, double beta,
+                               at::Tensor& out) {
+  const at::Tensor r = smooth_l1_loss_npu(self, target, reduction, beta);
+  at::native::resize_output(out, r.sizes());
+  return out.copy_(r);
+}
+at::Tensor smooth_l1_loss_backward_npu(const at::Tensor& grad, const at::Tensor& self, const at::Tensor& target,
+                                       int64_t reduction, double beta) {
+  return RobustLossBackward("smooth_l1_loss_backward", grad, self, target, reduction, beta, false);
+}
+at::Tensor& smooth_l1_loss_backward_out(const at::Tensor& grad, const at::Tensor& self, const at::Tensor& target,
+                                        int64_t reduction, double beta, at::Tensor& grad_input) {
+  const at::Tensor r = smooth_l1_loss_backward_npu(grad, self, target, reduction, beta);
+  at::native::resize_output(grad_input, r.sizes());
+  return grad_input.copy_(r);
+}
+at::Tensor huber_loss_npu(const at::Tensor& self, const at::Tensor& target, int64_t reduction, double delta) {
+  return RobustLoss("huber_loss", self, target, reduction, delta, true);
+}
+at::Tensor& huber_loss_out(const at::Tensor& self, const at::Tensor& target, int64_t reduction, double delta,
+                           at::Tensor& out) {
+  const at::Tensor r = huber_loss_npu(self, target, reduction, delta);
+  at::native::resize_output(out, r.sizes());
+  return out.copy_(r);
+}
+at::Tensor huber_loss_backward_npu(const at::Tensor& grad, const at::Tensor& self, const at::Tensor& target,
+                                   int64_t reduction, double delta) {
+  return RobustLossBackward("huber_loss_backward", grad, self, target, reduction, delta, true);
+}
+at::Tensor& huber_loss_backward_out(const at::Tensor& grad, const at::Tensor& self, const at::Tensor& target,
+                                    int64_t reduction, double delta, at::Tensor& grad_input) {
+  const at::Tensor r = huber_loss_backward_npu(grad, self, target, reduction, delta);
+  at::native::resize_output(grad_input, r.sizes());
+  return grad_input.copy_(r);
+}
+
+}  // namespace
+}  // namespace torch_ops_nn
+
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  m.impl("mse_loss", TORCH_FN(torch_ops_nn::mse_loss_npu));
+  m.impl("mse_loss.out", TORCH_FN(torch_ops_nn::mse_loss_out));
+  m.impl("mse_loss_backward", TORCH_FN(torch_ops_nn::mse_loss_backward_npu));
+  m.impl("mse_loss_backward.grad_input", TORCH_FN(torch_ops_nn::mse_loss_backward_out));
+  m.impl("smooth_l1_loss", TORCH_FN(torch_ops_nn::smooth_l1_loss_npu));
+  m.impl("smooth_l1_loss.out", TORCH_FN(torch_ops_nn::smooth_l1_loss_out));
+  m.impl("smooth_l1_loss_backward", TORCH_FN(torch_ops_nn::smooth_l1_loss_backward_npu));
+  m.impl("smooth_l1_loss_backward.grad_input", TORCH_FN(torch_ops_nn::smooth_l1_loss_backward_out));
+  m.impl("huber_loss", TORCH_FN(torch_ops_nn::huber_loss_npu));
+  m.impl("huber_loss.out", TORCH_FN(torch_ops_nn::huber_loss_out));
+  m.impl("huber_loss_backward", TORCH_FN(torch_ops_nn::huber_loss_backward_npu));
+  m.impl("huber_loss_backward.out", TORCH_FN(torch_ops_nn::huber_loss_backward_out));
+}
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("nll_loss_forward", TORCH_FN(torch_ops_nn::nll_loss_forward));

@@ -132,3 +132,45 @@ def test_nll_loss_empty_batch(fallback_error):
     t = torch.zeros(0, dtype=torch.long)
     for reduction in ["none", "mean", "sum"]:
         close(F.nll_loss(lp.npu(), t.npu(), reduction=reduction), F.nll_loss(lp, t, reduction=reduction), 1e-6)
+
+
+REGRESSION = {
+    "mse": lambda a, b, r: F.mse_loss(a, b, reduction=r),
+    "smooth_l1": lambda a, b, r: F.smooth_l1_loss(a, b, reduction=r),
+    "smooth_l1_beta": lambda a, b, r: F.smooth_l1_loss(a, b, reduction=r, beta=0.3),
+    "smooth_l1_beta0": lambda a, b, r: F.smooth_l1_loss(a, b, reduction=r, beta=0.0),
+    "huber": lambda a, b, r: F.huber_loss(a, b, reduction=r),
+    "huber_delta": lambda a, b, r: F.huber_loss(a, b, reduction=r, delta=2.0),
+}
+
+
+@pytest.mark.parametrize("loss", sorted(REGRESSION))
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.bfloat16])
+def test_regression_losses_forward_and_backward(fallback_error, loss, reduction, dtype):
+    """mse / smooth_l1 / huber (npu elementwise + reduction kernels) and their backward ops through
+    autograd, against the CPU."""
+    f = REGRESSION[loss]
+    g = torch.Generator().manual_seed(4)
+    a = (torch.randn(37, 11, generator=g) * 2).to(dtype).requires_grad_()
+    b = (torch.randn(37, 11, generator=g) * 2).to(dtype)
+    an = a.detach().to("npu").requires_grad_()
+    la, ln = f(a, b, reduction), f(an, b.to("npu"), reduction)
+    go = torch.randn(la.shape, generator=g).to(dtype)
+    la.backward(go)
+    ln.backward(go.to("npu"))
+    tol = dict(rtol=1e-5, atol=1e-6) if dtype == torch.float32 else dict(rtol=2e-2, atol=2e-2)
+    assert ln.dtype == la.dtype and ln.shape == la.shape
+    torch.testing.assert_close(ln.detach().cpu().float(), la.detach().float(), **tol)
+    torch.testing.assert_close(an.grad.cpu().float(), a.grad.float(), **tol)
+
+
+def test_regression_loss_broadcast_and_bad_args(fallback_error):
+    x, y = torch.randn(3, 4), torch.randn(4)
+    with pytest.warns(UserWarning, match="different to the input size"):
+        got, want = F.mse_loss(x.to("npu"), y.to("npu")), F.mse_loss(x, y)
+    torch.testing.assert_close(got.cpu(), want, rtol=1e-6, atol=1e-7)
+    with pytest.raises(RuntimeError, match=r"huber_loss: delta must be positive, got -1"):
+        F.huber_loss(x.to("npu"), x.to("npu"), delta=-1.0)
+    with pytest.raises(TypeError, match=r"mse_loss: argument 'self' has dtype Long"):
+        torch.ops.aten.mse_loss(torch.ones(3, dtype=torch.long, device="npu"), torch.ones(3, dtype=torch.long, device="npu"))
