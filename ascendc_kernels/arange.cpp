@@ -65,7 +65,7 @@ class ArangeKernel {
       out = outQ_.DeQue<uint8_t>();
       const uint32_t esz = npu_kernels::EwDTypeSize(dt);
       GlobalTensor<uint8_t> g;
-      g.SetGlobalBuffer(reinterpret_cast<__gm__ uint8_t*>(y_) + off * esz);
+      g.SetGlobalBuffer(reinterpret_cast<__gm__ uint8_t*>(y_) + off * esz, uint64_t(n) * esz);
       DataCopyPad(g, out, DataCopyExtParams(1, n * esz, 0, 0, 0));
       outQ_.FreeTensor(out);
     }

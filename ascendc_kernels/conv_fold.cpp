@@ -84,9 +84,9 @@ class ConvFoldKernel {
  public:
   __aicore__ inline void Init(GM_ADDR x, GM_ADDR offsets, GM_ADDR y, const ConvFoldTiling& t) {
     t_ = t;
-    xGm_.SetGlobalBuffer(reinterpret_cast<__gm__ T*>(x));
+    xGm_.SetGlobalBuffer(reinterpret_cast<__gm__ T*>(x), uint64_t(t.n) * t.c * t.h * t.w);
     offGm_.SetGlobalBuffer(reinterpret_cast<__gm__ uint32_t*>(offsets), t.out_elems);
-    yGm_.SetGlobalBuffer(reinterpret_cast<__gm__ T*>(y));
+    yGm_.SetGlobalBuffer(reinterpret_cast<__gm__ T*>(y), uint64_t(t.n) * t.c1 * t.h * t.wo * t.c0);
     pipe_.InitBuffer(buf_, t.buf_elems * sizeof(T));
     pipe_.InitBuffer(off_, t.out_elems * 4);
     pipe_.InitBuffer(outQ_, 1, t.out_elems * sizeof(T));

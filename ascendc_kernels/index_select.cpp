@@ -44,10 +44,10 @@ class IndexSelectKernel {
  public:
   __aicore__ inline void Init(GM_ADDR x, GM_ADDR index, GM_ADDR y, const IndexSelectTiling& t) {
     t_ = t;
-    xGm_.SetGlobalBuffer(reinterpret_cast<__gm__ uint8_t*>(x));
-    yGm_.SetGlobalBuffer(reinterpret_cast<__gm__ uint8_t*>(y));
-    i32Gm_.SetGlobalBuffer(reinterpret_cast<__gm__ int32_t*>(index));
-    i64Gm_.SetGlobalBuffer(reinterpret_cast<__gm__ int64_t*>(index));
+    xGm_.SetGlobalBuffer(reinterpret_cast<__gm__ uint8_t*>(x), t.outer * t.dim_size * t.inner_bytes);
+    yGm_.SetGlobalBuffer(reinterpret_cast<__gm__ uint8_t*>(y), t.rows * t.inner_bytes);
+    i32Gm_.SetGlobalBuffer(reinterpret_cast<__gm__ int32_t*>(index), t.n_idx);
+    i64Gm_.SetGlobalBuffer(reinterpret_cast<__gm__ int64_t*>(index), t.n_idx);
     pipe_.InitBuffer(rowQ_, 2, t.chunk);
     pipe_.InitBuffer(idx_, t.idx_chunk * 8);
   }

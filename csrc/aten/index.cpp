@@ -1,5 +1,5 @@
 // Indexing ops on npu: index_select (embedding's forward goes through it) on the index_select kernel
-// (ascendc_kernels/index_select.h).
+// (ascendc_kernels/index_select.h); tril / triu on the tril kernel (ascendc_kernels/tril.h).
 #include <ATen/core/Tensor.h>
 #include <ATen/native/Resize.h>
 #include <c10/core/DeviceGuard.h>
@@ -10,10 +10,12 @@
 #include "aten/kernel_launch.h"
 #include "aten/op_common.h"
 #include "index_select.h"
+#include "tril.h"
 
 namespace torch_ops_nn {
 
 TORCH_OPS_NN_REGISTER_KERNEL(index_select_kernel);
+TORCH_OPS_NN_REGISTER_KERNEL(tril_kernel);
 
 namespace {
 
@@ -58,10 +60,61 @@ at::Tensor& index_select_out(const at::Tensor& self, int64_t dim, const at::Tens
   return out;
 }
 
+// ---- tril / triu (the tril kernel; any dtype)
+void LaunchTril(const char* op, const at::Tensor& x, const at::Tensor& y, int64_t k, bool upper) {
+  const c10::DeviceIndex dev = x.device().index();
+  const int64_t R = x.size(-2), C = x.size(-1);
+  if (x.numel() == 0) return;
+  const uint64_t batch = uint64_t(x.numel() / (R * C));
+  const auto t = npu_kernels::tril_tiling(batch, uint64_t(R), uint64_t(C), k, uint32_t(x.element_size()), upper,
+                                          x.is_same(y), SocInfoFor(dev));
+  KernelLaunch launch{"tril_kernel", ascendc_host::CoreType::AIV, t.block_dim, dev};
+  if (LogDebugEnabled()) launch.detail = std::string(op) + " " + DescribeForLog({{"self", &x}}) + " diagonal=" + std::to_string(k);
+  LaunchKernel(std::move(launch), &tril_kernel, t, x.data_ptr(), y.data_ptr());
+}
+at::Tensor TrilImpl(const char* op, const at::Tensor& self, int64_t k, bool upper) {
+  CheckSameNpuDevice(op, {{"self", &self}});
+  TORCH_CHECK(self.dim() >= 2, op, ": input tensor must have at least 2 dimensions, got ", self.dim());
+  const at::Tensor x = Contiguous(self);
+  at::Tensor y = NpuEmpty(x.sizes(), x.scalar_type(), x.device().index());
+  LaunchTril(op, x, y, k, upper);
+  return y;
+}
+at::Tensor tril_npu(const at::Tensor& self, int64_t k) { return TrilImpl("tril", self, k, false); }
+at::Tensor triu_npu(const at::Tensor& self, int64_t k) { return TrilImpl("triu", self, k, true); }
+at::Tensor& TrilInPlace(const char* op, at::Tensor& self, int64_t k, bool upper) {
+  CheckSameNpuDevice(op, {{"self", &self}});
+  TORCH_CHECK(self.dim() >= 2, op, ": input tensor must have at least 2 dimensions, got ", self.dim());
+  if (self.is_contiguous()) {
+    LaunchTril(op, self, self, k, upper);
+  } else {
+    self.copy_(TrilImpl(op, self, k, upper));
+  }
+  return self;
+}
+at::Tensor& tril_(at::Tensor& self, int64_t k) { return TrilInPlace("tril_", self, k, false); }
+at::Tensor& triu_(at::Tensor& self, int64_t k) { return TrilInPlace("triu_", self, k, true); }
+at::Tensor& tril_out(const at::Tensor& self, int64_t k, at::Tensor& out) {
+  const at::Tensor r = TrilImpl("tril.out", self, k, false);
+  at::native::resize_output(out, r.sizes());
+  return out.copy_(r);
+}
+at::Tensor& triu_out(const at::Tensor& self, int64_t k, at::Tensor& out) {
+  const at::Tensor r = TrilImpl("triu.out", self, k, true);
+  at::native::resize_output(out, r.sizes());
+  return out.copy_(r);
+}
+
 }  // namespace
 }  // namespace torch_ops_nn
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  m.impl("tril", TORCH_FN(torch_ops_nn::tril_npu));
+  m.impl("tril_", TORCH_FN(torch_ops_nn::tril_));
+  m.impl("tril.out", TORCH_FN(torch_ops_nn::tril_out));
+  m.impl("triu", TORCH_FN(torch_ops_nn::triu_npu));
+  m.impl("triu_", TORCH_FN(torch_ops_nn::triu_));
+  m.impl("triu.out", TORCH_FN(torch_ops_nn::triu_out));
   m.impl("index_select", TORCH_FN(torch_ops_nn::index_select_npu));
   m.impl("index_select.out", TORCH_FN(torch_ops_nn::index_select_out));
 }
