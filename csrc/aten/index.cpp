@@ -3,12 +3,15 @@
 #include <ATen/core/Tensor.h>
 #include <ATen/native/Resize.h>
 #include <c10/core/DeviceGuard.h>
+#include <ATen/core/dispatch/Dispatcher.h>
 #include <torch/library.h>
 
 #include <vector>
 
 #include "aten/kernel_launch.h"
 #include "aten/op_common.h"
+#include "core/cpu_fallback.h"
+#include "embedding_backward.h"
 #include "index_select.h"
 #include "tril.h"
 
@@ -16,6 +19,7 @@ namespace torch_ops_nn {
 
 TORCH_OPS_NN_REGISTER_KERNEL(index_select_kernel);
 TORCH_OPS_NN_REGISTER_KERNEL(tril_kernel);
+TORCH_OPS_NN_REGISTER_KERNEL(embedding_backward_kernel);
 
 namespace {
 
@@ -105,10 +109,47 @@ at::Tensor& triu_out(const at::Tensor& self, int64_t k, at::Tensor& out) {
   return out.copy_(r);
 }
 
+// ---- embedding_dense_backward (the embedding_backward kernel; scale_grad_by_freq takes the CPU fallback)
+at::Tensor embedding_dense_backward_npu(const at::Tensor& grad, const at::Tensor& indices, c10::SymInt num_weights_s,
+                                        c10::SymInt padding_idx_s, bool scale_grad_by_freq) {
+  const char* op = "embedding_dense_backward";
+  const int64_t num_weights = num_weights_s.expect_int(), padding_idx = padding_idx_s.expect_int();
+  if (scale_grad_by_freq || !IsNpuFloat(grad.scalar_type())) {
+    static const c10::OperatorHandle h = c10::Dispatcher::singleton().findSchemaOrThrow("aten::embedding_dense_backward", "");
+    torch::jit::Stack stack{grad, indices, num_weights_s, padding_idx_s, scale_grad_by_freq};
+    RunCpuFallback(h, &stack);
+    return stack.back().toTensor();
+  }
+  const c10::DeviceIndex dev = CheckSameNpuDevice(op, {{"grad_output", &grad}, {"indices", &indices}});
+  TORCH_CHECK_TYPE(indices.scalar_type() == c10::kLong || indices.scalar_type() == c10::kInt, op,
+                   ": Expected dtype int32 or int64 for indices, got ", indices.scalar_type());
+  TORCH_CHECK(num_weights >= 0, op, ": num_weights must be non-negative, got ", num_weights);
+  const int64_t n = indices.numel();
+  const int64_t dim = grad.numel() / (n > 0 ? n : 1);
+  TORCH_CHECK(n == 0 || grad.numel() == n * dim, op, ": grad_output of shape ", grad.sizes(),
+              " does not match ", n, " indices");
+  const int64_t d = n > 0 ? dim : (grad.dim() > 0 ? grad.size(-1) : 0);
+  at::Tensor out = NpuEmpty({num_weights, d}, grad.scalar_type(), dev);
+  if (out.numel() == 0) return out;
+  if (n == 0) return out.zero_();
+  const at::Tensor g = Contiguous(grad), idx = indices.contiguous();
+  const auto t = npu_kernels::embedding_backward_tiling(uint64_t(n), uint64_t(d), uint64_t(num_weights), padding_idx,
+                                                        idx.scalar_type() == c10::kLong, uint32_t(g.element_size()),
+                                                        SocInfoFor(dev));
+  using Fn = void (*)(uint8_t*, uint8_t*, uint8_t*, uint8_t*);
+  Fn kernel = PickFloatKernel<Fn>(op, g.scalar_type(), &embedding_backward_kernel_float, &embedding_backward_kernel_half,
+                                  &embedding_backward_kernel_bf16);
+  KernelLaunch launch{"embedding_backward_kernel", ascendc_host::CoreType::AIV, t.block_dim, dev};
+  if (LogDebugEnabled()) launch.detail = DescribeForLog({{"grad_output", &g}, {"indices", &idx}});
+  LaunchKernel(std::move(launch), kernel, t, g.data_ptr(), idx.data_ptr(), out.data_ptr());
+  return out;
+}
+
 }  // namespace
 }  // namespace torch_ops_nn
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  m.impl("embedding_dense_backward", TORCH_FN(torch_ops_nn::embedding_dense_backward_npu));
   m.impl("tril", TORCH_FN(torch_ops_nn::tril_npu));
   m.impl("tril_", TORCH_FN(torch_ops_nn::tril_));
   m.impl("tril.out", TORCH_FN(torch_ops_nn::tril_out));
