@@ -6,11 +6,14 @@
 #include <ATen/core/dispatch/Dispatcher.h>
 #include <torch/library.h>
 
+#include <optional>
 #include <vector>
 
 #include "aten/kernel_launch.h"
 #include "aten/op_common.h"
 #include "core/cpu_fallback.h"
+#include "cumsum.h"
+#include "elementwise.h"
 #include "embedding_backward.h"
 #include "index_select.h"
 #include "tril.h"
@@ -20,6 +23,7 @@ namespace torch_ops_nn {
 TORCH_OPS_NN_REGISTER_KERNEL(index_select_kernel);
 TORCH_OPS_NN_REGISTER_KERNEL(tril_kernel);
 TORCH_OPS_NN_REGISTER_KERNEL(embedding_backward_kernel);
+TORCH_OPS_NN_REGISTER_KERNEL(cumsum_kernel);
 
 namespace {
 
@@ -145,10 +149,67 @@ at::Tensor embedding_dense_backward_npu(const at::Tensor& grad, const at::Tensor
   return out;
 }
 
+// ---- cumsum (the cumsum kernel; float32/16/bf16 keep their dtype, int32/int64/bool sum exactly into int64)
+std::optional<npu_kernels::EwDType> CumsumDtype(c10::ScalarType t) {
+  switch (t) {
+    case c10::kFloat: return npu_kernels::EwDType::F32;
+    case c10::kHalf: return npu_kernels::EwDType::F16;
+    case c10::kBFloat16: return npu_kernels::EwDType::BF16;
+    case c10::kInt: return npu_kernels::EwDType::I32;
+    case c10::kLong: return npu_kernels::EwDType::I64;
+    case c10::kBool: return npu_kernels::EwDType::BOOL;
+    default: return std::nullopt;
+  }
+}
+at::Tensor& cumsum_out_npu(const at::Tensor& self, int64_t dim, std::optional<c10::ScalarType> dtype, at::Tensor& out) {
+  const char* op = "cumsum";
+  const c10::DeviceIndex dev = CheckSameNpuDevice(op, {{"self", &self}, {"out", &out}});
+  const int64_t nd = self.dim() == 0 ? 1 : self.dim();
+  TORCH_CHECK_INDEX(dim >= -nd && dim < nd, op, "(): Dimension out of range (expected to be in range of [", -nd, ", ",
+                    nd - 1, "], but got ", dim, ")");
+  if (dim < 0) dim += nd;
+  // Computed in the input's float dtype, or exactly in int64 for integers; then `out`'s dtype.
+  const auto in = CumsumDtype(self.scalar_type());
+  const c10::ScalarType natural = c10::isIntegralType(self.scalar_type(), true) ? c10::kLong : self.scalar_type();
+  if (!in) {
+    static const c10::OperatorHandle h = c10::Dispatcher::singleton().findSchemaOrThrow("aten::cumsum", "out");
+    torch::jit::Stack stack{self, dim, dtype, out};
+    RunCpuFallback(h, &stack);
+    return out;
+  }
+  at::native::resize_output(out, self.sizes());
+  if (self.numel() == 0) return out;
+  const at::Tensor x = self.dim() == 0 ? self.view({1}) : Contiguous(self);
+  uint64_t outer = 1, inner = 1;
+  for (int64_t i = 0; i < dim; ++i) outer *= uint64_t(x.size(i));
+  for (int64_t i = dim + 1; i < x.dim(); ++i) inner *= uint64_t(x.size(i));
+  at::Tensor y = NpuEmpty(x.sizes(), natural, dev);
+  const auto t = npu_kernels::cumsum_tiling(outer, uint64_t(x.size(dim)), inner, uint32_t(*in),
+                                            uint32_t(*CumsumDtype(natural)), SocInfoFor(dev));
+  KernelLaunch launch{"cumsum_kernel", ascendc_host::CoreType::AIV, t.block_dim, dev};
+  if (LogDebugEnabled()) launch.detail = DescribeForLog({{"self", &x}}) + " dim=" + std::to_string(dim);
+  LaunchKernel(std::move(launch), &cumsum_kernel, t, x.data_ptr(), y.data_ptr());
+  out.copy_(self.dim() == 0 ? y.squeeze(0) : y);  // (casts to out's dtype)
+  return out;
+}
+at::Tensor cumsum_npu(const at::Tensor& self, int64_t dim, std::optional<c10::ScalarType> dtype) {
+  const c10::ScalarType rt = dtype ? *dtype
+                                   : (c10::isIntegralType(self.scalar_type(), true) ? c10::kLong : self.scalar_type());
+  at::Tensor out = at::empty({0}, self.options().dtype(rt));
+  const at::Tensor src = dtype && c10::isFloatingType(*dtype) && *dtype != self.scalar_type() ? self.to(*dtype) : self;
+  return cumsum_out_npu(src, dim, dtype, out);
+}
+at::Tensor& cumsum_inplace(at::Tensor& self, int64_t dim, std::optional<c10::ScalarType> dtype) {
+  return self.copy_(cumsum_npu(self, dim, dtype));
+}
+
 }  // namespace
 }  // namespace torch_ops_nn
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  m.impl("cumsum", TORCH_FN(torch_ops_nn::cumsum_npu));
+  m.impl("cumsum.out", TORCH_FN(torch_ops_nn::cumsum_out_npu));
+  m.impl("cumsum_", TORCH_FN(torch_ops_nn::cumsum_inplace));
   m.impl("embedding_dense_backward", TORCH_FN(torch_ops_nn::embedding_dense_backward_npu));
   m.impl("tril", TORCH_FN(torch_ops_nn::tril_npu));
   m.impl("tril_", TORCH_FN(torch_ops_nn::tril_));
