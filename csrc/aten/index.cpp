@@ -2,6 +2,9 @@
 // (ascendc_kernels/index_select.h); tril / triu on the tril kernel (ascendc_kernels/tril.h).
 #include <ATen/core/Tensor.h>
 #include <ATen/native/Resize.h>
+#include <ATen/ops/add.h>
+#include <ATen/ops/lt.h>
+#include <ATen/ops/where.h>
 #include <c10/core/DeviceGuard.h>
 #include <ATen/core/dispatch/Dispatcher.h>
 #include <torch/library.h>
@@ -203,10 +206,41 @@ at::Tensor& cumsum_inplace(at::Tensor& self, int64_t dim, std::optional<c10::Sca
   return self.copy_(cumsum_npu(self, dim, dtype));
 }
 
+// ---- x[idx] (aten::index.Tensor) with one integer index tensor: index_select along that dim, negative
+// indices wrapped as Python does. Boolean masks and several index tensors take the CPU fallback.
+at::Tensor index_tensor_npu(const at::Tensor& self, const c10::List<std::optional<at::Tensor>>& indices) {
+  int64_t pos = -1;
+  bool simple = indices.size() <= size_t(self.dim());
+  for (size_t i = 0; i < indices.size() && simple; ++i) {
+    const std::optional<at::Tensor> t = indices.get(i);
+    if (!t.has_value() || !t->defined()) continue;
+    if (pos >= 0 || (t->scalar_type() != c10::kLong && t->scalar_type() != c10::kInt)) simple = false;
+    pos = int64_t(i);
+  }
+  if (!simple || pos < 0) {
+    static const c10::OperatorHandle h = c10::Dispatcher::singleton().findSchemaOrThrow("aten::index", "Tensor");
+    torch::jit::Stack stack{self, indices};
+    RunCpuFallback(h, &stack);
+    return stack.back().toTensor();
+  }
+  const at::Tensor idx = *indices.get(size_t(pos));
+  const char* op = "index";
+  CheckSameNpuDevice(op, {{"self", &self}, {"indices", &idx}});
+  const int64_t d = self.size(pos);
+  // Python semantics: -d <= i < d, negatives counted from the end (the kernel checks the range).
+  const at::Tensor wrapped = at::where(at::lt(idx, 0), at::add(idx, d), idx);
+  at::Tensor r = index_select_npu(self, pos, wrapped.reshape({-1}));
+  std::vector<int64_t> shape(self.sizes().begin(), self.sizes().begin() + pos);
+  shape.insert(shape.end(), idx.sizes().begin(), idx.sizes().end());
+  shape.insert(shape.end(), self.sizes().begin() + pos + 1, self.sizes().end());
+  return r.view(shape);
+}
+
 }  // namespace
 }  // namespace torch_ops_nn
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  m.impl("index.Tensor", TORCH_FN(torch_ops_nn::index_tensor_npu));
   m.impl("cumsum", TORCH_FN(torch_ops_nn::cumsum_npu));
   m.impl("cumsum.out", TORCH_FN(torch_ops_nn::cumsum_out_npu));
   m.impl("cumsum_", TORCH_FN(torch_ops_nn::cumsum_inplace));

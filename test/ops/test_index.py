@@ -84,3 +84,25 @@ def test_embedding_backward_scale_grad_by_freq_takes_the_fallback():
     w = torch.randn(5, 3, device="npu", requires_grad=True)
     with pytest.raises(NotImplementedError, match="embedding_dense_backward"):
         F.embedding(torch.tensor([1, 2], device="npu"), w, scale_grad_by_freq=True).sum().backward()
+
+
+@pytest.mark.parametrize("idx", [[0, 2, -1, 3], [[1, 0], [-2, 3]], 2, [-4, 3]])
+@pytest.mark.parametrize("where", ["first", "second", "last", "after_slice"])
+@pytest.mark.parametrize("idx_dtype", [torch.int64, torch.int32])
+def test_advanced_indexing_with_one_index_tensor(idx, where, idx_dtype):
+    """x[idx] with one integer tensor (any shape, negatives wrapped) runs on index_select."""
+    x = torch.randn(6, 5, 4, generator=torch.Generator().manual_seed(1))
+    i = torch.tensor(idx, dtype=idx_dtype)
+    f = {"first": lambda t, j: t[j], "second": lambda t, j: t[:, j], "last": lambda t, j: t[..., j],
+         "after_slice": lambda t, j: t[1:, j]}[where]
+    got, want = f(x.to("npu"), i.to("npu")), f(x, i)
+    assert got.shape == want.shape and torch.equal(got.cpu(), want)
+
+
+def test_advanced_indexing_out_of_range_and_masks():
+    d = torch.randn(6, 5).to("npu")
+    with pytest.raises(RuntimeError, match=r"index 7 is out of range for dimension size 6"):
+        d[torch.tensor([7], device="npu")]
+        torch.npu.synchronize()
+    with pytest.raises(NotImplementedError, match=r"aten::index"):  # boolean masks: the CPU fallback
+        d[d > 0]
