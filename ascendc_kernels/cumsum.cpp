@@ -28,13 +28,9 @@ CumsumTiling cumsum_tiling(uint64_t outer, uint64_t R, uint64_t inner, uint32_t 
     t.chunk = inner == 1 ? 2048 : 512;  // strided lines: one 32 B block per element in UB
     t.items = outer * inner;            // lines
   }
-  uint64_t cores = t.items < uint64_t(soc.vector_cores) ? t.items : uint64_t(soc.vector_cores);
-  const uint64_t total = outer * R * inner;
-  const uint64_t by_size = total / 8192 + 1;
-  if (cores > by_size) cores = by_size;
-  if (cores < 1) cores = 1;
-  t.items_per_core = CeilDivU<uint64_t>(t.items ? t.items : 1, cores);
-  t.block_dim = uint32_t(CeilDivU<uint64_t>(t.items ? t.items : 1, t.items_per_core));
+  const ItemSplit sp = SplitItems(t.items, (outer * R * inner + 8191) / 8192 * 8192, soc.vector_cores, 8192);
+  t.items_per_core = sp.per_core;
+  t.block_dim = sp.block_dim;
   return t;
 }
 

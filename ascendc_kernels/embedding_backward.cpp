@@ -4,6 +4,7 @@
 #include <type_traits>
 
 #include "kernel_operator.h"
+#include "index_reader.h"
 #include "norm_util.h"
 
 using namespace AscendC;
@@ -47,13 +48,11 @@ class EmbeddingBackwardKernel {
     t_ = t;
     gGm_.SetGlobalBuffer(reinterpret_cast<__gm__ T*>(grad), t.n * t.dim);
     oGm_.SetGlobalBuffer(reinterpret_cast<__gm__ T*>(out), t.num_weights * t.dim);
-    i32Gm_.SetGlobalBuffer(reinterpret_cast<__gm__ int32_t*>(index), t.n);
-    i64Gm_.SetGlobalBuffer(reinterpret_cast<__gm__ int64_t*>(index), t.n);
     pipe_.InitBuffer(acc_, t.chunk * 4);
     pipe_.InitBuffer(gf_, t.chunk * 4);
     pipe_.InitBuffer(row_, t.chunk * sizeof(T));
     pipe_.InitBuffer(zero_, t.chunk * sizeof(T));
-    pipe_.InitBuffer(idx_, t.idx_chunk * 8);
+    index_.Init(pipe_, index, t.n, t.idx64 != 0, t.idx_chunk);
     if constexpr (sizeof(T) == 2) Duplicate(zero_.Get<int16_t>(), int16_t(0), int32_t(t.chunk));
     else Duplicate(zero_.Get<float>(), 0.0f, int32_t(t.chunk));
     SyncVToMte3();
@@ -71,7 +70,7 @@ class EmbeddingBackwardKernel {
         DataCopyPad(oGm_[w * t_.dim + c], zero_.Get<T>(), DataCopyExtParams(1, len * uint32_t(sizeof(T)), 0, 0, 0));
       }
     for (uint64_t k = 0; k < t_.n; ++k) {
-      const int64_t i = Index(k);
+      const int64_t i = index_(k);
       ascendc_assert(i >= 0 && i < int64_t(t_.num_weights),
                      "index %lld is out of range for %llu embeddings (at position %llu of indices)", (long long)i,
                      (unsigned long long)t_.num_weights, (unsigned long long)k);
@@ -113,31 +112,11 @@ class EmbeddingBackwardKernel {
   }
   __aicore__ inline void SyncMte3ToMte2() { SyncPipes<HardEvent::MTE3_MTE2>(); }
 
-  __aicore__ inline int64_t Index(uint64_t k) {
-    if (!have_ || k < k0_ || k >= k0_ + t_.idx_chunk) {
-      k0_ = k;
-      const uint64_t cnt = t_.n - k < t_.idx_chunk ? t_.n - k : t_.idx_chunk;
-      SyncSToMte2();
-      if (t_.idx64)
-        DataCopyPad(idx_.Get<int64_t>(), i64Gm_[k], DataCopyExtParams(1, uint32_t(cnt * 8), 0, 0, 0),
-                    DataCopyPadExtParams<int64_t>(false, 0, 0, 0));
-      else
-        DataCopyPad(idx_.Get<int32_t>(), i32Gm_[k], DataCopyExtParams(1, uint32_t(cnt * 4), 0, 0, 0),
-                    DataCopyPadExtParams<int32_t>(false, 0, 0, 0));
-      SyncMte2ToS();
-      have_ = true;
-    }
-    return t_.idx64 ? idx_.Get<int64_t>().GetValue(uint32_t(k - k0_)) : int64_t(idx_.Get<int32_t>().GetValue(uint32_t(k - k0_)));
-  }
-
   EmbeddingBackwardTiling t_{};
   TPipe pipe_;
-  TBuf<TPosition::VECCALC> acc_, gf_, row_, zero_, idx_;
+  TBuf<TPosition::VECCALC> acc_, gf_, row_, zero_;
+  nn_kernels::IndexReader index_;
   GlobalTensor<T> gGm_, oGm_;
-  GlobalTensor<int32_t> i32Gm_;
-  GlobalTensor<int64_t> i64Gm_;
-  uint64_t k0_ = 0;
-  bool have_ = false;
 };
 
 template <typename T>

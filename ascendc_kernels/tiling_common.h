@@ -45,6 +45,23 @@ inline CoreSplit SplitAcrossCores(uint64_t total, uint32_t elem_bytes, int32_t m
   return {static_cast<uint32_t>(cores), per};
 }
 
+// Splits `items` work items (rows, lines, ...) of `total_bytes` in all into contiguous per-core ranges:
+// at most max_cores, at least ~min_bytes of work per core (a launch is not free), never more cores
+// than items.
+struct ItemSplit {
+  uint64_t per_core;
+  uint32_t block_dim;
+};
+inline ItemSplit SplitItems(uint64_t items, uint64_t total_bytes, int32_t max_cores, uint64_t min_bytes) {
+  uint64_t cores = total_bytes / (min_bytes ? min_bytes : 1);
+  if (cores > static_cast<uint64_t>(max_cores)) cores = static_cast<uint64_t>(max_cores);
+  if (cores > items) cores = items;
+  if (cores < 1) cores = 1;
+  const uint64_t n = items ? items : 1;
+  const uint64_t per = CeilDivU<uint64_t>(n, cores);
+  return {per, static_cast<uint32_t>(CeilDivU<uint64_t>(n, per))};
+}
+
 // Width of the column chunks a reduction over a strided axis splits `inner` into: whole rows up to
 // `max_chunk` columns, narrower (multiples of 64) when the outer rows alone give the cores too few
 // work items.

@@ -21,13 +21,9 @@ TrilTiling tril_tiling(uint64_t batch, uint64_t R, uint64_t C, int64_t k, uint32
   const uint64_t cap = AlignDown<uint64_t>((soc.ub_bytes - 8192) / 3, 32);
   if (chunk > cap) chunk = cap;
   t.chunk = uint32_t(chunk);
-  const uint64_t total = t.rows * C * elem_bytes;
-  uint64_t cores = total / (16 * 1024);
-  if (cores < 1) cores = 1;
-  if (cores > uint64_t(soc.vector_cores)) cores = uint64_t(soc.vector_cores);
-  if (cores > t.rows) cores = t.rows ? t.rows : 1;
-  t.rows_per_core = CeilDivU<uint64_t>(t.rows ? t.rows : 1, cores);
-  t.block_dim = uint32_t(CeilDivU<uint64_t>(t.rows ? t.rows : 1, t.rows_per_core));
+  const ItemSplit sp = SplitItems(t.rows, t.rows * C * elem_bytes, soc.vector_cores, 16 * 1024);
+  t.rows_per_core = sp.per_core;
+  t.block_dim = sp.block_dim;
   return t;
 }
 

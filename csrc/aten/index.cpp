@@ -65,10 +65,7 @@ at::Tensor index_select_npu(const at::Tensor& self, int64_t dim, const at::Tenso
 }
 
 at::Tensor& index_select_out(const at::Tensor& self, int64_t dim, const at::Tensor& index, at::Tensor& out) {
-  at::Tensor r = index_select_npu(self, dim, index);
-  at::native::resize_output(out, r.sizes());
-  out.copy_(r);
-  return out;
+  return CopyToOut("index_select", index_select_npu(self, dim, index), out);
 }
 
 // ---- tril / triu (the tril kernel; any dtype)
@@ -106,14 +103,10 @@ at::Tensor& TrilInPlace(const char* op, at::Tensor& self, int64_t k, bool upper)
 at::Tensor& tril_(at::Tensor& self, int64_t k) { return TrilInPlace("tril_", self, k, false); }
 at::Tensor& triu_(at::Tensor& self, int64_t k) { return TrilInPlace("triu_", self, k, true); }
 at::Tensor& tril_out(const at::Tensor& self, int64_t k, at::Tensor& out) {
-  const at::Tensor r = TrilImpl("tril.out", self, k, false);
-  at::native::resize_output(out, r.sizes());
-  return out.copy_(r);
+  return CopyToOut("tril", TrilImpl("tril.out", self, k, false), out);
 }
 at::Tensor& triu_out(const at::Tensor& self, int64_t k, at::Tensor& out) {
-  const at::Tensor r = TrilImpl("triu.out", self, k, true);
-  at::native::resize_output(out, r.sizes());
-  return out.copy_(r);
+  return CopyToOut("triu", TrilImpl("triu.out", self, k, true), out);
 }
 
 // ---- embedding_dense_backward (the embedding_backward kernel; scale_grad_by_freq takes the CPU fallback)

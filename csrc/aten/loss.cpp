@@ -266,9 +266,7 @@ at::Tensor mse_loss_npu(const at::Tensor& self, const at::Tensor& target, int64_
   return Reduce(at::mul(d, d), reduction);
 }
 at::Tensor& mse_loss_out(const at::Tensor& self, const at::Tensor& target, int64_t reduction, at::Tensor& out) {
-  const at::Tensor r = mse_loss_npu(self, target, reduction);
-  at::native::resize_output(out, r.sizes());
-  return out.copy_(r);
+  return CopyToOut("mse_loss", mse_loss_npu(self, target, reduction), out);
 }
 at::Tensor mse_loss_backward_npu(const at::Tensor& grad, const at::Tensor& self, const at::Tensor& target,
                                  int64_t reduction) {
@@ -278,9 +276,7 @@ at::Tensor mse_loss_backward_npu(const at::Tensor& grad, const at::Tensor& self,
 }
 at::Tensor& mse_loss_backward_out(const at::Tensor& grad, const at::Tensor& self, const at::Tensor& target,
                                   int64_t reduction, at::Tensor& grad_input) {
-  const at::Tensor r = mse_loss_backward_npu(grad, self, target, reduction);
-  at::native::resize_output(grad_input, r.sizes());
-  return grad_input.copy_(r);
+  return CopyToOut("mse_loss_backward", mse_loss_backward_npu(grad, self, target, reduction), grad_input);
 }
 
 // smooth_l1 (beta) and huber (delta): |d| < t ? 0.5 d^2 * a : (|d| - 0.5 t) * b, with
@@ -316,9 +312,7 @@ at::Tensor smooth_l1_loss_npu(const at::Tensor& self, const at::Tensor& target, 
 }
 at::Tensor& smooth_l1_loss_out(const at::Tensor& self, const at::Tensor& target, int64_t reduction, double beta,
                                at::Tensor& out) {
-  const at::Tensor r = smooth_l1_loss_npu(self, target, reduction, beta);
-  at::native::resize_output(out, r.sizes());
-  return out.copy_(r);
+  return CopyToOut("smooth_l1_loss", smooth_l1_loss_npu(self, target, reduction, beta), out);
 }
 at::Tensor smooth_l1_loss_backward_npu(const at::Tensor& grad, const at::Tensor& self, const at::Tensor& target,
                                        int64_t reduction, double beta) {
@@ -326,18 +320,15 @@ at::Tensor smooth_l1_loss_backward_npu(const at::Tensor& grad, const at::Tensor&
 }
 at::Tensor& smooth_l1_loss_backward_out(const at::Tensor& grad, const at::Tensor& self, const at::Tensor& target,
                                         int64_t reduction, double beta, at::Tensor& grad_input) {
-  const at::Tensor r = smooth_l1_loss_backward_npu(grad, self, target, reduction, beta);
-  at::native::resize_output(grad_input, r.sizes());
-  return grad_input.copy_(r);
+  return CopyToOut("smooth_l1_loss_backward", smooth_l1_loss_backward_npu(grad, self, target, reduction, beta),
+                   grad_input);
 }
 at::Tensor huber_loss_npu(const at::Tensor& self, const at::Tensor& target, int64_t reduction, double delta) {
   return RobustLoss("huber_loss", self, target, reduction, delta, true);
 }
 at::Tensor& huber_loss_out(const at::Tensor& self, const at::Tensor& target, int64_t reduction, double delta,
                            at::Tensor& out) {
-  const at::Tensor r = huber_loss_npu(self, target, reduction, delta);
-  at::native::resize_output(out, r.sizes());
-  return out.copy_(r);
+  return CopyToOut("huber_loss", huber_loss_npu(self, target, reduction, delta), out);
 }
 at::Tensor huber_loss_backward_npu(const at::Tensor& grad, const at::Tensor& self, const at::Tensor& target,
                                    int64_t reduction, double delta) {
@@ -345,9 +336,8 @@ at::Tensor huber_loss_backward_npu(const at::Tensor& grad, const at::Tensor& sel
 }
 at::Tensor& huber_loss_backward_out(const at::Tensor& grad, const at::Tensor& self, const at::Tensor& target,
                                     int64_t reduction, double delta, at::Tensor& grad_input) {
-  const at::Tensor r = huber_loss_backward_npu(grad, self, target, reduction, delta);
-  at::native::resize_output(grad_input, r.sizes());
-  return grad_input.copy_(r);
+  return CopyToOut("huber_loss_backward", huber_loss_backward_npu(grad, self, target, reduction, delta),
+                   grad_input);
 }
 
 }  // namespace

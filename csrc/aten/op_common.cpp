@@ -1,6 +1,7 @@
 #include "aten/op_common.h"
 
 #include <ATen/EmptyTensor.h>
+#include <ATen/native/Resize.h>
 #include <c10/core/DeviceGuard.h>
 
 #include <mutex>
@@ -80,6 +81,14 @@ std::string DescribeForLog(std::initializer_list<NamedTensor> tensors) {
     s << (s.tellp() > 0 ? " " : "") << nt.first << "=" << nt.second->scalar_type() << nt.second->sizes();
   }
   return s.str();
+}
+
+at::Tensor& CopyToOut(const char* op, const at::Tensor& result, at::Tensor& out) {
+  CheckSameNpuDevice(op, {{"out", &out}});
+  at::native::resize_output(out, result.sizes());
+  if (out.is_same(result)) return out;
+  out.copy_(result);
+  return out;
 }
 
 }  // namespace torch_ops_nn

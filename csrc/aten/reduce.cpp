@@ -270,13 +270,6 @@ void SplitAround(const at::Tensor& x, std::optional<int64_t> dim, uint64_t* oute
 }
 
 // ------------------------------------------------------------------------------- result into `out`
-at::Tensor& CopyToOut(const char* op, const at::Tensor& result, at::Tensor& out) {
-  CheckSameNpuDevice(op, {{"out", &out}});
-  at::native::resize_output(out, result.sizes());
-  if (out.is_same(result)) return out;
-  out.copy_(result);
-  return out;
-}
 
 // ------------------------------------------------------------------------------- sum / mean
 c10::ScalarType SumDtype(const at::Tensor& self, std::optional<c10::ScalarType> dtype) {
