@@ -1,0 +1,78 @@
+// topk on npu: the topk kernel (ascendc_kernels/topk.h) for float32 / float16 / bfloat16 rows of at most
+// kTopkMaxR elements and k <= kTopkMaxK (e.g. top-5 accuracy over 1000 classes); other cases take the
+// CPU fallback. The reduced dim is moved last with one device copy when it is not already.
+#include <ATen/core/Tensor.h>
+#include <ATen/core/dispatch/Dispatcher.h>
+#include <torch/library.h>
+
+#include <tuple>
+
+#include "aten/kernel_launch.h"
+#include "aten/op_common.h"
+#include "core/cpu_fallback.h"
+#include "elementwise.h"
+#include "topk.h"
+
+namespace torch_ops_nn {
+
+TORCH_OPS_NN_REGISTER_KERNEL(topk_kernel);
+
+namespace {
+
+std::tuple<at::Tensor&, at::Tensor&> topk_values_npu(const at::Tensor& self, c10::SymInt k_s, int64_t dim, bool largest,
+                                                     bool sorted, at::Tensor& values, at::Tensor& indices) {
+  const char* op = "topk";
+  const c10::DeviceIndex dev = CheckSameNpuDevice(op, {{"self", &self}, {"values", &values}, {"indices", &indices}});
+  const int64_t k = k_s.expect_int();
+  const int64_t nd = self.dim() == 0 ? 1 : self.dim();
+  TORCH_CHECK_INDEX(dim >= -nd && dim < nd, op, "(): Dimension out of range (expected to be in range of [", -nd, ", ",
+                    nd - 1, "], but got ", dim, ")");
+  if (dim < 0) dim += nd;
+  const int64_t R = self.dim() == 0 ? 1 : self.size(dim);
+  TORCH_CHECK(k >= 0 && k <= R, "selected index k out of range");
+  const bool native = self.dim() > 0 && IsNpuFloat(self.scalar_type()) && R <= npu_kernels::kTopkMaxR &&
+                      k <= npu_kernels::kTopkMaxK && k > 0 && self.numel() > 0;
+  if (!native) {
+    static const c10::OperatorHandle h = c10::Dispatcher::singleton().findSchemaOrThrow("aten::topk", "values");
+    torch::jit::Stack stack{self, k_s, dim, largest, sorted, values, indices};
+    RunCpuFallback(h, &stack);
+    return {values, indices};
+  }
+  // Rows along the last dim.
+  const at::Tensor x = dim == self.dim() - 1 ? Contiguous(self) : self.movedim(dim, -1).contiguous();
+  std::vector<int64_t> out_shape(x.sizes().begin(), x.sizes().end());
+  out_shape.back() = k;
+  at::Tensor v = NpuEmpty(out_shape, x.scalar_type(), dev), i = NpuEmpty(out_shape, c10::kLong, dev);
+  const uint64_t rows = uint64_t(x.numel() / R);
+  npu_kernels::EwDType ew = self.scalar_type() == c10::kFloat ? npu_kernels::EwDType::F32
+                            : self.scalar_type() == c10::kHalf ? npu_kernels::EwDType::F16
+                                                               : npu_kernels::EwDType::BF16;
+  const auto t = npu_kernels::topk_tiling(rows, uint32_t(R), uint32_t(k), largest, uint32_t(ew),
+                                          uint32_t(x.element_size()), SocInfoFor(dev));
+  KernelLaunch launch{"topk_kernel", ascendc_host::CoreType::AIV, t.block_dim, dev};
+  if (LogDebugEnabled()) launch.detail = DescribeForLog({{"self", &x}}) + " k=" + std::to_string(k);
+  LaunchKernel(std::move(launch), &topk_kernel, t, x.data_ptr(), v.data_ptr(), i.data_ptr());
+  if (dim != self.dim() - 1) {
+    v = v.movedim(-1, dim);
+    i = i.movedim(-1, dim);
+  }
+  CopyToOut(op, v, values);
+  CopyToOut(op, i, indices);
+  return {values, indices};
+}
+
+std::tuple<at::Tensor, at::Tensor> topk_npu(const at::Tensor& self, c10::SymInt k, int64_t dim, bool largest,
+                                            bool sorted) {
+  at::Tensor values = NpuEmpty({0}, self.scalar_type(), self.device().index());
+  at::Tensor indices = NpuEmpty({0}, c10::kLong, self.device().index());
+  topk_values_npu(self, k, dim, largest, sorted, values, indices);
+  return {values, indices};
+}
+
+}  // namespace
+}  // namespace torch_ops_nn
+
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  m.impl("topk", TORCH_FN(torch_ops_nn::topk_npu));
+  m.impl("topk.values", TORCH_FN(torch_ops_nn::topk_values_npu));
+}
