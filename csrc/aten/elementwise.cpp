@@ -6,8 +6,12 @@
 #include <ATen/native/Resize.h>
 #include <ATen/native/TypeProperties.h>
 #include <ATen/ops/empty_strided.h>
+#include <ATen/ops/logical_or.h>
+#include <ATen/ops/le.h>
+#include <ATen/ops/ge.h>
 #include <c10/core/DeviceGuard.h>
 #include <c10/core/ScalarType.h>
+#include <ATen/core/dispatch/Dispatcher.h>
 #include <torch/library.h>
 
 #include <cmath>
@@ -18,6 +22,7 @@
 #include "aten/elementwise_common.h"
 #include "aten/kernel_launch.h"
 #include "aten/op_common.h"
+#include "core/cpu_fallback.h"
 #include "cast.h"
 #include "elementwise.h"
 
@@ -698,16 +703,35 @@ PwOp DivDef(const char* name, std::optional<c10::string_view> mode) {
   p.scalar_opmath = true;
   return p;
 }
+// Whether every value of an integer tensor lies within +-2^24, where the float path is exact (the
+// rounded quotient's error stays below 1/|b|). Reads one flag back from the device.
+bool IntsFitFloat(const at::Tensor& t) {
+  if (t.numel() == 0) return true;
+  const int64_t lim = int64_t(1) << 24;
+  if (t.device().is_cpu()) return t.abs().max().item<int64_t>() < lim;  // a wrapped Python scalar
+  return !at::logical_or(at::ge(t, lim), at::le(t, -lim)).any().item<bool>();
+}
+
 // Integer division goes through the float kernel (the vector unit has no integer Div).
 at::Tensor DivRun(const char* name, const at::Tensor& self, const at::Tensor& other,
                   std::optional<c10::string_view> mode, PwTarget target) {
   PwOp p = DivDef(name, mode);
   const c10::ScalarType common = CommonDtype({{"self", &self}, {"other", &other}});
   if (mode.has_value() && (common == c10::kInt || common == c10::kLong)) {
-    // Integers: the quotient is rounded in float (exact while |values| < 2^24), then cast back.
-    PwOp f = p;
-    f.result = PwResult::kPromoteFloat;
-    at::Tensor r = Pointwise(f, {{"self", &self}, {"other", &other}});
+    // Integers: the quotient is rounded in float and cast back: exact while |values| < 2^24. Larger
+    // values are divided by the CPU fallback (a number, not a silently wrong one).
+    at::Tensor r;
+    if (IntsFitFloat(self) && IntsFitFloat(other)) {
+      PwOp f = p;
+      f.result = PwResult::kPromoteFloat;
+      r = Pointwise(f, {{"self", &self}, {"other", &other}});
+    } else {
+      static const c10::OperatorHandle h =
+          c10::Dispatcher::singleton().findSchemaOrThrow("aten::div", "Tensor_mode");
+      torch::jit::Stack stack{self, other, std::string(*mode)};
+      RunCpuFallback(h, &stack);
+      r = stack.back().toTensor();
+    }
     if (target.kind == PwTarget::kNew) return r.to(common);
     TORCH_CHECK(c10::canCast(common, target.tensor->scalar_type()), name, ": result type ", common,
                 " can't be cast to the desired output type ", target.tensor->scalar_type());

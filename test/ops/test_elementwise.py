@@ -340,6 +340,24 @@ def test_integer_arithmetic(dtype):
     assert_same(npu(a) / npu(b), a / b, CLOSE[torch.float32])
 
 
+@pytest.mark.parametrize("dtype", [torch.int32, torch.int64])
+def test_integer_division_beyond_float_precision_is_exact(dtype, monkeypatch):
+    """Integer floor/trunc division runs in float only while every value is within +-2^24 (exact
+    there); larger values go to the CPU fallback instead of a silently wrong quotient (123456789 // 10
+    was 12345679 in float)."""
+    small = torch.tensor([-7, 7, -8, 8, 16777215, -16777215], dtype=dtype)
+    d = torch.tensor([2, -2, 3, -3, 2, 7], dtype=dtype)
+    assert torch.equal((npu(small) // npu(d)).cpu(), small // d)  # native (fallback_error is set)
+    assert torch.equal(torch.div(npu(small), 3, rounding_mode="trunc").cpu(), torch.div(small, 3, rounding_mode="trunc"))
+    big = torch.tensor([123456789, -123456789, 2_000_000_001], dtype=dtype)
+    with pytest.raises(NotImplementedError, match="div"):
+        npu(big) // 10
+    monkeypatch.setenv("TORCH_OPS_NN_FALLBACK", "silent")
+    assert torch.equal((npu(big) // 10).cpu(), big // 10)
+    e = torch.tensor([7, 7, -3], dtype=dtype)
+    assert torch.equal(torch.div(npu(big), npu(e), rounding_mode="trunc").cpu(), torch.div(big, e, rounding_mode="trunc"))
+
+
 def test_int64_exact_beyond_int32():
     """int64 add/sub, comparisons, max/min, where/masked_fill, neg/abs/relu/clamp are exact on all 64
     bits (int32 kernels on the two halves with carry and lexicographic compare), wrapping like the CPU."""
