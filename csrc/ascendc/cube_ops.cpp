@@ -513,12 +513,15 @@ inline __attribute__((always_inline)) void Copy512(uint8_t* d, const uint8_t* s)
   for (int i = 0; i < 8; ++i) __builtin_memcpy(d + 64 * i, &t[i], 64);
 }
 
-// One img2col window of a non-transposing Load3D into the FMA layouts (L0A Zz or L0B k-major).
+// One img2col window (one repeat of Load3D): the fractal of 16 output pixels x C0 K values at (kf, rb)
+// is gathered from the C1HWC0 feature map in L1 (a stride-1 run of 16 pixels inside the map is one
+// contiguous 512 B source; padding rows take the pad pattern, K beyond the img2col extent zeros) and
+// handed to an `Out`, which writes it in the destination layout. Out::Direct(kf, rb) names where the
+// gathered rows may go as they are (the L0A Zz fractal of the FMA layout), or null.
 struct Im2colArgs {
-  uint8_t* dwin;
   const uint8_t* src;
   uint64_t plane_bytes, ks, kfr, mfr, ktot, fhw;
-  int c0, esz;
+  int c0;
   int32_t filterW, dilH, dilW, l1H, l1W, strideW;
   const int32_t* ih0;
   const int32_t* iw0;
@@ -526,8 +529,8 @@ struct Im2colArgs {
   const uint8_t* pad32;
 };
 
-template <bool kToB>
-inline __attribute__((always_inline)) void Im2colBody(const Im2colArgs& a) {
+template <class Out>
+inline __attribute__((always_inline)) void Im2colWindow(const Im2colArgs& a, const Out& out) {
   for (uint64_t kf = 0; kf < a.kfr; ++kf) {
     const uint64_t col = a.ks + kf * a.c0;
     const bool beyond_k = col >= a.ktot;
@@ -536,11 +539,9 @@ inline __attribute__((always_inline)) void Im2colBody(const Im2colArgs& a) {
     const int32_t dh = int32_t(khw / a.filterW) * a.dilH, dw = int32_t(khw % a.filterW) * a.dilW;
     const uint8_t* splane = a.src + cc1 * a.plane_bytes;
     for (uint64_t rb = 0; rb < a.mfr; ++rb) {
-      // L0A: fractal (rb, kf), row r = C0 consecutive K values of pixel rb*16 + r.
-      // L0B: fractal (kf, rb), its k-major transpose.
-      uint8_t* d = kToB ? a.dwin + (kf * a.mfr + rb) * 512 : a.dwin + (rb * a.kfr + kf) * 512;
       alignas(64) uint8_t tmp[512];
-      uint8_t* g = kToB ? tmp : d;  // where gathered rows go
+      uint8_t* direct = out.Direct(kf, rb);
+      uint8_t* g = direct ? direct : tmp;  // where gathered rows go
       const uint8_t* fs;
       const int32_t ihr = a.ih0[rb * 16] + dh, iwr = a.iw0[rb * 16] + dw;
       if (beyond_k) {
@@ -565,21 +566,81 @@ inline __attribute__((always_inline)) void Im2colBody(const Im2colArgs& a) {
         }
         fs = g;
       }
-      if (kToB) TransposeFractal(d, fs, 16, a.c0, a.esz);
-      else if (fs != d) Copy512(d, fs);
+      out.Put(kf, rb, fs);
     }
   }
 }
 
+// L0A Zz of the FMA layout: fractal (rb, kf), row r = C0 consecutive K values of pixel rb*16 + r.
+struct Im2colToZz {
+  uint8_t* dwin;
+  uint64_t kfr;
+  inline __attribute__((always_inline)) uint8_t* Direct(uint64_t kf, uint64_t rb) const {
+    return dwin + (rb * kfr + kf) * 512;
+  }
+  inline __attribute__((always_inline)) void Put(uint64_t kf, uint64_t rb, const uint8_t* fs) const {
+    uint8_t* d = Direct(kf, rb);
+    if (fs != d) Copy512(d, fs);
+  }
+};
+// L0B of the FMA layout (the transposed window): fractal (kf, rb), k-major k0*16 + n0.
+struct Im2colToKMajor {
+  uint8_t* dwin;
+  uint64_t mfr;
+  int c0, esz;
+  uint8_t* Direct(uint64_t, uint64_t) const { return nullptr; }
+  inline __attribute__((always_inline)) void Put(uint64_t kf, uint64_t rb, const uint8_t* fs) const {
+    TransposeFractal(dwin + (kf * mfr + rb) * 512, fs, 16, c0, esz);
+  }
+};
+// Any destination through the L0 writer (AMX layouts) and enTranspose (the window^T in Zz, rows padded
+// to 16, b32 columns split over two 16x8 fractals).
+struct Im2colToWriter {
+  const L0Writer* w;
+  uint8_t* dwin;
+  uint64_t kfr, mfr, t_colfr;
+  int c0, esz;
+  bool trans_a, to_l0b;
+  uint8_t* Direct(uint64_t, uint64_t) const { return nullptr; }
+  void Put(uint64_t kf, uint64_t rb, const uint8_t* fs) const {
+    alignas(64) uint8_t tt[512];
+    if (trans_a) {
+      // Window^T in Zz: element (row kf*C0 + k0, col rb*16 + r) = S[r][k0].
+      if (c0 == 16) {
+        TransposeFractal(tt, fs, 16, 16, esz);
+        w->A(dwin + (kf * t_colfr + rb) * 512, tt);
+      } else {
+        TransposeFractal(tt, fs, 16, 8, esz);  // S^T: 8 rows (k0) x 16 columns (r)
+        alignas(64) uint8_t h0[256], h1[256];  // its left / right 8 columns
+        for (int k0 = 0; k0 < 8; ++k0) {
+          std::memcpy(h0 + k0 * 32, tt + k0 * 64, 32);
+          std::memcpy(h1 + k0 * 32, tt + k0 * 64 + 32, 32);
+        }
+        const uint64_t rowblk = kf / 2, row0 = (kf % 2) * 8;
+        uint8_t* f0 = dwin + (rowblk * t_colfr + 2 * rb) * 512;
+        w->A(f0, h0, int(row0), 8);
+        w->A(f0 + 512, h1, int(row0), 8);
+      }
+    } else if (!to_l0b) {
+      w->A(dwin + (rb * kfr + kf) * 512, fs);
+    } else {
+      TransposeFractal(tt, fs, 16, c0, esz);
+      w->B(dwin + (kf * mfr + rb) * 512, tt);
+    }
+  }
+};
+
+// The FMA-layout windows with vector moves of the host's widest ISA.
 #if CUBE_OPS_X86
-__attribute__((target("avx512f,avx512bw,avx512vl"))) void Im2colAvx512(const Im2colArgs& a, bool to_b) {
-  if (to_b) Im2colBody<true>(a);
-  else Im2colBody<false>(a);
+__attribute__((target("avx512f,avx512bw,avx512vl"))) void Im2colFmaAvx512(const Im2colArgs& a, uint8_t* dwin,
+                                                                          bool to_b, int esz) {
+  if (to_b) Im2colWindow(a, Im2colToKMajor{dwin, a.mfr, a.c0, esz});
+  else Im2colWindow(a, Im2colToZz{dwin, a.kfr});
 }
 #endif
-void Im2colGeneric(const Im2colArgs& a, bool to_b) {
-  if (to_b) Im2colBody<true>(a);
-  else Im2colBody<false>(a);
+void Im2colFmaGeneric(const Im2colArgs& a, uint8_t* dwin, bool to_b, int esz) {
+  if (to_b) Im2colWindow(a, Im2colToKMajor{dwin, a.mfr, a.c0, esz});
+  else Im2colWindow(a, Im2colToZz{dwin, a.kfr});
 }
 }  // namespace
 
@@ -694,91 +755,22 @@ void CubeLoad3D(const LocalOperand& dst, const LocalOperand& src, CubeElem t, co
       const uint64_t i0 = rb * 16;
       run[rb] = ih0[i0] == ih0[i0 + 15] && iw0[i0 + 15] == iw0[i0] + 15 * int32_t(a.strideW);
     }
-    if (!trans_a && !w.amx) {
-      Im2colArgs ia;
-      ia.dwin = dwin; ia.src = src.ptr; ia.plane_bytes = plane * esz; ia.ks = ks; ia.kfr = kfr; ia.mfr = mfr;
-      ia.ktot = ktot; ia.fhw = fhw; ia.c0 = c0; ia.esz = esz; ia.filterW = int32_t(a.filterW);
-      ia.dilH = int32_t(a.dilH); ia.dilW = int32_t(a.dilW); ia.l1H = int32_t(a.l1H); ia.l1W = int32_t(a.l1W);
-      ia.strideW = int32_t(a.strideW); ia.ih0 = ih0.data(); ia.iw0 = iw0.data(); ia.run = run.data(); ia.pad32 = pad32;
-#if CUBE_OPS_X86
-      if (HasAvx512()) { Im2colAvx512(ia, to_l0b); continue; }
-#endif
-      Im2colGeneric(ia, to_l0b);
+    Im2colArgs ia;
+    ia.src = src.ptr; ia.plane_bytes = plane * esz; ia.ks = ks; ia.kfr = kfr; ia.mfr = mfr;
+    ia.ktot = ktot; ia.fhw = fhw; ia.c0 = c0; ia.filterW = int32_t(a.filterW);
+    ia.dilH = int32_t(a.dilH); ia.dilW = int32_t(a.dilW); ia.l1H = int32_t(a.l1H); ia.l1W = int32_t(a.l1W);
+    ia.strideW = int32_t(a.strideW); ia.ih0 = ih0.data(); ia.iw0 = iw0.data(); ia.run = run.data(); ia.pad32 = pad32;
+    if (trans_a || w.amx) {
+      Im2colWindow(ia, Im2colToWriter{&w, dwin, kfr, mfr, t_colfr, c0, esz, trans_a, to_l0b});
       continue;
     }
-    for (uint64_t kf = 0; kf < kfr; ++kf) {
-      const uint64_t col = ks + kf * c0;
-      const bool beyond_k = col >= ktot;
-      const uint64_t cc1 = beyond_k ? 0 : col / (fhw * c0);
-      const uint64_t khw = beyond_k ? 0 : (col / c0) % fhw;
-      const int32_t dh = int32_t(khw / a.filterW) * a.dilH, dw = int32_t(khw % a.filterW) * a.dilW;
-      const uint8_t* splane = src.ptr + cc1 * plane * esz;
-      static const uint8_t zeros[32] = {};
-      // One 16-row fractal group at a time: gather the 16 source pieces (32 B = C0 values each),
-      // then write the fractal whole (L0A: 16 rows of 32 B; L0B: its k-major transpose).
-      for (uint64_t rb = 0; rb < mfr; ++rb) {
-        alignas(64) uint8_t tmp[512];
-        const uint8_t* frac_src;
-        const int32_t ih_run = ih0[rb * 16] + dh, iw_run = iw0[rb * 16] + dw;
-        if (!beyond_k && run[rb] && ih_run >= 0 && ih_run < a.l1H && iw_run >= 0 &&
-            iw_run + 15 * int32_t(a.strideW) < a.l1W) {
-          frac_src = splane + (uint64_t(ih_run) * a.l1W + uint64_t(iw_run)) * 32;
-          if (a.strideW != 1) {  // 16 pieces a stride apart
-            const uint64_t step = uint64_t(a.strideW) * 32;
-            if (!to_l0b && !trans_a && !w.amx) {  // the Zz fractal is these 16 rows as they are
-              uint8_t* d = dwin + (rb * kfr + kf) * 512;
-              for (int r = 0; r < 16; ++r) std::memcpy(d + r * 32, frac_src + r * step, 32);
-              continue;
-            }
-            for (int r = 0; r < 16; ++r) std::memcpy(tmp + r * 32, frac_src + r * step, 32);
-            frac_src = tmp;
-          }
-        } else {
-          const uint8_t* sp[16];
-          bool contiguous = !beyond_k;
-          for (int r = 0; r < 16; ++r) {
-            const uint64_t i = rb * 16 + r;
-            const int32_t ih = ih0[i] + dh, iw = iw0[i] + dw;
-            if (beyond_k) sp[r] = zeros;
-            else if (ih < 0 || ih >= a.l1H || iw < 0 || iw >= a.l1W) { sp[r] = pad32; contiguous = false; }
-            else sp[r] = splane + (uint64_t(ih) * a.l1W + uint64_t(iw)) * 32;
-            if (r > 0 && sp[r] != sp[r - 1] + 32) contiguous = false;
-          }
-          frac_src = sp[0];
-          if (!contiguous) {
-            for (int r = 0; r < 16; ++r) std::memcpy(tmp + r * 32, sp[r], 32);
-            frac_src = tmp;
-          }
-        }
-        if (trans_a) {
-          // Window^T in Zz: element (row kf*C0 + k0, col rb*16 + r) = S[r][k0].
-          alignas(64) uint8_t tt[512];
-          if (c0 == 16) {
-            TransposeFractal(tt, frac_src, 16, 16, esz);
-            w.A(dwin + (kf * t_colfr + rb) * 512, tt);
-          } else {
-            TransposeFractal(tt, frac_src, 16, 8, esz);  // S^T: 8 rows (k0) x 16 columns (r)
-            alignas(64) uint8_t h0[256], h1[256];        // its left / right 8 columns
-            for (int k0 = 0; k0 < 8; ++k0) {
-              std::memcpy(h0 + k0 * 32, tt + k0 * 64, 32);
-              std::memcpy(h1 + k0 * 32, tt + k0 * 64 + 32, 32);
-            }
-            const uint64_t rowblk = kf / 2, row0 = (kf % 2) * 8;
-            uint8_t* f0 = dwin + (rowblk * t_colfr + 2 * rb) * 512;
-            w.A(f0, h0, int(row0), 8);
-            w.A(f0 + 512, h1, int(row0), 8);
-          }
-        } else if (!to_l0b) {
-          // L0A Zz: fractal (rb, kf), row r holds C0 consecutive K values.
-          w.A(dwin + (rb * kfr + kf) * 512, frac_src);
-        } else {
-          // L0B (transposed window): B[k][n] = im2col[n][k]; fractal (kf, rb), k-major k0*16 + n0.
-          alignas(64) uint8_t tt[512];
-          TransposeFractal(tt, frac_src, 16, c0, esz);
-          w.B(dwin + (kf * mfr + rb) * 512, tt);
-        }
-      }
+#if CUBE_OPS_X86
+    if (HasAvx512()) {
+      Im2colFmaAvx512(ia, dwin, to_l0b, esz);
+      continue;
     }
+#endif
+    Im2colFmaGeneric(ia, dwin, to_l0b, esz);
   }
 }
 

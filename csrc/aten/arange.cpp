@@ -3,7 +3,6 @@
 // values fit int32; other dtypes and wider integer ranges take the CPU fallback (same policy as an op
 // without a kernel).
 #include <ATen/core/Tensor.h>
-#include <ATen/core/dispatch/Dispatcher.h>
 #include <ATen/native/Resize.h>
 #include <torch/library.h>
 
@@ -21,13 +20,6 @@ namespace torch_ops_nn {
 TORCH_OPS_NN_REGISTER_KERNEL(arange_kernel);
 
 namespace {
-
-at::Tensor& ArangeFallback(const c10::Scalar& start, const c10::Scalar& end, const c10::Scalar& step, at::Tensor& out) {
-  static const c10::OperatorHandle op = c10::Dispatcher::singleton().findSchemaOrThrow("aten::arange", "start_out");
-  torch::jit::Stack stack{start, end, step, out};
-  RunCpuFallback(op, &stack);
-  return out;
-}
 
 at::Tensor& arange_start_out(const c10::Scalar& start, const c10::Scalar& end, const c10::Scalar& step,
                              at::Tensor& out) {
@@ -68,7 +60,10 @@ at::Tensor& arange_start_out(const c10::Scalar& start, const c10::Scalar& end, c
     const double last = double(xs) + double(xst) * double(size - 1);
     native = std::llabs(xs) <= lim && std::llabs(xst) <= lim && std::fabs(last) <= double(lim);
   }
-  if (!native) return ArangeFallback(start, end, step, out);
+  if (!native) {
+    CallCpuFallback("aten::arange", "start_out", {start, end, step, out});
+    return out;
+  }
   const c10::DeviceIndex dev = out.device().index();
   at::Tensor y = out.is_contiguous() ? out : NpuEmpty({size}, dt, dev);
   auto t = npu_kernels::arange_tiling(uint64_t(size), uint32_t(ew), uint32_t(out.element_size()), SocInfoFor(dev));

@@ -11,7 +11,6 @@
 #include <ATen/ops/ge.h>
 #include <c10/core/DeviceGuard.h>
 #include <c10/core/ScalarType.h>
-#include <ATen/core/dispatch/Dispatcher.h>
 #include <torch/library.h>
 
 #include <cmath>
@@ -703,13 +702,21 @@ PwOp DivDef(const char* name, std::optional<c10::string_view> mode) {
   p.scalar_opmath = true;
   return p;
 }
-// Whether every value of an integer tensor lies within +-2^24, where the float path is exact (the
+// Whether every value of the integer tensors lies within +-2^24, where the float path is exact (the
 // rounded quotient's error stays below 1/|b|). Reads one flag back from the device.
-bool IntsFitFloat(const at::Tensor& t) {
-  if (t.numel() == 0) return true;
+bool IntsFitFloat(std::initializer_list<const at::Tensor*> ts) {
   const int64_t lim = int64_t(1) << 24;
-  if (t.device().is_cpu()) return t.abs().max().item<int64_t>() < lim;  // a wrapped Python scalar
-  return !at::logical_or(at::ge(t, lim), at::le(t, -lim)).any().item<bool>();
+  at::Tensor outside;  // npu: any value out of range
+  for (const at::Tensor* t : ts) {
+    if (t->numel() == 0) continue;
+    if (t->device().is_cpu()) {  // a wrapped Python scalar
+      if (t->abs().max().item<int64_t>() >= lim) return false;
+      continue;
+    }
+    const at::Tensor o = at::logical_or(at::ge(*t, lim), at::le(*t, -lim)).any();
+    outside = outside.defined() ? at::logical_or(outside, o) : o;
+  }
+  return !outside.defined() || !outside.item<bool>();
 }
 
 // Integer division goes through the float kernel (the vector unit has no integer Div).
@@ -721,16 +728,12 @@ at::Tensor DivRun(const char* name, const at::Tensor& self, const at::Tensor& ot
     // Integers: the quotient is rounded in float and cast back: exact while |values| < 2^24. Larger
     // values are divided by the CPU fallback (a number, not a silently wrong one).
     at::Tensor r;
-    if (IntsFitFloat(self) && IntsFitFloat(other)) {
+    if (IntsFitFloat({&self, &other})) {
       PwOp f = p;
       f.result = PwResult::kPromoteFloat;
       r = Pointwise(f, {{"self", &self}, {"other", &other}});
     } else {
-      static const c10::OperatorHandle h =
-          c10::Dispatcher::singleton().findSchemaOrThrow("aten::div", "Tensor_mode");
-      torch::jit::Stack stack{self, other, std::string(*mode)};
-      RunCpuFallback(h, &stack);
-      r = stack.back().toTensor();
+      r = CallCpuFallback("aten::div", "Tensor_mode", {self, other, std::string(*mode)}).back().toTensor();
     }
     if (target.kind == PwTarget::kNew) return r.to(common);
     TORCH_CHECK(c10::canCast(common, target.tensor->scalar_type()), name, ": result type ", common,
@@ -1154,7 +1157,7 @@ PwOp NanToNumDef(const char* name, const at::Tensor& self, std::optional<double>
   p.float_only = true;
   // Defaults as PyTorch: 0 for NaN, the dtype's largest / lowest finite value for the infinities.
   double big = std::numeric_limits<float>::max();
-  if (self.scalar_type() == c10::kHalf) big = 65504.0;
+  if (self.scalar_type() == c10::kHalf) big = double(std::numeric_limits<c10::Half>::max());
   else if (self.scalar_type() == c10::kBFloat16) big = double(std::numeric_limits<c10::BFloat16>::max());
   p.sf[0] = static_cast<float>(nan.value_or(0.0));
   p.sf[1] = static_cast<float>(posinf.value_or(big));

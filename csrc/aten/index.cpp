@@ -6,7 +6,6 @@
 #include <ATen/ops/lt.h>
 #include <ATen/ops/where.h>
 #include <c10/core/DeviceGuard.h>
-#include <ATen/core/dispatch/Dispatcher.h>
 #include <torch/library.h>
 
 #include <optional>
@@ -37,10 +36,7 @@ at::Tensor index_select_npu(const at::Tensor& self, int64_t dim, const at::Tenso
                     "-D tensor of shape ", index.sizes());
   TORCH_CHECK_TYPE(index.scalar_type() == c10::kLong || index.scalar_type() == c10::kInt, op,
                    "(): Expected dtype int32 or int64 for index, got ", index.scalar_type());
-  const int64_t nd = self.dim() == 0 ? 1 : self.dim();
-  TORCH_CHECK_INDEX(dim >= -nd && dim < nd, op, "(): Dimension out of range (expected to be in range of [", -nd,
-                    ", ", nd - 1, "], but got ", dim, ")");
-  if (dim < 0) dim += nd;
+  dim = WrapDim(op, dim, self.dim());
   const at::Tensor x = self.dim() == 0 ? self.view({1}) : Contiguous(self);
   const int64_t n_idx = index.numel();
   std::vector<int64_t> sizes(x.sizes().begin(), x.sizes().end());
@@ -115,10 +111,10 @@ at::Tensor embedding_dense_backward_npu(const at::Tensor& grad, const at::Tensor
   const char* op = "embedding_dense_backward";
   const int64_t num_weights = num_weights_s.expect_int(), padding_idx = padding_idx_s.expect_int();
   if (scale_grad_by_freq || !IsNpuFloat(grad.scalar_type())) {
-    static const c10::OperatorHandle h = c10::Dispatcher::singleton().findSchemaOrThrow("aten::embedding_dense_backward", "");
-    torch::jit::Stack stack{grad, indices, num_weights_s, padding_idx_s, scale_grad_by_freq};
-    RunCpuFallback(h, &stack);
-    return stack.back().toTensor();
+    return CallCpuFallback("aten::embedding_dense_backward", "",
+                           {grad, indices, num_weights_s, padding_idx_s, scale_grad_by_freq})
+        .back()
+        .toTensor();
   }
   const c10::DeviceIndex dev = CheckSameNpuDevice(op, {{"grad_output", &grad}, {"indices", &indices}});
   TORCH_CHECK_TYPE(indices.scalar_type() == c10::kLong || indices.scalar_type() == c10::kInt, op,
@@ -160,17 +156,12 @@ std::optional<npu_kernels::EwDType> CumsumDtype(c10::ScalarType t) {
 at::Tensor& cumsum_out_npu(const at::Tensor& self, int64_t dim, std::optional<c10::ScalarType> dtype, at::Tensor& out) {
   const char* op = "cumsum";
   const c10::DeviceIndex dev = CheckSameNpuDevice(op, {{"self", &self}, {"out", &out}});
-  const int64_t nd = self.dim() == 0 ? 1 : self.dim();
-  TORCH_CHECK_INDEX(dim >= -nd && dim < nd, op, "(): Dimension out of range (expected to be in range of [", -nd, ", ",
-                    nd - 1, "], but got ", dim, ")");
-  if (dim < 0) dim += nd;
+  dim = WrapDim(op, dim, self.dim());
   // Computed in the input's float dtype, or exactly in int64 for integers; then `out`'s dtype.
   const auto in = CumsumDtype(self.scalar_type());
   const c10::ScalarType natural = c10::isIntegralType(self.scalar_type(), true) ? c10::kLong : self.scalar_type();
   if (!in) {
-    static const c10::OperatorHandle h = c10::Dispatcher::singleton().findSchemaOrThrow("aten::cumsum", "out");
-    torch::jit::Stack stack{self, dim, dtype, out};
-    RunCpuFallback(h, &stack);
+    CallCpuFallback("aten::cumsum", "out", {self, dim, dtype, out});
     return out;
   }
   at::native::resize_output(out, self.sizes());
@@ -211,10 +202,7 @@ at::Tensor index_tensor_npu(const at::Tensor& self, const c10::List<std::optiona
     pos = int64_t(i);
   }
   if (!simple || pos < 0) {
-    static const c10::OperatorHandle h = c10::Dispatcher::singleton().findSchemaOrThrow("aten::index", "Tensor");
-    torch::jit::Stack stack{self, indices};
-    RunCpuFallback(h, &stack);
-    return stack.back().toTensor();
+    return CallCpuFallback("aten::index", "Tensor", {self, indices}).back().toTensor();
   }
   const at::Tensor idx = *indices.get(size_t(pos));
   const char* op = "index";

@@ -83,6 +83,13 @@ std::string DescribeForLog(std::initializer_list<NamedTensor> tensors) {
   return s.str();
 }
 
+int64_t WrapDim(const char* op, int64_t dim, int64_t ndim) {
+  const int64_t n = ndim > 0 ? ndim : 1;
+  TORCH_CHECK_INDEX(dim >= -n && dim < n, op, ": Dimension out of range (expected to be in range of [", -n, ", ",
+                    n - 1, "], but got ", dim, ")");
+  return dim < 0 ? dim + n : dim;
+}
+
 at::Tensor& CopyToOut(const char* op, const at::Tensor& result, at::Tensor& out) {
   CheckSameNpuDevice(op, {{"out", &out}});
   at::native::resize_output(out, result.sizes());

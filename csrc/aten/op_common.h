@@ -42,6 +42,8 @@ Fn PickFloatKernel(const char* op, c10::ScalarType t, Fn f32, Fn f16, Fn bf16) {
 
 // A short "shape dtype" text for debug logs (only built when ASCEND_GLOBAL_LOG_LEVEL=0).
 std::string DescribeForLog(std::initializer_list<NamedTensor> tensors);
+// dim wrapped into [0, max(ndim, 1)) as PyTorch does, or IndexError "<op>: Dimension out of range ...".
+int64_t WrapDim(const char* op, int64_t dim, int64_t ndim);
 // An out= variant's tail: out resized to result's shape (ATen's resize_output rules) and filled with it.
 at::Tensor& CopyToOut(const char* op, const at::Tensor& result, at::Tensor& out);
 

@@ -51,13 +51,6 @@ void CheckArch(const char* op, c10::DeviceIndex dev) {
 // ------------------------------------------------------------------------------- dims
 using DimMask = std::bitset<64>;
 
-int64_t WrapDim(const char* op, int64_t dim, int64_t ndim) {
-  const int64_t n = ndim > 0 ? ndim : 1;
-  TORCH_CHECK_INDEX(dim >= -n && dim < n, op, ": Dimension out of range (expected to be in range of [", -n, ", ",
-                    n - 1, "], but got ", dim, ")");
-  return dim < 0 ? dim + n : dim;
-}
-
 // The reduced dims; none given (or an empty list) means every dim.
 DimMask MakeDimMask(const char* op, const at::Tensor& self, at::OptionalIntArrayRef dim, bool empty_means_all) {
   DimMask m;
@@ -269,8 +262,6 @@ void SplitAround(const at::Tensor& x, std::optional<int64_t> dim, uint64_t* oute
   for (int64_t d = *dim + 1; d < x.dim(); ++d) *inner *= static_cast<uint64_t>(x.size(d));
 }
 
-// ------------------------------------------------------------------------------- result into `out`
-
 // ------------------------------------------------------------------------------- sum / mean
 c10::ScalarType SumDtype(const at::Tensor& self, std::optional<c10::ScalarType> dtype) {
   if (dtype) return *dtype;
@@ -371,10 +362,14 @@ at::Tensor WithNan(const at::Tensor& y, const at::Tensor& flags) {
   return at::where(at::gt(flags.view(y.sizes()), 0.5), std::numeric_limits<double>::quiet_NaN(), y);
 }
 
-at::Tensor ExtremeImpl(const char* op, const at::Tensor& self, c10::IntArrayRef dim, bool keepdim, bool is_min) {
+// The min and / or the max over `dim` (the one not asked for is undefined); a slice holding a NaN gives
+// NaN, with one NaN pass shared by both.
+std::pair<at::Tensor, at::Tensor> Extremes(const char* op, const at::Tensor& self, c10::IntArrayRef dim, bool keepdim,
+                                           bool want_min, bool want_max) {
   CheckSameNpuDevice(op, {{"self", &self}});
   CheckExtremeDtype(op, self);
   const DimMask mask = MakeDimMask(op, self, dim, true);
+  const std::vector<int64_t> sizes = ReducedSizes(self, mask, keepdim);
   if (self.numel() == 0) {
     TORCH_CHECK(!dim.empty() || self.dim() == 0, op,
                 "(): Expected reduction dim to be specified for input.numel() == 0. Specify the reduction dim with "
@@ -382,13 +377,22 @@ at::Tensor ExtremeImpl(const char* op, const at::Tensor& self, c10::IntArrayRef 
     for (int64_t d = 0; d < self.dim(); ++d)
       TORCH_CHECK_INDEX(!mask[d] || self.size(d) != 0, op, "(): Expected reduction dim ", d,
                         " to have non-zero size.");
-    return NpuEmpty(ReducedSizes(self, mask, keepdim), self.scalar_type(), self.device().index());
+    auto empty = [&](bool want) { return want ? NpuEmpty(sizes, self.scalar_type(), self.device().index()) : at::Tensor(); };
+    return {empty(want_min), empty(want_max)};
   }
-  PassOp pass;
-  pass.comb = is_min ? npu_kernels::kCombMin : npu_kernels::kCombMax;
-  at::Tensor y = ReduceGroups(op, self, mask, self.scalar_type(), pass);
-  y = WithNan(y, NanFlags(op, self, mask));
-  return y.view(ReducedSizes(self, mask, keepdim));
+  const at::Tensor flags = NanFlags(op, self, mask);
+  auto one = [&](bool want, npu_kernels::ReduceComb comb) {
+    if (!want) return at::Tensor();
+    PassOp pass;
+    pass.comb = comb;
+    return WithNan(ReduceGroups(op, self, mask, self.scalar_type(), pass), flags).view(sizes);
+  };
+  return {one(want_min, npu_kernels::kCombMin), one(want_max, npu_kernels::kCombMax)};
+}
+
+at::Tensor ExtremeImpl(const char* op, const at::Tensor& self, c10::IntArrayRef dim, bool keepdim, bool is_min) {
+  auto [mn, mx] = Extremes(op, self, dim, keepdim, is_min, !is_min);
+  return is_min ? mn : mx;
 }
 
 at::Tensor amax(const at::Tensor& self, c10::IntArrayRef dim, bool keepdim) {
@@ -416,8 +420,7 @@ std::tuple<at::Tensor, at::Tensor> aminmax_npu(const at::Tensor& self, std::opti
   std::vector<int64_t> dims;
   if (dim) dims.push_back(*dim);
   if (!dim && self.dim() == 0) dims.push_back(0);
-  at::Tensor mn = ExtremeImpl("aminmax", self, dims, keepdim, true);
-  at::Tensor mx = ExtremeImpl("aminmax", self, dims, keepdim, false);
+  auto [mn, mx] = Extremes("aminmax", self, dims, keepdim, true, true);
   if (!dim && keepdim && self.dim() > 0) {  // all dims reduced: keepdim gives all-ones sizes
     std::vector<int64_t> ones(self.dim(), 1);
     mn = mn.view(ones);

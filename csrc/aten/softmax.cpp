@@ -22,13 +22,6 @@ TORCH_OPS_NN_REGISTER_KERNEL(softmax_grad_kernel);
 
 namespace {
 
-int64_t WrapSoftmaxDim(const char* op, int64_t dim, int64_t ndim) {
-  const int64_t n = ndim > 0 ? ndim : 1;
-  TORCH_CHECK_INDEX(dim >= -n && dim < n, op, ": Dimension out of range (expected to be in range of [", -n, ", ",
-                    n - 1, "], but got ", dim, ")");
-  return dim < 0 ? dim + n : dim;
-}
-
 void SplitAroundDim(const at::Tensor& x, int64_t dim, uint64_t* outer, uint64_t* R, uint64_t* inner) {
   *outer = 1;
   *R = 1;
@@ -65,7 +58,7 @@ at::Tensor SoftmaxForward(const char* op, const at::Tensor& self, int64_t dim_in
   CheckFloatDtype(op, "self", self);
   TORCH_CHECK(!half_to_float || self.scalar_type() == c10::kHalf, op,
               ": half_to_float conversion is supported for Half input only (got ", self.scalar_type(), ")");
-  const int64_t dim = WrapSoftmaxDim(op, dim_in, self.dim());
+  const int64_t dim = WrapDim(op, dim_in, self.dim());
   const c10::ScalarType out_dtype = half_to_float ? c10::kFloat : self.scalar_type();
   const c10::DeviceIndex dev = self.device().index();
   at::Tensor y = NpuEmpty(self.sizes(), out_dtype, dev);
@@ -106,7 +99,7 @@ at::Tensor SoftmaxBackward(const char* op, const at::Tensor& grad_output, const 
   TORCH_CHECK(!half_to_float || (grad_output.scalar_type() == c10::kFloat && input_dtype == c10::kHalf), op,
               ": input_dtype ", input_dtype, " with grad_output of dtype ", grad_output.scalar_type(),
               " is not supported; they must match, or be Half input with Float grad_output (half_to_float)");
-  const int64_t dim = WrapSoftmaxDim(op, dim_in, grad_output.dim());
+  const int64_t dim = WrapDim(op, dim_in, grad_output.dim());
   const c10::DeviceIndex dev = grad_output.device().index();
   at::Tensor gi = NpuEmpty(grad_output.sizes(), input_dtype, dev);
   if (grad_output.numel() == 0) return gi;

@@ -2,7 +2,6 @@
 // kTopkMaxR elements and k <= kTopkMaxK (e.g. top-5 accuracy over 1000 classes); other cases take the
 // CPU fallback. The reduced dim is moved last with one device copy when it is not already.
 #include <ATen/core/Tensor.h>
-#include <ATen/core/dispatch/Dispatcher.h>
 #include <torch/library.h>
 
 #include <tuple>
@@ -24,18 +23,13 @@ std::tuple<at::Tensor&, at::Tensor&> topk_values_npu(const at::Tensor& self, c10
   const char* op = "topk";
   const c10::DeviceIndex dev = CheckSameNpuDevice(op, {{"self", &self}, {"values", &values}, {"indices", &indices}});
   const int64_t k = k_s.expect_int();
-  const int64_t nd = self.dim() == 0 ? 1 : self.dim();
-  TORCH_CHECK_INDEX(dim >= -nd && dim < nd, op, "(): Dimension out of range (expected to be in range of [", -nd, ", ",
-                    nd - 1, "], but got ", dim, ")");
-  if (dim < 0) dim += nd;
+  dim = WrapDim(op, dim, self.dim());
   const int64_t R = self.dim() == 0 ? 1 : self.size(dim);
   TORCH_CHECK(k >= 0 && k <= R, "selected index k out of range");
   const bool native = self.dim() > 0 && IsNpuFloat(self.scalar_type()) && R <= npu_kernels::kTopkMaxR &&
                       k <= npu_kernels::kTopkMaxK && k > 0 && self.numel() > 0;
   if (!native) {
-    static const c10::OperatorHandle h = c10::Dispatcher::singleton().findSchemaOrThrow("aten::topk", "values");
-    torch::jit::Stack stack{self, k_s, dim, largest, sorted, values, indices};
-    RunCpuFallback(h, &stack);
+    CallCpuFallback("aten::topk", "values", {self, k_s, dim, largest, sorted, values, indices});
     return {values, indices};
   }
   // Rows along the last dim.

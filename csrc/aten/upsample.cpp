@@ -3,7 +3,6 @@
 // with zero strides over (i, j); the backward sums each sh x sw block with the reduction kernel.
 // Other ratios take the CPU fallback (same policy as an op without a kernel).
 #include <ATen/core/Tensor.h>
-#include <ATen/core/dispatch/Dispatcher.h>
 #include <ATen/native/Resize.h>
 #include <torch/library.h>
 
@@ -43,9 +42,7 @@ at::Tensor& upsample_nearest2d_out_npu(const at::Tensor& self, c10::SymIntArrayR
   TORCH_CHECK(oh > 0 && ow > 0, op, ": output size must be positive, got (", oh, ", ", ow, ")");
   const auto fh = IntegerFactor(self.size(2), oh, scales_h), fw = IntegerFactor(self.size(3), ow, scales_w);
   if (!fh || !fw) {
-    static const c10::OperatorHandle h = c10::Dispatcher::singleton().findSchemaOrThrow("aten::upsample_nearest2d", "out");
-    torch::jit::Stack stack{self, output_size, scales_h, scales_w, out};
-    RunCpuFallback(h, &stack);
+    CallCpuFallback("aten::upsample_nearest2d", "out", {self, output_size, scales_h, scales_w, out});
     return out;
   }
   at::native::resize_output(out, {self.size(0), self.size(1), oh, ow});
@@ -79,10 +76,8 @@ at::Tensor& upsample_nearest2d_backward_out_npu(const at::Tensor& grad, c10::Sym
               ow, "]");
   const auto fh = IntegerFactor(h, oh, scales_h), fw = IntegerFactor(w, ow, scales_w);
   if (!fh || !fw) {
-    static const c10::OperatorHandle hd =
-        c10::Dispatcher::singleton().findSchemaOrThrow("aten::upsample_nearest2d_backward", "grad_input");
-    torch::jit::Stack stack{grad, output_size, input_size, scales_h, scales_w, grad_input};
-    RunCpuFallback(hd, &stack);
+    CallCpuFallback("aten::upsample_nearest2d_backward", "grad_input",
+                    {grad, output_size, input_size, scales_h, scales_w, grad_input});
     return grad_input;
   }
   at::native::resize_output(grad_input, {n, c, h, w});

@@ -1,6 +1,7 @@
 // The explicit CPU fallback for ops with no native npu kernel: copy the inputs to the CPU, run
 // the op there, copy the results back. It warns once per op; TORCH_OPS_NN_FALLBACK=error turns
 // it into NotImplementedError (the native-coverage tests run that way).
+#include <ATen/core/dispatch/Dispatcher.h>
 #include <ATen/native/CPUFallback.h>
 #include <c10/util/Exception.h>
 #include <torch/library.h>
@@ -48,6 +49,12 @@ void NpuCpuFallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
 }  // namespace
 
 void RunCpuFallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) { NpuCpuFallback(op, stack); }
+
+torch::jit::Stack CallCpuFallback(const char* name, const char* overload, torch::jit::Stack args) {
+  const c10::OperatorHandle op = c10::Dispatcher::singleton().findSchemaOrThrow(name, overload);
+  NpuCpuFallback(op, &args);
+  return args;
+}
 
 std::vector<std::string> FallbackOps() {
   std::lock_guard<std::mutex> g(g_mu);

@@ -164,41 +164,50 @@ Coalesced Coalesce(const StridedView& d, const StridedView& s) {
   return c;
 }
 
+// Walks the rows (innermost-dim runs) of a coalesced copy from linear row `begin` on, keeping the
+// destination / source offsets of the current row (in elements times `scale`) by increments: the
+// next-to-innermost dim advances every row, the outer ones roll over from it.
+struct RowCursor {
+  int64_t idx[kMaxDims] = {};
+  int64_t dstep[kMaxDims] = {}, sstep[kMaxDims] = {}, size[kMaxDims] = {};
+  int64_t doff = 0, soff = 0;
+  int last = -1;  // the next-to-innermost dim (-1: one row)
+  inline RowCursor(const Coalesced& c, int64_t begin, int64_t scale) {
+    last = c.ndim - 2;
+    int64_t r = begin;
+    for (int i = last; i >= 0; --i) {
+      idx[i] = r % c.sizes[i];
+      r /= c.sizes[i];
+      dstep[i] = c.ds[i] * scale;
+      sstep[i] = c.ss[i] * scale;
+      size[i] = c.sizes[i];
+      doff += idx[i] * dstep[i];
+      soff += idx[i] * sstep[i];
+    }
+  }
+  inline void Next() {
+    for (int i = last; i >= 0; --i) {
+      doff += dstep[i];
+      soff += sstep[i];
+      if (++idx[i] < size[i]) return;
+      doff -= dstep[i] * size[i];
+      soff -= sstep[i] * size[i];
+      idx[i] = 0;
+    }
+  }
+};
+
 #if defined(__x86_64__)
 // Rows of at most 64 contiguous bytes (a conv's folded taps, narrow slices): one masked load and
 // store per row. Offsets in bytes.
 __attribute__((target("avx512f,avx512bw"))) void CopyShortRowsAvx512(const Coalesced& c, char* dbase,
                                                                     const char* sbase, int64_t begin, int64_t end,
                                                                     int64_t esz) {
-  const int nd = c.ndim;
-  const int64_t bytes = c.sizes[nd - 1] * esz;
+  const int64_t bytes = c.sizes[c.ndim - 1] * esz;
   const __mmask64 m = bytes >= 64 ? ~__mmask64(0) : (__mmask64(1) << bytes) - 1;
-  int64_t idx[kMaxDims] = {};
-  int64_t r = begin;
-  for (int i = nd - 2; i >= 0; --i) { idx[i] = r % c.sizes[i]; r /= c.sizes[i]; }
-  int64_t doff = 0, soff = 0;
-  for (int i = 0; i < nd - 1; ++i) { doff += idx[i] * c.ds[i] * esz; soff += idx[i] * c.ss[i] * esz; }
-  const int64_t ds0 = nd >= 2 ? c.ds[nd - 2] * esz : 0, ss0 = nd >= 2 ? c.ss[nd - 2] * esz : 0;
-  const int64_t n0 = nd >= 2 ? c.sizes[nd - 2] : 1;
-  for (int64_t row = begin; row < end; ++row) {
-    _mm512_mask_storeu_epi8(dbase + doff, m, _mm512_maskz_loadu_epi8(m, sbase + soff));
-    if (nd < 2) continue;
-    // The next-to-innermost dim advances every row; the outer ones roll over from it.
-    doff += ds0;
-    soff += ss0;
-    if (++idx[nd - 2] < n0) continue;
-    doff -= ds0 * n0;
-    soff -= ss0 * n0;
-    idx[nd - 2] = 0;
-    for (int i = nd - 3; i >= 0; --i) {
-      doff += c.ds[i] * esz;
-      soff += c.ss[i] * esz;
-      if (++idx[i] < c.sizes[i]) break;
-      doff -= c.ds[i] * esz * c.sizes[i];
-      soff -= c.ss[i] * esz * c.sizes[i];
-      idx[i] = 0;
-    }
-  }
+  RowCursor cur(c, begin, esz);
+  for (int64_t row = begin; row < end; ++row, cur.Next())
+    _mm512_mask_storeu_epi8(dbase + cur.doff, m, _mm512_maskz_loadu_epi8(m, sbase + cur.soff));
 }
 bool HasAvx512Bw() {
   static const bool v = [] {
@@ -214,11 +223,6 @@ void CopyRange(const Coalesced& c, char* dbase, const char* sbase, int64_t begin
   // Iterate rows of the innermost dim from linear row index `begin` to `end`.
   const int nd = c.ndim;
   const int64_t inner = c.sizes[nd - 1], dsi = c.ds[nd - 1], ssi = c.ss[nd - 1];
-  int64_t idx[kMaxDims] = {};
-  int64_t r = begin;
-  for (int i = nd - 2; i >= 0; --i) { idx[i] = r % c.sizes[i]; r /= c.sizes[i]; }
-  int64_t doff = 0, soff = 0;
-  for (int i = 0; i < nd - 1; ++i) { doff += idx[i] * c.ds[i]; soff += idx[i] * c.ss[i]; }
   // Short contiguous rows (a conv's folded taps, narrow slices) are copied inline: a memcpy call
   // per 7-element row cost more than the copy.
   const bool short_rows = std::is_same_v<D, S> && dsi == 1 && ssi == 1 && inner * sizeof(D) <= 64;
@@ -228,9 +232,10 @@ void CopyRange(const Coalesced& c, char* dbase, const char* sbase, int64_t begin
     return;
   }
 #endif
-  for (int64_t row = begin; row < end; ++row) {
-    D* dp = reinterpret_cast<D*>(dbase) + doff;
-    const S* sp = reinterpret_cast<const S*>(sbase) + soff;
+  RowCursor cur(c, begin, 1);
+  for (int64_t row = begin; row < end; ++row, cur.Next()) {
+    D* dp = reinterpret_cast<D*>(dbase) + cur.doff;
+    const S* sp = reinterpret_cast<const S*>(sbase) + cur.soff;
     if constexpr (std::is_same_v<D, S>) {
       if (short_rows) {
         for (int64_t j = 0; j < inner; ++j) dp[j] = sp[j];
@@ -244,15 +249,7 @@ void CopyRange(const Coalesced& c, char* dbase, const char* sbase, int64_t begin
     } else {
       for (int64_t j = 0; j < inner; ++j) dp[j * dsi] = CastOne<D, S>(sp[j * ssi]);
     }
-  next:
-    for (int i = nd - 2; i >= 0; --i) {
-      doff += c.ds[i];
-      soff += c.ss[i];
-      if (++idx[i] < c.sizes[i]) break;
-      doff -= c.ds[i] * c.sizes[i];
-      soff -= c.ss[i] * c.sizes[i];
-      idx[i] = 0;
-    }
+  next:;
   }
 }
 
