@@ -9,8 +9,10 @@
 #include <sstream>
 #include <thread>
 
+#include "ascendc/cube_gemm.h"
 #include "ascendc/host_launch.h"
 #include "aten/fused_conv.h"
+#include "aten/matmul_ops.h"
 #include "aten/kernel_launch.h"
 #include "core/cpu_fallback.h"
 #include "core/npu_allocator.h"
@@ -148,6 +150,8 @@ PYBIND11_MODULE(_C, m) {
   m.def("_conv_epilogue", &ConvEpilogueOp, "conv2d with a fused epilogue (the npu kernel of conv_bn_act)",
         py::arg("x"), py::arg("w"), py::arg("bias"), py::arg("scale"), py::arg("shift"), py::arg("residual"),
         py::arg("stride"), py::arg("padding"), py::arg("dilation"), py::arg("groups"), py::arg("activation"));
+  m.def("_conv_allow_hf32", &torch_ops_nn::ConvAllowHf32);
+  m.def("_set_conv_allow_hf32", &torch_ops_nn::SetConvAllowHf32);
   m.def("_fallback_ops", &FallbackOps);
   m.def("_compiled_kernels", &CompiledKernels);
   m.def("_kernel_counters", [] {
@@ -194,6 +198,7 @@ PYBIND11_MODULE(_C, m) {
     d["flags"] = "";
 #endif
     d["simd"] = CpuSimdLevel();
+    d["cube"] = std::string(ascendc_host::cube::CubeGemmIsa());
     d["runtime"] = "simulator";
     return d;
   });

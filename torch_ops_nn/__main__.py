@@ -78,7 +78,10 @@ def info() -> int:
     print(f"  torch_ops_nn: {torch_ops_nn.__version__} ({os.path.dirname(torch_ops_nn.__file__)})")
     print(f"  build:        {build['compiler']}, C++{str(build['cplusplus'])[2:4]}, flags: {build['flags']}")
     print(f"  runtime:      {build['runtime']} (Ascend C kernels run on the host CPU), SIMD path: {build['simd']}, "
-          f"host threads: {_C._host_threads()}")
+          f"cube micro-kernels: {build['cube']}, host threads: {_C._host_threads()}")
+    print(f"  precision:    float convs {'HF32' if torch.npu.conv.allow_hf32 else 'float32'} "
+          f"(torch.npu.conv.allow_hf32), float matmuls "
+          f"{'HF32' if torch.npu.matmul.allow_hf32 else 'float32'} (torch.npu.matmul.allow_hf32)")
     kernels = torch_ops_nn.compiled_kernels()
     print(f"  kernels:      {len(kernels)} Ascend C kernels compiled" + (f": {', '.join(kernels)}" if kernels else ""))
     autoload = os.environ.get("TORCH_DEVICE_BACKEND_AUTOLOAD", "1") == "1"

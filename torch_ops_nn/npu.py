@@ -18,7 +18,7 @@ __all__ = [
     "Event", "current_stream", "default_stream", "set_stream", "stream", "manual_seed", "manual_seed_all",
     "seed", "seed_all", "initial_seed", "get_rng_state", "set_rng_state", "get_rng_state_all",
     "set_rng_state_all", "default_generators", "kernel_counters", "reset_kernel_counters",
-    "get_amp_supported_dtype", "is_bf16_supported",
+    "get_amp_supported_dtype", "is_bf16_supported", "conv", "matmul",
 ]
 
 
@@ -372,3 +372,43 @@ def kernel_counters() -> dict[str, dict[str, int]]:
 
 def reset_kernel_counters() -> None:
     _C._reset_kernel_counters()
+
+
+# ---- HF32: the cube's reduced-precision float mode ----------------------------------------------
+
+class _ConvBackend:
+    """``torch.npu.conv``: ``allow_hf32`` (default True, as in torch_npu and as
+    ``torch.backends.cudnn.allow_tf32`` on CUDA) lets float convolutions, forward and backward and
+    the fused Conv-BN-ReLU, run the cube in HF32 mode. Set it to False for full float32."""
+
+    @property
+    def allow_hf32(self) -> bool:
+        return bool(_C._conv_allow_hf32())
+
+    @allow_hf32.setter
+    def allow_hf32(self, value: bool) -> None:
+        _C._set_conv_allow_hf32(bool(value))
+
+    def __repr__(self) -> str:
+        return f"torch.npu.conv(allow_hf32={self.allow_hf32})"
+
+
+class _MatmulBackend:
+    """``torch.npu.matmul``: ``allow_hf32`` (default False, as in torch_npu) is the matmul ops' HF32
+    switch. Like ``torch.backends.cuda.matmul.allow_tf32`` it is a view of
+    ``torch.get_float32_matmul_precision()``: True means "high", False "highest"."""
+
+    @property
+    def allow_hf32(self) -> bool:
+        return torch.get_float32_matmul_precision() != "highest"
+
+    @allow_hf32.setter
+    def allow_hf32(self, value: bool) -> None:
+        torch.set_float32_matmul_precision("high" if value else "highest")
+
+    def __repr__(self) -> str:
+        return f"torch.npu.matmul(allow_hf32={self.allow_hf32})"
+
+
+conv = _ConvBackend()
+matmul = _MatmulBackend()

@@ -37,14 +37,6 @@
 #include "conv2d.h"
 #include "conv_fold.h"
 
-namespace {
-// torch.set_float32_matmul_precision("high" / "medium") lets float matmuls trade precision for
-// speed: the kernels then run the cube in HF32 mode (bf16x3 on AMX hosts, ~1e-5 relative).
-inline uint32_t CubeHf32() {
-  return at::globalContext().float32MatmulPrecision() != at::Float32MatmulPrecision::HIGHEST ? 1u : 0u;
-}
-}  // namespace
-
 namespace torch_ops_nn {
 
 TORCH_OPS_NN_REGISTER_KERNEL(conv2d_kernel);
@@ -100,6 +92,7 @@ at::Tensor ConvCore(const char* op, const at::Tensor& x_in, const at::Tensor& w_
     ep.scale = scale;
     ep.shift = shift;
     ep.relu = relu;
+    ep.hf32 = ConvAllowHf32() ? 1 : 0;
     if (!out_cl) {
       ep.rowwise = true;
       if (residual.defined()) ep.residual = residual.contiguous().view({g.n, g.cout, hw});
@@ -125,7 +118,7 @@ at::Tensor ConvCore(const char* op, const at::Tensor& x_in, const at::Tensor& w_
                                       uint32_t(g.groups), uint32_t(g.kh), uint32_t(g.kw), uint32_t(g.sh),
                                       uint32_t(g.sw), uint32_t(g.dh), uint32_t(g.dw), uint32_t(g.pt), uint32_t(g.pb),
                                       uint32_t(g.pl), uint32_t(g.pr), uint32_t(x.element_size()), out_cl ? 0 : 1, soc);
-  t.hf32 = CubeHf32();
+  t.hf32 = ConvAllowHf32() ? 1u : 0u;
   TORCH_CHECK(t.ok, op, ": no cube blocking fits the SoC's L1 (", soc.l1_bytes, " B) for an input row of width ", g.w,
               " with ", g.c / g.groups, " channels per group and a ", g.kh, "x", g.kw, " kernel");
   if (x_batch >= 0) t.x_batch = uint64_t(x_batch);
@@ -643,13 +636,16 @@ at::Tensor GradWeight(const at::Tensor& go, const at::Tensor& input, const at::T
     if (WantChannelsLast(input, weight) || go.suggest_memory_format() == kCL) {
       at::Tensor a = go.contiguous(kCL).permute({0, 2, 3, 1}).reshape({N * hw, cout}).t().unsqueeze(0);
       at::Tensor b = input.contiguous(kCL).permute({0, 2, 3, 1}).reshape({1, N * hw, cig});
-      CubeBatchedMatmul(op, a, b, acc);
+      MatmulEpilogue ep;
+      ep.hf32 = ConvAllowHf32() ? 1 : 0;
+      CubeBatchedMatmul(op, a, b, acc, ep);
     } else {
       at::Tensor gc = go.contiguous().view({N, cout, hw}), xc = input.contiguous().view({N, cig, hw});
       // Chained through the residual (read right before the same element is written): a
       // deterministic sum over n.
       for (int64_t n = 0; n < N; ++n) {
         MatmulEpilogue ep;
+        ep.hf32 = ConvAllowHf32() ? 1 : 0;
         if (n > 0) ep.residual = acc;
         CubeBatchedMatmul(op, gc.narrow(0, n, 1), xc.narrow(0, n, 1).transpose(1, 2), acc, ep);
       }
@@ -666,7 +662,7 @@ at::Tensor GradWeight(const at::Tensor& go, const at::Tensor& input, const at::T
                                            uint32_t(sw), uint32_t(dh), uint32_t(dw), uint32_t(ph), uint32_t(ph),
                                            uint32_t(pw), uint32_t(pw), uint32_t(input.element_size()), go_cl,
                                            SocInfoFor(dev));
-    t.hf32 = CubeHf32();
+    t.hf32 = ConvAllowHf32() ? 1u : 0u;
     if (t.ok && sh <= 63 && sw <= 63) {
       const int64_t c0 = 32 / input.element_size();
       const int64_t c1g = (cig + c0 - 1) / c0, kg = c1g * kh * kw * c0;

@@ -12,6 +12,7 @@
 #include <torch/library.h>
 
 #include <sstream>
+#include <atomic>
 #include <string>
 
 #include "aten/kernel_launch.h"
@@ -21,12 +22,16 @@
 namespace {
 // torch.set_float32_matmul_precision("high" / "medium") lets float matmuls trade precision for
 // speed: the kernels then run the cube in HF32 mode (bf16x3 on AMX hosts, ~1e-5 relative).
-inline uint32_t CubeHf32() {
+inline uint32_t MatmulHf32() {
   return at::globalContext().float32MatmulPrecision() != at::Float32MatmulPrecision::HIGHEST ? 1u : 0u;
 }
+std::atomic<bool> g_conv_allow_hf32{true};
 }  // namespace
 
 namespace torch_ops_nn {
+
+bool ConvAllowHf32() { return g_conv_allow_hf32.load(std::memory_order_relaxed); }
+void SetConvAllowHf32(bool on) { g_conv_allow_hf32.store(on, std::memory_order_relaxed); }
 
 TORCH_OPS_NN_REGISTER_KERNEL(matmul_kernel);
 TORCH_OPS_NN_REGISTER_KERNEL(scale_cast_kernel);
@@ -97,7 +102,7 @@ void CubeBatchedMatmul(const char* op, const at::Tensor& a, const at::Tensor& b,
   const int64_t esz = out.element_size();
   auto t = npu_kernels::matmul_tiling(uint32_t(B), uint32_t(M), uint32_t(N), uint32_t(K), uint32_t(esz), A.trans,
                                       Bm.trans, SocInfoFor(dev));
-  t.hf32 = CubeHf32();
+  t.hf32 = ep.hf32 < 0 ? MatmulHf32() : uint32_t(ep.hf32 != 0);
   t.lda = uint64_t(A.ld);
   t.ldb = uint64_t(Bm.ld);
   t.a_batch = uint64_t(A.batch);

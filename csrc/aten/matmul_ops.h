@@ -13,7 +13,16 @@ struct MatmulEpilogue {
   at::Tensor scale, shift, residual;
   bool relu = false;
   bool rowwise = false;  // scale / shift have M elements, indexed by row
+  // Float HF32 mode: -1 follows torch.get_float32_matmul_precision() ("highest" = off), as matmul
+  // ops do; 0 / 1 forced (convolutions pass ConvAllowHf32()).
+  int8_t hf32 = -1;
 };
+
+// torch.npu.conv.allow_hf32: float convolutions (forward and backward, the fused conv too) may run
+// the cube in HF32 mode. On by default, as in torch_npu (and as torch.backends.cudnn.allow_tf32 on
+// CUDA); matmul ops follow torch.set_float32_matmul_precision (torch.npu.matmul.allow_hf32, off).
+bool ConvAllowHf32();
+void SetConvAllowHf32(bool on);
 
 // out[b] (B x M x N, contiguous, preallocated) = epilogue(a[b] · b[b]) with a: [B, M, K],
 // b: [B, K, N] (any strides; row-major and column-major matrices are read natively, other

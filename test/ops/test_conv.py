@@ -5,6 +5,8 @@ import pytest
 import torch
 import torch.nn.functional as F
 
+import torch_ops_nn
+
 TOL = {torch.float32: 1e-4, torch.float16: 4e-3, torch.bfloat16: 3e-2}
 DTYPES = [torch.float32, torch.float16, torch.bfloat16]
 
@@ -192,23 +194,67 @@ def test_conv_epilogue_bad_args(fallback_error):
         EPI(x, w, torch.ones(4).npu(), torch.ones(4).npu(), None, None, False, [1, 1], [0, 0], [1, 1], 1)
 
 
-def test_conv_float32_precision_high(fallback_error):
-    """HF32 mode (torch.set_float32_matmul_precision("high")): forward and both gradients within 1e-4."""
+@pytest.fixture
+def conv_hf32():
+    """Restores torch.npu.conv.allow_hf32 after a test that changes it."""
+    old = torch.npu.conv.allow_hf32
+    yield
+    torch.npu.conv.allow_hf32 = old
+
+
+def _conv_fwd_bwd(x, w, stride, padding):
+    xn, wn = x.npu().requires_grad_(), w.npu().requires_grad_()
+    y = F.conv2d(xn, wn, None, stride, padding)
+    (y * y).sum().backward()
+    return [t.detach().cpu().double() for t in (y, xn.grad, wn.grad)]
+
+
+@pytest.mark.parametrize("k,stride,padding", [(3, 1, 1), (1, 1, 0), (7, 2, 3)])
+def test_conv_allow_hf32(k, stride, padding, conv_hf32, fallback_error):
+    """torch.npu.conv.allow_hf32 (default True, as torch_npu): HF32 forward and both gradients within
+    1e-4 of float64; False gives full float32 (within 2e-6). On AMX hosts the two modes must differ
+    (so the switch is shown to reach the cube), and the matmul ops do not follow the conv switch."""
+    assert torch.npu.conv.allow_hf32 is True and torch.npu.matmul.allow_hf32 is False
+    torch.manual_seed(0)
+    cin = 3 if k == 7 else 20
+    x, w = torch.randn(2, cin, 15, 15), torch.randn(24, cin, k, k)
+    xc, wc = x.double().requires_grad_(), w.double().requires_grad_()
+    yc = F.conv2d(xc, wc, None, stride, padding)
+    (yc * yc).sum().backward()
+    want = [yc.detach(), xc.grad, wc.grad]
+    hf32 = _conv_fwd_bwd(x, w, stride, padding)
+    torch.npu.conv.allow_hf32 = False
+    assert torch.npu.conv.allow_hf32 is False
+    fp32 = _conv_fwd_bwd(x, w, stride, padding)
+    for h, f, ref in zip(hf32, fp32, want):
+        scale = ref.abs().max().item()
+        assert (h - ref).abs().max().item() / scale <= 1e-4
+        assert (f - ref).abs().max().item() / scale <= 2e-6
+    if torch_ops_nn._C._build_info()["cube"] == "amx":
+        assert any(not torch.equal(h, f) for h, f in zip(hf32, fp32))
+    # The conv switch leaves matmul ops alone (full float32 either way).
+    a, b = torch.randn(40, 300), torch.randn(300, 50)
+    torch.npu.conv.allow_hf32 = True
+    m1 = (a.npu() @ b.npu()).cpu()
+    torch.npu.conv.allow_hf32 = False
+    assert torch.equal(m1, (a.npu() @ b.npu()).cpu())
+
+
+def test_conv_float32_precision_high_does_not_touch_convs(conv_hf32, fallback_error):
+    """torch.set_float32_matmul_precision governs matmul ops only (torch.npu.matmul.allow_hf32 is its
+    view); with conv HF32 off, a conv stays full float32 under "high"."""
     x, w = torch.randn(2, 20, 9, 9), torch.randn(24, 20, 3, 3)
+    torch.npu.conv.allow_hf32 = False
+    y0 = F.conv2d(x.npu(), w.npu(), None, 1, 1).cpu()
     old = torch.get_float32_matmul_precision()
-    torch.set_float32_matmul_precision("high")
+    torch.npu.matmul.allow_hf32 = True
     try:
-        xn, wn = x.npu().requires_grad_(), w.npu().requires_grad_()
-        y = F.conv2d(xn, wn, None, 1, 1)
-        y.sum().backward()
+        assert torch.get_float32_matmul_precision() == "high"
+        y1 = F.conv2d(x.npu(), w.npu(), None, 1, 1).cpu()
     finally:
         torch.set_float32_matmul_precision(old)
-    xc, wc = x.double().requires_grad_(), w.double().requires_grad_()
-    yc = F.conv2d(xc, wc, None, 1, 1)
-    yc.sum().backward()
-    for got, want in ((y, yc), (xn.grad, xc.grad), (wn.grad, wc.grad)):
-        g, wv = got.detach().cpu().double(), want.detach()
-        assert (g - wv).abs().max().item() / wv.abs().max().item() <= 1e-4
+    assert torch.npu.matmul.allow_hf32 is (old != "highest")
+    assert torch.equal(y0, y1)
 
 
 def test_cached_channels_last_weight_follows_updates(fallback_error):
