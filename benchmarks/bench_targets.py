@@ -6,7 +6,10 @@ are timed in alternating blocks (5 rounds), so a drift of the machine's speed hi
 
 Targets: mm 2048^2 fp32 <= 0.6; ResNet-50 batch 8 eval through torch.compile(backend="npu") <= 0.75 of
 CPU eager; ResNet-18 batch 1 eval (eager npu) <= 1.2; a 1-element add, launch to completion, <= 3;
-fused Conv+BN+ReLU >= 1.3x faster than the separate ops (the seed's case and ResNet-50's layer1 3x3)."""
+fused Conv+BN+ReLU >= 1.3x faster than the separate ops (the seed's case and ResNet-50's layer1 3x3).
+
+Rows with convolutions run twice: with the default torch.npu.conv.allow_hf32 = True (HF32 convs, as
+torch_npu and cuDNN's TF32 default) and with it False (full float32 convs). The CPU side is float32."""
 import argparse
 import copy
 
@@ -64,11 +67,14 @@ def main() -> None:
         x = torch.randn(8, 3, 224, 224)
         compiled = torch.compile(copy.deepcopy(m50).to("npu"), backend="npu")
         dx = x.to("npu")
-        compiled(dx)
-        t_npu, t_cpu = paired_seconds("m(x)" + SYNC, {"m": compiled, "x": dx}, "m(x)", {"m": m50, "x": x}, t)
         flop = 2 * 8 * RESNET_GMAC["resnet50"]
-        row("resnet50 b8 eval, compiled npu vs CPU eager", t_npu, t_cpu, 0.75, "<=",
-            f"npu {flop / t_npu:.0f} GFLOP/s, CPU {flop / t_cpu:.0f}")
+        for hf32 in (True, False):
+            torch.npu.conv.allow_hf32 = hf32
+            compiled(dx)
+            t_npu, t_cpu = paired_seconds("m(x)" + SYNC, {"m": compiled, "x": dx}, "m(x)", {"m": m50, "x": x}, t)
+            row(f"resnet50 b8 eval, compiled vs CPU eager, {'HF32' if hf32 else 'fp32'}", t_npu, t_cpu, 0.75,
+                "<=", f"npu {flop / t_npu:.0f} GFLOP/s, CPU {flop / t_cpu:.0f}")
+        torch.npu.conv.allow_hf32 = True
 
         m18 = torchvision.models.resnet18().eval()
         x = torch.randn(1, 3, 224, 224)
@@ -83,10 +89,14 @@ def main() -> None:
                                   {"a": a, "b": b}, t)
     row("1-element add, launch to completion", t_npu, t_cpu, 3.0, "<=", f"{t_npu * 1e6:.1f} us per op")
 
-    fused, sep, work = fused_case(torch.randn(1, 3, 224, 224), torch.randn(64, 3, 7, 7) * 0.1, (2, 2), (3, 3))
-    row("fused vs separate: seed 1x3x224x224, 64x3x7x7 s2", sep, fused, 1.3, ">=", work)
-    fused, sep, work = fused_case(torch.randn(8, 64, 56, 56), torch.randn(64, 64, 3, 3) * 0.05, (1, 1), (1, 1))
-    row("fused vs separate: resnet50 8x64x56x56, 3x3 64", sep, fused, 1.3, ">=", work)
+    for hf32 in (True, False):
+        torch.npu.conv.allow_hf32 = hf32
+        tag = "HF32" if hf32 else "fp32"
+        fused, sep, work = fused_case(torch.randn(1, 3, 224, 224), torch.randn(64, 3, 7, 7) * 0.1, (2, 2), (3, 3))
+        row(f"fused vs separate: seed 1x3x224x224 7x7 s2, {tag}", sep, fused, 1.3, ">=", work)
+        fused, sep, work = fused_case(torch.randn(8, 64, 56, 56), torch.randn(64, 64, 3, 3) * 0.05, (1, 1), (1, 1))
+        row(f"fused vs separate: r50 8x64x56x56 3x3, {tag}", sep, fused, 1.3, ">=", work)
+    torch.npu.conv.allow_hf32 = True
     print("(fused rows: 'npu' is the separate ops, 'base' the fused op, ratio = speedup)")
 
 

@@ -31,7 +31,9 @@ def header(title: str) -> None:
 
     print(f"\n{title}")
     print(f"(torch {torch.__version__}, {torch.get_num_threads()} CPU threads, "
-          f"{torch_ops_nn._C._host_threads()} npu host threads, SoC {torch.npu.get_device_name()})")
+          f"{torch_ops_nn._C._host_threads()} npu host threads, SoC {torch.npu.get_device_name()}, "
+          f"cube micro-kernels {torch_ops_nn._C._build_info()['cube']}, "
+          f"convs {'HF32' if torch.npu.conv.allow_hf32 else 'fp32'}, matmuls {'HF32' if torch.npu.matmul.allow_hf32 else 'fp32'})")
 
 
 def table(rows: list[tuple], extra: str | None = None) -> None:

@@ -584,6 +584,34 @@ CUBE_AMX_TARGET inline __m512i PairInterleave(__m256i x, __m256i y) {
   return _mm512_permutex2var_epi16(_mm512_castsi256_si512(x), idx, _mm512_castsi256_si512(y));
 }
 
+// The float L0B fractal from its documented transpose S (16 rows n0 x 8 floats k0, row-major: the
+// im2col window as gathered), without the k-major intermediate. A VNNI pair row p holds, for each
+// n0, the 64-bit pair S[n0][2p..2p+1]: a 16 x 4 transpose of 64-bit elements (two permute rounds),
+// after which each pair row is 32 floats in VNNI order, split into hi / lo.
+CUBE_AMX_TARGET void PutL0BRowsF32Amx(uint8_t* dst, const float* s) {
+  __m512i z[8];  // z[i]: rows 2i, 2i+1 as 8 qwords (row r qword q = pair q)
+  for (int i = 0; i < 8; ++i) z[i] = _mm512_loadu_si512(s + 16 * i);
+  // Round 1, per 4 rows (z[2j], z[2j+1]): pairs 0,1 of the 4 rows, then pairs 2,3.
+  const __m512i lo01 = _mm512_setr_epi64(0, 4, 8, 12, 1, 5, 9, 13), hi23 = _mm512_setr_epi64(2, 6, 10, 14, 3, 7, 11, 15);
+  __m512i a01[4], a23[4];
+  for (int j = 0; j < 4; ++j) {
+    a01[j] = _mm512_permutex2var_epi64(z[2 * j], lo01, z[2 * j + 1]);
+    a23[j] = _mm512_permutex2var_epi64(z[2 * j], hi23, z[2 * j + 1]);
+  }
+  // Round 2, per 8 rows (quads 2h, 2h+1): pair p of the 8 rows.
+  const __m512i first = _mm512_setr_epi64(0, 1, 2, 3, 8, 9, 10, 11), second = _mm512_setr_epi64(4, 5, 6, 7, 12, 13, 14, 15);
+  for (int p = 0; p < 4; ++p) {
+    __m256i h[2], l[2];
+    for (int half = 0; half < 2; ++half) {
+      const __m512i* src = p < 2 ? a01 : a23;
+      const __m512i v = _mm512_permutex2var_epi64(src[2 * half], (p % 2) ? second : first, src[2 * half + 1]);
+      Split16(_mm512_castsi512_ps(v), h[half], l[half]);
+    }
+    _mm512_storeu_si512(dst + p * 64, _mm512_inserti64x4(_mm512_castsi256_si512(h[0]), h[1], 1));
+    _mm512_storeu_si512(dst + 256 + p * 64, _mm512_inserti64x4(_mm512_castsi256_si512(l[0]), l[1], 1));
+  }
+}
+
 CUBE_AMX_TARGET void PutL0BAmx(uint8_t* dst, const uint8_t* km, CubeDtype t) {
   if (t == CubeDtype::kFloat32) {
     const float* f = reinterpret_cast<const float*>(km);
@@ -871,6 +899,18 @@ void CubeGetL0B(void* kmajor, const uint8_t* src, CubeDtype t, L0Layout lay) {
     for (int k0 = 0; k0 < 16; ++k0)
       for (int n0 = 0; n0 < 16; ++n0) std::memcpy(o + (k0 * 16 + n0) * 2, src + (k0 / 2) * 64 + n0 * 4 + (k0 % 2) * 2, 2);
   }
+}
+
+bool CubePutL0BRowsF32(uint8_t* dst, const void* rows) {
+#if CUBE_X86
+  if (CubeL0Layout(CubeDtype::kFloat32, true) != L0Layout::kAmx) return false;
+  PutL0BRowsF32Amx(dst, static_cast<const float*>(rows));
+  return true;
+#else
+  (void)dst;
+  (void)rows;
+  return false;
+#endif
 }
 
 void CubePutL0B(uint8_t* dst, const void* kmajor, CubeDtype t, L0Layout lay) {

@@ -89,6 +89,10 @@ L0Layout CubeL0Layout(CubeDtype t, bool hf32);
 void CubePutL0A(uint8_t* dst, const void* src, int r0, int rows, CubeDtype t, L0Layout lay);
 // One L0B fractal from its k-major form (C0 rows along K x 16 along N, 64 B / 32 B rows).
 void CubePutL0B(uint8_t* dst, const void* kmajor, CubeDtype t, L0Layout lay);
+// Float under kAmx: the L0B fractal from its documented transpose (16 rows along N x 8 floats along
+// K, row-major; element (k0, n0) = rows[n0 * 8 + k0]) in one pass. False (nothing written) when
+// float does not use kAmx; the caller then transposes and uses CubePutL0B.
+bool CubePutL0BRowsF32(uint8_t* dst, const void* rows);
 // Inverses, for tests and debugging (float under kAmx reads back hi + lo, exact for values with at
 // most 16 significant bits): the documented Zz fractal at `src` (16 rows x C0), and the k-major form
 // of the L0B fractal at `src`.

@@ -624,8 +624,10 @@ struct Im2colToWriter {
     } else if (!to_l0b) {
       w->A(dwin + (rb * kfr + kf) * 512, fs);
     } else {
+      uint8_t* d = dwin + (kf * mfr + rb) * 512;
+      if (w->amx && esz == 4 && cube::CubePutL0BRowsF32(d, fs)) return;
       TransposeFractal(tt, fs, 16, c0, esz);
-      w->B(dwin + (kf * mfr + rb) * 512, tt);
+      w->B(d, tt);
     }
   }
 };
