@@ -51,7 +51,8 @@ EwOpInfo GetEwOpInfo(EwOp op) {
   switch (op) {
     case EwOp::kAdd: return {2, 1, 0, false, true};
     case EwOp::kMul: return {2, 0, 0, false, true};
-    case EwOp::kDiv: case EwOp::kDivFloor: return {2, 0, 0, false, false};
+    case EwOp::kDiv: return {2, 0, 0, false, false};
+    case EwOp::kDivFloor: return {2, 6, 0, false, false};
     case EwOp::kDivTrunc: return {2, 1, 0, false, false};
     case EwOp::kMaximum: case EwOp::kMinimum: return {2, 0, 0, false, true};
     case EwOp::kPow: return {2, 3, 0, false, false};
@@ -213,7 +214,7 @@ __aicore__ inline void WithStorage(EwDType dt, F&& f) {
 // The operands of one tile's compute stage (all UB tensors of at least L elements).
 template <typename CT>
 struct Operands {
-  LocalTensor<CT> x[3], y, T[4], K[2];
+  LocalTensor<CT> x[3], y, T[6], K[2];
   LocalTensor<uint8_t> B[3];  // masks, one bit per element
   uint32_t L = 0;
 };
@@ -388,10 +389,60 @@ void ComputeFloat(const ElementwiseTiling& t, Operands<float>& o) {
       }
       Cast(y, y, RoundMode::CAST_TRUNC, L);
       break;
-    case EwOp::kDivFloor:
+    case EwOp::kDivFloor: {
+      // PyTorch's floor division is the floor of the exact quotient a / b (it derives it from
+      // fmod), not of the rounded one: 1 // 0.1f is 9 although 1 / 0.1f rounds to 10. n = floor(a / b)
+      // is the true floor or one above it (rounding is monotonic); r = a - n * b, computed exactly
+      // with Dekker's product (n and b split into 12-bit halves, no fused multiply-add needed), has
+      // the sign opposite to b exactly when n is one too high.
+      const auto& T3 = o.T[3];
+      const auto& T4 = o.T[4];
+      const auto& T5 = o.T[5];
       Div(y, x0, x1, L);
-      Cast(y, y, RoundMode::CAST_FLOOR, L);
+      Cast(T0, y, RoundMode::CAST_FLOOR, L);          // n
+      Mul(y, T0, x1, L);                              // p = fl(n * b)
+      // Splits into 12-bit halves by clearing the low 12 mantissa bits (no 4097x overflow near FLT_MAX).
+      Duplicate(T5.ReinterpretCast<int32_t>(), int32_t(-4096), L);  // 0xFFFFF000
+      And(T1.ReinterpretCast<uint16_t>(), T0.ReinterpretCast<uint16_t>(), T5.ReinterpretCast<uint16_t>(), 2 * L);
+      Sub(T2, T0, T1, L);                             // n = n_hi + n_lo
+      And(T3.ReinterpretCast<uint16_t>(), x1.ReinterpretCast<uint16_t>(), T5.ReinterpretCast<uint16_t>(), 2 * L);
+      Sub(T4, x1, T3, L);                             // b = b_hi + b_lo
+      Mul(T5, T1, T3, L);
+      Sub(T5, T5, y, L);
+      Mul(T1, T1, T4, L);
+      Add(T5, T5, T1, L);
+      Mul(T1, T2, T3, L);
+      Add(T5, T5, T1, L);
+      Mul(T1, T2, T4, L);
+      Add(T5, T5, T1, L);                             // e: p + e = n * b exactly
+      Sub(T1, x0, y, L);
+      Sub(T1, T1, T5, L);                             // r = a - n * b
+      CompareScalar(B1, x1, 0.0f, CMPMODE::LT, L);
+      Duplicate(T2, -1.0f, L);
+      Select(T2, B1, T2, 1.0f, TS, L);                // sign(b)
+      Mul(T1, T1, T2, L);
+      CompareScalar(B1, T1, 0.0f, CMPMODE::LT, L);    // n is one too high (false for NaN)
+      Adds(T2, T0, -1.0f, L);
+      Select(T0, B1, T2, T0, TT, L);
+      // inf // b (b != 0) is NaN: fmod(inf, b) is NaN; a / 0 stays the IEEE quotient.
+      Abs(T2, x0, L);
+      CompareScalar(B1, T2, INFINITY, CMPMODE::LT, L);
+      CompareScalar(B2, x1, 0.0f, CMPMODE::EQ, L);
+      Or(Bits16(B1), Bits16(B1), Bits16(B2), L / 16);
+      Select(T0, B1, T0, std::nanf(""), TS, L);
+      // a // +-inf for finite a != 0 of the other sign is -1 (the product splits above are NaN there).
+      Abs(T2, x1, L);
+      CompareScalar(B1, T2, INFINITY, CMPMODE::EQ, L);
+      Abs(T2, x0, L);
+      CompareScalar(B2, T2, INFINITY, CMPMODE::LT, L);
+      And(Bits16(B1), Bits16(B1), Bits16(B2), L / 16);
+      Mul(T2, x0, x1, L);
+      CompareScalar(B2, T2, 0.0f, CMPMODE::LT, L);
+      And(Bits16(B1), Bits16(B1), Bits16(B2), L / 16);
+      Duplicate(T2, -1.0f, L);
+      Select(y, B1, T2, T0, TT, L);
       break;
+    }
     case EwOp::kMaximum:
     case EwOp::kMinimum:
     case EwOp::kClampMinT:
@@ -1164,7 +1215,7 @@ class ElementwiseKernel {
   TPipe pipe_;
   TQue<TPosition::VECIN, 1> inQ_[3];
   TQue<TPosition::VECOUT, 1> outQ_;
-  TBuf<TPosition::VECCALC> persist_[3], ct_[3], yct_, tmp_[4], konst_[2], bits_[3], hs_;
+  TBuf<TPosition::VECCALC> persist_[3], ct_[3], yct_, tmp_[6], konst_[2], bits_[3], hs_;
   ElementwiseTiling t_;
   EwOpInfo info_{};
   GM_ADDR gm_[3] = {};

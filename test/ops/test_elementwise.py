@@ -340,6 +340,45 @@ def test_integer_arithmetic(dtype):
     assert_same(npu(a) / npu(b), a / b, CLOSE[torch.float32])
 
 
+def _same_bits(got, want):
+    """Equal values, NaN where NaN, and the same sign of zero."""
+    got = got.cpu()
+    return ((got == want) & (torch.signbit(got) == torch.signbit(want))) | (got.isnan() & want.isnan())
+
+
+def test_float_floor_division_is_exact():
+    """float32 a // b is the floor of the exact quotient, as PyTorch derives it from fmod, not the
+    floor of the rounded a / b (1 // 0.1f is 9: 1 / 0.1f rounds to 10). Checked against the CPU on
+    quotients within an ulp of an integer, on random magnitudes (|a / b| < 2^21; beyond, the CPU's own
+    steps round: there the npu result must be the exact floor, computed in float64), and on every
+    pair of special values (zeros of both signs, infinities, NaN, tiny and huge numbers)."""
+    g = torch.Generator().manual_seed(5)
+    n = 100000
+    # Near-integer quotients: a = k * b nudged one ulp either way.
+    k = torch.randint(-3000000, 3000000, (n,), generator=g).float()
+    b = torch.randn(n, generator=g) * torch.exp2(torch.randint(-10, 10, (n,), generator=g).float())
+    up = torch.rand(n, generator=g) < 0.5
+    a = torch.nextafter(k * b, torch.where(up, torch.tensor(float("inf")), torch.tensor(-float("inf"))))
+    assert _same_bits(torch.div(npu(a), npu(b), rounding_mode="floor"), torch.div(a, b, rounding_mode="floor")).all()
+    assert torch.equal((npu(torch.ones(1)) // npu(torch.tensor([0.1]))).cpu(), torch.tensor([9.0]))
+    # Random magnitudes.
+    a = torch.randn(n, generator=g) * torch.exp2(torch.randint(-20, 20, (n,), generator=g).float())
+    b = torch.randn(n, generator=g) * torch.exp2(torch.randint(-20, 20, (n,), generator=g).float())
+    got = torch.div(npu(a), npu(b), rounding_mode="floor").cpu()
+    q = (a.double() / b.double()).abs()
+    moderate = q < 2**21
+    assert _same_bits(got, torch.div(a, b, rounding_mode="floor"))[moderate].all()
+    below = q < 2**24
+    assert torch.equal(got[below].double(), torch.floor(a.double() / b.double())[below])
+    # Special values, every pair; the scalar form too.
+    sp = torch.tensor([0.0, -0.0, 1.0, -1.0, 2.5, -2.5, 7.0, float("inf"), -float("inf"), float("nan"), 1e-38,
+                       -1e-45, 3e38])
+    A, B = (t.reshape(-1) for t in torch.meshgrid(sp, sp, indexing="ij"))
+    assert _same_bits(torch.div(npu(A), npu(B), rounding_mode="floor"), torch.div(A, B, rounding_mode="floor")).all()
+    assert _same_bits(npu(sp) // 0.1, sp // 0.1).all()
+    assert _same_bits(npu(sp).floor_divide_(npu(torch.full_like(sp, -0.3))), sp.floor_divide(-0.3)).all()
+
+
 @pytest.mark.parametrize("dtype", [torch.int32, torch.int64])
 def test_integer_division_beyond_float_precision_is_exact(dtype, monkeypatch):
     """Integer floor/trunc division runs in float only while every value is within +-2^24 (exact
