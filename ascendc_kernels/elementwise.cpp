@@ -52,7 +52,7 @@ EwOpInfo GetEwOpInfo(EwOp op) {
     case EwOp::kAdd: return {2, 1, 0, false, true};
     case EwOp::kMul: return {2, 0, 0, false, true};
     case EwOp::kDiv: return {2, 0, 0, false, false};
-    case EwOp::kDivFloor: return {2, 6, 0, false, false};
+    case EwOp::kDivFloor: case EwOp::kRemainder: case EwOp::kFmod: return {2, 6, 0, false, false};
     case EwOp::kDivTrunc: return {2, 1, 0, false, false};
     case EwOp::kMaximum: case EwOp::kMinimum: return {2, 0, 0, false, true};
     case EwOp::kPow: return {2, 3, 0, false, false};
@@ -112,7 +112,7 @@ const char* EwOpName(EwOp op) {
       "sigmoid_backward", "tanh_backward", "gelu_backward", "gelu_tanh_backward", "silu_backward",
       "hardtanh_backward", "leaky_relu_backward", "hardswish_backward", "hardsigmoid_backward", "isnan",
       "nan_to_num", "log1p", "expm1", "elu", "softplus", "mish", "frac", "hardshrink", "softshrink",
-      "elu_backward", "softplus_backward", "shrink_backward"};
+      "elu_backward", "softplus_backward", "shrink_backward", "remainder", "fmod"};
   static_assert(sizeof(names) / sizeof(names[0]) == size_t(EwOp::kNumOps), "EwOpName table");
   return uint32_t(op) < uint32_t(EwOp::kNumOps) ? names[uint32_t(op)] : "?";
 }
@@ -340,6 +340,56 @@ CMPMODE Swapped(CMPMODE m) {
   }
 }
 
+// Exact remainders for floor division, remainder and fmod. With n an integer-valued float near
+// a / b, r = fl(a - n * b) rounded once from the exact value: p = fl(n * b) and e with p + e = n * b
+// exactly (Dekker's product: n and b split into 12-bit halves by clearing their low 12 mantissa
+// bits, so each partial product is exact and nothing overflows), then r = (a - p) - e, where a - p is
+// exact (Sterbenz). No fused multiply-add is needed. Uses T[1..5] of `o`; n, a, b are not written.
+__aicore__ inline void ExactRemainder(const LocalTensor<float>& r, const LocalTensor<float>& a,
+                                      const LocalTensor<float>& n, const LocalTensor<float>& b,
+                                      Operands<float>& o, uint32_t L) {
+  const auto& T1 = o.T[1];
+  const auto& T2 = o.T[2];
+  const auto& T3 = o.T[3];
+  const auto& T4 = o.T[4];
+  const auto& T5 = o.T[5];
+  Duplicate(T5.ReinterpretCast<int32_t>(), int32_t(-4096), L);  // 0xFFFFF000
+  And(T1.ReinterpretCast<uint16_t>(), n.ReinterpretCast<uint16_t>(), T5.ReinterpretCast<uint16_t>(), 2 * L);
+  Sub(T2, n, T1, L);                              // n = n_hi + n_lo
+  And(T3.ReinterpretCast<uint16_t>(), b.ReinterpretCast<uint16_t>(), T5.ReinterpretCast<uint16_t>(), 2 * L);
+  Sub(T4, b, T3, L);                              // b = b_hi + b_lo
+  Mul(r, n, b, L);                                // p
+  Mul(T5, T1, T3, L);
+  Sub(T5, T5, r, L);
+  Mul(T1, T1, T4, L);
+  Add(T5, T5, T1, L);
+  Mul(T1, T2, T3, L);
+  Add(T5, T5, T1, L);
+  Mul(T1, T2, T4, L);
+  Add(T5, T5, T1, L);                             // e
+  Sub(T1, a, r, L);
+  Sub(r, T1, T5, L);                              // r = (a - p) - e
+}
+
+// n -= 1 where sign(r) is the opposite of sign(s) (r != 0): n was one step past the exact quotient.
+// `step` is +-1 per element (T[2] is free after ExactRemainder). Uses T[1], T[2], B[1].
+__aicore__ inline void StepBackWhereOpposite(const LocalTensor<float>& n, const LocalTensor<float>& r,
+                                             const LocalTensor<float>& s, float step, Operands<float>& o,
+                                             uint32_t L) {
+  constexpr auto TS = SELMODE::VSEL_TENSOR_SCALAR_MODE;
+  constexpr auto TT = SELMODE::VSEL_TENSOR_TENSOR_MODE;
+  const auto& T1 = o.T[1];
+  const auto& T2 = o.T[2];
+  const auto& B1 = o.B[1];
+  CompareScalar(B1, s, 0.0f, CMPMODE::LT, L);
+  Duplicate(T2, -1.0f, L);
+  Select(T2, B1, T2, 1.0f, TS, L);                // sign(s)
+  Mul(T1, r, T2, L);
+  CompareScalar(B1, T1, 0.0f, CMPMODE::LT, L);    // opposite signs (false for NaN)
+  Adds(T2, n, -step, L);
+  Select(n, B1, T2, n, TT, L);
+}
+
 void ComputeFloat(const ElementwiseTiling& t, Operands<float>& o) {
   const uint32_t L = o.L;
   const auto& x0 = o.x[0];
@@ -392,45 +442,19 @@ void ComputeFloat(const ElementwiseTiling& t, Operands<float>& o) {
     case EwOp::kDivFloor: {
       // PyTorch's floor division is the floor of the exact quotient a / b (it derives it from
       // fmod), not of the rounded one: 1 // 0.1f is 9 although 1 / 0.1f rounds to 10. n = floor(a / b)
-      // is the true floor or one above it (rounding is monotonic); r = a - n * b, computed exactly
-      // with Dekker's product (n and b split into 12-bit halves, no fused multiply-add needed), has
-      // the sign opposite to b exactly when n is one too high.
-      const auto& T3 = o.T[3];
-      const auto& T4 = o.T[4];
-      const auto& T5 = o.T[5];
+      // is the true floor or one above it (rounding is monotonic); the exact remainder a - n * b
+      // has the sign opposite to b exactly when n is one too high.
       Div(y, x0, x1, L);
       Cast(T0, y, RoundMode::CAST_FLOOR, L);          // n
-      Mul(y, T0, x1, L);                              // p = fl(n * b)
-      // Splits into 12-bit halves by clearing the low 12 mantissa bits (no 4097x overflow near FLT_MAX).
-      Duplicate(T5.ReinterpretCast<int32_t>(), int32_t(-4096), L);  // 0xFFFFF000
-      And(T1.ReinterpretCast<uint16_t>(), T0.ReinterpretCast<uint16_t>(), T5.ReinterpretCast<uint16_t>(), 2 * L);
-      Sub(T2, T0, T1, L);                             // n = n_hi + n_lo
-      And(T3.ReinterpretCast<uint16_t>(), x1.ReinterpretCast<uint16_t>(), T5.ReinterpretCast<uint16_t>(), 2 * L);
-      Sub(T4, x1, T3, L);                             // b = b_hi + b_lo
-      Mul(T5, T1, T3, L);
-      Sub(T5, T5, y, L);
-      Mul(T1, T1, T4, L);
-      Add(T5, T5, T1, L);
-      Mul(T1, T2, T3, L);
-      Add(T5, T5, T1, L);
-      Mul(T1, T2, T4, L);
-      Add(T5, T5, T1, L);                             // e: p + e = n * b exactly
-      Sub(T1, x0, y, L);
-      Sub(T1, T1, T5, L);                             // r = a - n * b
-      CompareScalar(B1, x1, 0.0f, CMPMODE::LT, L);
-      Duplicate(T2, -1.0f, L);
-      Select(T2, B1, T2, 1.0f, TS, L);                // sign(b)
-      Mul(T1, T1, T2, L);
-      CompareScalar(B1, T1, 0.0f, CMPMODE::LT, L);    // n is one too high (false for NaN)
-      Adds(T2, T0, -1.0f, L);
-      Select(T0, B1, T2, T0, TT, L);
+      ExactRemainder(y, x0, T0, x1, o, L);
+      StepBackWhereOpposite(T0, y, x1, 1.0f, o, L);
       // inf // b (b != 0) is NaN: fmod(inf, b) is NaN; a / 0 stays the IEEE quotient.
       Abs(T2, x0, L);
       CompareScalar(B1, T2, INFINITY, CMPMODE::LT, L);
       CompareScalar(B2, x1, 0.0f, CMPMODE::EQ, L);
       Or(Bits16(B1), Bits16(B1), Bits16(B2), L / 16);
       Select(T0, B1, T0, std::nanf(""), TS, L);
-      // a // +-inf for finite a != 0 of the other sign is -1 (the product splits above are NaN there).
+      // a // +-inf for finite a != 0 of the other sign is -1 (the product splits are NaN there).
       Abs(T2, x1, L);
       CompareScalar(B1, T2, INFINITY, CMPMODE::EQ, L);
       Abs(T2, x0, L);
@@ -441,6 +465,53 @@ void ComputeFloat(const ElementwiseTiling& t, Operands<float>& o) {
       And(Bits16(B1), Bits16(B1), Bits16(B2), L / 16);
       Duplicate(T2, -1.0f, L);
       Select(y, B1, T2, T0, TT, L);
+      break;
+    }
+    case EwOp::kRemainder:
+    case EwOp::kFmod: {
+      // The exact integer quotient (floor for remainder, trunc for fmod) as in kDivFloor, then the
+      // remainder for it, rounded once: fmod's is exact; remainder's is PyTorch's fmod(a, b) + b
+      // (rounded) where it adjusts. Quotients of 2^24 and more are not exact integers in float:
+      // layer 5 sends those to the CPU. b == 0 or a infinite gives NaN (the products are NaN).
+      const bool rem = op == EwOp::kRemainder;
+      Div(y, x0, x1, L);
+      Cast(T0, y, rem ? RoundMode::CAST_FLOOR : RoundMode::CAST_TRUNC, L);
+      ExactRemainder(y, x0, T0, x1, o, L);
+      if (rem) {
+        StepBackWhereOpposite(T0, y, x1, 1.0f, o, L);   // r must have b's sign
+      } else {
+        // trunc: r must have a's sign; a step back is towards zero, i.e. by sign(a) * sign(b).
+        CompareScalar(B1, x0, 0.0f, CMPMODE::LT, L);
+        Duplicate(T2, -1.0f, L);
+        Select(T2, B1, T2, 1.0f, TS, L);              // sign(a)
+        Mul(T1, y, T2, L);
+        CompareScalar(B2, T1, 0.0f, CMPMODE::LT, L);  // r and a of opposite signs (false for NaN)
+        CompareScalar(B1, x1, 0.0f, CMPMODE::LT, L);
+        Duplicate(T1, -1.0f, L);
+        Select(T1, B1, T1, 1.0f, TS, L);              // sign(b)
+        Mul(T2, T2, T1, L);
+        Sub(T1, T0, T2, L);
+        Select(T0, B2, T1, T0, TT, L);
+      }
+      ExactRemainder(y, x0, T0, x1, o, L);
+      // A zero remainder has a's sign (fmod's), also where remainder does not adjust.
+      CompareScalar(B1, y, 0.0f, CMPMODE::EQ, L);
+      Muls(T1, x0, 0.0f, L);
+      Select(y, B1, T1, y, TT, L);
+      // b = +-inf, a finite: fmod is a; remainder is a, or b where a != 0 has the other sign.
+      Abs(T2, x1, L);
+      CompareScalar(B1, T2, INFINITY, CMPMODE::EQ, L);
+      Abs(T2, x0, L);
+      CompareScalar(B2, T2, INFINITY, CMPMODE::LT, L);
+      And(Bits16(B1), Bits16(B1), Bits16(B2), L / 16);
+      if (rem) {
+        Mul(T2, x0, x1, L);
+        CompareScalar(B0, T2, 0.0f, CMPMODE::LT, L);
+        Select(T2, B0, x1, x0, TT, L);
+        Select(y, B1, T2, y, TT, L);
+      } else {
+        Select(y, B1, x0, y, TT, L);
+      }
       break;
     }
     case EwOp::kMaximum:

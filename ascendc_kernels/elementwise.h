@@ -99,6 +99,9 @@ enum class EwOp : uint32_t {
   kEluBackward,        // si0: x1 is the result; sf as kElu
   kSoftplusBackward,   // x1 * sf0 > sf1 ? grad : grad * z / (z + 1), z = exp(x1 * sf0)
   kShrinkBackward,     // |x1| <= sf0 ? 0 : grad   (hardshrink and softshrink)
+  // ---- exact remainders (after the backward ops so existing op numbers stay)
+  kRemainder,    // x0 - floor(x0 / x1) * x1, the exact floor, rounded once (Python's %)
+  kFmod,         // x0 - trunc(x0 / x1) * x1, exact (C's fmod)
   kNumOps
 };
 

@@ -2,6 +2,7 @@
 // handling, launch of the Ascend C elementwise kernel), the on-device Cast, and the ATen
 // registrations of the arithmetic, comparison, logical, where/masked_fill, clamp, lerp,
 // addcmul/addcdiv and unary math ops. Activations live in activation.cpp.
+#include <ATen/ScalarOps.h>
 #include <ATen/MemoryOverlap.h>
 #include <ATen/native/Resize.h>
 #include <ATen/native/TypeProperties.h>
@@ -719,6 +720,22 @@ bool IntsFitFloat(std::initializer_list<const at::Tensor*> ts) {
   return !outside.defined() || !outside.item<bool>();
 }
 
+// A result computed apart from Pointwise (in float, or by the CPU fallback) delivered like Pointwise
+// would: a new tensor of dtype `common`, or copied into out= / in place after the same checks.
+at::Tensor DeliverResult(const char* name, const at::Tensor& r, c10::ScalarType common, PwTarget target) {
+  if (target.kind == PwTarget::kNew) return r.to(common);
+  TORCH_CHECK(c10::canCast(common, target.tensor->scalar_type()), name, ": result type ", common,
+              " can't be cast to the desired output type ", target.tensor->scalar_type());
+  if (target.kind == PwTarget::kOut) {
+    at::native::resize_output(*target.tensor, r.sizes());
+  } else {
+    TORCH_CHECK(target.tensor->sizes() == r.sizes(), name, ": output with shape ", ShapeStr(target.tensor->sizes()),
+                " doesn't match the broadcast shape ", ShapeStr(r.sizes()));
+  }
+  target.tensor->copy_(r);
+  return *target.tensor;
+}
+
 // Integer division goes through the float kernel (the vector unit has no integer Div).
 at::Tensor DivRun(const char* name, const at::Tensor& self, const at::Tensor& other,
                   std::optional<c10::string_view> mode, PwTarget target) {
@@ -735,20 +752,39 @@ at::Tensor DivRun(const char* name, const at::Tensor& self, const at::Tensor& ot
     } else {
       r = CallCpuFallback("aten::div", "Tensor_mode", {self, other, std::string(*mode)}).back().toTensor();
     }
-    if (target.kind == PwTarget::kNew) return r.to(common);
-    TORCH_CHECK(c10::canCast(common, target.tensor->scalar_type()), name, ": result type ", common,
-                " can't be cast to the desired output type ", target.tensor->scalar_type());
-    if (target.kind == PwTarget::kOut) {
-      at::native::resize_output(*target.tensor, r.sizes());
-    } else {
-      TORCH_CHECK(target.tensor->sizes() == r.sizes(), name, ": output with shape ", ShapeStr(target.tensor->sizes()),
-                  " doesn't match the broadcast shape ", ShapeStr(r.sizes()));
-    }
-    target.tensor->copy_(r);
-    return *target.tensor;
+    return DeliverResult(name, r, common, target);
   }
   return Pointwise(p, {{"self", &self}, {"other", &other}}, target);
 }
+
+// Whether every finite quotient self / other is below 2^24 in magnitude, where the kernels' float
+// quotient is an exact integer. Reads one flag back from the device.
+bool QuotientsFitFloat(const at::Tensor& self, const at::Tensor& other) {
+  const at::Tensor q = at::abs(at::div(self, other));
+  return !at::logical_and(at::ge(q, double(int64_t(1) << 24)), at::lt(q, INFINITY)).any().item<bool>();
+}
+
+// remainder (Python's %) and fmod: the kernel's exact integer quotient and a remainder rounded once,
+// bit-identical to the CPU while quotients are below 2^24 (floats) or values within +-2^24
+// (integers, computed in float); otherwise the CPU fallback. bool and float64 take the fallback too.
+at::Tensor RemRun(const char* name, EwOp op, const at::Tensor& self, const at::Tensor& other, PwTarget target) {
+  const bool rem = op == EwOp::kRemainder;
+  const c10::ScalarType common = CommonDtype({{"self", &self}, {"other", &other}});
+  const bool is_int = common == c10::kInt || common == c10::kLong;
+  const bool is_float = common == c10::kFloat || common == c10::kHalf || common == c10::kBFloat16;
+  PwOp p = Def(name, op, PwResult::kPromote);
+  p.scalar_opmath = true;
+  if (is_float && QuotientsFitFloat(self, other)) return Pointwise(p, {{"self", &self}, {"other", &other}}, target);
+  at::Tensor r;
+  if (is_int && IntsFitFloat({&self, &other})) {
+    p.result = PwResult::kPromoteFloat;
+    r = Pointwise(p, {{"self", &self}, {"other", &other}});
+  } else {
+    r = CallCpuFallback(rem ? "aten::remainder" : "aten::fmod", "Tensor", {self, other}).back().toTensor();
+  }
+  return DeliverResult(name, r, common, target);
+}
+
 at::Tensor div_Tensor(const at::Tensor& self, const at::Tensor& other) {
   return DivRun("div", self, other, std::nullopt, PwTarget::New());
 }
@@ -772,6 +808,30 @@ at::Tensor& div_out_mode(const at::Tensor& self, const at::Tensor& other, std::o
   DivRun("div.out", self, other, mode, PwTarget::Out(out));
   return out;
 }
+#define TORCH_OPS_NN_REM(FN, NAME, OP)                                                                    \
+  at::Tensor FN(const at::Tensor& self, const at::Tensor& other) {                                        \
+    return RemRun(NAME, OP, self, other, PwTarget::New());                                                \
+  }                                                                                                       \
+  at::Tensor& FN##_out(const at::Tensor& self, const at::Tensor& other, at::Tensor& out) {                \
+    RemRun(NAME ".out", OP, self, other, PwTarget::Out(out));                                             \
+    return out;                                                                                           \
+  }                                                                                                       \
+  at::Tensor& FN##_(at::Tensor& self, const at::Tensor& other) {                                          \
+    RemRun(NAME "_", OP, self, other, PwTarget::InPlace(self));                                           \
+    return self;                                                                                          \
+  }
+TORCH_OPS_NN_REM(remainder_Tensor, "remainder", EwOp::kRemainder)
+// scalar % tensor: the scalar as a wrapped 0-dim CPU tensor, as the Tensor overload receives it.
+at::Tensor remainder_Scalar_Tensor(const at::Scalar& self, const at::Tensor& other) {
+  return RemRun("remainder", EwOp::kRemainder, at::native::wrapped_scalar_tensor(self), other, PwTarget::New());
+}
+at::Tensor& remainder_Scalar_Tensor_out(const at::Scalar& self, const at::Tensor& other, at::Tensor& out) {
+  RemRun("remainder.out", EwOp::kRemainder, at::native::wrapped_scalar_tensor(self), other, PwTarget::Out(out));
+  return out;
+}
+TORCH_OPS_NN_REM(fmod_Tensor, "fmod", EwOp::kFmod)
+#undef TORCH_OPS_NN_REM
+
 at::Tensor floor_divide(const at::Tensor& self, const at::Tensor& other) {
   return DivRun("floor_divide", self, other, "floor", PwTarget::New());
 }
@@ -1322,6 +1382,14 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("div.Tensor_mode", TORCH_FN(torch_ops_nn::div_Tensor_mode));
   m.impl("div_.Tensor_mode", TORCH_FN(torch_ops_nn::div__Tensor_mode));
   m.impl("div.out_mode", TORCH_FN(torch_ops_nn::div_out_mode));
+  m.impl("remainder.Tensor", TORCH_FN(torch_ops_nn::remainder_Tensor));
+  m.impl("remainder.Tensor_out", TORCH_FN(torch_ops_nn::remainder_Tensor_out));
+  m.impl("remainder_.Tensor", TORCH_FN(torch_ops_nn::remainder_Tensor_));
+  m.impl("remainder.Scalar_Tensor", TORCH_FN(torch_ops_nn::remainder_Scalar_Tensor));
+  m.impl("remainder.Scalar_Tensor_out", TORCH_FN(torch_ops_nn::remainder_Scalar_Tensor_out));
+  m.impl("fmod.Tensor", TORCH_FN(torch_ops_nn::fmod_Tensor));
+  m.impl("fmod.Tensor_out", TORCH_FN(torch_ops_nn::fmod_Tensor_out));
+  m.impl("fmod_.Tensor", TORCH_FN(torch_ops_nn::fmod_Tensor_));
   m.impl("floor_divide", TORCH_FN(torch_ops_nn::floor_divide));
   m.impl("floor_divide.out", TORCH_FN(torch_ops_nn::floor_divide_out));
   m.impl("floor_divide_.Tensor", TORCH_FN(torch_ops_nn::floor_divide__Tensor));

@@ -379,6 +379,55 @@ def test_float_floor_division_is_exact():
     assert _same_bits(npu(sp).floor_divide_(npu(torch.full_like(sp, -0.3))), sp.floor_divide(-0.3)).all()
 
 
+@pytest.mark.parametrize("fn", [torch.remainder, torch.fmod], ids=["remainder", "fmod"])
+def test_remainder_fmod_bit_exact(fn, monkeypatch):
+    """remainder (Python's %) and fmod are native and bit-identical to the CPU: the exact integer
+    quotient (floor / trunc, checked with an exact remainder) and one rounding. Quotients one ulp from
+    an integer, random magnitudes (|a / b| < 2^23), special values, scalar / 0-dim / in-place / out=
+    forms, int32 / int64 and half. A quotient of 2^24 or more in float is not an exact integer: such
+    inputs take the CPU fallback (a clear error under TORCH_OPS_NN_FALLBACK=error), never an inexact
+    remainder."""
+    g = torch.Generator().manual_seed(7)
+    n = 50000
+    k = torch.randint(-3000000, 3000000, (n,), generator=g).float()
+    b = torch.randn(n, generator=g)
+    up = torch.rand(n, generator=g) < 0.5
+    a = torch.nextafter(k * b, torch.where(up, torch.tensor(float("inf")), torch.tensor(-float("inf"))))
+    assert _same_bits(fn(npu(a), npu(b)), fn(a, b)).all()
+    a = torch.randn(n, generator=g) * torch.exp2(torch.randint(-20, 20, (n,), generator=g).float())
+    b = torch.randn(n, generator=g) * torch.exp2(torch.randint(-20, 20, (n,), generator=g).float())
+    keep = (a / b).abs() < 2**23
+    a, b = a[keep], b[keep]
+    assert _same_bits(fn(npu(a), npu(b)), fn(a, b)).all()
+    sp = torch.tensor([0.0, -0.0, 1.0, -1.0, 2.5, -2.5, 7.0, float("inf"), -float("inf"), float("nan"), 1e-38,
+                       -1e-45, 3e-3])
+    A, B = (t.reshape(-1) for t in torch.meshgrid(sp, sp[:10], indexing="ij"))  # no tiny divisors
+    assert _same_bits(fn(npu(A), npu(B)), fn(A, B)).all()
+    assert _same_bits(fn(npu(sp), 0.3), fn(sp, 0.3)).all()
+    x = torch.randn(5, 7, generator=g) * 100
+    assert _same_bits(fn(npu(x), npu(torch.tensor(-3.0))), fn(x, torch.tensor(-3.0))).all()
+    y = npu(x).clone()
+    getattr(y, fn.__name__ + "_")(0.37)
+    assert _same_bits(y, fn(x, 0.37)).all()
+    out = npu(torch.empty(5, 7))
+    fn(npu(x), 0.1, out=out)
+    assert _same_bits(out, fn(x, 0.1)).all()
+    if fn is torch.remainder:
+        assert _same_bits(2.5 % npu(sp[:7]), 2.5 % sp[:7]).all()
+    ai = torch.randint(-100000, 100000, (3000,), generator=g)
+    bi = torch.randint(1, 300, (3000,), generator=g) * torch.where(torch.rand(3000, generator=g) < 0.5, 1, -1)
+    for dt in (torch.int64, torch.int32):
+        got = fn(npu(ai.to(dt)), npu(bi.to(dt)))
+        assert got.dtype == dt and torch.equal(got.cpu(), fn(ai.to(dt), bi.to(dt)))
+    ah, bh = (torch.randn(3000, generator=g) * 50).half(), (torch.randn(3000, generator=g) * 3).half()
+    assert _same_bits(fn(npu(ah), npu(bh)), fn(ah, bh)).all()
+    big, d = torch.tensor([1e30, -3e20, 5.0]), torch.tensor([3.0, 7.0, 0.5])
+    with pytest.raises(NotImplementedError, match=fn.__name__):
+        fn(npu(big), npu(d))
+    monkeypatch.setenv("TORCH_OPS_NN_FALLBACK", "silent")
+    assert _same_bits(fn(npu(big), npu(d)), fn(big, d)).all()
+
+
 @pytest.mark.parametrize("dtype", [torch.int32, torch.int64])
 def test_integer_division_beyond_float_precision_is_exact(dtype, monkeypatch):
     """Integer floor/trunc division runs in float only while every value is within +-2^24 (exact
