@@ -42,11 +42,21 @@ def conv_args(case):
     return n, c, h, w, co, k, s, p, d, g
 
 
+@pytest.fixture(params=["hf32", "fp32"])
+def conv_precision(request):
+    """Runs a float32 test with both conv precisions (torch.npu.conv.allow_hf32 True / False): on
+    AMX hosts they are different cube paths (bf16x3 on AMX, the FMA micro-kernel)."""
+    old = torch.npu.conv.allow_hf32
+    torch.npu.conv.allow_hf32 = request.param == "hf32"
+    yield request.param
+    torch.npu.conv.allow_hf32 = old
+
+
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("case", CASES)
 @pytest.mark.parametrize("channels_last", [False, True])
 @pytest.mark.parametrize("bias", [True, False])
-def test_conv2d_forward(fallback_error, dtype, case, channels_last, bias):
+def test_conv2d_forward(fallback_error, conv_precision, dtype, case, channels_last, bias):
     n, c, h, w, co, k, s, p, d, g = conv_args(case)
     torch.manual_seed(1)
     x = torch.randn(n, c, h, w).to(dtype)
@@ -75,7 +85,7 @@ def test_conv2d_module_and_resnet_shapes(fallback_error):
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float16])
 @pytest.mark.parametrize("case", CASES)
 @pytest.mark.parametrize("channels_last", [False, True])
-def test_conv2d_backward(fallback_error, dtype, case, channels_last):
+def test_conv2d_backward(fallback_error, conv_precision, dtype, case, channels_last):
     n, c, h, w, co, k, s, p, d, g = conv_args(case)
     torch.manual_seed(2)
     x = torch.randn(n, c, h, w)
@@ -164,7 +174,7 @@ EPI = torch.ops.torch_ops_nn_conv_testing.conv2d_epilogue
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float16])
 @pytest.mark.parametrize("channels_last", [False, True])
 @pytest.mark.parametrize("k,s,p", [(3, 1, 1), (1, 1, 0), (1, 2, 0), (3, 2, 1)])
-def test_conv_epilogue_bn_residual_relu(fallback_error, dtype, channels_last, k, s, p):
+def test_conv_epilogue_bn_residual_relu(fallback_error, conv_precision, dtype, channels_last, k, s, p):
     torch.manual_seed(3)
     x = torch.randn(2, 12, 9, 9).to(dtype)
     w = torch.randn(20, 12, k, k).to(dtype)
