@@ -24,6 +24,7 @@
 
 #include "aten/elementwise_common.h"
 #include "aten/npu_tensor.h"
+#include "aten/op_common.h"
 #include "core/npu_allocator.h"
 #include "core/npu_context.h"
 
@@ -237,6 +238,35 @@ c10::Scalar local_scalar_dense(const at::Tensor& self) {
 
 // cat: data movement only -- each input is copied into its slice of the output by the runtime's
 // strided copy (with the dtype cast of type promotion), as the device's DMA would.
+// roll: per rolled dimension, two strided device copies (the runtime's copy engine) into a new
+// tensor; no dims: the flattened tensor rolled along 0, as PyTorch defines it.
+at::Tensor roll_npu(const at::Tensor& self, c10::IntArrayRef shifts, c10::IntArrayRef dims) {
+  const char* op = "roll";
+  TORCH_CHECK(!shifts.empty(), op, ": `shifts` required");
+  if (dims.empty()) {
+    TORCH_CHECK(shifts.size() == 1, op, ": shifts and dimensions must align. shifts: ", shifts.size(), ", dims: 0");
+    const int64_t zero = 0;
+    return roll_npu(self.flatten(), shifts, c10::IntArrayRef(&zero, 1)).view(self.sizes());
+  }
+  TORCH_CHECK(shifts.size() == dims.size(), op, ": shifts and dimensions must align. shifts: ", shifts.size(),
+              ", dims: ", dims.size());
+  at::Tensor cur = self;
+  for (size_t i = 0; i < dims.size(); ++i) {
+    const int64_t d = WrapDim(op, dims[i], self.dim());
+    const int64_t n = self.size(d);
+    at::Tensor out = at::empty_like(cur);
+    const int64_t s = n == 0 ? 0 : ((shifts[i] % n) + n) % n;
+    if (s == 0) {
+      out.copy_(cur);
+    } else {
+      out.narrow(d, s, n - s).copy_(cur.narrow(d, 0, n - s));
+      out.narrow(d, 0, s).copy_(cur.narrow(d, n - s, s));
+    }
+    cur = out;
+  }
+  return cur;
+}
+
 at::Tensor& cat_out(const at::ITensorListRef& tensors, int64_t dim, at::Tensor& out) {
   const char* op = "cat";
   std::vector<at::Tensor> ts;
@@ -316,4 +346,5 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("zero_", TORCH_FN(zero_));
   m.impl("_local_scalar_dense", TORCH_FN(local_scalar_dense));
   m.impl("cat.out", TORCH_FN(cat_out));
+  m.impl("roll", TORCH_FN(roll_npu));
 }

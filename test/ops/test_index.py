@@ -106,3 +106,27 @@ def test_advanced_indexing_out_of_range_and_masks():
         torch.npu.synchronize()
     with pytest.raises(NotImplementedError, match=r"aten::index"):  # boolean masks: the CPU fallback
         d[d > 0]
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.int64, torch.bool])
+def test_roll(dtype, fallback_error):
+    """torch.roll on npu (two strided device copies per dimension): positive, negative, oversized
+    and zero shifts, several dimensions, no dims (flattened), non-contiguous and empty inputs, and
+    the gradient; bad arguments raise PyTorch's errors."""
+    x = (torch.arange(3 * 4 * 5) % 7).reshape(3, 4, 5).to(dtype)
+    for shifts, dims in [((2,), (1,)), ((-7,), (2,)), ((1, -2), (0, 2)), ((13,), ()), ((0,), (1,)), ((5, 5), (-1, -2))]:
+        assert torch.equal(torch.roll(x.npu(), shifts, dims).cpu(), torch.roll(x, shifts, dims))
+    t = x.transpose(0, 2)
+    assert torch.equal(torch.roll(t.npu(), 3, 1).cpu(), torch.roll(t, 3, 1))
+    assert torch.roll(torch.empty(0, 3, dtype=dtype).npu(), 1, 0).shape == (0, 3)
+    if dtype == torch.float32:
+        w = torch.randn(4, 6, requires_grad=True)
+        wn = w.detach().npu().requires_grad_()
+        g = torch.randn(4, 6)
+        torch.roll(w, (1, -2), (0, 1)).backward(g)
+        torch.roll(wn, (1, -2), (0, 1)).backward(g.npu())
+        assert torch.equal(wn.grad.cpu(), w.grad)
+    with pytest.raises(RuntimeError, match="shifts and dimensions must align"):
+        torch.roll(x.npu(), (1, 2), (0,))
+    with pytest.raises(IndexError, match="Dimension out of range"):
+        torch.roll(x.npu(), 1, 3)
