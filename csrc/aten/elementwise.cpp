@@ -2,6 +2,8 @@
 // handling, launch of the Ascend C elementwise kernel), the on-device Cast, and the ATen
 // registrations of the arithmetic, comparison, logical, where/masked_fill, clamp, lerp,
 // addcmul/addcdiv and unary math ops. Activations live in activation.cpp.
+#include <ATen/ops/eq.h>
+#include <ATen/ops/zeros.h>
 #include <ATen/ScalarOps.h>
 #include <ATen/MemoryOverlap.h>
 #include <ATen/native/Resize.h>
@@ -832,6 +834,29 @@ at::Tensor& remainder_Scalar_Tensor_out(const at::Scalar& self, const at::Tensor
 TORCH_OPS_NN_REM(fmod_Tensor, "fmod", EwOp::kFmod)
 #undef TORCH_OPS_NN_REM
 
+// isposinf / isneginf (scaled_dot_product_attention's math path uses isneginf): a comparison with
+// +-inf on the compare kernel; integer and bool tensors are never infinite.
+at::Tensor IsSignedInf(const at::Tensor& self, double inf) {
+  if (at::isFloatingType(self.scalar_type())) return at::eq(self, inf);
+  return at::zeros(self.sizes(), self.options().dtype(c10::kBool));
+}
+at::Tensor& isposinf_out(const at::Tensor& self, at::Tensor& out) {
+  CheckSameNpuDevice("isposinf", {{"self", &self}});
+  return CopyToOut("isposinf", IsSignedInf(self, INFINITY), out);
+}
+at::Tensor& isneginf_out(const at::Tensor& self, at::Tensor& out) {
+  CheckSameNpuDevice("isneginf", {{"self", &self}});
+  return CopyToOut("isneginf", IsSignedInf(self, -INFINITY), out);
+}
+at::Tensor isposinf(const at::Tensor& self) {
+  CheckSameNpuDevice("isposinf", {{"self", &self}});
+  return IsSignedInf(self, INFINITY);
+}
+at::Tensor isneginf(const at::Tensor& self) {
+  CheckSameNpuDevice("isneginf", {{"self", &self}});
+  return IsSignedInf(self, -INFINITY);
+}
+
 at::Tensor floor_divide(const at::Tensor& self, const at::Tensor& other) {
   return DivRun("floor_divide", self, other, "floor", PwTarget::New());
 }
@@ -1382,6 +1407,10 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("div.Tensor_mode", TORCH_FN(torch_ops_nn::div_Tensor_mode));
   m.impl("div_.Tensor_mode", TORCH_FN(torch_ops_nn::div__Tensor_mode));
   m.impl("div.out_mode", TORCH_FN(torch_ops_nn::div_out_mode));
+  m.impl("isposinf", TORCH_FN(torch_ops_nn::isposinf));
+  m.impl("isposinf.out", TORCH_FN(torch_ops_nn::isposinf_out));
+  m.impl("isneginf", TORCH_FN(torch_ops_nn::isneginf));
+  m.impl("isneginf.out", TORCH_FN(torch_ops_nn::isneginf_out));
   m.impl("remainder.Tensor", TORCH_FN(torch_ops_nn::remainder_Tensor));
   m.impl("remainder.Tensor_out", TORCH_FN(torch_ops_nn::remainder_Tensor_out));
   m.impl("remainder_.Tensor", TORCH_FN(torch_ops_nn::remainder_Tensor_));
