@@ -2,6 +2,12 @@
 // dedicated ReLU kernel (ascendc_kernels/activation.cpp); everything else is an op of the
 // elementwise kernel family through the shared pointwise engine (elementwise_common.h).
 #include <ATen/core/Tensor.h>
+#include <tuple>
+#include <ATen/ops/empty.h>
+#include <ATen/ops/mul.h>
+#include <ATen/ops/sigmoid.h>
+#include <ATen/ops/softplus.h>
+#include <ATen/ops/neg.h>
 #include <c10/core/DeviceGuard.h>
 #include <torch/library.h>
 
@@ -348,7 +354,21 @@ TORCH_OPS_NN_SHRINK(softshrink, EwOp::kSoftshrink)
 }  // namespace
 }  // namespace torch_ops_nn
 
+// log_sigmoid(x) = -softplus(-x) on the softplus kernel (log1p(exp(.)), linear past 20 where the rest
+// is below float precision); the backward is grad * sigmoid(-x). The buffer is empty (as on CUDA):
+// the backward recomputes from x.
+std::tuple<at::Tensor, at::Tensor> log_sigmoid_forward(const at::Tensor& self) {
+  at::Tensor out = at::neg(at::softplus(at::neg(self), 1, 20));
+  return {out, at::empty({0}, self.options())};
+}
+at::Tensor log_sigmoid_backward(const at::Tensor& grad_output, const at::Tensor& self, const at::Tensor& buffer) {
+  (void)buffer;
+  return at::mul(grad_output, at::sigmoid(at::neg(self)));
+}
+
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  m.impl("log_sigmoid_forward", TORCH_FN(log_sigmoid_forward));
+  m.impl("log_sigmoid_backward", TORCH_FN(log_sigmoid_backward));
   using namespace torch_ops_nn;
   m.impl("relu", TORCH_FN(torch_ops_nn::relu));
   m.impl("relu_", TORCH_FN(torch_ops_nn::relu_));

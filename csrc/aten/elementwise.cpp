@@ -2,6 +2,12 @@
 // handling, launch of the Ascend C elementwise kernel), the on-device Cast, and the ATen
 // registrations of the arithmetic, comparison, logical, where/masked_fill, clamp, lerp,
 // addcmul/addcdiv and unary math ops. Activations live in activation.cpp.
+#include <ATen/ops/result_type.h>
+#include <ATen/ops/mul.h>
+#include <ATen/ops/full.h>
+#include <ATen/ops/isnan.h>
+#include <ATen/ops/log.h>
+#include <ATen/ops/where.h>
 #include <ATen/ops/eq.h>
 #include <ATen/ops/zeros.h>
 #include <ATen/ScalarOps.h>
@@ -857,6 +863,27 @@ at::Tensor isneginf(const at::Tensor& self) {
   return IsSignedInf(self, -INFINITY);
 }
 
+// xlogy(x, y) = x * log(y), 0 where x == 0, NaN where y is NaN (PyTorch's definition; kl_div uses it):
+// the native log / mul / compare / where kernels, in the promoted float dtype.
+at::Tensor XlogyCompute(const char* op, const at::Tensor& self, const at::Tensor& other) {
+  c10::ScalarType dt = at::result_type(self, other);
+  if (!at::isFloatingType(dt)) dt = c10::typeMetaToScalarType(c10::get_default_dtype());
+  const at::Tensor x = self.to(dt), y = other.to(dt);
+  at::Tensor r = at::where(at::eq(x, 0), at::zeros({}, x.options()), at::mul(x, at::log(y)));
+  return at::where(at::isnan(y), at::full({}, std::numeric_limits<double>::quiet_NaN(), r.options()), r);
+}
+at::Tensor xlogy_Tensor(const at::Tensor& self, const at::Tensor& other) { return XlogyCompute("xlogy", self, other); }
+at::Tensor& xlogy_OutTensor(const at::Tensor& self, const at::Tensor& other, at::Tensor& out) {
+  return CopyToOut("xlogy.out", XlogyCompute("xlogy", self, other), out);
+}
+at::Tensor& xlogy__Tensor(at::Tensor& self, const at::Tensor& other) {
+  at::Tensor r = XlogyCompute("xlogy_", self, other);
+  TORCH_CHECK(r.sizes() == self.sizes(), "xlogy_: output with shape ", ShapeStr(self.sizes()),
+              " doesn't match the broadcast shape ", ShapeStr(r.sizes()));
+  self.copy_(r);
+  return self;
+}
+
 at::Tensor floor_divide(const at::Tensor& self, const at::Tensor& other) {
   return DivRun("floor_divide", self, other, "floor", PwTarget::New());
 }
@@ -1407,6 +1434,9 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("div.Tensor_mode", TORCH_FN(torch_ops_nn::div_Tensor_mode));
   m.impl("div_.Tensor_mode", TORCH_FN(torch_ops_nn::div__Tensor_mode));
   m.impl("div.out_mode", TORCH_FN(torch_ops_nn::div_out_mode));
+  m.impl("xlogy.Tensor", TORCH_FN(torch_ops_nn::xlogy_Tensor));
+  m.impl("xlogy.OutTensor", TORCH_FN(torch_ops_nn::xlogy_OutTensor));
+  m.impl("xlogy_.Tensor", TORCH_FN(torch_ops_nn::xlogy__Tensor));
   m.impl("isposinf", TORCH_FN(torch_ops_nn::isposinf));
   m.impl("isposinf.out", TORCH_FN(torch_ops_nn::isposinf_out));
   m.impl("isneginf", TORCH_FN(torch_ops_nn::isneginf));

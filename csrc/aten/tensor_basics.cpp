@@ -2,6 +2,10 @@
 // Views are metadata only; every byte that moves on the device moves in a stream task (the
 // runtime's strided copy), in order with the kernels.
 #include <ATen/EmptyTensor.h>
+#include <vector>
+#include <algorithm>
+#include <ATen/ops/arange.h>
+#include <ATen/ops/index_select.h>
 #include <ATen/native/Resize.h>
 #include <ATen/ops/_local_scalar_dense_native.h>
 #include <ATen/ops/as_strided_native.h>
@@ -240,6 +244,26 @@ c10::Scalar local_scalar_dense(const at::Tensor& self) {
 // strided copy (with the dtype cast of type promotion), as the device's DMA would.
 // roll: per rolled dimension, two strided device copies (the runtime's copy engine) into a new
 // tensor; no dims: the flattened tensor rolled along 0, as PyTorch defines it.
+// flip: one index_select (the gather kernel) per flipped dimension with a descending index.
+at::Tensor flip_npu(const at::Tensor& self, c10::IntArrayRef dims) {
+  const char* op = "flip";
+  std::vector<int64_t> wrapped;
+  for (int64_t d : dims) wrapped.push_back(WrapDim(op, d, std::max<int64_t>(self.dim(), 1)));
+  std::vector<int64_t> unique = wrapped;
+  std::sort(unique.begin(), unique.end());
+  unique.erase(std::unique(unique.begin(), unique.end()), unique.end());
+  TORCH_CHECK(unique.size() == wrapped.size(), op, ": dims has duplicates, original flip dims size=", wrapped.size(),
+              ", but unique flip dims size=", unique.size());
+  at::Tensor cur = self;
+  for (int64_t d : wrapped) {
+    if (self.dim() == 0) break;
+    const int64_t n = self.size(d);
+    if (n <= 1) continue;
+    cur = at::index_select(cur, d, at::arange(n - 1, -1, -1, self.options().dtype(c10::kLong)));
+  }
+  return cur.is_same(self) ? self.clone() : cur;
+}
+
 at::Tensor roll_npu(const at::Tensor& self, c10::IntArrayRef shifts, c10::IntArrayRef dims) {
   const char* op = "roll";
   TORCH_CHECK(!shifts.empty(), op, ": `shifts` required");
@@ -347,4 +371,5 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("_local_scalar_dense", TORCH_FN(local_scalar_dense));
   m.impl("cat.out", TORCH_FN(cat_out));
   m.impl("roll", TORCH_FN(roll_npu));
+  m.impl("flip", TORCH_FN(flip_npu));
 }

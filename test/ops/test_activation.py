@@ -199,3 +199,28 @@ def test_new_activations_train_through_autograd():
         act(a).backward(g)
         act(b).backward(g.to("npu"))
         torch.testing.assert_close(b.grad.cpu(), a.grad, rtol=1e-5, atol=1e-6)
+
+
+def test_log_sigmoid_and_bce_with_logits(fallback_error):
+    """logsigmoid forward / backward and BCEWithLogits (which reaches log_sigmoid_forward) match the CPU."""
+    torch.manual_seed(0)
+    x = torch.randn(4000) * 30
+    x[:4] = torch.tensor([0.0, -0.0, 88.0, -104.0])
+    xn = x.npu().requires_grad_()
+    xc = x.clone().requires_grad_()
+    y, yc = torch.nn.functional.logsigmoid(xn), torch.nn.functional.logsigmoid(xc)
+    torch.testing.assert_close(y.cpu(), yc.detach(), rtol=1e-5, atol=2e-6)
+    g = torch.randn(4000)
+    y.backward(g.npu())
+    yc.backward(g)
+    torch.testing.assert_close(xn.grad.cpu(), xc.grad, rtol=1e-5, atol=1e-6)
+    logits, target = torch.randn(16, 10), torch.rand(16, 10)
+    ln = logits.npu().requires_grad_()
+    lc = logits.clone().requires_grad_()
+    pw = torch.rand(10) + 0.5
+    loss = torch.nn.functional.binary_cross_entropy_with_logits(ln, target.npu(), pos_weight=pw.npu())
+    ref = torch.nn.functional.binary_cross_entropy_with_logits(lc, target, pos_weight=pw)
+    torch.testing.assert_close(loss.cpu(), ref.detach(), rtol=1e-5, atol=1e-6)
+    loss.backward()
+    ref.backward()
+    torch.testing.assert_close(ln.grad.cpu(), lc.grad, rtol=1e-5, atol=1e-7)

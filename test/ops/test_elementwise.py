@@ -621,3 +621,31 @@ def test_errors_shapes_devices_dtypes():
     if torch.npu.device_count() > 1:
         with pytest.raises(RuntimeError, match=r"add: argument 'other' is on npu:1 but 'self' is on npu:0"):
             a + a.to("npu:1")
+
+
+def test_xlogy_and_kl_div():
+    """xlogy: x * log(y), 0 where x == 0, NaN where y is NaN (also the scalar, in-place and out= forms);
+    kl_div, which uses it, forward and backward."""
+    a = torch.tensor([0.0, 0.0, 1.0, 2.0, -1.0, 0.0, 3.0, 0.5, 0.0])
+    b = torch.tensor([0.0, float("nan"), 0.0, 3.0, 2.0, -1.0, float("inf"), float("nan"), float("inf")])
+    assert _same_bits(torch.xlogy(npu(a), npu(b)), torch.xlogy(a, b)).all()
+    assert _same_bits(torch.xlogy(npu(a), 2.5), torch.xlogy(a, 2.5)).all()
+    assert _same_bits(torch.xlogy(3.0, npu(b)), torch.xlogy(3.0, b)).all()
+    out = npu(torch.empty(0))
+    torch.xlogy(npu(a), npu(b), out=out)
+    assert _same_bits(out, torch.xlogy(a, b)).all()
+    c = npu(a.clone())
+    c.xlogy_(npu(b))
+    assert _same_bits(c, torch.xlogy(a, b)).all()
+    ai = torch.tensor([0, 1, 2, 3])
+    assert _same_bits(torch.xlogy(npu(ai), npu(ai)), torch.xlogy(ai, ai)).all()  # ints promote to float
+    g = torch.Generator().manual_seed(4)
+    logp = torch.log_softmax(torch.randn(8, 5, generator=g), -1)
+    q = torch.softmax(torch.randn(8, 5, generator=g), -1)
+    ln, lc = npu(logp).requires_grad_(), logp.clone().requires_grad_()
+    kn = torch.nn.functional.kl_div(ln, npu(q), reduction="batchmean")
+    kc = torch.nn.functional.kl_div(lc, q, reduction="batchmean")
+    torch.testing.assert_close(kn.cpu(), kc.detach(), rtol=1e-6, atol=1e-7)
+    kn.backward()
+    kc.backward()
+    torch.testing.assert_close(ln.grad.cpu(), lc.grad, rtol=1e-6, atol=1e-7)

@@ -130,3 +130,26 @@ def test_roll(dtype, fallback_error):
         torch.roll(x.npu(), (1, 2), (0,))
     with pytest.raises(IndexError, match="Dimension out of range"):
         torch.roll(x.npu(), 1, 3)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.int64, torch.bool])
+def test_flip(dtype, fallback_error):
+    x = (torch.arange(2 * 3 * 5) % 7).reshape(2, 3, 5).to(dtype)
+    for dims in [(0,), (1, 2), (-1,), (0, 1, 2), (), (2, 0)]:
+        got = x.npu().flip(dims)
+        assert torch.equal(got.cpu(), x.flip(dims))
+        assert got.data_ptr() != x.npu().data_ptr() or not dims
+    t = x.transpose(0, 2)
+    assert torch.equal(t.npu().flip(1).cpu(), t.flip(1))
+    assert torch.equal(torch.tensor(3.0).npu().flip(()).cpu(), torch.tensor(3.0))
+    if dtype == torch.float32:
+        w = torch.randn(3, 4, requires_grad=True)
+        wn = w.detach().npu().requires_grad_()
+        g = torch.randn(3, 4)
+        w.flip(1).backward(g)
+        wn.flip(1).backward(g.npu())
+        assert torch.equal(wn.grad.cpu(), w.grad)
+    with pytest.raises(RuntimeError, match="dims has duplicates"):
+        x.npu().flip((0, -3))
+    with pytest.raises(IndexError, match="Dimension out of range"):
+        x.npu().flip(3)
