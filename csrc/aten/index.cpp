@@ -1,5 +1,9 @@
 // Indexing ops on npu: index_select (embedding's forward goes through it) on the index_select kernel
 // (ascendc_kernels/index_select.h); tril / triu on the tril kernel (ascendc_kernels/tril.h).
+#include <ATen/ops/ge.h>
+#include <ATen/ops/empty.h>
+#include <ATen/ops/arange.h>
+#include <ATen/ops/eq.h>
 #include <ATen/core/Tensor.h>
 #include <ATen/native/Resize.h>
 #include <ATen/ops/add.h>
@@ -220,7 +224,32 @@ at::Tensor index_tensor_npu(const at::Tensor& self, const c10::List<std::optiona
 }  // namespace
 }  // namespace torch_ops_nn
 
+// one_hot: a broadcast comparison of the indices with 0..C-1 on the compare kernel (aten's version
+// scatters, which has no npu kernel). The class values are checked on the device first (a flag read
+// back), so a bad class is an error, not a zero row.
+at::Tensor one_hot_npu(const at::Tensor& self, int64_t num_classes) {
+  const char* op = "one_hot";
+  TORCH_CHECK(self.scalar_type() == c10::kLong, op, ": one_hot is only applicable to index tensor of type LongTensor, got ",
+              self.scalar_type());
+  TORCH_CHECK(num_classes >= -1, op, ": num_classes should be positive or -1, got ", num_classes);
+  if (self.numel() == 0) {
+    TORCH_CHECK(num_classes != -1, op, ": Can not infer total number of classes from empty tensor.");
+    std::vector<int64_t> shape(self.sizes().begin(), self.sizes().end());
+    shape.push_back(num_classes);
+    return at::empty(shape, self.options());
+  }
+  TORCH_CHECK(!at::lt(self, 0).any().item<bool>(), op, ": Class values must be non-negative.");
+  if (num_classes == -1) {
+    num_classes = self.max().item<int64_t>() + 1;  // (the int64 full max reduction is a CPU fallback)
+  } else {
+    TORCH_CHECK(!at::ge(self, num_classes).any().item<bool>(), op, ": Class values must be smaller than num_classes (",
+                num_classes, ").");
+  }
+  return at::eq(self.unsqueeze(-1), at::arange(num_classes, self.options())).to(c10::kLong);
+}
+
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  m.impl("one_hot", TORCH_FN(one_hot_npu));
   m.impl("index.Tensor", TORCH_FN(torch_ops_nn::index_tensor_npu));
   m.impl("cumsum", TORCH_FN(torch_ops_nn::cumsum_npu));
   m.impl("cumsum.out", TORCH_FN(torch_ops_nn::cumsum_out_npu));

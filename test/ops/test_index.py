@@ -153,3 +153,19 @@ def test_flip(dtype, fallback_error):
         x.npu().flip((0, -3))
     with pytest.raises(IndexError, match="Dimension out of range"):
         x.npu().flip(3)
+
+
+def test_one_hot(fallback_error):
+    """F.one_hot with num_classes given is native (a broadcast compare); out-of-range classes raise."""
+    y = torch.tensor([[0, 3, 4], [2, 1, 0]])
+    got = F.one_hot(y.npu(), 5)
+    assert got.dtype == torch.long and torch.equal(got.cpu(), F.one_hot(y, 5))
+    assert F.one_hot(torch.empty(0, dtype=torch.long).npu(), 3).shape == (0, 3)
+    with pytest.raises(RuntimeError, match=r"Class values must be smaller than num_classes \(3\)"):
+        F.one_hot(torch.tensor([0, 5]).npu(), 3)
+    with pytest.raises(RuntimeError, match="Class values must be non-negative"):
+        F.one_hot(torch.tensor([-1, 0]).npu(), 3)
+    with pytest.raises(RuntimeError, match="only applicable to index tensor of type LongTensor"):
+        F.one_hot(torch.tensor([0.5]).npu(), 3)
+    torch.npu.synchronize()
+    assert torch.equal(F.one_hot(y.npu(), 6).cpu(), F.one_hot(y, 6))  # still usable after the errors
