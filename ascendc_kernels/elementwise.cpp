@@ -75,6 +75,7 @@ EwOpInfo GetEwOpInfo(EwOp op) {
     case EwOp::kRelu: case EwOp::kClamp: return {1, 0, 0, false, true};
     case EwOp::kLeakyRelu: return {1, 0, 0, false, false};
     case EwOp::kGelu: return {1, 3, 1, false, false};
+    case EwOp::kErf: return {1, 4, 1, false, false};
     case EwOp::kGeluTanh: case EwOp::kSilu: return {1, 1, 0, false, false};
     case EwOp::kHardswish: return {1, 1, 1, false, false};
     case EwOp::kHardsigmoid: case EwOp::kThreshold: return {1, 0, 1, false, false};
@@ -112,7 +113,7 @@ const char* EwOpName(EwOp op) {
       "sigmoid_backward", "tanh_backward", "gelu_backward", "gelu_tanh_backward", "silu_backward",
       "hardtanh_backward", "leaky_relu_backward", "hardswish_backward", "hardsigmoid_backward", "isnan",
       "nan_to_num", "log1p", "expm1", "elu", "softplus", "mish", "frac", "hardshrink", "softshrink",
-      "elu_backward", "softplus_backward", "shrink_backward", "remainder", "fmod"};
+      "elu_backward", "softplus_backward", "shrink_backward", "remainder", "fmod", "erf"};
   static_assert(sizeof(names) / sizeof(names[0]) == size_t(EwOp::kNumOps), "EwOpName table");
   return uint32_t(op) < uint32_t(EwOp::kNumOps) ? names[uint32_t(op)] : "?";
 }
@@ -647,6 +648,29 @@ void ComputeFloat(const ElementwiseTiling& t, Operands<float>& o) {
       }
       break;
     case EwOp::kLeakyRelu: LeakyRelu(y, x0, sf[0], L); break;
+    case EwOp::kErf: {
+      // |x| >= 0.5: erf(x) = 2 Phi(x sqrt2) - 1 (TwoPhi's erfc form: < 1.2e-7 relative to erfc, so
+      // < 2e-7 relative to erf there); |x| < 0.5: the odd Taylor series to x^17 (truncation < 1e-9
+      // relative), so small x keep full relative precision (and -0.0 stays -0.0).
+      const auto& T3 = o.T[3];
+      static const float c[] = {1.6462114365889246e-06f, -1.4925650358406251e-05f, 1.2055332981789664e-04f,
+                                -8.548327023450852e-04f, 5.223977625442188e-03f,   -2.6866170645131252e-02f,
+                                1.1283791670955126e-01f, -3.7612638903183754e-01f, 1.1283791670955126f};
+      Muls(T3, x0, 1.41421356237309505f, L);
+      TwoPhi(T2, T3, T0, T1, y, K0, B0, L);
+      Adds(T2, T2, -1.0f, L);
+      Mul(T0, x0, x0, L);
+      Duplicate(T1, c[0], L);
+      for (int k = 1; k < 9; ++k) {
+        Mul(T1, T1, T0, L);
+        Adds(T1, T1, c[k], L);
+      }
+      Mul(T1, T1, x0, L);
+      Abs(T0, x0, L);
+      CompareScalar(B0, T0, 0.5f, CMPMODE::LT, L);
+      Select(y, B0, T1, T2, TT, L);
+      break;
+    }
     case EwOp::kGelu:
       TwoPhi(T2, x0, T0, T1, y, K0, B0, L);
       Muls(y, x0, 0.5f, L);

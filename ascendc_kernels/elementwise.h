@@ -102,6 +102,7 @@ enum class EwOp : uint32_t {
   // ---- exact remainders (after the backward ops so existing op numbers stay)
   kRemainder,    // x0 - floor(x0 / x1) * x1, the exact floor, rounded once (Python's %)
   kFmod,         // x0 - trunc(x0 / x1) * x1, exact (C's fmod)
+  kErf,          // erf(x)
   kNumOps
 };
 

@@ -273,6 +273,7 @@ UNARY = {
     "ceil": (torch.ceil, EXACT, None), "trunc": (torch.trunc, EXACT, None), "round": (torch.round, EXACT, None),
     "square": (torch.square, EXACT, None),
     "log1p": (torch.log1p, TRANS, (-0.99, 10)), "expm1": (torch.expm1, TRANS, None), "frac": (torch.frac, CLOSE, None),
+    "erf": (torch.erf, TRANS, (-6, 6)), "erf_small": (torch.erf, TRANS, (-1e-3, 1e-3)),
     "nan_to_num": (torch.nan_to_num, EXACT, None),
 }
 
