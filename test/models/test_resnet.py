@@ -69,6 +69,16 @@ def train_steps(model, device, steps, x, y, dtype=torch.float32):
     return losses, grads
 
 
+def resnet18_training_runs(steps):
+    """(losses, first-step gradients) of ResNet-18 training on a fixed batch: CPU float64 and npu for
+    `steps` steps, CPU float32 for one."""
+    m = make("resnet18").train()
+    torch.manual_seed(1)
+    x, y = torch.randn(4, 3, 64, 64), torch.randint(0, 1000, (4,))
+    return (train_steps(copy.deepcopy(m), "cpu", steps, x, y, torch.float64),
+            train_steps(copy.deepcopy(m), "cpu", 1, x, y), train_steps(copy.deepcopy(m), "npu", steps, x, y))
+
+
 @pytest.fixture
 def full_fp32_convs():
     old = torch.npu.conv.allow_hf32
@@ -86,12 +96,7 @@ def test_resnet18_training_step_matches_cpu(full_fp32_convs, fallback_error):
     4x4 maps cancels badly), so comparing npu float32 with CPU float32 would measure the CPU's error.
     We assert npu float32 against float64 at 1e-3, and that it is no further from CPU float32 than
     CPU float32 is from float64 (plus 1e-3)."""
-    m = make("resnet18").train()
-    torch.manual_seed(1)
-    x, y = torch.randn(4, 3, 64, 64), torch.randint(0, 1000, (4,))
-    ref_losses, ref_grads = train_steps(copy.deepcopy(m), "cpu", 5, x, y, torch.float64)
-    cpu_losses, cpu_grads = train_steps(copy.deepcopy(m), "cpu", 1, x, y)
-    npu_losses, npu_grads = train_steps(copy.deepcopy(m), "npu", 5, x, y)
+    (ref_losses, ref_grads), (cpu_losses, cpu_grads), (npu_losses, npu_grads) = resnet18_training_runs(5)
     assert abs(npu_losses[0] - ref_losses[0]) <= 1e-4 * abs(ref_losses[0])
     assert abs(npu_losses[0] - cpu_losses[0]) <= 1e-4 * abs(cpu_losses[0])
     for name, g in ref_grads.items():
@@ -107,12 +112,7 @@ def test_resnet18_training_step_hf32(fallback_error):
     as TF32 does on CUDA: we bound every gradient at 10x the CPU float32 error (plus 1e-3) and the
     first loss at 1e-4."""
     assert torch.npu.conv.allow_hf32
-    m = make("resnet18").train()
-    torch.manual_seed(1)
-    x, y = torch.randn(4, 3, 64, 64), torch.randint(0, 1000, (4,))
-    ref_losses, ref_grads = train_steps(copy.deepcopy(m), "cpu", 1, x, y, torch.float64)
-    cpu_losses, cpu_grads = train_steps(copy.deepcopy(m), "cpu", 1, x, y)
-    npu_losses, npu_grads = train_steps(copy.deepcopy(m), "npu", 1, x, y)
+    (ref_losses, ref_grads), (_, cpu_grads), (npu_losses, npu_grads) = resnet18_training_runs(1)
     assert abs(npu_losses[0] - ref_losses[0]) <= 1e-4 * abs(ref_losses[0])
     for name, g in ref_grads.items():
         assert rel_err(npu_grads[name], g) <= 10 * rel_err(cpu_grads[name], g) + 1e-3, name
