@@ -865,19 +865,23 @@ at::Tensor isneginf(const at::Tensor& self) {
 
 // xlogy(x, y) = x * log(y), 0 where x == 0, NaN where y is NaN (PyTorch's definition; kl_div uses it):
 // the native log / mul / compare / where kernels, in the promoted float dtype.
-at::Tensor XlogyCompute(const char* op, const at::Tensor& self, const at::Tensor& other) {
+at::Tensor XlogyCompute(const at::Tensor& self, const at::Tensor& other) {
+  for (const at::Tensor* t : {&self, &other})
+    TORCH_CHECK(!t->device().is_cpu() || t->dim() == 0, "xlogy: expected npu tensors or scalars, but ",
+                t == &self ? "'self'" : "'other'", " is a CPU tensor of shape ", ShapeStr(t->sizes()),
+                "; move it with .to('npu')");
   c10::ScalarType dt = at::result_type(self, other);
   if (!at::isFloatingType(dt)) dt = c10::typeMetaToScalarType(c10::get_default_dtype());
   const at::Tensor x = self.to(dt), y = other.to(dt);
   at::Tensor r = at::where(at::eq(x, 0), at::zeros({}, x.options()), at::mul(x, at::log(y)));
   return at::where(at::isnan(y), at::full({}, std::numeric_limits<double>::quiet_NaN(), r.options()), r);
 }
-at::Tensor xlogy_Tensor(const at::Tensor& self, const at::Tensor& other) { return XlogyCompute("xlogy", self, other); }
+at::Tensor xlogy_Tensor(const at::Tensor& self, const at::Tensor& other) { return XlogyCompute(self, other); }
 at::Tensor& xlogy_OutTensor(const at::Tensor& self, const at::Tensor& other, at::Tensor& out) {
-  return CopyToOut("xlogy.out", XlogyCompute("xlogy", self, other), out);
+  return CopyToOut("xlogy.out", XlogyCompute(self, other), out);
 }
 at::Tensor& xlogy__Tensor(at::Tensor& self, const at::Tensor& other) {
-  at::Tensor r = XlogyCompute("xlogy_", self, other);
+  at::Tensor r = XlogyCompute(self, other);
   TORCH_CHECK(r.sizes() == self.sizes(), "xlogy_: output with shape ", ShapeStr(self.sizes()),
               " doesn't match the broadcast shape ", ShapeStr(r.sizes()));
   self.copy_(r);

@@ -650,3 +650,9 @@ def test_xlogy_and_kl_div():
     kn.backward()
     kc.backward()
     torch.testing.assert_close(ln.grad.cpu(), lc.grad, rtol=1e-6, atol=1e-7)
+
+
+def test_xlogy_device_mismatch_is_a_clear_error():
+    with pytest.raises(RuntimeError, match=r"xlogy: expected npu tensors or scalars, but 'other' is a CPU tensor"):
+        torch.xlogy(npu(torch.ones(3)), torch.ones(3))
+    assert torch.allclose(torch.xlogy(npu(torch.ones(3)), torch.tensor(2.0)).cpu(), torch.full((3,), 0.6931472))
