@@ -76,6 +76,7 @@ EwOpInfo GetEwOpInfo(EwOp op) {
     case EwOp::kLeakyRelu: return {1, 0, 0, false, false};
     case EwOp::kGelu: return {1, 3, 1, false, false};
     case EwOp::kErf: return {1, 4, 1, false, false};
+    case EwOp::kSin: case EwOp::kCos: return {1, 5, 0, false, false};
     case EwOp::kGeluTanh: case EwOp::kSilu: return {1, 1, 0, false, false};
     case EwOp::kHardswish: return {1, 1, 1, false, false};
     case EwOp::kHardsigmoid: case EwOp::kThreshold: return {1, 0, 1, false, false};
@@ -113,7 +114,7 @@ const char* EwOpName(EwOp op) {
       "sigmoid_backward", "tanh_backward", "gelu_backward", "gelu_tanh_backward", "silu_backward",
       "hardtanh_backward", "leaky_relu_backward", "hardswish_backward", "hardsigmoid_backward", "isnan",
       "nan_to_num", "log1p", "expm1", "elu", "softplus", "mish", "frac", "hardshrink", "softshrink",
-      "elu_backward", "softplus_backward", "shrink_backward", "remainder", "fmod", "erf"};
+      "elu_backward", "softplus_backward", "shrink_backward", "remainder", "fmod", "erf", "sin", "cos"};
   static_assert(sizeof(names) / sizeof(names[0]) == size_t(EwOp::kNumOps), "EwOpName table");
   return uint32_t(op) < uint32_t(EwOp::kNumOps) ? names[uint32_t(op)] : "?";
 }
@@ -669,6 +670,88 @@ void ComputeFloat(const ElementwiseTiling& t, Operands<float>& o) {
       Abs(T0, x0, L);
       CompareScalar(B0, T0, 0.5f, CMPMODE::LT, L);
       Select(y, B0, T1, T2, TT, L);
+      break;
+    }
+    case EwOp::kSin:
+    case EwOp::kCos: {
+      // Octant reduction as in Cephes' sinf/cosf: j = the even integer nearest above floor(|x| 4/pi),
+      // r = |x| - j pi/4 with pi/4 split in three parts whose products with j < 2^16 are exact
+      // (|x| < 8192), then the minimax polynomials of sin and cos on [-pi/4, pi/4] and the octant's
+      // choice and sign. sin(-x) = -sin(x), cos(-x) = cos(x); inf gives NaN, -0.0 stays -0.0.
+      const bool is_sin = op == EwOp::kSin;
+      const auto& T3 = o.T[3];
+      const auto& T4 = o.T[4];
+      Abs(T0, x0, L);
+      Muls(T1, T0, 1.27323954473516268f, L);          // |x| 4/pi
+      Cast(T1, T1, RoundMode::CAST_FLOOR, L);
+      Muls(T2, T1, 0.5f, L);
+      Cast(T2, T2, RoundMode::CAST_FLOOR, L);
+      Muls(T2, T2, -2.0f, L);
+      Add(T2, T2, T1, L);                             // j odd: 1
+      Add(T1, T1, T2, L);                             // j even
+      Muls(T2, T1, -0.78515625f, L);
+      Add(T0, T0, T2, L);
+      Muls(T2, T1, -2.4187564849853515625e-4f, L);
+      Add(T0, T0, T2, L);
+      Muls(T2, T1, -3.77489497744594108e-8f, L);
+      Add(T0, T0, T2, L);                             // r
+      Muls(T2, T1, 0.125f, L);
+      Cast(T2, T2, RoundMode::CAST_FLOOR, L);
+      Muls(T2, T2, -8.0f, L);
+      Add(T1, T1, T2, L);                             // m = j mod 8, in {0, 2, 4, 6}
+      Mul(T2, T0, T0, L);                             // z = r^2
+      Muls(T3, T2, -1.9515295891e-4f, L);
+      Adds(T3, T3, 8.3321608736e-3f, L);
+      Mul(T3, T3, T2, L);
+      Adds(T3, T3, -1.6666654611e-1f, L);
+      Mul(T3, T3, T2, L);
+      Mul(T3, T3, T0, L);
+      Add(T3, T3, T0, L);                             // sin(r)
+      Muls(T4, T2, 2.443315711809948e-5f, L);
+      Adds(T4, T4, -1.388731625493765e-3f, L);
+      Mul(T4, T4, T2, L);
+      Adds(T4, T4, 4.166664568298827e-2f, L);
+      Mul(T4, T4, T2, L);
+      Mul(T4, T4, T2, L);
+      Muls(T0, T2, -0.5f, L);
+      Add(T4, T4, T0, L);
+      Adds(T4, T4, 1.0f, L);                          // cos(r)
+      // sin: m 0 -> sin, 2 -> cos, 4 -> -sin, 6 -> -cos; cos: 0 -> cos, 2 -> -sin, 4 -> -cos, 6 -> sin.
+      CompareScalar(B0, T1, 1.0f, CMPMODE::GT, L);
+      CompareScalar(B1, T1, 5.0f, CMPMODE::LT, L);
+      And(Bits16(B0), Bits16(B0), Bits16(B1), L / 16); // m is 2 or 4
+      CompareScalar(B1, T1, 3.0f, CMPMODE::GT, L);     // m is 4 or 6
+      if (is_sin) {
+        // the cos polynomial where m is 2 or 6
+        Adds(T2, T1, -2.0f, L);
+        Abs(T2, T2, L);
+        CompareScalar(B2, T2, 0.5f, CMPMODE::LT, L);   // m == 2
+        CompareScalar(B0, T1, 5.0f, CMPMODE::GT, L);   // m == 6
+        Or(Bits16(B0), Bits16(B0), Bits16(B2), L / 16);
+        Select(T0, B0, T4, T3, TT, L);
+        Muls(T2, T0, -1.0f, L);
+        Select(T0, B1, T2, T0, TT, L);                 // negative for m 4, 6
+        Muls(T2, T0, -1.0f, L);
+        CompareScalar(B2, x0, 0.0f, CMPMODE::LT, L);
+        Select(y, B2, T2, T0, TT, L);                  // sin(-x) = -sin(x)
+        // -0.0 stays -0.0 (r = 0 gives +0 for |x| = 0)
+        CompareScalar(B2, x0, 0.0f, CMPMODE::EQ, L);
+        Select(y, B2, x0, y, TT, L);
+      } else {
+        // the sin polynomial where m is 2 or 6; negative for m 2 and 4
+        Adds(T2, T1, -2.0f, L);
+        Abs(T2, T2, L);
+        CompareScalar(B2, T2, 0.5f, CMPMODE::LT, L);   // m == 2
+        CompareScalar(B1, T1, 5.0f, CMPMODE::GT, L);   // m == 6
+        Or(Bits16(B1), Bits16(B1), Bits16(B2), L / 16);
+        Select(T0, B1, T3, T4, TT, L);
+        Muls(T2, T0, -1.0f, L);
+        Select(y, B0, T2, T0, TT, L);                  // m 2 or 4: negative
+      }
+      // inf -> NaN (the reduction above would give garbage); NaN propagates through r.
+      Abs(T2, x0, L);
+      CompareScalar(B2, T2, INFINITY, CMPMODE::NE, L);
+      Select(y, B2, y, std::nanf(""), TS, L);
       break;
     }
     case EwOp::kGelu:

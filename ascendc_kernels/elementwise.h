@@ -103,6 +103,7 @@ enum class EwOp : uint32_t {
   kRemainder,    // x0 - floor(x0 / x1) * x1, the exact floor, rounded once (Python's %)
   kFmod,         // x0 - trunc(x0 / x1) * x1, exact (C's fmod)
   kErf,          // erf(x)
+  kSin, kCos,    // |x| < 8192 (layer 5 sends larger arguments to the CPU)
   kNumOps
 };
 

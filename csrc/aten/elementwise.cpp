@@ -888,6 +888,35 @@ at::Tensor& xlogy__Tensor(at::Tensor& self, const at::Tensor& other) {
   return self;
 }
 
+// sin / cos: the kernel reduces arguments exactly while |x| < 8192 (Cephes' three-part pi/4); a
+// tensor with a larger finite argument (checked on the device, one flag read) takes the CPU
+// fallback rather than a result that lost its precision.
+at::Tensor TrigRun(const char* name, EwOp op, const at::Tensor& self, PwTarget target) {
+  if (self.numel() > 0 && self.scalar_type() != c10::kBool) {  // integers are computed in float too
+    const at::Tensor a = at::abs(self);
+    if (at::logical_and(at::ge(a, 8192.0), at::lt(a, INFINITY)).any().item<bool>()) {
+      const char* fn = op == EwOp::kSin ? "aten::sin" : "aten::cos";
+      if (target.kind == PwTarget::kNew) return CallCpuFallback(fn, "", {self})[0].toTensor();
+      at::Tensor r = CallCpuFallback(fn, "", {self})[0].toTensor();
+      return DeliverResult(name, r, self.scalar_type(), target);
+    }
+  }
+  return Pointwise(Def(name, op, PwResult::kPromoteFloat, false), {{"self", &self}}, target);
+}
+#define TORCH_OPS_NN_TRIG(FN, OP)                                                                     \
+  at::Tensor FN(const at::Tensor& self) { return TrigRun(#FN, OP, self, PwTarget::New()); }           \
+  at::Tensor& FN##_out(const at::Tensor& self, at::Tensor& out) {                                     \
+    TrigRun(#FN ".out", OP, self, PwTarget::Out(out));                                                \
+    return out;                                                                                       \
+  }                                                                                                   \
+  at::Tensor& FN##_(at::Tensor& self) {                                                               \
+    TrigRun(#FN "_", OP, self, PwTarget::InPlace(self));                                              \
+    return self;                                                                                      \
+  }
+TORCH_OPS_NN_TRIG(sin, EwOp::kSin)
+TORCH_OPS_NN_TRIG(cos, EwOp::kCos)
+#undef TORCH_OPS_NN_TRIG
+
 at::Tensor floor_divide(const at::Tensor& self, const at::Tensor& other) {
   return DivRun("floor_divide", self, other, "floor", PwTarget::New());
 }
@@ -1552,6 +1581,8 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   TORCH_OPS_NN_REG_UNARY(round)
   TORCH_OPS_NN_REG_UNARY(log1p)
   TORCH_OPS_NN_REG_UNARY(erf)
+  TORCH_OPS_NN_REG_UNARY(sin)
+  TORCH_OPS_NN_REG_UNARY(cos)
   TORCH_OPS_NN_REG_UNARY(expm1)
   TORCH_OPS_NN_REG_UNARY(frac)
 #undef TORCH_OPS_NN_REG_UNARY

@@ -5,6 +5,8 @@ foreach optimizers, and the bad-input errors.
 Tolerances: float32 exact for + - * / max min (rtol 1e-6 for the composed ones, 1e-5 for
 transcendentals), float16 1e-3, bfloat16 1e-2 (half/bf16 compute in float inside the kernel).
 """
+import math
+
 import pytest
 import torch
 
@@ -656,3 +658,42 @@ def test_xlogy_device_mismatch_is_a_clear_error():
     with pytest.raises(RuntimeError, match=r"xlogy: expected npu tensors or scalars, but 'other' is a CPU tensor"):
         torch.xlogy(npu(torch.ones(3)), torch.ones(3))
     assert torch.allclose(torch.xlogy(npu(torch.ones(3)), torch.tensor(2.0)).cpu(), torch.full((3,), 0.6931472))
+
+
+@pytest.mark.parametrize("fn", [torch.sin, torch.cos], ids=["sin", "cos"])
+def test_sin_cos(fn, monkeypatch):
+    """sin / cos on npu: within 1.2e-7 of the CPU (absolute; relative for tiny sin arguments) for
+    |x| < 8192, exact signed zeros, NaN for +-inf; half / bfloat16 equal to the CPU's rounding; the
+    in-place, out= and backward forms. Larger arguments take the CPU fallback (a clear error under
+    TORCH_OPS_NN_FALLBACK=error), never a result that lost its precision."""
+    g = torch.Generator().manual_seed(11)
+    x = torch.cat([torch.randn(50000, generator=g) * 10, (torch.rand(50000, generator=g) - 0.5) * 16000,
+                   torch.tensor([0.0, -0.0, math.pi, -math.pi, math.pi / 2, 8191.9, -8191.9,
+                                 float("inf"), -float("inf"), float("nan")])])
+    got, want = fn(npu(x)).cpu(), fn(x)
+    assert torch.equal(got.isnan(), want.isnan())
+    assert (got - want).abs().nan_to_num(0).max().item() <= 1.2e-7
+    zeros = want == 0
+    assert torch.equal(torch.signbit(got[zeros]), torch.signbit(want[zeros]))
+    tiny = torch.randn(1000, generator=g) * 1e-4
+    if fn is torch.sin:
+        assert ((fn(npu(tiny)).cpu() - fn(tiny)).abs() / fn(tiny).abs()).max().item() <= 2e-7
+    for dt in (torch.float16, torch.bfloat16):
+        h = (torch.randn(5000, generator=g) * 5).to(dt)
+        assert torch.equal(fn(npu(h)).cpu(), fn(h))
+    y = npu(x[:100]).clone()
+    getattr(y, fn.__name__ + "_")()
+    assert torch.allclose(y.cpu(), fn(x[:100]), atol=1.2e-7, rtol=0)
+    out = npu(torch.empty(0))
+    fn(npu(x[:100]), out=out)
+    assert torch.allclose(out.cpu(), fn(x[:100]), atol=1.2e-7, rtol=0)
+    w = torch.randn(64, generator=g, requires_grad=True)
+    wn = w.detach().npu().requires_grad_()
+    fn(w).sum().backward()
+    fn(wn).sum().backward()
+    assert torch.allclose(wn.grad.cpu(), w.grad, atol=2e-7, rtol=0)
+    big = torch.tensor([1e5, -3.0, 2.5e4])
+    with pytest.raises(NotImplementedError, match=fn.__name__):
+        fn(npu(big))
+    monkeypatch.setenv("TORCH_OPS_NN_FALLBACK", "silent")
+    assert torch.equal(fn(npu(big)).cpu(), fn(big))
