@@ -716,37 +716,27 @@ void ComputeFloat(const ElementwiseTiling& t, Operands<float>& o) {
       Muls(T0, T2, -0.5f, L);
       Add(T4, T4, T0, L);
       Adds(T4, T4, 1.0f, L);                          // cos(r)
-      // sin: m 0 -> sin, 2 -> cos, 4 -> -sin, 6 -> -cos; cos: 0 -> cos, 2 -> -sin, 4 -> -cos, 6 -> sin.
-      CompareScalar(B0, T1, 1.0f, CMPMODE::GT, L);
-      CompareScalar(B1, T1, 5.0f, CMPMODE::LT, L);
-      And(Bits16(B0), Bits16(B0), Bits16(B1), L / 16); // m is 2 or 4
-      CompareScalar(B1, T1, 3.0f, CMPMODE::GT, L);     // m is 4 or 6
+      // Octant m: sin -> 0: sin, 2: cos, 4: -sin, 6: -cos; cos -> 0: cos, 2: -sin, 4: -cos, 6: sin.
+      Adds(T2, T1, -4.0f, L);
+      Abs(T2, T2, L);
+      CompareScalar(B2, T2, 2.0f, CMPMODE::EQ, L);    // m is 2 or 6: the other polynomial
       if (is_sin) {
-        // the cos polynomial where m is 2 or 6
-        Adds(T2, T1, -2.0f, L);
-        Abs(T2, T2, L);
-        CompareScalar(B2, T2, 0.5f, CMPMODE::LT, L);   // m == 2
-        CompareScalar(B0, T1, 5.0f, CMPMODE::GT, L);   // m == 6
-        Or(Bits16(B0), Bits16(B0), Bits16(B2), L / 16);
-        Select(T0, B0, T4, T3, TT, L);
-        Muls(T2, T0, -1.0f, L);
-        Select(T0, B1, T2, T0, TT, L);                 // negative for m 4, 6
-        Muls(T2, T0, -1.0f, L);
-        CompareScalar(B2, x0, 0.0f, CMPMODE::LT, L);
-        Select(y, B2, T2, T0, TT, L);                  // sin(-x) = -sin(x)
-        // -0.0 stays -0.0 (r = 0 gives +0 for |x| = 0)
-        CompareScalar(B2, x0, 0.0f, CMPMODE::EQ, L);
-        Select(y, B2, x0, y, TT, L);
+        Select(T0, B2, T4, T3, TT, L);
+        CompareScalar(B0, T1, 3.0f, CMPMODE::GT, L);  // m is 4 or 6: negative
       } else {
-        // the sin polynomial where m is 2 or 6; negative for m 2 and 4
-        Adds(T2, T1, -2.0f, L);
-        Abs(T2, T2, L);
-        CompareScalar(B2, T2, 0.5f, CMPMODE::LT, L);   // m == 2
-        CompareScalar(B1, T1, 5.0f, CMPMODE::GT, L);   // m == 6
-        Or(Bits16(B1), Bits16(B1), Bits16(B2), L / 16);
-        Select(T0, B1, T3, T4, TT, L);
-        Muls(T2, T0, -1.0f, L);
-        Select(y, B0, T2, T0, TT, L);                  // m 2 or 4: negative
+        Select(T0, B2, T3, T4, TT, L);
+        CompareScalar(B0, T1, 1.0f, CMPMODE::GT, L);
+        CompareScalar(B1, T1, 5.0f, CMPMODE::LT, L);
+        And(Bits16(B0), Bits16(B0), Bits16(B1), L / 16);  // m is 2 or 4: negative
+      }
+      Muls(T2, T0, -1.0f, L);
+      Select(y, B0, T2, T0, TT, L);
+      if (is_sin) {
+        Muls(T2, y, -1.0f, L);
+        CompareScalar(B2, x0, 0.0f, CMPMODE::LT, L);
+        Select(y, B2, T2, y, TT, L);                  // sin(-x) = -sin(x)
+        CompareScalar(B2, x0, 0.0f, CMPMODE::EQ, L);
+        Select(y, B2, x0, y, TT, L);                  // -0.0 stays -0.0 (r = +0 there)
       }
       // inf -> NaN (the reduction above would give garbage); NaN propagates through r.
       Abs(T2, x0, L);

@@ -767,9 +767,12 @@ at::Tensor DivRun(const char* name, const at::Tensor& self, const at::Tensor& ot
 
 // Whether every finite quotient self / other is below 2^24 in magnitude, where the kernels' float
 // quotient is an exact integer. Reads one flag back from the device.
+bool AnyFiniteAbsAtLeast(const at::Tensor& t, double limit) {
+  const at::Tensor a = at::abs(t);
+  return at::logical_and(at::ge(a, limit), at::lt(a, INFINITY)).any().item<bool>();
+}
 bool QuotientsFitFloat(const at::Tensor& self, const at::Tensor& other) {
-  const at::Tensor q = at::abs(at::div(self, other));
-  return !at::logical_and(at::ge(q, double(int64_t(1) << 24)), at::lt(q, INFINITY)).any().item<bool>();
+  return !AnyFiniteAbsAtLeast(at::div(self, other), double(int64_t(1) << 24));
 }
 
 // remainder (Python's %) and fmod: the kernel's exact integer quotient and a remainder rounded once,
@@ -892,14 +895,10 @@ at::Tensor& xlogy__Tensor(at::Tensor& self, const at::Tensor& other) {
 // tensor with a larger finite argument (checked on the device, one flag read) takes the CPU
 // fallback rather than a result that lost its precision.
 at::Tensor TrigRun(const char* name, EwOp op, const at::Tensor& self, PwTarget target) {
-  if (self.numel() > 0 && self.scalar_type() != c10::kBool) {  // integers are computed in float too
-    const at::Tensor a = at::abs(self);
-    if (at::logical_and(at::ge(a, 8192.0), at::lt(a, INFINITY)).any().item<bool>()) {
-      const char* fn = op == EwOp::kSin ? "aten::sin" : "aten::cos";
-      if (target.kind == PwTarget::kNew) return CallCpuFallback(fn, "", {self})[0].toTensor();
-      at::Tensor r = CallCpuFallback(fn, "", {self})[0].toTensor();
-      return DeliverResult(name, r, self.scalar_type(), target);
-    }
+  // (integers are computed in float too)
+  if (self.numel() > 0 && self.scalar_type() != c10::kBool && AnyFiniteAbsAtLeast(self, 8192.0)) {
+    const at::Tensor r = CallCpuFallback(op == EwOp::kSin ? "aten::sin" : "aten::cos", "", {self})[0].toTensor();
+    return DeliverResult(name, r, r.scalar_type(), target);
   }
   return Pointwise(Def(name, op, PwResult::kPromoteFloat, false), {{"self", &self}}, target);
 }
