@@ -273,12 +273,23 @@ at::Tensor WeightChannelsLast(const at::Tensor& w) {
   return cl;
 }
 
+// The weights of a convolution whose kernel width is unfolded into the channels (see
+// UnfoldWidthIntoChannels): w'[o][c*kw + j][i][0] = w[o][c][i][j], laid out [o][i][0][c*kw + j]
+// (channels_last): one copy of w permuted to [o][i][c][j] is that memory.
+at::Tensor UnfoldWeightWidth(const at::Tensor& w) {
+  const int64_t cout = w.size(0), ck = w.size(1) * w.size(3), kh = w.size(2);
+  return w.permute({0, 2, 1, 3}).contiguous().as_strided({cout, ck, kh, 1}, {kh * ck, 1, ck, ck});
+}
+
 // The weights in the conv kernel's L1 order, [groups][c1g][taps][cog16][C0] with zero padding, cached
 // like WeightChannelsLast; undefined for weights autograd tracks (the kernel then gathers the
-// 32-byte pieces with Nd2Nz itself).
-at::Tensor WeightFractal(const at::Tensor& w, int64_t groups) {
-  if (!Cacheable(w)) return {};
-  if (at::Tensor hit = CacheFind(g_fcache, w, groups); hit.defined()) return hit;
+// 32-byte pieces with Nd2Nz itself). With `unfold_width`, those of UnfoldWeightWidth(w) (groups 1),
+// cached under w.
+at::Tensor WeightFractal(const at::Tensor& w_in, int64_t groups, bool unfold_width = false) {
+  if (!Cacheable(w_in)) return {};
+  const int64_t tag = unfold_width ? -1 : groups;  // the cache's layout key
+  if (at::Tensor hit = CacheFind(g_fcache, w_in, tag); hit.defined()) return hit;
+  const at::Tensor w = unfold_width ? UnfoldWeightWidth(w_in) : w_in;
   const int64_t c0 = 32 / int64_t(w.element_size());
   const int64_t cout = w.size(0), cg = w.size(1), taps = w.size(2) * w.size(3), cog = cout / groups;
   const int64_t c1g = (cg + c0 - 1) / c0, cog16 = (cog + 15) / 16 * 16;
@@ -292,7 +303,7 @@ at::Tensor WeightFractal(const at::Tensor& w, int64_t groups) {
     src = p;
   }
   f.permute({0, 3, 1, 4, 2}).narrow(1, 0, cog).copy_(src.reshape({groups, cog, c1g, c0, taps}));
-  CacheInsert(g_fcache, w, f, groups);
+  CacheInsert(g_fcache, w_in, f, tag);
   return f;
 }
 
@@ -307,7 +318,7 @@ bool WantChannelsLast(const at::Tensor& x, const at::Tensor& w) {
 // C*kw channels padded once per row of taps. x' is written channels_last (what the cube reads).
 // Returns an undefined tensor when the unfold does not save at least a third of the K extent.
 struct Unfolded {
-  at::Tensor x, w;
+  at::Tensor x, w, w_frac;  // w_frac: w in the kernel's fractal order (cached), or undefined
   Geom g;
   bool x_5hd = false;  // x is [n][c1][h][wo][c0] (conv_fold_kernel), else channels_last
 };
@@ -368,10 +379,13 @@ std::optional<Unfolded> UnfoldWidthIntoChannels(const at::Tensor& x, const at::T
   if (3 * k_new > 2 * k_old) return std::nullopt;
   const int64_t wo = OutSize(g.w, g.pl, g.pr, g.kw, g.sw, g.dw), wp = g.w + g.pl + g.pr;
   if (wo <= 0) return std::nullopt;
-  // w'[o][c*kw + j][i][0] = w[o][c][i][j], laid out [o][i][0][c*kw + j] (channels_last): one copy of
-  // w permuted to [o][i][c][j] is that memory.
+  // The unfolded weights in fractal order from the cache (spatial kernels, as in ConvForward);
+  // otherwise a channels_last copy per call. With the fractal copy the kernel never reads `wu`, which
+  // is then only its shape (a view of the larger fractal copy).
   const int64_t ck = g.c * g.kw;
-  at::Tensor wu = w.permute({0, 2, 1, 3}).contiguous().as_strided({g.cout, ck, g.kh, 1}, {g.kh * ck, 1, ck, ck});
+  const at::Tensor w_frac = g.kh > 1 ? WeightFractal(w, 1, /*unfold_width=*/true) : at::Tensor();
+  const at::Tensor wu = w_frac.defined() ? w_frac.as_strided({g.cout, ck, g.kh, 1}, {g.kh * ck, 1, ck, ck})
+                                         : UnfoldWeightWidth(w);
   Geom gu = g;
   gu.c = ck;
   gu.w = wo;
@@ -379,7 +393,7 @@ std::optional<Unfolded> UnfoldWidthIntoChannels(const at::Tensor& x, const at::T
   gu.sw = 1;
   gu.pl = gu.pr = 0;
   // x' in 5HD straight from x on the vector cores.
-  if (at::Tensor x5 = FoldWidth5hd(x, g, wo); x5.defined()) return Unfolded{x5, wu, gu, true};
+  if (at::Tensor x5 = FoldWidth5hd(x, g, wo); x5.defined()) return Unfolded{x5, wu, w_frac, gu, true};
   // Otherwise by two copies. Zero-padded along W only (H padding stays the conv's), contiguous NCHW:
   // only the pad columns are filled, the rest is the copy of x.
   at::Tensor xp = NpuEmpty({g.n, g.c, g.h, wp}, x.scalar_type(), x.device().index());
@@ -390,7 +404,7 @@ std::optional<Unfolded> UnfoldWidthIntoChannels(const at::Tensor& x, const at::T
   // xu (channels_last) seen as [n][c][j][h][wo]; xp seen as [n][c][j][h][wo] -> xp[n][c][h][wo*sw + j].
   xu.as_strided({g.n, g.c, g.kw, g.h, wo}, {g.h * wo * ck, g.kw, 1, wo * ck, ck})
       .copy_(xp.as_strided({g.n, g.c, g.kw, g.h, wo}, {g.c * g.h * wp, g.h * wp, 1, wp, g.sw}));
-  return Unfolded{xu, wu, gu};
+  return Unfolded{xu, wu, w_frac, gu};
 }
 
 }  // namespace
@@ -427,7 +441,7 @@ at::Tensor ConvForward(const at::Tensor& x, const at::Tensor& w, const ConvParam
                      " must be the input's ", x.scalar_type());
   }
   if (auto u = UnfoldWidthIntoChannels(x, w, g))
-    return ConvCore(op, u->x, u->w, u->g, false, out_cl, scale, shift, e.residual, e.relu, -1, -1, {}, u->x_5hd);
+    return ConvCore(op, u->x, u->w, u->g, false, out_cl, scale, shift, e.residual, e.relu, -1, -1, u->w_frac, u->x_5hd);
   // Weights as [cout][kh][kw][cg] (a no-op for 1x1 kernels and channels_last weights).
   // Spatial kernels read a cached fractal-order copy when there is one (then no channels_last copy is
   // made: the kernel never reads w_cl).

@@ -267,20 +267,28 @@ def test_conv_float32_precision_high_does_not_touch_convs(conv_hf32, fallback_er
     assert torch.equal(y0, y1)
 
 
-def test_cached_channels_last_weight_follows_updates(fallback_error):
+@pytest.mark.parametrize("cin,k,stride,pad", [(8, 3, 1, 1), (3, 7, 2, 3)], ids=["3x3", "stem_width_unfolded"])
+def test_cached_channels_last_weight_follows_updates(fallback_error, cin, k, stride, pad):
     # For weights autograd does not track, the channels_last and fractal-order copies are cached per weight version:
-    # in-place updates (load_state_dict, no_grad writes) must be seen by the next call.
+    # in-place updates (load_state_dict, no_grad writes) must be seen by the next call. The stem's 3-channel 7x7
+    # weight is cached in its width-unfolded fractal order. (Tolerance: HF32 sums of up to 147 products; a stale
+    # copy is off by O(1).)
     torch.manual_seed(3)
-    x, w = torch.randn(2, 8, 9, 9), torch.randn(16, 8, 3, 3)  # (grad mode on: w does not require grad)
+    x, w = torch.randn(2, cin, 19, 19), torch.randn(16, cin, k, k)  # (grad mode on: w does not require grad)
     xn, wn = x.npu(), w.npu()
     for step in range(3):
-        y = F.conv2d(xn, wn, padding=1)
-        torch.testing.assert_close(y.cpu(), F.conv2d(x, w, padding=1), rtol=1e-4, atol=1e-4)
+        y = F.conv2d(xn, wn, stride=stride, padding=pad)
+        torch.testing.assert_close(y.cpu(), F.conv2d(x, w, stride=stride, padding=pad), rtol=1e-3, atol=1e-3)
         w.mul_(-0.5).add_(0.25)
         wn.mul_(-0.5).add_(0.25)
     wn.copy_(w.flip(0).npu())
-    torch.testing.assert_close(F.conv2d(xn, wn, padding=1).cpu(), F.conv2d(x, w.flip(0), padding=1),
-                               rtol=1e-4, atol=1e-4)
+    torch.testing.assert_close(F.conv2d(xn, wn, stride=stride, padding=pad).cpu(),
+                               F.conv2d(x, w.flip(0), stride=stride, padding=pad), rtol=1e-3, atol=1e-3)
+    # The same weight in a conv the width unfold does not apply to (dilation), then unfolded again.
+    for dil in (2, 1):
+        torch.testing.assert_close(F.conv2d(xn, wn, stride=stride, padding=pad, dilation=dil).cpu(),
+                                   F.conv2d(x, w.flip(0), stride=stride, padding=pad, dilation=dil),
+                                   rtol=1e-3, atol=1e-3)
 
 
 @torch.no_grad()
