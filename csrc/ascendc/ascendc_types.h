@@ -133,6 +133,18 @@ struct DataCopyParams {
       : blockCount(cnt), blockLen(len), srcGap(srcStride_), dstGap(dstStride_) {}
 };
 
+struct GatherMaskParams {
+  uint8_t src0BlockStride = 1;
+  uint16_t repeatTimes = 0;
+  uint16_t src0RepeatStride = 0;
+  uint8_t src1RepeatStride = 0;
+  GatherMaskParams() = default;
+  GatherMaskParams(uint8_t blk, uint16_t rep, uint16_t src0_rep, uint8_t src1_rep)
+      : src0BlockStride(blk), repeatTimes(rep), src0RepeatStride(src0_rep), src1RepeatStride(src1_rep) {}
+};
+enum class GatherMaskMode : uint8_t { V1 = 0, V2 = 1 };
+constexpr GatherMaskMode defaultGatherMaskMode = GatherMaskMode::V1;
+
 struct DataCopyExtParams {
   uint16_t blockCount = 1;
   uint32_t blockLen = 0;   // bytes

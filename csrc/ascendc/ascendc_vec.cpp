@@ -889,6 +889,36 @@ void VScatter(DT dt, const LO& d, const LO& a, const LO& off, uint32_t base, int
   LocalCore().counters.vector_elem_ops += uint64_t(count);
 }
 
+// ------------------------------------------------------------------ GatherMask
+// Modelled: the user-defined pattern in counter mode (reduceMode = true) with one repeat, which
+// selects from the first `mask` elements. Normal mode (256 B repeats whose pattern steps by
+// src1RepeatStride) and the built-in patterns are not modelled and fail here, as does any use of
+// strides a single-repeat count form does not need.
+uint64_t VGatherMask(DT dt, const LO& d, const LO& a, const LO& pattern, bool reduce_mode, uint32_t mask,
+                     uint8_t src0_blk_stride, uint16_t repeat_times) {
+  const char* instr = "GatherMask";
+  const uint32_t esz = Esz(dt);
+  if (esz != 2 && esz != 4) FailDtype(instr, dt);
+  if (!reduce_mode)
+    Fail("%s: normal mode (reduceMode = false) is not modelled; use counter mode (reduceMode = true, mask = "
+         "the element count, repeatTimes = 1)", instr);
+  if (repeat_times != 1 || src0_blk_stride != 1)
+    Fail("%s: counter mode is modelled with repeatTimes = 1 and src0BlockStride = 1, got repeatTimes %u and "
+         "src0BlockStride %u", instr, unsigned(repeat_times), unsigned(src0_blk_stride));
+  if (mask == 0) return 0;
+  CheckVec(instr, "src0", a, uint64_t(mask) * esz);
+  // The pattern is read in whole elements of its type (16 / 32 bits).
+  const uint64_t pbits = uint64_t(esz) * 8, pwords = (uint64_t(mask) + pbits - 1) / pbits;
+  CheckVec(instr, "src1Pattern", pattern, pwords * esz);
+  const uint8_t* pat = pattern.ptr;
+  uint64_t n = 0;
+  for (uint64_t i = 0; i < mask; ++i) n += (pat[i >> 3] >> (i & 7)) & 1u;
+  CheckVec(instr, "dst", d, n * esz);  // only the kept elements are written
+  Kernels().gather_mask[esz == 4](d.ptr, a.ptr, pat, size_t(mask));
+  LocalCore().counters.vector_elem_ops += uint64_t(mask);
+  return n;
+}
+
 // ------------------------------------------------------------------ mask register
 void VSetMask(DT dt, bool counter_template, uint64_t hi, uint64_t lo) {
   (void)dt;

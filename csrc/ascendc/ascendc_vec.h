@@ -83,5 +83,10 @@ void VGather(DT dt, const LO& d, const LO& a, const LO& off, uint32_t base, int6
 // Scatter (count form): element at byte (base + off[i]) of d = a[i]; offsets are uint32 bytes.
 void VScatter(DT dt, const LO& d, const LO& a, const LO& off, uint32_t base, int64_t count);
 void VSetMaskLen(DT dt, bool counter_template, int64_t len);
+// GatherMask, user pattern, counter mode with one repeat: the elements i < count of a whose pattern
+// bit i is set (bit i % w of pattern element i / w, w = the element width in bits), packed into d in
+// order; returns how many.
+uint64_t VGatherMask(DT dt, const LO& d, const LO& a, const LO& pattern, bool reduce_mode, uint32_t mask,
+                     uint8_t src0_blk_stride, uint16_t repeat_times);
 
 }  // namespace ascendc_host

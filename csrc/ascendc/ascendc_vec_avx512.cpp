@@ -46,6 +46,19 @@ inline size_t Scatter32Avx512(uint8_t* base, const uint32_t* a, const uint32_t* 
   }
   return i;
 }
+// GatherMask of 32-bit elements, 16 at a time with the compress-store; advances *i / *k past the
+// whole groups of 16 (the rest runs the portable loop).
+inline void Compress32Avx512(uint32_t* d, const uint32_t* a, const uint8_t* bits, size_t n, size_t* i, size_t* k) {
+  size_t ii = 0, kk = 0;
+  for (; ii + 16 <= n; ii += 16) {
+    __mmask16 m;
+    std::memcpy(&m, bits + ii / 8, 2);
+    _mm512_mask_compressstoreu_epi32(d + kk, m, _mm512_loadu_si512(a + ii));
+    kk += size_t(__builtin_popcount(unsigned(m)));
+  }
+  *i = ii;
+  *k = kk;
+}
 // exp as the portable VExp (same clamp, round-to-nearest n, Cody-Waite reduction and degree-7 polynomial),
 // with roundscale for n and one scalef for p * 2^n (the portable code's p * 2^(n/2) * 2^(n - n/2) rounds
 // once too), so ~16 instead of ~26 instructions per 16 lanes.
@@ -70,10 +83,12 @@ inline vf ExpAvx512(vf xv) {
 #define VK_VEXP ExpAvx512
 #define VK_GATHER32 Gather32Avx512
 #define VK_SCATTER32 Scatter32Avx512
+#define VK_COMPRESS32 Compress32Avx512
 #include "ascendc_vec_kernels.inc"
 #undef VK_VEXP
 #undef VK_GATHER32
 #undef VK_SCATTER32
+#undef VK_COMPRESS32
 #undef VW
 }  // namespace
 void Fill(Table& t) { FillIsaTable(t); }

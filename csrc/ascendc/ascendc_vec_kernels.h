@@ -30,6 +30,8 @@ using OffStatsFn = void (*)(const uint32_t* o, size_t n, uint32_t* any_bits, uin
 using GatherFn = void (*)(void* d, const uint8_t* base, const uint32_t* o, size_t n);
 using ScatterFn = void (*)(uint8_t* base, const void* a, const uint32_t* o, size_t n);
 using FillFn = void (*)(void* d, const void* s, size_t n);  // s -> one element
+// GatherMask: the elements a[i], i < n, whose bit i of `bits` (LSB first) is set, packed into d in order.
+using GatherMaskFn = void (*)(void* d, const void* a, const uint8_t* bits, size_t n);
 // rows x `len` bytes from s (row step s_step) to d (row step d_step), touching no byte outside the rows.
 using CopyRowsFn = void (*)(uint8_t* d, size_t d_step, const uint8_t* s, size_t s_step, size_t len, size_t rows);
 constexpr int kNumRound = 7;
@@ -48,6 +50,7 @@ struct Table {
   GatherFn gather[2] = {};    // [0] 16-bit, [1] 32-bit elements
   ScatterFn scatter[2] = {};
   FillFn fill[2] = {};
+  GatherMaskFn gather_mask[2] = {};  // [0] 16-bit, [1] 32-bit elements
   CopyRowsFn copy_rows = nullptr;
 };
 

@@ -392,6 +392,21 @@ inline void Scatter(const LocalTensor<T>& dst, const LocalTensor<T>& src, const 
                          count);
 }
 
+// ---------------------------------------------------------------- GatherMask (user pattern)
+// Packs the elements of src0 whose src1Pattern bit is set into dst, in order; rsvdCnt = how many.
+// U is uint16_t for 16-bit T, uint32_t for 32-bit T. The model covers counter mode (reduceMode =
+// true; mask = the element count; repeatTimes = 1) — see VGatherMask.
+template <typename T, typename U, GatherMaskMode mode = defaultGatherMaskMode>
+inline void GatherMask(const LocalTensor<T>& dst, const LocalTensor<T>& src0, const LocalTensor<U>& src1Pattern,
+                       const bool reduceMode, const uint32_t mask, const GatherMaskParams& p, uint64_t& rsvdCnt) {
+  static_assert(ascendc_host::OneOf<T, int16_t, uint16_t, half, bfloat16_t, int32_t, uint32_t, float>,
+                "GatherMask: dtype not supported on 2201");
+  static_assert(sizeof(U) == sizeof(T) && ascendc_host::OneOf<U, uint16_t, uint32_t>,
+                "GatherMask: src1Pattern must be uint16_t for 16-bit and uint32_t for 32-bit elements");
+  rsvdCnt = ascendc_host::VGatherMask(ascendc_host::DTypeOf<T>, dst.Operand(), src0.Operand(), src1Pattern.Operand(),
+                                      reduceMode, mask, p.src0BlockStride, p.repeatTimes);
+}
+
 // ---------------------------------------------------------------- mask register
 template <typename T, MaskMode mode = MaskMode::NORMAL>
 inline void SetVectorMask(uint64_t maskHigh, uint64_t maskLow) {

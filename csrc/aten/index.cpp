@@ -9,6 +9,7 @@
 #include <ATen/ops/add.h>
 #include <ATen/ops/lt.h>
 #include <ATen/ops/where.h>
+#include <ATen/ops/index_select.h>
 #include <c10/core/DeviceGuard.h>
 #include <torch/library.h>
 
@@ -30,6 +31,8 @@ TORCH_OPS_NN_REGISTER_KERNEL(index_select_kernel);
 TORCH_OPS_NN_REGISTER_KERNEL(tril_kernel);
 TORCH_OPS_NN_REGISTER_KERNEL(embedding_backward_kernel);
 TORCH_OPS_NN_REGISTER_KERNEL(cumsum_kernel);
+
+at::Tensor NonzeroFlat(const char* op, const at::Tensor& mask);  // mask_index.cpp
 
 namespace {
 
@@ -195,14 +198,18 @@ at::Tensor& cumsum_inplace(at::Tensor& self, int64_t dim, std::optional<c10::Sca
 }
 
 // ---- x[idx] (aten::index.Tensor) with one integer index tensor: index_select along that dim, negative
-// indices wrapped as Python does. Boolean masks and several index tensors take the CPU fallback.
+// indices wrapped as Python does; with one boolean mask over dims [pos, pos + k): those dims flattened,
+// then index_select of the mask's set positions (NonzeroFlat). Several index tensors and 0-dim masks
+// take the CPU fallback.
 at::Tensor index_tensor_npu(const at::Tensor& self, const c10::List<std::optional<at::Tensor>>& indices) {
   int64_t pos = -1;
   bool simple = indices.size() <= size_t(self.dim());
   for (size_t i = 0; i < indices.size() && simple; ++i) {
     const std::optional<at::Tensor> t = indices.get(i);
     if (!t.has_value() || !t->defined()) continue;
-    if (pos >= 0 || (t->scalar_type() != c10::kLong && t->scalar_type() != c10::kInt)) simple = false;
+    const bool mask = t->scalar_type() == c10::kBool || t->scalar_type() == c10::kByte;
+    if (pos >= 0 || (t->scalar_type() != c10::kLong && t->scalar_type() != c10::kInt && !(mask && t->dim() > 0)))
+      simple = false;
     pos = int64_t(i);
   }
   if (!simple || pos < 0) {
@@ -211,6 +218,15 @@ at::Tensor index_tensor_npu(const at::Tensor& self, const c10::List<std::optiona
   const at::Tensor idx = *indices.get(size_t(pos));
   const char* op = "index";
   CheckSameNpuDevice(op, {{"self", &self}, {"indices", &idx}});
+  if (idx.scalar_type() == c10::kBool || idx.scalar_type() == c10::kByte) {
+    const int64_t k = idx.dim();
+    TORCH_CHECK_INDEX(pos + k <= self.dim(), op, ": too many indices for tensor of dimension ", self.dim(),
+                      " (a mask of ", k, " dims at dim ", pos, ")");
+    for (int64_t j = 0; j < k; ++j)
+      TORCH_CHECK_INDEX(idx.size(j) == self.size(pos + j), op, ": the shape of the mask ", idx.sizes(), " at index ",
+                        j, " does not match the shape of the indexed tensor ", self.sizes(), " at index ", pos + j);
+    return at::index_select(self.flatten(pos, pos + k - 1), pos, NonzeroFlat(op, idx));
+  }
   const int64_t d = self.size(pos);
   // Python semantics: -d <= i < d, negatives counted from the end (the kernel checks the range).
   const at::Tensor wrapped = at::where(at::lt(idx, 0), at::add(idx, d), idx);

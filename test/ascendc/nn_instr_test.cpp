@@ -1,4 +1,4 @@
-// Test driver for the host-model instructions the nn kernels added: Gather (count form), the fast
+// Test driver for the host-model instructions the nn kernels added: Gather (count form), GatherMask, the fast
 // half <-> uint8 Cast paths and ascendc_assert. Prints "PASS <case>" / "FAIL ..." / "ERROR <what()>".
 #include <chrono>
 #include <cstdio>
@@ -78,6 +78,71 @@ static void CaseGather() {
     auto dst = b.Get<float>()[512];
     for (int i = 0; i < 8; ++i) off.SetValue(i, uint32_t(i * 4 + (i == 3 ? 2 : 0)));
     Gather(dst, src, off, 0u, 8);
+  });
+}
+
+// GatherMask, user pattern, counter mode: float and half (odd counts, a pattern word boundary), then the
+// rejected forms: normal mode, two repeats, a dst too small for the kept elements.
+static void CaseGatherMask() {
+  Run1("gather_mask", [] {
+    TPipe pipe;
+    TBuf<TPosition::VECCALC> b;
+    pipe.InitBuffer(b, 16384);
+    const uint32_t n = 77;
+    auto src = b.Get<float>();
+    auto pat = b.Get<uint32_t>()[512];
+    auto dst = b.Get<float>()[1024];
+    for (uint32_t i = 0; i < 128; ++i) src.SetValue(i, float(i) + 0.25f);
+    for (uint32_t w = 0; w < 4; ++w) pat.SetValue(w, 0u);
+    uint32_t want = 0;
+    for (uint32_t i = 0; i < 128; ++i)
+      if (i % 3 == 0 || i == 31 || i == 32 || i == 76 || i == 77) {  // 77 is past the count: not kept
+        pat.SetValue(i / 32, pat.GetValue(i / 32) | (1u << (i % 32)));
+        if (i < n) ++want;
+      }
+    uint64_t kept = 99;
+    GatherMask(dst, src, pat, true, n, GatherMaskParams(1, 1, 0, 0), kept);
+    EXPECT(kept == want, "float kept %llu, want %u", (unsigned long long)kept, want);
+    uint32_t k = 0;
+    for (uint32_t i = 0; i < n; ++i)
+      if ((pat.GetValue(i / 32) >> (i % 32)) & 1u) {
+        EXPECT(dst.GetValue(k) == float(i) + 0.25f, "float dst[%u] = %f, want %f", k, dst.GetValue(k), float(i) + 0.25f);
+        ++k;
+      }
+    auto hs = b.Get<half>()[4096];
+    auto hp = b.Get<uint16_t>()[6144];
+    auto hd = b.Get<half>()[7168];
+    for (uint32_t i = 0; i < 40; ++i) hs.SetValue(i, half(float(i)));
+    hp.SetValue(0, uint16_t(0x8001));  // elements 0 and 15
+    hp.SetValue(1, uint16_t(0x0003));  // 16, 17
+    hp.SetValue(2, uint16_t(0x0100));  // 40: past the count of 40
+    GatherMask(hd, hs, hp, true, 40u, GatherMaskParams(1, 1, 0, 0), kept);
+    EXPECT(kept == 4, "half kept %llu", (unsigned long long)kept);
+    const float hw[4] = {0.f, 15.f, 16.f, 17.f};
+    for (int i = 0; i < 4; ++i) EXPECT(float(hd.GetValue(i)) == hw[i], "half dst[%d]", i);
+  });
+  ExpectError("err_gather_mask_normal", [] {
+    TPipe pipe;
+    TBuf<TPosition::VECCALC> b;
+    pipe.InitBuffer(b, 4096);
+    uint64_t kept = 0;
+    GatherMask(b.Get<float>()[512], b.Get<float>(), b.Get<uint32_t>()[256], false, 0u, GatherMaskParams(1, 1, 8, 0), kept);
+  });
+  ExpectError("err_gather_mask_repeats", [] {
+    TPipe pipe;
+    TBuf<TPosition::VECCALC> b;
+    pipe.InitBuffer(b, 4096);
+    uint64_t kept = 0;
+    GatherMask(b.Get<float>()[512], b.Get<float>(), b.Get<uint32_t>()[256], true, 64u, GatherMaskParams(1, 2, 8, 0), kept);
+  });
+  ExpectError("err_gather_mask_dst", [] {
+    TPipe pipe;
+    TBuf<TPosition::VECCALC> b;
+    pipe.InitBuffer(b, 4096);
+    auto pat = b.Get<uint32_t>()[256];
+    for (int w = 0; w < 8; ++w) pat.SetValue(w, 0xFFFFFFFFu);
+    uint64_t kept = 0;
+    GatherMask(b.Get<float>()[1000], b.Get<float>(), pat, true, 64u, GatherMaskParams(1, 1, 0, 0), kept);
   });
 }
 
@@ -177,6 +242,7 @@ int main(int argc, char** argv) {
     if (c == "gather") CaseGather();
     else if (c == "cast_u8") CaseCastU8();
     else if (c == "scatter") CaseScatter();
+    else if (c == "gather_mask") CaseGatherMask();
     else if (c == "bench") CaseBench();
     else if (c == "assert") CaseAssert();
     else { std::printf("UNKNOWN %s\n", c.c_str()); return 2; }

@@ -47,7 +47,7 @@ def _run(exe, case):
     return r.returncode, r.stdout + r.stderr
 
 
-@pytest.mark.parametrize("case", ["gather", "scatter", "cast_u8", "assert"])
+@pytest.mark.parametrize("case", ["gather", "gather_mask", "scatter", "cast_u8", "assert"])
 def test_nn_instruction(nn_instr_binary, case):
     rc, out = _run(nn_instr_binary, case)
     assert rc == 0 and f"PASS {case}" in out, out
@@ -68,3 +68,10 @@ def test_assert_messages(nn_instr_binary):
     _, out = _run(nn_instr_binary, "assert")
     assert "ERROR err_assert: Assertion `t < classes' failed: target 7 is out of bounds [0, 5)" in out, out
     assert "ERROR err_assert_plain: Assertion `false' failed" in out, out
+
+
+def test_gather_mask_rejects_what_the_model_does_not_cover(nn_instr_binary):
+    _, out = _run(nn_instr_binary, "gather_mask")
+    assert "ERROR err_gather_mask_normal: GatherMask: normal mode (reduceMode = false) is not modelled" in out, out
+    assert "ERROR err_gather_mask_repeats: GatherMask: counter mode is modelled with repeatTimes = 1" in out, out
+    assert "ERROR err_gather_mask_dst: GatherMask dst footprint of 256 B exceeds the VECCALC tensor's 96 B" in out, out
