@@ -35,12 +35,16 @@ namespace {
 
 using npu_kernels::IndexSelectTiling;
 
+// PUT = false: index_select, y[o, k, :] = x[o, index[k], :]. PUT = true: the reverse move of index_put_
+// (x is the values [outer, n, inner], y the tensor written in place): y[o, index[k], :] = x[o, k, :].
+template <bool PUT>
 class IndexSelectKernel {
  public:
   __aicore__ inline void Init(GM_ADDR x, GM_ADDR index, GM_ADDR y, const IndexSelectTiling& t) {
     t_ = t;
-    xGm_.SetGlobalBuffer(reinterpret_cast<__gm__ uint8_t*>(x), t.outer * t.dim_size * t.inner_bytes);
-    yGm_.SetGlobalBuffer(reinterpret_cast<__gm__ uint8_t*>(y), t.rows * t.inner_bytes);
+    const uint64_t table = t.outer * t.dim_size * t.inner_bytes, rows = t.rows * t.inner_bytes;
+    xGm_.SetGlobalBuffer(reinterpret_cast<__gm__ uint8_t*>(x), PUT ? rows : table);
+    yGm_.SetGlobalBuffer(reinterpret_cast<__gm__ uint8_t*>(y), PUT ? table : rows);
     pipe_.InitBuffer(rowQ_, 2, t.chunk);
     index_.Init(pipe_, index, t.n_idx, t.idx64 != 0, t.idx_chunk);
   }
@@ -54,8 +58,9 @@ class IndexSelectKernel {
       const int64_t i = index_(k);
       ascendc_assert(i >= 0 && i < int64_t(t_.dim_size), "index %lld is out of range for dimension size %llu (at position %llu of index)",
                      (long long)i, (unsigned long long)t_.dim_size, (unsigned long long)k);
-      const uint64_t src = (o * t_.dim_size + uint64_t(i)) * t_.inner_bytes;
-      const uint64_t dst = r * t_.inner_bytes;
+      const uint64_t at = (o * t_.dim_size + uint64_t(i)) * t_.inner_bytes;
+      const uint64_t src = PUT ? r * t_.inner_bytes : at;
+      const uint64_t dst = PUT ? at : r * t_.inner_bytes;
       for (uint64_t off = 0; off < t_.inner_bytes; off += t_.chunk) {
         const uint32_t n = uint32_t(t_.inner_bytes - off < t_.chunk ? t_.inner_bytes - off : t_.chunk);
         LocalTensor<uint8_t> b = rowQ_.AllocTensor<uint8_t>();
@@ -80,7 +85,14 @@ class IndexSelectKernel {
 
 extern "C" __global__ __aicore__ void index_select_kernel(GM_ADDR x, GM_ADDR index, GM_ADDR y, GM_ADDR tiling) {
   GET_TILING_DATA_WITH_STRUCT(IndexSelectTiling, t, tiling);
-  IndexSelectKernel op;
+  IndexSelectKernel<false> op;
   op.Init(x, index, y, t);
+  op.Process();
+}
+
+extern "C" __global__ __aicore__ void index_put_kernel(GM_ADDR values, GM_ADDR index, GM_ADDR self, GM_ADDR tiling) {
+  GET_TILING_DATA_WITH_STRUCT(IndexSelectTiling, t, tiling);
+  IndexSelectKernel<true> op;
+  op.Init(values, index, self, t);
   op.Process();
 }

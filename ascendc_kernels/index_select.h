@@ -28,3 +28,7 @@ IndexSelectTiling index_select_tiling(uint64_t outer, uint64_t dim_size, uint64_
 }  // namespace npu_kernels
 
 extern "C" void index_select_kernel(uint8_t* x, uint8_t* index, uint8_t* y, uint8_t* tiling);
+// The reverse move for index_put_ (same tiling; x = values [outer, n_idx, inner], y = the tensor
+// written in place): y[o, index[k], :] = x[o, k, :]. Repeated indices leave one of their rows
+// (unspecified which, as PyTorch documents for accumulate=False).
+extern "C" void index_put_kernel(uint8_t* values, uint8_t* index, uint8_t* self, uint8_t* tiling);

@@ -5,10 +5,12 @@
 #include <ATen/ops/arange.h>
 #include <ATen/ops/eq.h>
 #include <ATen/core/Tensor.h>
+#include <ATen/ExpandUtils.h>
 #include <ATen/native/Resize.h>
 #include <ATen/ops/add.h>
 #include <ATen/ops/lt.h>
 #include <ATen/ops/where.h>
+#include <ATen/ops/masked_fill.h>
 #include <ATen/ops/index_select.h>
 #include <c10/core/DeviceGuard.h>
 #include <torch/library.h>
@@ -28,13 +30,25 @@
 namespace torch_ops_nn {
 
 TORCH_OPS_NN_REGISTER_KERNEL(index_select_kernel);
+TORCH_OPS_NN_REGISTER_KERNEL(index_put_kernel);
 TORCH_OPS_NN_REGISTER_KERNEL(tril_kernel);
 TORCH_OPS_NN_REGISTER_KERNEL(embedding_backward_kernel);
 TORCH_OPS_NN_REGISTER_KERNEL(cumsum_kernel);
 
 at::Tensor NonzeroFlat(const char* op, const at::Tensor& mask);  // mask_index.cpp
+// gather_scatter.cpp: self[.., index[j], ..] (+)= source[.., j, ..] on the scatter kernels.
+at::Tensor& IndexAddInto(const char* op, at::Tensor& self, int64_t dim, const at::Tensor& index,
+                         const at::Tensor& source, bool add);
+bool IndexAddSupported(c10::ScalarType t);
 
 namespace {
+
+// Python semantics: -d <= i < d, negatives counted from the end; an index below -d stays as given, so
+// the kernel's range check reports the index the user wrote.
+at::Tensor WrapNegative(const at::Tensor& idx, int64_t d) {
+  const at::Tensor w = at::where(at::lt(idx, 0), at::add(idx, d), idx);
+  return at::where(at::lt(w, 0), idx, w);
+}
 
 at::Tensor index_select_npu(const at::Tensor& self, int64_t dim, const at::Tensor& index) {
   const char* op = "index_select";
@@ -229,14 +243,98 @@ at::Tensor index_tensor_npu(const at::Tensor& self, const c10::List<std::optiona
   }
   const int64_t d = self.size(pos);
   // Python semantics: -d <= i < d, negatives counted from the end (the kernel checks the range).
-  const at::Tensor wrapped = at::where(at::lt(idx, 0), at::add(idx, d), idx);
-  at::Tensor r = index_select_npu(self, pos, wrapped.reshape({-1}));
+  at::Tensor r = index_select_npu(self, pos, WrapNegative(idx, d).reshape({-1}));
   std::vector<int64_t> shape(self.sizes().begin(), self.sizes().begin() + pos);
   shape.insert(shape.end(), idx.sizes().begin(), idx.sizes().end());
   shape.insert(shape.end(), self.sizes().begin() + pos + 1, self.sizes().end());
   return r.view(shape);
 }
 
+
+// ---- x[indices] = values (aten::_index_put_impl_, behind index_put_ and Tensor.__setitem__) with one
+// index tensor and accumulate=False: a long index moves rows of the values to the indexed rows (the
+// index_put kernel, index_select's reverse); a boolean mask with a single value is masked_fill_; a
+// boolean mask with values puts them at the mask's set positions (NonzeroFlat) over the masked dims
+// flattened. accumulate=True adds through the scatter_add kernel (repeated indices add up, in index order);
+// several index tensors take the CPU fallback.
+at::Tensor& index_put_impl_npu(at::Tensor& self, const c10::List<std::optional<at::Tensor>>& indices,
+                               const at::Tensor& values, bool accumulate, bool unsafe) {
+  int64_t pos = -1;
+  bool simple = indices.size() <= size_t(self.dim()) && (!accumulate || IndexAddSupported(self.scalar_type()));
+  for (size_t i = 0; i < indices.size() && simple; ++i) {
+    const std::optional<at::Tensor> t = indices.get(i);
+    if (!t.has_value() || !t->defined()) continue;
+    const bool mask = t->scalar_type() == c10::kBool || t->scalar_type() == c10::kByte;
+    if (pos >= 0 || (t->scalar_type() != c10::kLong && t->scalar_type() != c10::kInt && !(mask && t->dim() > 0)))
+      simple = false;
+    pos = int64_t(i);
+  }
+  if (!simple || pos < 0) {
+    CallCpuFallback("aten::_index_put_impl_", "", {self, indices, values, accumulate, unsafe});
+    return self;
+  }
+  const char* op = "index_put_";
+  at::Tensor idx = *indices.get(size_t(pos));
+  const c10::DeviceIndex dev = CheckSameNpuDevice(op, {{"self", &self}, {"indices", &idx}, {"values", &values}});
+  TORCH_CHECK_TYPE(values.scalar_type() == self.scalar_type(), op, ": values dtype ", values.scalar_type(),
+                   " must match the destination's ", self.scalar_type(), " (Index put requires the source and "
+                   "destination dtypes match)");
+  at::Tensor target = self;  // the tensor whose dim `pos` the (long) index addresses
+  if (idx.scalar_type() == c10::kBool || idx.scalar_type() == c10::kByte) {
+    const int64_t k = idx.dim();
+    TORCH_CHECK_INDEX(pos + k <= self.dim(), op, ": too many indices for tensor of dimension ", self.dim(),
+                      " (a mask of ", k, " dims at dim ", pos, ")");
+    for (int64_t j = 0; j < k; ++j)
+      TORCH_CHECK_INDEX(idx.size(j) == self.size(pos + j), op, ": the shape of the mask ", idx.sizes(), " at index ",
+                        j, " does not match the shape of the indexed tensor ", self.sizes(), " at index ", pos + j);
+    const c10::ScalarType st = self.scalar_type();
+    if (values.numel() == 1 && !accumulate && (IsNpuFloat(st) || st == c10::kInt || st == c10::kLong)) {
+      // One value: masked_fill_ with the mask placed at dims [pos, pos + k) (no read-back).
+      std::vector<int64_t> shape(size_t(self.dim()), 1);
+      for (int64_t j = 0; j < k; ++j) shape[size_t(pos + j)] = idx.size(j);
+      self.masked_fill_(idx.to(c10::kBool).reshape(shape), values.reshape({}));
+      return self;
+    }
+    std::vector<int64_t> flat(self.sizes().begin(), self.sizes().begin() + pos);
+    flat.push_back(-1);
+    flat.insert(flat.end(), self.sizes().begin() + pos + k, self.sizes().end());
+    if (!self.is_contiguous()) {  // the flattened view must alias self
+      CallCpuFallback("aten::_index_put_impl_", "", {self, indices, values, accumulate, unsafe});
+      return self;
+    }
+    target = self.view(flat);
+    idx = NonzeroFlat(op, idx);
+  }
+  // Long index at dim `pos` of target: values broadcast to target[:pos] + idx.shape + target[pos+1:].
+  const int64_t d = target.size(pos), n = idx.numel();
+  std::vector<int64_t> vshape(target.sizes().begin(), target.sizes().begin() + pos);
+  vshape.insert(vshape.end(), idx.sizes().begin(), idx.sizes().end());
+  vshape.insert(vshape.end(), target.sizes().begin() + pos + 1, target.sizes().end());
+  TORCH_CHECK(at::is_expandable_to(values.sizes(), vshape), op, ": shape mismatch: value tensor of shape ",
+              values.sizes(), " cannot be broadcast to indexing result of shape ", c10::IntArrayRef(vshape));
+  if (n == 0 || target.numel() == 0) return self;
+  TORCH_CHECK_INDEX(d > 0, op, ": index out of range: dimension ", pos, " has size 0");
+  uint64_t outer = 1, inner = 1;
+  for (int64_t i = 0; i < pos; ++i) outer *= uint64_t(target.size(i));
+  for (int64_t i = pos + 1; i < target.dim(); ++i) inner *= uint64_t(target.size(i));
+  const at::Tensor flat_idx = WrapNegative(idx, d).reshape({-1}).contiguous();
+  if (accumulate) {  // duplicates add up: the scatter_add kernel (each destination row owned by one core)
+    std::vector<int64_t> rows(target.sizes().begin(), target.sizes().end());
+    rows[size_t(pos)] = n;
+    IndexAddInto(op, target, pos, flat_idx, values.expand(vshape).reshape(rows), true);
+    return self;
+  }
+  const at::Tensor v = values.expand(vshape).contiguous();
+  // The kernel writes into contiguous memory; a non-contiguous self is written through a copy.
+  at::Tensor dst = target.is_contiguous() ? target : target.contiguous();
+  const auto t = npu_kernels::index_select_tiling(outer, uint64_t(d), inner * dst.element_size(), uint64_t(n),
+                                                  flat_idx.scalar_type() == c10::kLong, SocInfoFor(dev));
+  KernelLaunch launch{"index_put_kernel", ascendc_host::CoreType::AIV, t.block_dim, dev};
+  if (LogDebugEnabled()) launch.detail = DescribeForLog({{"self", &dst}, {"index", &flat_idx}}) + " dim=" + std::to_string(pos);
+  LaunchKernel(std::move(launch), &index_put_kernel, t, v.data_ptr(), flat_idx.data_ptr(), dst.data_ptr());
+  if (!dst.is_same(target)) target.copy_(dst);
+  return self;
+}
 }  // namespace
 }  // namespace torch_ops_nn
 
@@ -267,6 +365,7 @@ at::Tensor one_hot_npu(const at::Tensor& self, int64_t num_classes) {
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("one_hot", TORCH_FN(one_hot_npu));
   m.impl("index.Tensor", TORCH_FN(torch_ops_nn::index_tensor_npu));
+  m.impl("_index_put_impl_", TORCH_FN(torch_ops_nn::index_put_impl_npu));
   m.impl("cumsum", TORCH_FN(torch_ops_nn::cumsum_npu));
   m.impl("cumsum.out", TORCH_FN(torch_ops_nn::cumsum_out_npu));
   m.impl("cumsum_", TORCH_FN(torch_ops_nn::cumsum_inplace));

@@ -1,0 +1,256 @@
+// gather / scatter / scatter_add on the vector cores (see gather_scatter.h).
+#include "gather_scatter.h"
+
+#include <type_traits>
+
+#include "kernel_operator.h"
+#include "norm_util.h"
+
+using namespace AscendC;
+
+namespace npu_kernels {
+
+namespace {
+constexpr uint64_t kUbReserve = 8192;
+}
+
+GatherScatterTiling gather_tiling(uint64_t O, uint64_t D, uint64_t J, uint64_t Q, uint32_t elem_bytes, bool idx64,
+                                  const SocInfo& soc) {
+  GatherScatterTiling t;
+  t.O = O, t.D = D, t.J = J, t.Q = Q;
+  t.elem_bytes = elem_bytes;
+  t.idx64 = idx64 ? 1 : 0;
+  t.units = O * J * Q;
+  // Output staging: one UB chunk (a multiple of 32 B).
+  t.chunk = AlignDown<uint64_t>((soc.ub_bytes - kUbReserve) / 2, 32) / elem_bytes;
+  const ItemSplit sp = SplitItems(t.units, t.units * elem_bytes, soc.vector_cores, 16 * 1024);
+  t.units_per_core = sp.per_core;
+  t.block_dim = sp.block_dim;
+  return t;
+}
+
+GatherScatterTiling scatter_tiling(uint64_t O, uint64_t D, uint64_t J, uint64_t Q, uint64_t sd, uint32_t elem_bytes,
+                                   bool idx64, const SocInfo& soc) {
+  GatherScatterTiling t;
+  t.O = O, t.D = D, t.J = J, t.Q = Q;
+  t.sd = sd;
+  t.elem_bytes = elem_bytes;
+  t.idx64 = idx64 ? 1 : 0;
+  const uint64_t budget = soc.ub_bytes - kUbReserve;  // one destination tile
+  const uint64_t row_min = 32 / elem_bytes;            // elements of one 32 B UB block
+  if (Q == 1 && sd == 1) {
+    // The destination of one o is a contiguous run of D elements: windows of it.
+    t.flat = 1;
+    t.qblk = 1;
+    t.row_elems = 1;
+    const uint64_t cap = AlignDown<uint64_t>(budget / elem_bytes, row_min);
+    t.dwin = D < cap ? D : cap;
+  } else {
+    // Tiles of dwin rows (strided by sd in GM, 32 B-aligned in UB) by qblk columns. Whole columns of
+    // D rows first (each unit walks every j of its columns once per window), then as many columns as fit.
+    uint64_t dwin = D < 4095 ? D : 4095;  // DataCopyPad's blockCount
+    if (dwin > budget / 32) dwin = budget / 32;
+    const uint64_t row_bytes = AlignDown<uint64_t>(budget / dwin, 32);
+    uint64_t qblk = row_bytes / elem_bytes;
+    if (qblk > Q) qblk = Q;
+    // Enough tiles for the cores when there are few rows o.
+    const uint64_t want = CeilDivU<uint64_t>(uint64_t(soc.vector_cores), O ? O : 1);
+    if (want > 1 && CeilDivU<uint64_t>(Q, qblk) < want) {
+      const uint64_t q = AlignUp<uint64_t>(CeilDivU<uint64_t>(Q, want), row_min);
+      if (q < qblk) qblk = q;
+    }
+    t.flat = 0;
+    t.dwin = dwin;
+    t.qblk = qblk;
+    t.row_elems = uint32_t(AlignUp<uint64_t>(qblk * elem_bytes, 32) / elem_bytes);
+  }
+  t.qtiles = CeilDivU<uint64_t>(Q, t.qblk);
+  t.dtiles = CeilDivU<uint64_t>(D, t.dwin);
+  t.units = O * t.qtiles * t.dtiles;
+  uint64_t cores = t.units < uint64_t(soc.vector_cores) ? t.units : uint64_t(soc.vector_cores);
+  if (cores < 1) cores = 1;
+  t.units_per_core = CeilDivU<uint64_t>(t.units ? t.units : 1, cores);
+  t.block_dim = uint32_t(CeilDivU<uint64_t>(t.units ? t.units : 1, t.units_per_core));
+  return t;
+}
+
+}  // namespace npu_kernels
+
+namespace {
+
+using npu_kernels::GatherScatterTiling;
+using namespace nn_kernels;
+
+// Reads of the index (int32 or int64) and of the operands at any element strides, as scalars.
+class StridedIndex {
+ public:
+  __aicore__ inline void Init(GM_ADDR index, const GatherScatterTiling& t) {
+    idx64_ = t.idx64 != 0;
+    const uint64_t extent = (t.O - 1) * t.io + (t.J - 1) * t.ij + (t.Q - 1) * t.iq + 1;
+    i32_.SetGlobalBuffer(reinterpret_cast<__gm__ int32_t*>(index), extent);
+    i64_.SetGlobalBuffer(reinterpret_cast<__gm__ int64_t*>(index), extent);
+    DataCacheCleanAndInvalid<int64_t, CacheLine::ENTIRE_DATA_CACHE>(i64_);  // data written by earlier kernels
+  }
+  __aicore__ inline int64_t operator()(uint64_t off) const {
+    return idx64_ ? i64_.GetValue(off) : int64_t(i32_.GetValue(off));
+  }
+
+ private:
+  GlobalTensor<int32_t> i32_;
+  GlobalTensor<int64_t> i64_;
+  bool idx64_ = false;
+};
+
+__aicore__ inline void CheckIndex(int64_t i, uint64_t D, uint64_t o, uint64_t j, uint64_t q) {
+  ascendc_assert(i >= 0 && i < int64_t(D), "index %lld is out of bounds for dimension with size %llu (at index position [%llu, %llu, %llu] of [outer, dim, inner])",
+                 (long long)i, (unsigned long long)D, (unsigned long long)o, (unsigned long long)j,
+                 (unsigned long long)q);
+}
+
+// T: the element's storage (by size) for gather.
+template <typename T>
+class GatherKernel {
+ public:
+  __aicore__ inline void Init(GM_ADDR self, GM_ADDR index, GM_ADDR out, const GatherScatterTiling& t) {
+    t_ = t;
+    sGm_.SetGlobalBuffer(reinterpret_cast<__gm__ T*>(self), (t.O - 1) * t.so + (t.D - 1) * t.sd + (t.Q - 1) * t.sq + 1);
+    oGm_.SetGlobalBuffer(reinterpret_cast<__gm__ T*>(out), t.O * t.J * t.Q);
+    index_.Init(index, t);
+    pipe_.InitBuffer(buf_, t.chunk * sizeof(T));
+  }
+
+  __aicore__ inline void Process() {
+    const uint64_t e0 = uint64_t(GetBlockIdx()) * t_.units_per_core;
+    uint64_t e1 = e0 + t_.units_per_core;
+    if (e1 > t_.units) e1 = t_.units;
+    if (e0 >= e1) return;
+    uint64_t q = e0 % t_.Q, j = (e0 / t_.Q) % t_.J, o = e0 / (t_.Q * t_.J);
+    LocalTensor<T> b = buf_.Get<T>();
+    for (uint64_t c = e0; c < e1; c += t_.chunk) {
+      const uint64_t n = e1 - c < t_.chunk ? e1 - c : t_.chunk;
+      SyncPipes<HardEvent::MTE3_S>();  // the previous chunk has left UB
+      for (uint64_t k = 0; k < n; ++k) {
+        const int64_t i = index_(o * t_.io + j * t_.ij + q * t_.iq);
+        CheckIndex(i, t_.D, o, j, q);
+        b.SetValue(uint32_t(k), sGm_.GetValue(o * t_.so + uint64_t(i) * t_.sd + q * t_.sq));
+        if (++q == t_.Q) {
+          q = 0;
+          if (++j == t_.J) j = 0, ++o;
+        }
+      }
+      SyncSToMte3();
+      DataCopyPad(oGm_[c], b, DataCopyExtParams(1, uint32_t(n * sizeof(T)), 0, 0, 0));
+    }
+  }
+
+ private:
+  GatherScatterTiling t_{};
+  TPipe pipe_;
+  TBuf<TPosition::VECCALC> buf_;
+  StridedIndex index_;
+  GlobalTensor<T> sGm_, oGm_;
+};
+
+// ADD = false: T is the storage by size (scatter). ADD = true: T is the dtype (scatter_add); half and
+// bfloat16 add in float and round once per add, as the CPU does.
+template <typename T, bool ADD>
+class ScatterKernel {
+ public:
+  __aicore__ inline void Init(GM_ADDR src, GM_ADDR index, GM_ADDR self, const GatherScatterTiling& t) {
+    t_ = t;
+    vGm_.SetGlobalBuffer(reinterpret_cast<__gm__ T*>(src), (t.O - 1) * t.vo + (t.J - 1) * t.vj + (t.Q - 1) * t.vq + 1);
+    sGm_.SetGlobalBuffer(reinterpret_cast<__gm__ T*>(self), (t.O - 1) * t.so + (t.D - 1) * t.sd + t.Q);
+    index_.Init(index, t);
+    pipe_.InitBuffer(tile_, uint64_t(t.dwin) * t.row_elems * sizeof(T));
+  }
+
+  __aicore__ inline void Process() {
+    const uint64_t u0 = uint64_t(GetBlockIdx()) * t_.units_per_core;
+    uint64_t u1 = u0 + t_.units_per_core;
+    if (u1 > t_.units) u1 = t_.units;
+    for (uint64_t u = u0; u < u1; ++u) Tile(u);
+  }
+
+ private:
+  __aicore__ inline void Tile(uint64_t u) {
+    const uint64_t dt = u % t_.dtiles, qt = (u / t_.dtiles) % t_.qtiles, o = u / (t_.dtiles * t_.qtiles);
+    const uint64_t d0 = dt * t_.dwin, q0 = qt * t_.qblk;
+    const uint64_t dn = t_.D - d0 < t_.dwin ? t_.D - d0 : t_.dwin, qn = t_.Q - q0 < t_.qblk ? t_.Q - q0 : t_.qblk;
+    const uint64_t at = o * t_.so + d0 * t_.sd + q0;
+    // UB row stride of this tile: the rows land 32 B-aligned.
+    const uint64_t rs = t_.flat ? 1 : npu_kernels::AlignUp<uint64_t>(qn * sizeof(T), 32) / sizeof(T);
+    const DataCopyExtParams p = t_.flat ? DataCopyExtParams(1, uint32_t(dn * sizeof(T)), 0, 0, 0)
+                                        : DataCopyExtParams(uint16_t(dn), uint32_t(qn * sizeof(T)),
+                                                            uint32_t((t_.sd - qn) * sizeof(T)), 0, 0);
+    LocalTensor<T> tile = tile_.Get<T>();
+    SyncPipes<HardEvent::MTE3_MTE2>();  // the previous tile has left UB
+    DataCopyPad(tile, sGm_[at], p, DataCopyPadExtParams<T>(false, 0, 0, T(0)));
+    SyncMte2ToS();
+    for (uint64_t j = 0; j < t_.J; ++j) {
+      for (uint64_t q = q0; q < q0 + qn; ++q) {
+        const int64_t i = index_(o * t_.io + j * t_.ij + q * t_.iq);
+        CheckIndex(i, t_.D, o, j, q);
+        if (uint64_t(i) < d0 || uint64_t(i) >= d0 + dn) continue;
+        const uint32_t k = uint32_t((uint64_t(i) - d0) * rs + (q - q0));
+        const T v = vGm_.GetValue(o * t_.vo + j * t_.vj + q * t_.vq);
+        if constexpr (!ADD) {
+          tile.SetValue(k, v);
+        } else if constexpr (std::is_same_v<T, half> || std::is_same_v<T, bfloat16_t>) {
+          tile.SetValue(k, T(float(tile.GetValue(k)) + float(v)));
+        } else {
+          tile.SetValue(k, T(tile.GetValue(k) + v));
+        }
+      }
+    }
+    SyncSToMte3();
+    const DataCopyExtParams w = t_.flat ? p
+                                        : DataCopyExtParams(uint16_t(dn), uint32_t(qn * sizeof(T)), 0,
+                                                            uint32_t((t_.sd - qn) * sizeof(T)), 0);
+    DataCopyPad(sGm_[at], tile, w);
+  }
+
+  GatherScatterTiling t_{};
+  TPipe pipe_;
+  TBuf<TPosition::VECCALC> tile_;
+  StridedIndex index_;
+  GlobalTensor<T> vGm_, sGm_;
+};
+
+template <typename T>
+__aicore__ inline void RunGather(GM_ADDR self, GM_ADDR index, GM_ADDR out, GM_ADDR tiling) {
+  GET_TILING_DATA_WITH_STRUCT(GatherScatterTiling, t, tiling);
+  GatherKernel<T> op;
+  op.Init(self, index, out, t);
+  op.Process();
+}
+
+template <typename T, bool ADD>
+__aicore__ inline void RunScatter(GM_ADDR src, GM_ADDR index, GM_ADDR self, GM_ADDR tiling) {
+  GET_TILING_DATA_WITH_STRUCT(GatherScatterTiling, t, tiling);
+  ScatterKernel<T, ADD> op;
+  op.Init(src, index, self, t);
+  op.Process();
+}
+
+}  // namespace
+
+#define GS_GATHER(name, T) \
+  extern "C" __global__ __aicore__ void name(GM_ADDR s, GM_ADDR i, GM_ADDR o, GM_ADDR t) { RunGather<T>(s, i, o, t); }
+#define GS_SCATTER(name, T, ADD)                                                         \
+  extern "C" __global__ __aicore__ void name(GM_ADDR v, GM_ADDR i, GM_ADDR s, GM_ADDR t) { \
+    RunScatter<T, ADD>(v, i, s, t);                                                      \
+  }
+
+GS_GATHER(gather_kernel_b1, uint8_t)
+GS_GATHER(gather_kernel_b2, uint16_t)
+GS_GATHER(gather_kernel_b4, uint32_t)
+GS_GATHER(gather_kernel_b8, uint64_t)
+GS_SCATTER(scatter_kernel_b1, uint8_t, false)
+GS_SCATTER(scatter_kernel_b2, uint16_t, false)
+GS_SCATTER(scatter_kernel_b4, uint32_t, false)
+GS_SCATTER(scatter_kernel_b8, uint64_t, false)
+GS_SCATTER(scatter_add_kernel_float, float, true)
+GS_SCATTER(scatter_add_kernel_half, half, true)
+GS_SCATTER(scatter_add_kernel_bf16, bfloat16_t, true)
+GS_SCATTER(scatter_add_kernel_int32, int32_t, true)
+GS_SCATTER(scatter_add_kernel_int64, int64_t, true)

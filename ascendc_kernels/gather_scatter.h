@@ -1,0 +1,59 @@
+// gather / scatter / scatter_add (and index_add / index_copy, whose index is broadcast over the other
+// dims) on the vector cores. The host views the tensors as 3-D around the indexed dim:
+//   self  [O, D, Q]  (strides so, sd, 1; rows of a scatter destination may be strided)
+//   index [O, J, Q]  (any element strides: io, ij, iq; index_add passes 0, 1, 0)
+//   src   [O, J, Q]  (any element strides; a scalar value has all three 0)   out (gather) [O, J, Q] contiguous
+// gather:      out[o, j, q]                 = self[o, index[o, j, q], q]
+// scatter:     self[o, index[o, j, q], q]   = src[o, j, q]    (j in ascending order: the last write wins)
+// scatter_add: self[o, index[o, j, q], q]  += src[o, j, q]    (in float for half / bfloat16, rounded per add)
+//
+// gather: each core takes a range of output elements; index and self are read as scalars through the
+// DCache (read-only data), the outputs are staged in UB and leave with one DMA per chunk.
+// scatter / scatter_add: deterministic without atomics. A unit of work owns a destination tile
+// self[o, d0:d1, q0:q1]: it loads the tile into UB, walks every j of its columns in order applying the
+// updates that land in [d0, d1) as UB scalar operations, and writes the tile back with one DMA. Distinct
+// units own disjoint destination bytes, so no two cores write the same 64 B line through the DCache
+// (scalar GM writes are never used). Indices outside [0, D) fail ascendc_assert.
+#pragma once
+#include <cstdint>
+
+#include "tiling_common.h"
+
+namespace npu_kernels {
+
+struct GatherScatterTiling {
+  uint64_t O = 0, D = 0, J = 0, Q = 0;
+  uint64_t so = 0, sd = 0, sq = 1;  // self strides (elements); scatter needs sq == 1
+  uint64_t io = 0, ij = 0, iq = 0;  // index strides (elements)
+  uint64_t vo = 0, vj = 0, vq = 0;  // src strides (scatter); unused by gather (out is contiguous)
+  uint64_t units = 0, units_per_core = 0;
+  uint64_t chunk = 0;               // gather: output elements per UB chunk
+  uint64_t qblk = 0, dwin = 0;      // scatter: tile = dwin rows x qblk columns
+  uint64_t qtiles = 0, dtiles = 0;  // scatter: tiles along q and d (units = O * qtiles * dtiles)
+  uint32_t row_elems = 0;           // scatter: UB elements per tile row (qblk rounded up to 32 B)
+  uint32_t flat = 0;                // scatter: Q == 1 and sd == 1: the tile is one contiguous run of dwin
+  uint32_t idx64 = 0, elem_bytes = 4, block_dim = 1;
+};
+
+// gather: out elements split over the vector cores. scatter: tiles of the destination split over them.
+GatherScatterTiling gather_tiling(uint64_t O, uint64_t D, uint64_t J, uint64_t Q, uint32_t elem_bytes, bool idx64,
+                                  const SocInfo& soc);
+GatherScatterTiling scatter_tiling(uint64_t O, uint64_t D, uint64_t J, uint64_t Q, uint64_t sd, uint32_t elem_bytes,
+                                   bool idx64, const SocInfo& soc);
+
+}  // namespace npu_kernels
+
+// Copies by element size (any dtype): gather and scatter. Additions by dtype: scatter_add.
+extern "C" void gather_kernel_b1(uint8_t* self, uint8_t* index, uint8_t* out, uint8_t* tiling);
+extern "C" void gather_kernel_b2(uint8_t* self, uint8_t* index, uint8_t* out, uint8_t* tiling);
+extern "C" void gather_kernel_b4(uint8_t* self, uint8_t* index, uint8_t* out, uint8_t* tiling);
+extern "C" void gather_kernel_b8(uint8_t* self, uint8_t* index, uint8_t* out, uint8_t* tiling);
+extern "C" void scatter_kernel_b1(uint8_t* src, uint8_t* index, uint8_t* self, uint8_t* tiling);
+extern "C" void scatter_kernel_b2(uint8_t* src, uint8_t* index, uint8_t* self, uint8_t* tiling);
+extern "C" void scatter_kernel_b4(uint8_t* src, uint8_t* index, uint8_t* self, uint8_t* tiling);
+extern "C" void scatter_kernel_b8(uint8_t* src, uint8_t* index, uint8_t* self, uint8_t* tiling);
+extern "C" void scatter_add_kernel_float(uint8_t* src, uint8_t* index, uint8_t* self, uint8_t* tiling);
+extern "C" void scatter_add_kernel_half(uint8_t* src, uint8_t* index, uint8_t* self, uint8_t* tiling);
+extern "C" void scatter_add_kernel_bf16(uint8_t* src, uint8_t* index, uint8_t* self, uint8_t* tiling);
+extern "C" void scatter_add_kernel_int32(uint8_t* src, uint8_t* index, uint8_t* self, uint8_t* tiling);
+extern "C" void scatter_add_kernel_int64(uint8_t* src, uint8_t* index, uint8_t* self, uint8_t* tiling);

@@ -1,0 +1,407 @@
+// gather, scatter (src and value forms), scatter_add, index_add and index_copy on npu: the gather and
+// scatter kernels (ascendc_kernels/gather_scatter.h). The tensors are viewed as 3-D around the indexed
+// dim ([outer, dim, inner] with element strides); what cannot be viewed so is made contiguous on the
+// device first (a scatter destination is then copied back). scatter's reduce= forms, complex128 and
+// scatter_add / index_add of other dtypes than float32/16, bfloat16, int32 and int64 take the CPU fallback.
+#include <ATen/core/Tensor.h>
+#include <ATen/MemoryOverlap.h>
+#include <ATen/ops/add.h>
+#include <ATen/ops/lt.h>
+#include <ATen/ops/mul.h>
+#include <ATen/ops/where.h>
+#include <c10/core/DeviceGuard.h>
+#include <torch/library.h>
+
+#include <array>
+#include <optional>
+#include <vector>
+
+#include "aten/kernel_launch.h"
+#include "aten/op_common.h"
+#include "core/cpu_fallback.h"
+#include "gather_scatter.h"
+
+namespace torch_ops_nn {
+
+TORCH_OPS_NN_REGISTER_KERNEL(gather_kernel);
+TORCH_OPS_NN_REGISTER_KERNEL(scatter_kernel);
+TORCH_OPS_NN_REGISTER_KERNEL(scatter_add_kernel);
+
+namespace {
+
+using KernelFn = void (*)(uint8_t*, uint8_t*, uint8_t*, uint8_t*);
+
+// [outer, dim, inner] element strides of `t` around `dim`, when the dims before `dim` (and those after)
+// collapse into one stride each; size-1 dims are ignored.
+struct View3 {
+  int64_t O = 1, D = 1, Q = 1, so = 0, sd = 0, sq = 0;
+};
+std::optional<View3> Collapse3(const at::Tensor& t, int64_t dim) {
+  View3 v;
+  v.D = t.size(dim);
+  v.sd = t.stride(dim);
+  auto run = [&](int64_t b, int64_t e, int64_t& n, int64_t& stride) {
+    n = 1;
+    stride = 0;
+    bool first = true;
+    for (int64_t k = e - 1; k >= b; --k) {  // innermost first
+      if (t.size(k) == 1) continue;
+      if (first) stride = t.stride(k), first = false;
+      else if (t.stride(k) != stride * n) return false;
+      n *= t.size(k);
+    }
+    return true;
+  };
+  if (!run(0, dim, v.O, v.so)) return std::nullopt;
+  if (!run(dim + 1, t.dim(), v.Q, v.sq)) return std::nullopt;
+  return v;
+}
+
+// Strides as [outer, dim, inner] for an index / src tensor of the index's shape (any strides): a
+// contiguous copy when they do not collapse.
+std::array<int64_t, 3> Strides3(at::Tensor& t, int64_t dim) {
+  std::optional<View3> v = Collapse3(t, dim);
+  if (!v) {
+    t = t.contiguous();
+    v = Collapse3(t, dim);
+  }
+  return {v->so, v->sd, v->sq};
+}
+
+KernelFn PickBySize(int64_t es, bool gather) {
+  switch (es) {
+    case 1: return gather ? &gather_kernel_b1 : &scatter_kernel_b1;
+    case 2: return gather ? &gather_kernel_b2 : &scatter_kernel_b2;
+    case 4: return gather ? &gather_kernel_b4 : &scatter_kernel_b4;
+    case 8: return gather ? &gather_kernel_b8 : &scatter_kernel_b8;
+    default: return nullptr;
+  }
+}
+
+KernelFn PickAdd(c10::ScalarType t) {
+  switch (t) {
+    case c10::kFloat: return &scatter_add_kernel_float;
+    case c10::kHalf: return &scatter_add_kernel_half;
+    case c10::kBFloat16: return &scatter_add_kernel_bf16;
+    case c10::kInt: return &scatter_add_kernel_int32;
+    case c10::kLong: return &scatter_add_kernel_int64;
+    default: return nullptr;
+  }
+}
+
+void CheckIndexDtype(const char* op, const at::Tensor& index, bool allow_int32) {
+  const bool ok = index.scalar_type() == c10::kLong || (allow_int32 && index.scalar_type() == c10::kInt);
+  TORCH_CHECK_TYPE(ok, op, "(): Expected dtype ", allow_int32 ? "int32/int64" : "int64", " for index, got ",
+                   index.scalar_type());
+}
+
+// gather / scatter's shape rules: the same number of dims; index no larger than self apart from `dim`
+// (and no larger than src anywhere).
+void CheckShapes(const char* op, const at::Tensor& self, int64_t dim, const at::Tensor& index, const at::Tensor* src) {
+  TORCH_CHECK_INDEX(index.dim() == self.dim() || index.numel() == 0 || (index.dim() <= 1 && self.dim() <= 1), op,
+                    "(): Index tensor must have the same number of dimensions as self tensor (index has ",
+                    index.dim(), ", self has ", self.dim(), ")");
+  if (src != nullptr)
+    TORCH_CHECK_INDEX(index.dim() == src->dim() || index.numel() == 0 || (index.dim() <= 1 && src->dim() <= 1), op,
+                      "(): Index tensor must have the same number of dimensions as src tensor (index has ",
+                      index.dim(), ", src has ", src->dim(), ")");
+  if (index.numel() == 0 || index.dim() != self.dim()) return;
+  for (int64_t d = 0; d < index.dim(); ++d) {
+    TORCH_CHECK(d == dim || index.size(d) <= self.size(d), op, "(): Expected index ", index.sizes(),
+                " to be no larger than self ", self.sizes(), " apart from dimension ", dim,
+                src ? " and to be no larger size than src " : "", src ? src->sizes() : c10::IntArrayRef{});
+    TORCH_CHECK(src == nullptr || index.size(d) <= src->size(d), op, "(): Expected index ", index.sizes(),
+                " to be no larger than self ", self.sizes(), " apart from dimension ", dim,
+                " and to be no larger size than src ", src->sizes());
+  }
+}
+
+// self narrowed to the index's sizes in every dim but `dim`.
+at::Tensor NarrowTo(const at::Tensor& t, const at::Tensor& index, int64_t skip) {
+  at::Tensor r = t;
+  for (int64_t d = 0; d < t.dim(); ++d)
+    if (d != skip && r.size(d) != index.size(d)) r = r.narrow(d, 0, index.size(d));
+  return r;
+}
+
+void SetIndexAndSrc(npu_kernels::GatherScatterTiling& t, const std::array<int64_t, 3>& is,
+                    const std::array<int64_t, 3>& vs) {
+  t.io = uint64_t(is[0]), t.ij = uint64_t(is[1]), t.iq = uint64_t(is[2]);
+  t.vo = uint64_t(vs[0]), t.vj = uint64_t(vs[1]), t.vq = uint64_t(vs[2]);
+}
+
+// out (contiguous, the index's shape) = gather of `src3` (self narrowed; same dims as index).
+void LaunchGather(const char* op, at::Tensor src3, int64_t dim, at::Tensor index, const at::Tensor& out,
+                  c10::DeviceIndex dev) {
+  std::optional<View3> v = Collapse3(src3, dim);
+  if (!v) {
+    src3 = src3.contiguous();
+    v = Collapse3(src3, dim);
+  }
+  const std::array<int64_t, 3> is = Strides3(index, dim);
+  auto t = npu_kernels::gather_tiling(uint64_t(v->O), uint64_t(v->D), uint64_t(index.size(dim)), uint64_t(v->Q),
+                                      uint32_t(src3.element_size()), index.scalar_type() == c10::kLong,
+                                      SocInfoFor(dev));
+  t.so = uint64_t(v->so), t.sd = uint64_t(v->sd), t.sq = uint64_t(v->sq);
+  SetIndexAndSrc(t, is, {0, 0, 0});
+  KernelLaunch launch{"gather_kernel", ascendc_host::CoreType::AIV, t.block_dim, dev};
+  if (LogDebugEnabled()) launch.detail = DescribeForLog({{"self", &src3}, {"index", &index}}) + " dim=" + std::to_string(dim);
+  LaunchKernel(std::move(launch), PickBySize(src3.element_size(), true), t, src3.data_ptr(), index.data_ptr(),
+               out.data_ptr());
+}
+
+// dst3 (self narrowed; same dims as index) [index] = / += src (the index's shape, any strides).
+void LaunchScatter(const char* op, const at::Tensor& dst3, int64_t dim, at::Tensor index, at::Tensor src, bool add,
+                   c10::DeviceIndex dev) {
+  std::optional<View3> v = Collapse3(dst3, dim);
+  const bool direct = v && (v->Q == 1 || v->sq == 1) && (v->Q == 1 || v->sd >= v->Q) && v->sd >= 0 && v->so >= 0;
+  at::Tensor dst = direct ? dst3 : dst3.contiguous();
+  if (!direct) v = Collapse3(dst, dim);
+  const std::array<int64_t, 3> is = Strides3(index, dim), vs = Strides3(src, dim);
+  const int64_t sd = v->Q == 1 && v->D == 1 ? 1 : v->sd;
+  auto t = npu_kernels::scatter_tiling(uint64_t(v->O), uint64_t(v->D), uint64_t(index.size(dim)), uint64_t(v->Q),
+                                       uint64_t(sd), uint32_t(dst.element_size()), index.scalar_type() == c10::kLong,
+                                       SocInfoFor(dev));
+  t.so = uint64_t(v->so), t.sq = 1;
+  SetIndexAndSrc(t, is, vs);
+  KernelFn fn = add ? PickAdd(dst.scalar_type()) : PickBySize(dst.element_size(), false);
+  KernelLaunch launch{add ? "scatter_add_kernel" : "scatter_kernel", ascendc_host::CoreType::AIV, t.block_dim, dev};
+  if (LogDebugEnabled()) launch.detail = DescribeForLog({{"self", &dst}, {"index", &index}, {"src", &src}}) + " dim=" + std::to_string(dim);
+  LaunchKernel(std::move(launch), fn, t, src.data_ptr(), index.data_ptr(), dst.data_ptr());
+  if (!direct) dst3.copy_(dst);
+}
+
+bool SupportedBySize(const at::Tensor& t) {
+  const int64_t es = t.element_size();
+  return es == 1 || es == 2 || es == 4 || es == 8;
+}
+
+// ---- gather
+at::Tensor gather_npu(const at::Tensor& self, int64_t dim, const at::Tensor& index, bool sparse_grad) {
+  const char* op = "gather";
+  const c10::DeviceIndex dev = CheckSameNpuDevice(op, {{"self", &self}, {"index", &index}});
+  CheckIndexDtype(op, index, false);
+  dim = WrapDim(op, dim, self.dim());
+  CheckShapes(op, self, dim, index, nullptr);
+  if (!SupportedBySize(self))
+    return CallCpuFallback("aten::gather", "", {self, dim, index, sparse_grad}).back().toTensor();
+  at::Tensor out = NpuEmpty(index.sizes(), self.scalar_type(), dev);
+  if (index.numel() == 0) return out;
+  const at::Tensor s = self.dim() == 0 ? self.view({1}) : self;
+  const at::Tensor i = index.dim() == 0 ? index.view({1}) : index;
+  TORCH_CHECK_INDEX(s.size(dim) > 0, op, "(): index out of range: dimension ", dim, " of self has size 0");
+  LaunchGather(op, NarrowTo(s, i, dim), dim, i, out, dev);
+  return out;
+}
+
+at::Tensor& gather_out_npu(const at::Tensor& self, int64_t dim, const at::Tensor& index, bool sparse_grad,
+                           at::Tensor& out) {
+  return CopyToOut("gather", gather_npu(self, dim, index, sparse_grad), out);
+}
+
+// ---- scatter / scatter_add (in place on self; src already the right dtype, on self's device)
+at::Tensor& ScatterInto(const char* op, at::Tensor& self, int64_t dim, const at::Tensor& index,
+                        const at::Tensor& src, bool scalar, bool add, c10::DeviceIndex dev) {
+  if (index.numel() == 0) return self;
+  at::assert_no_internal_overlap(self);
+  const at::Tensor s = self.dim() == 0 ? self.view({1}) : self;
+  const at::Tensor i = index.dim() == 0 ? index.view({1}) : index;
+  TORCH_CHECK_INDEX(s.size(dim) > 0, op, "(): index out of range: dimension ", dim, " of self has size 0");
+  at::Tensor v = src.dim() == 0 ? src.view({1}) : src;
+  if (scalar) {
+    v = v.expand(i.sizes());
+  } else {
+    for (int64_t d = 0; d < i.dim(); ++d)
+      TORCH_CHECK_INDEX(i.size(d) <= v.size(d), op, "(): Expected index ", index.sizes(),
+                        " to be no larger size than src ", src.sizes(), " (dimension ", d, ")");
+    v = NarrowTo(v, i, -1);
+  }
+  LaunchScatter(op, NarrowTo(s, i, dim), dim, i, v, add, dev);
+  return self;
+}
+
+bool ScatterSupported(const at::Tensor& self, bool add) {
+  return add ? PickAdd(self.scalar_type()) != nullptr : SupportedBySize(self);
+}
+
+at::Tensor& scatter_src_(at::Tensor& self, int64_t dim, const at::Tensor& index, const at::Tensor& src) {
+  const char* op = "scatter";
+  const c10::DeviceIndex dev = CheckSameNpuDevice(op, {{"self", &self}, {"index", &index}, {"src", &src}});
+  CheckIndexDtype(op, index, false);
+  TORCH_CHECK_TYPE(self.scalar_type() == src.scalar_type(), op, "(): Expected self.dtype to be equal to src.dtype ",
+                   "(self is ", self.scalar_type(), ", src is ", src.scalar_type(), ")");
+  dim = WrapDim(op, dim, self.dim());
+  CheckShapes(op, self, dim, index, &src);
+  if (!ScatterSupported(self, false)) {
+    CallCpuFallback("aten::scatter_", "src", {self, dim, index, src});
+    return self;
+  }
+  return ScatterInto(op, self, dim, index, src, false, false, dev);
+}
+
+at::Tensor& scatter_value_(at::Tensor& self, int64_t dim, const at::Tensor& index, const c10::Scalar& value) {
+  const char* op = "scatter";
+  const c10::DeviceIndex dev = CheckSameNpuDevice(op, {{"self", &self}, {"index", &index}});
+  CheckIndexDtype(op, index, false);
+  dim = WrapDim(op, dim, self.dim());
+  CheckShapes(op, self, dim, index, nullptr);
+  if (!ScatterSupported(self, false)) {
+    CallCpuFallback("aten::scatter_", "value", {self, dim, index, value});
+    return self;
+  }
+  at::Tensor v = NpuEmpty({}, self.scalar_type(), dev);
+  v.fill_(value);
+  return ScatterInto(op, self, dim, index, v, true, false, dev);
+}
+
+at::Tensor& scatter_add_inplace(at::Tensor& self, int64_t dim, const at::Tensor& index, const at::Tensor& src) {
+  const char* op = "scatter_add";
+  const c10::DeviceIndex dev = CheckSameNpuDevice(op, {{"self", &self}, {"index", &index}, {"src", &src}});
+  CheckIndexDtype(op, index, false);
+  TORCH_CHECK_TYPE(self.scalar_type() == src.scalar_type(), op, "(): Expected self.dtype to be equal to src.dtype ",
+                   "(self is ", self.scalar_type(), ", src is ", src.scalar_type(), ")");
+  dim = WrapDim(op, dim, self.dim());
+  CheckShapes(op, self, dim, index, &src);
+  if (!ScatterSupported(self, true)) {
+    CallCpuFallback("aten::scatter_add_", "", {self, dim, index, src});
+    return self;
+  }
+  return ScatterInto(op, self, dim, index, src, false, true, dev);
+}
+
+at::Tensor scatter_src(const at::Tensor& self, int64_t dim, const at::Tensor& index, const at::Tensor& src) {
+  at::Tensor r = self.clone();
+  return scatter_src_(r, dim, index, src);
+}
+at::Tensor& scatter_src_out(const at::Tensor& self, int64_t dim, const at::Tensor& index, const at::Tensor& src,
+                            at::Tensor& out) {
+  return CopyToOut("scatter", scatter_src(self, dim, index, src), out);
+}
+at::Tensor scatter_value(const at::Tensor& self, int64_t dim, const at::Tensor& index, const c10::Scalar& value) {
+  at::Tensor r = self.clone();
+  return scatter_value_(r, dim, index, value);
+}
+at::Tensor& scatter_value_out(const at::Tensor& self, int64_t dim, const at::Tensor& index, const c10::Scalar& value,
+                              at::Tensor& out) {
+  return CopyToOut("scatter", scatter_value(self, dim, index, value), out);
+}
+at::Tensor scatter_add_npu(const at::Tensor& self, int64_t dim, const at::Tensor& index, const at::Tensor& src) {
+  at::Tensor r = self.clone();
+  return scatter_add_inplace(r, dim, index, src);
+}
+at::Tensor& scatter_add_out(const at::Tensor& self, int64_t dim, const at::Tensor& index, const at::Tensor& src,
+                            at::Tensor& out) {
+  return CopyToOut("scatter_add", scatter_add_npu(self, dim, index, src), out);
+}
+
+}  // namespace
+
+// ---- index_add_ / index_copy_ (and index_put_ with accumulate=True): self[.., index[j], ..] (+)= source[.., j, ..]
+// with a vector index, negatives as given (index_put_ wraps them before). The scatter kernels with the
+// index broadcast over the other dims.
+at::Tensor& IndexAddInto(const char* op, at::Tensor& self, int64_t dim, const at::Tensor& index,
+                         const at::Tensor& source, bool add) {
+  const c10::DeviceIndex dev = CheckSameNpuDevice(op, {{"self", &self}, {"index", &index}, {"source", &source}});
+  const int64_t n = index.numel();
+  if (n == 0 || self.numel() == 0) return self;
+  at::assert_no_internal_overlap(self);
+  const at::Tensor s = self.dim() == 0 ? self.view({1}) : self;
+  std::vector<int64_t> shape(s.sizes().begin(), s.sizes().end()), ishape(size_t(s.dim()), 1);
+  shape[size_t(dim)] = n;
+  ishape[size_t(dim)] = n;
+  const at::Tensor i = index.reshape({n}).view(ishape).expand(shape);
+  const at::Tensor v = source.reshape(shape);
+  LaunchScatter(op, s, dim, i, v, add, dev);
+  return self;
+}
+
+bool IndexAddSupported(c10::ScalarType t) { return PickAdd(t) != nullptr; }
+
+namespace {
+
+void CheckIndexAdd(const char* op, const at::Tensor& self, int64_t dim, const at::Tensor& index,
+                   const at::Tensor& source) {
+  TORCH_CHECK_INDEX(index.dim() <= 1, op, "(): Index is supposed to be a vector, got a ", index.dim(),
+                    "-D tensor of shape ", index.sizes());
+  CheckIndexDtype(op, index, true);
+  TORCH_CHECK_TYPE(self.scalar_type() == source.scalar_type(), op, "(): self (", self.scalar_type(),
+                   ") and source (", source.scalar_type(), ") must have the same scalar type");
+  const int64_t sdim = source.dim() == 0 ? 1 : source.dim(), selfdim = self.dim() == 0 ? 1 : self.dim();
+  TORCH_CHECK_INDEX(sdim == selfdim, op, "(): source (", source.dim(), "-D) and self (", self.dim(),
+                    "-D) must have the same number of dimensions");
+  const int64_t n = index.numel();
+  const int64_t sn = source.dim() == 0 ? 1 : source.size(dim);
+  TORCH_CHECK_INDEX(n == sn, op, "(): Number of indices (", n, ") should be equal to source.size(dim) (", sn, ")");
+  for (int64_t d = 0; d < self.dim(); ++d)
+    TORCH_CHECK_INDEX(d == dim || self.size(d) == source.size(d), op, "(): self and source must have the same ",
+                      "size at dimension ", d, "; self: ", self.sizes(), ", source: ", source.sizes());
+}
+
+at::Tensor& index_add_inplace(at::Tensor& self, int64_t dim, const at::Tensor& index, const at::Tensor& source,
+                              const c10::Scalar& alpha) {
+  const char* op = "index_add_";
+  CheckSameNpuDevice(op, {{"self", &self}, {"index", &index}, {"source", &source}});
+  dim = WrapDim(op, dim, self.dim());
+  CheckIndexAdd(op, self, dim, index, source);
+  if (!IndexAddSupported(self.scalar_type())) {
+    CallCpuFallback("aten::index_add_", "", {self, dim, index, source, alpha});
+    return self;
+  }
+  const bool one = alpha.isIntegral(true) ? alpha.toLong() == 1 : alpha.toDouble() == 1.0;
+  return IndexAddInto(op, self, dim, index, one ? source : at::mul(source, alpha), true);
+}
+at::Tensor index_add_npu(const at::Tensor& self, int64_t dim, const at::Tensor& index, const at::Tensor& source,
+                         const c10::Scalar& alpha) {
+  at::Tensor r = self.clone();
+  return index_add_inplace(r, dim, index, source, alpha);
+}
+at::Tensor& index_add_out(const at::Tensor& self, int64_t dim, const at::Tensor& index, const at::Tensor& source,
+                          const c10::Scalar& alpha, at::Tensor& out) {
+  return CopyToOut("index_add", index_add_npu(self, dim, index, source, alpha), out);
+}
+
+at::Tensor& index_copy_inplace(at::Tensor& self, int64_t dim, const at::Tensor& index, const at::Tensor& source) {
+  const char* op = "index_copy_";
+  CheckSameNpuDevice(op, {{"self", &self}, {"index", &index}, {"source", &source}});
+  dim = WrapDim(op, dim, self.dim());
+  CheckIndexAdd(op, self, dim, index, source);
+  TORCH_CHECK_TYPE(index.scalar_type() == c10::kLong, op, "(): Expected a long tensor for index, but got ",
+                   index.scalar_type());
+  if (!SupportedBySize(self)) {
+    CallCpuFallback("aten::index_copy_", "", {self, dim, index, source});
+    return self;
+  }
+  return IndexAddInto(op, self, dim, index, source, false);
+}
+at::Tensor index_copy_npu(const at::Tensor& self, int64_t dim, const at::Tensor& index, const at::Tensor& source) {
+  at::Tensor r = self.clone();
+  return index_copy_inplace(r, dim, index, source);
+}
+at::Tensor& index_copy_out(const at::Tensor& self, int64_t dim, const at::Tensor& index, const at::Tensor& source,
+                           at::Tensor& out) {
+  return CopyToOut("index_copy", index_copy_npu(self, dim, index, source), out);
+}
+
+}  // namespace
+}  // namespace torch_ops_nn
+
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  using namespace torch_ops_nn;
+  m.impl("gather", TORCH_FN(gather_npu));
+  m.impl("gather.out", TORCH_FN(gather_out_npu));
+  m.impl("scatter.src", TORCH_FN(scatter_src));
+  m.impl("scatter_.src", TORCH_FN(scatter_src_));
+  m.impl("scatter.src_out", TORCH_FN(scatter_src_out));
+  m.impl("scatter.value", TORCH_FN(scatter_value));
+  m.impl("scatter_.value", TORCH_FN(scatter_value_));
+  m.impl("scatter.value_out", TORCH_FN(scatter_value_out));
+  m.impl("scatter_add", TORCH_FN(scatter_add_npu));
+  m.impl("scatter_add_", TORCH_FN(scatter_add_inplace));
+  m.impl("scatter_add.out", TORCH_FN(scatter_add_out));
+  m.impl("index_add", TORCH_FN(index_add_npu));
+  m.impl("index_add_", TORCH_FN(index_add_inplace));
+  m.impl("index_add.out", TORCH_FN(index_add_out));
+  m.impl("index_copy", TORCH_FN(index_copy_npu));
+  m.impl("index_copy_", TORCH_FN(index_copy_inplace));
+  m.impl("index_copy.out", TORCH_FN(index_copy_out));
+}

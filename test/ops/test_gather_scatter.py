@@ -1,0 +1,183 @@
+"""gather, scatter (src and value), scatter_add, index_add and index_copy on npu (the gather and scatter
+kernels) against PyTorch's CPU results: every dim, index smaller than self, non-contiguous operands and
+destinations, sizes that span several tiles and cores, repeated indices (scatter_add / index_add add
+them in index order, deterministically), several dtypes, and bad input (out-of-range indices raise at
+the next synchronization; shape and dtype errors at the call; the device keeps working)."""
+import pytest
+import torch
+
+pytestmark = pytest.mark.usefixtures("fallback_error")
+
+COPY_DTYPES = [torch.float32, torch.float16, torch.bfloat16, torch.int64, torch.int32, torch.int16, torch.uint8,
+               torch.bool, torch.float64]
+ADD_DTYPES = [torch.float32, torch.float16, torch.bfloat16, torch.int32, torch.int64]
+
+
+def _data(shape, dtype, seed=0):
+    g = torch.Generator().manual_seed(seed)
+    return (torch.randn(shape, generator=g) * 10).to(dtype)
+
+
+def _index(shape, high, seed=1, unique_along=None):
+    g = torch.Generator().manual_seed(seed)
+    if unique_along is None:
+        return torch.randint(0, high, shape, generator=g)
+    # distinct indices along `unique_along` (scatter's result is then defined)
+    return torch.rand(shape[:unique_along] + (high,) + shape[unique_along + 1:], generator=g).argsort(
+        dim=unique_along).narrow(unique_along, 0, shape[unique_along])
+
+
+CASES = [  # self shape, dim, index shape
+    ((5,), 0, (3,)), ((8, 6), 0, (5, 6)), ((8, 6), 1, (8, 4)), ((8, 6), -1, (3, 2)), ((4, 5, 6), 1, (4, 3, 6)),
+    ((4, 5, 6), 0, (2, 5, 3)), ((4, 5, 6), 2, (3, 4, 6)), ((3, 20000), 1, (3, 9000)), ((3000, 40), 0, (2500, 40)),
+    ((2, 1, 7), 2, (2, 1, 5)), ((100000,), 0, (30000,)), ((5000, 3), 0, (4500, 3)),  # several UB windows
+]
+
+
+@pytest.mark.parametrize("shape,dim,ishape", CASES, ids=str)
+@pytest.mark.parametrize("dtype", COPY_DTYPES)
+def test_gather(shape, dim, ishape, dtype):
+    x = _data(shape, dtype)
+    i = _index(ishape, shape[dim])
+    got = torch.gather(x.to("npu"), dim, i.to("npu"))
+    assert got.shape == i.shape and torch.equal(got.cpu(), torch.gather(x, dim, i))
+
+
+@pytest.mark.parametrize("shape,dim,ishape", CASES, ids=str)
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.int64, torch.uint8, torch.bool])
+def test_scatter_src_and_value(shape, dim, ishape, dtype):
+    x = _data(shape, dtype)
+    i = _index(ishape, shape[dim], unique_along=dim % len(shape))
+    src = _data(tuple(s + 1 for s in ishape), dtype, seed=5)  # src may be larger than index
+    got = x.to("npu").scatter_(dim, i.to("npu"), src.to("npu"))
+    assert torch.equal(got.cpu(), x.clone().scatter_(dim, i, src))
+    got = torch.scatter(x.to("npu"), dim, i.to("npu"), 3)
+    assert torch.equal(got.cpu(), torch.scatter(x, dim, i, 3))
+
+
+@pytest.mark.parametrize("shape,dim,ishape", CASES, ids=str)
+@pytest.mark.parametrize("dtype", ADD_DTYPES)
+def test_scatter_add_with_repeated_indices(shape, dim, ishape, dtype):
+    x = _data(shape, dtype)
+    i = _index(ishape, max(1, shape[dim] // 2))  # many repeats
+    src = _data(ishape, dtype, seed=5)
+    got = x.to("npu").scatter_add(dim, i.to("npu"), src.to("npu"))
+    want = x.clone().scatter_add(dim, i, src)
+    if dtype in (torch.float16, torch.bfloat16):
+        # Each add rounds to the dtype, and the CPU may order or widen its adds differently, so both are
+        # held to the rounding bound around the exact float64 sum: (adds + 1) * eps/2 * (|x| + sum |src|).
+        exact = x.double().scatter_add(dim, i, src.double())
+        adds = torch.zeros(shape, dtype=torch.float64).scatter_add(dim, i, torch.ones(ishape, dtype=torch.float64))
+        bound = (adds + 1) * x.double().abs().scatter_add(dim, i, src.double().abs()) * torch.finfo(dtype).eps / 2
+        assert ((got.cpu().double() - exact).abs() <= bound).all()
+        assert ((want.double() - exact).abs() <= bound).all()
+    else:
+        torch.testing.assert_close(got.cpu(), want)
+    again = x.to("npu").scatter_add(dim, i.to("npu"), src.to("npu"))
+    assert torch.equal(again.cpu(), got.cpu())  # deterministic
+
+
+def test_noncontiguous_operands_and_destinations():
+    x = _data((9, 12), torch.float32)
+    src = _data((10, 12), torch.float32, 3).t()  # (12, 10), non-contiguous
+    for f in [lambda t: t.t(), lambda t: t[:, ::2], lambda t: t[1:, 2:]]:
+        rows, cols = f(x).shape
+        i0 = _index((rows - 1, min(cols, 8)), rows, unique_along=0)
+        i1 = _index((rows, 3), cols)  # repeats
+        i0_nc = i0.t().contiguous().t()  # the same values, non-contiguous
+        got_base, want_base = x.to("npu"), x.clone()
+        f(got_base).scatter_(0, i0_nc.to("npu"), src.to("npu"))
+        f(want_base).scatter_(0, i0_nc, src)
+        assert torch.equal(got_base.cpu(), want_base)  # written through the view into the base
+        f(got_base).scatter_add_(1, i1.to("npu"), src.to("npu"))
+        f(want_base).scatter_add_(1, i1, src)
+        torch.testing.assert_close(got_base.cpu(), want_base)
+        got = torch.gather(f(got_base), 0, i0_nc.to("npu"))
+        assert torch.equal(got.cpu(), torch.gather(f(want_base), 0, i0_nc))
+
+
+@pytest.mark.parametrize("dtype", ADD_DTYPES)
+@pytest.mark.parametrize("shape,dim", [((7,), 0), ((6, 5), 0), ((6, 5), 1), ((3, 4, 5), 1), ((3, 4, 5), -1)])
+def test_index_add_and_index_copy(dtype, shape, dim):
+    x = _data(shape, dtype)
+    n = 4
+    i = torch.tensor([1, 0, 1, shape[dim] - 1])  # a repeat
+    sshape = list(shape)
+    sshape[dim] = n
+    s = _data(sshape, dtype, 2)
+    got = x.to("npu").index_add_(dim, i.to("npu"), s.to("npu"))
+    torch.testing.assert_close(got.cpu(), x.clone().index_add_(dim, i, s))
+    got = torch.index_add(x.to("npu"), dim, i.to(torch.int32).to("npu"), s.to("npu"), alpha=2)
+    torch.testing.assert_close(got.cpu(), torch.index_add(x, dim, i.to(torch.int32), s, alpha=2))
+    u = torch.tensor([2, 0, shape[dim] - 1])
+    sshape[dim] = 3
+    s = _data(sshape, dtype, 3)
+    got = x.to("npu").index_copy_(dim, u.to("npu"), s.to("npu"))
+    assert torch.equal(got.cpu(), x.clone().index_copy_(dim, u, s))
+
+
+def test_index_put_accumulate_is_native(fallback_error):
+    x = torch.randn(6, 5)
+    i, v = torch.tensor([0, 2, 2, -1]), torch.randn(4, 5)
+    got = x.to("npu").index_put_((i.to("npu"),), v.to("npu"), accumulate=True)
+    torch.testing.assert_close(got.cpu(), x.clone().index_put_((i,), v, accumulate=True))
+    m = torch.rand(6, 5) < 0.5
+    got = x.to("npu").index_put_((m.to("npu"),), torch.tensor(1.5, device="npu"), accumulate=True)
+    torch.testing.assert_close(got.cpu(), x.clone().index_put_((m,), torch.tensor(1.5), accumulate=True))
+    got = x.to("npu")
+    got[:, torch.tensor([1, 1, 3], device="npu")] += 0  # read-modify-write: no accumulate
+    assert torch.equal(got.cpu(), x)
+
+
+def test_scatter_add_backward_of_gather():
+    x = torch.randn(5, 7, requires_grad=True)
+    i = torch.randint(0, 7, (5, 9))
+    xd = x.detach().to("npu").requires_grad_()
+    torch.gather(xd, 1, i.to("npu")).pow(2).sum().backward()
+    torch.gather(x, 1, i).pow(2).sum().backward()
+    torch.testing.assert_close(xd.grad.cpu(), x.grad)
+
+
+def test_bad_input_is_a_clear_error_and_the_device_keeps_working():
+    x = torch.zeros(4, 5, device="npu")
+    with pytest.raises(RuntimeError, match=r"gather_kernel: .*index 5 is out of bounds for dimension with size 5"):
+        torch.gather(x, 1, torch.tensor([[0, 5]], device="npu"))
+        torch.npu.synchronize()
+    with pytest.raises(RuntimeError, match=r"scatter_kernel: .*index -1 is out of bounds for dimension with size 4"):
+        x.scatter_(0, torch.tensor([[-1]], device="npu"), 1.0)
+        torch.npu.synchronize()
+    with pytest.raises(RuntimeError, match=r"scatter_add_kernel: .*index 9 is out of bounds"):
+        x.scatter_add_(0, torch.tensor([[9]], device="npu"), torch.ones(1, 1, device="npu"))
+        torch.npu.synchronize()
+    with pytest.raises(TypeError, match=r"gather\(\): Expected dtype int64 for index, got Int"):
+        torch.gather(x, 1, torch.tensor([[0]], dtype=torch.int32, device="npu"))
+    with pytest.raises(IndexError, match=r"gather\(\): Index tensor must have the same number of dimensions"):
+        torch.gather(x, 1, torch.tensor([0], device="npu"))
+    with pytest.raises(RuntimeError, match=r"gather\(\): Expected index \[5, 1\] to be no larger than self \[4, 5\] "
+                                           r"apart from dimension 1"):
+        torch.gather(x, 1, torch.zeros(5, 1, dtype=torch.long, device="npu"))
+    with pytest.raises(TypeError, match=r"scatter\(\): Expected self.dtype to be equal to src.dtype"):
+        x.scatter_(0, torch.zeros(1, 1, dtype=torch.long, device="npu"), torch.ones(1, 1, device="npu",
+                                                                                    dtype=torch.half))
+    with pytest.raises(RuntimeError, match=r"scatter_add\(\): Expected index \[2, 2\] to be no larger than self "
+                                           r"\[4, 5\] apart from dimension 0 and to be no larger size than src \[1, 1\]"):
+        x.scatter_add_(0, torch.zeros(2, 2, dtype=torch.long, device="npu"), torch.ones(1, 1, device="npu"))
+    with pytest.raises(IndexError, match=r"index_add_\(\): Number of indices \(2\) should be equal to "
+                                         r"source.size\(dim\) \(3\)"):
+        x.index_add_(0, torch.tensor([0, 1], device="npu"), torch.ones(3, 5, device="npu"))
+    with pytest.raises(RuntimeError, match=r"gather.*index.*cpu"):
+        torch.gather(x, 1, torch.tensor([[0]]))
+    x.scatter_(1, torch.tensor([[4]], device="npu"), 2.0)  # still usable
+    want = torch.zeros(4, 5)
+    want[0, 4] = 2.0
+    assert torch.equal(x.cpu(), want)
+
+
+def test_reduce_forms_and_wide_dtypes_take_the_fallback(monkeypatch):
+    monkeypatch.delenv("TORCH_OPS_NN_FALLBACK", raising=False)
+    x, i, s = torch.rand(4, 5) + 1, torch.randint(0, 4, (3, 5)), torch.rand(3, 5) + 1
+    got = x.to("npu").scatter_reduce(0, i.to("npu"), s.to("npu"), "prod")
+    torch.testing.assert_close(got.cpu(), x.scatter_reduce(0, i, s, "prod"))
+    xd = x.double()
+    got = xd.to("npu").scatter_add(0, i.to("npu"), s.double().to("npu"))
+    torch.testing.assert_close(got.cpu(), xd.scatter_add(0, i, s.double()))

@@ -1,0 +1,133 @@
+"""x[index] = values (aten::_index_put_impl_ behind Tensor.__setitem__ and index_put_) on npu against
+PyTorch's CPU results: one integer index (int64/int32, negatives wrapped, any index shape, at any dim),
+values broadcast, a boolean mask with one value (masked_fill_) or with values (the nonzero kernel's set
+positions), non-contiguous destinations, several dtypes; bad input raises a clear error and the device
+keeps working. Several index tensors take the CPU fallback, which must still be right (accumulate=True with
+one index is native: test_gather_scatter.py)."""
+import pytest
+import torch
+
+DTYPES = [torch.float32, torch.float16, torch.bfloat16, torch.int64, torch.int32, torch.uint8]
+
+
+def _data(shape, dtype, seed=0):
+    g = torch.Generator().manual_seed(seed)
+    return (torch.randn(shape, generator=g) * 10).to(dtype)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("idx", [[0, 2, -1, 3], [[1, 0], [-2, 3]], [4], []], ids=str)
+@pytest.mark.parametrize("where", ["first", "second", "last", "after_slice"])
+@pytest.mark.parametrize("idx_dtype", [torch.int64, torch.int32])
+def test_put_with_one_integer_index(dtype, idx, where, idx_dtype, fallback_error):
+    x = _data((6, 5, 7), dtype)
+    i = torch.tensor(idx, dtype=idx_dtype)
+    sel = {"first": lambda j: (j,), "second": lambda j: (slice(None), j), "last": lambda j: (Ellipsis, j),
+           "after_slice": lambda j: (slice(1, None), j)}[where]
+    want_shape = x[sel(i)].shape
+    v = _data(want_shape, dtype, seed=3)
+    got, want = x.to("npu"), x.clone()
+    got[sel(i.to("npu"))] = v.to("npu")
+    want[sel(i)] = v
+    assert torch.equal(got.cpu(), want)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.int64])
+def test_values_broadcast_and_scalars(dtype, fallback_error):
+    x = _data((8, 4, 3), dtype)
+    i = torch.tensor([7, 0, 3])
+    for v in [torch.tensor(5, dtype=dtype), _data((3,), dtype, 1), _data((4, 1), dtype, 2), _data((1, 4, 3), dtype, 4)]:
+        got, want = x.to("npu"), x.clone()
+        got[i.to("npu")] = v.to("npu")
+        want[i] = v
+        assert torch.equal(got.cpu(), want)
+    got, want = x.to("npu"), x.clone()
+    got[:, i[1:].to("npu")] = 9  # a Python scalar
+    want[:, i[1:]] = 9
+    assert torch.equal(got.cpu(), want)
+    got = x.to("npu")
+    got.index_put_((i.to("npu"),), _data((3, 4, 3), dtype, 5).to("npu"))
+    want = x.clone().index_put_((i,), _data((3, 4, 3), dtype, 5))
+    assert torch.equal(got.cpu(), want)
+
+
+def test_noncontiguous_destination_and_values(fallback_error):
+    base = _data((7, 9), torch.float32)
+    i = torch.tensor([5, 1, -3])
+    for f in [lambda t: t.t(), lambda t: t[:, ::2], lambda t: t[1:]]:
+        got_base, want_base = base.to("npu"), base.clone()
+        vv = torch.randn(3, f(base).shape[1])
+        f(got_base)[i.to("npu")] = vv.to("npu")
+        f(want_base)[i] = vv
+        assert torch.equal(got_base.cpu(), want_base)  # the writes land in the base through the view
+        vt = torch.randn(f(base).shape[1], 3).t()  # non-contiguous values
+        f(got_base)[i.to("npu")] = vt.to("npu")
+        f(want_base)[i] = vt
+        assert torch.equal(got_base.cpu(), want_base)
+
+
+@pytest.mark.parametrize("shape,mask_dims,at", [((50,), 1, 0), ((6, 5, 4), 1, 0), ((6, 5, 4), 2, 0),
+                                                 ((6, 5, 4), 1, 1), ((6, 5, 4), 3, 0), ((3, 70001), 1, 1)])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.int32, torch.bool])
+def test_put_with_a_boolean_mask(shape, mask_dims, at, dtype, fallback_error):
+    x = _data(shape, dtype)
+    g = torch.Generator().manual_seed(11)
+    m = torch.rand(shape[at:at + mask_dims], generator=g) < 0.4
+    sel = (slice(None),) * at + (m,)
+    got, want = x.to("npu"), x.clone()
+    got[tuple(s.to("npu") if torch.is_tensor(s) else s for s in sel)] = torch.tensor(1).to(dtype).to("npu")
+    want[sel] = torch.tensor(1).to(dtype)
+    assert torch.equal(got.cpu(), want)  # one value: masked_fill_
+    v = _data(x[sel].shape, dtype, 5)
+    got[tuple(s.to("npu") if torch.is_tensor(s) else s for s in sel)] = v.to("npu")
+    want[sel] = v
+    assert torch.equal(got.cpu(), want)  # values at the set positions, in order
+
+
+def test_relu_by_mask_and_all_false_mask(fallback_error):
+    x = torch.randn(1000)
+    d = x.to("npu")
+    d[d < 0] = 0
+    assert torch.equal(d.cpu(), x.clamp_min(0))
+    d[torch.zeros(1000, dtype=torch.bool, device="npu")] = torch.empty(0, device="npu")
+    assert torch.equal(d.cpu(), x.clamp_min(0))
+
+
+def test_bad_input_is_a_clear_error_and_the_device_keeps_working(fallback_error):
+    d = torch.zeros(6, 5, device="npu")
+    with pytest.raises(RuntimeError, match=r"index_put_kernel: .*index 7 is out of range for dimension size 6"):
+        d[torch.tensor([1, 7], device="npu")] = 1.0
+        torch.npu.synchronize()
+    with pytest.raises(RuntimeError, match=r"index -7 is out of range for dimension size 6"):
+        d[torch.tensor([-7], device="npu")] = torch.ones(1, 5, device="npu")
+        torch.npu.synchronize()
+    with pytest.raises(RuntimeError, match=r"index_put_: shape mismatch: value tensor of shape \[4\] cannot be "
+                                           r"broadcast to indexing result of shape \[2, 5\]"):
+        d[torch.tensor([0, 1], device="npu")] = torch.ones(4, device="npu")
+    with pytest.raises(TypeError, match=r"index_put_: values dtype Long must match the destination's Float"):
+        d.index_put_((torch.tensor([0], device="npu"),), torch.ones(1, 5, dtype=torch.long, device="npu"))
+    with pytest.raises(IndexError, match=r"shape of the mask \[3\] at index 0 does not match the shape of the "
+                                         r"indexed tensor \[6, 5\] at index 0"):
+        d[torch.ones(3, dtype=torch.bool, device="npu")] = torch.ones(3, 5, device="npu")
+    d[torch.tensor([2], device="npu")] = 4.0  # still usable
+    want = torch.zeros(6, 5)
+    want[1] = 1.0  # the in-range index of the failed put was written (as on CUDA: no rollback)
+    want[2] = 4.0
+    assert torch.equal(d.cpu(), want)
+
+
+def test_several_indices_fall_back_correctly(monkeypatch):
+    monkeypatch.delenv("TORCH_OPS_NN_FALLBACK", raising=False)
+    x, v = torch.randn(6, 5), torch.randn(4)
+    i, j = torch.tensor([0, 2, 2, 5]), torch.tensor([1, 1, 1, 4])  # a repeated position: accumulated twice
+    got = x.to("npu").index_put_((i.to("npu"), j.to("npu")), v.to("npu"), accumulate=True)
+    torch.testing.assert_close(got.cpu(), x.clone().index_put_((i, j), v, accumulate=True))
+    j = torch.tensor([1, 3, 0, 4])
+    got = x.to("npu")
+    got[i.to("npu"), j.to("npu")] = v.to("npu")
+    want = x.clone()
+    want[i, j] = v
+    assert torch.equal(got.cpu(), want)
+    monkeypatch.setenv("TORCH_OPS_NN_FALLBACK", "error")
+    with pytest.raises(NotImplementedError, match=r"_index_put_impl_"):
+        x.to("npu").index_put_((i.to("npu"), j.to("npu")), v.to("npu"), accumulate=True)
