@@ -17,6 +17,7 @@ struct EmbeddingBackwardTiling {
   uint32_t chunk = 0;              // elements per UB chunk of a row (multiple of 64)
   uint32_t idx_chunk = 0;
   uint32_t idx64 = 0, elem_bytes = 4, block_dim = 1;
+  uint32_t accumulate = 0;         // 1: add into the existing rows (index_add_ along dim 0), no zeroing
 };
 
 EmbeddingBackwardTiling embedding_backward_tiling(uint64_t n, uint64_t dim, uint64_t num_weights, int64_t padding_idx,

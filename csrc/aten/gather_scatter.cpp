@@ -19,6 +19,7 @@
 #include "aten/kernel_launch.h"
 #include "aten/op_common.h"
 #include "core/cpu_fallback.h"
+#include "embedding_backward.h"
 #include "gather_scatter.h"
 
 namespace torch_ops_nn {
@@ -306,6 +307,22 @@ at::Tensor& IndexAddInto(const char* op, at::Tensor& self, int64_t dim, const at
   if (n == 0 || self.numel() == 0) return self;
   at::assert_no_internal_overlap(self);
   const at::Tensor s = self.dim() == 0 ? self.view({1}) : self;
+  if (add && dim == 0 && s.is_contiguous() && IsNpuFloat(s.scalar_type())) {
+    // Whole rows: the embedding_backward kernel in accumulate mode (each core owns a range of rows and
+    // adds every source row that lands there, in index order, with vector adds).
+    const int64_t rows = s.size(0), q = s.numel() / rows;
+    const at::Tensor src = Contiguous(source), idx = index.reshape({n}).contiguous();
+    auto t = npu_kernels::embedding_backward_tiling(uint64_t(n), uint64_t(q), uint64_t(rows), -1,
+                                                    idx.scalar_type() == c10::kLong, uint32_t(s.element_size()),
+                                                    SocInfoFor(dev));
+    t.accumulate = 1;
+    KernelFn fn = PickFloatKernel<KernelFn>(op, s.scalar_type(), &embedding_backward_kernel_float,
+                                            &embedding_backward_kernel_half, &embedding_backward_kernel_bf16);
+    KernelLaunch launch{"embedding_backward_kernel", ascendc_host::CoreType::AIV, t.block_dim, dev};
+    if (LogDebugEnabled()) launch.detail = DescribeForLog({{"self", &s}, {"index", &idx}, {"source", &src}});
+    LaunchKernel(std::move(launch), fn, t, src.data_ptr(), idx.data_ptr(), s.data_ptr());
+    return self;
+  }
   std::vector<int64_t> shape(s.sizes().begin(), s.sizes().end()), ishape(size_t(s.dim()), 1);
   shape[size_t(dim)] = n;
   ishape[size_t(dim)] = n;

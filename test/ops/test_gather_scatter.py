@@ -149,6 +149,11 @@ def test_bad_input_is_a_clear_error_and_the_device_keeps_working():
     with pytest.raises(RuntimeError, match=r"scatter_add_kernel: .*index 9 is out of bounds"):
         x.scatter_add_(0, torch.tensor([[9]], device="npu"), torch.ones(1, 1, device="npu"))
         torch.npu.synchronize()
+    for dim, idx in [(0, [1, 4]), (1, [-1])]:  # whole rows (dim 0) and tiles
+        with pytest.raises(RuntimeError, match=rf"index {idx[-1]} is out of bounds for dimension with size {x.shape[dim]}"):
+            x.index_add_(dim, torch.tensor(idx, device="npu"), torch.ones(4, 5, device="npu").narrow(dim, 0, len(idx)))
+            torch.npu.synchronize()
+    x.zero_()
     with pytest.raises(TypeError, match=r"gather\(\): Expected dtype int64 for index, got Int"):
         torch.gather(x, 1, torch.tensor([[0]], dtype=torch.int32, device="npu"))
     with pytest.raises(IndexError, match=r"gather\(\): Index tensor must have the same number of dimensions"):

@@ -1,0 +1,68 @@
+"""Indexing ops: npu (the gather / scatter / index_put / index_select kernels) vs PyTorch CPU.
+
+    python benchmarks/bench_index.py [--min-time 0.5]
+
+Each case runs the same statement on CPU tensors and on npu tensors (the npu statement synchronizes),
+with torch.utils.benchmark in one process, and prints both times and the npu/CPU ratio.
+"""
+import argparse
+import pathlib
+import sys
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))  # this checkout's torch_ops_nn
+
+import torch  # noqa: E402
+import torch.utils.benchmark as benchmark  # noqa: E402
+
+import torch_ops_nn  # noqa: E402,F401
+
+
+def measure(stmt: str, env: dict, min_time: float) -> float:
+    t = benchmark.Timer(stmt=stmt, globals=env, num_threads=torch.get_num_threads())
+    return t.blocked_autorange(min_run_time=min_time).median
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--min-time", type=float, default=0.5)
+    args = parser.parse_args()
+    g = torch.Generator().manual_seed(0)
+    x1k = torch.randn(1024, 1000, generator=g)
+    label = torch.randint(0, 1000, (1024, 1), generator=g)
+    i1k = torch.randint(0, 1000, (1024, 1000), generator=g)
+    s1k = torch.randn(1024, 1000, generator=g)
+    x256 = torch.randn(4096, 256, generator=g)
+    i256 = torch.randint(0, 4096, (4096, 256), generator=g)
+    flat = torch.randn(1 << 20, generator=g)
+    iflat = torch.randint(0, 1 << 20, (1 << 20,), generator=g)
+    table = torch.randn(10000, 128, generator=g)
+    rows = torch.randint(0, 10000, (50000,), generator=g)
+    src_rows = torch.randn(50000, 128, generator=g)
+    mask = torch.rand(4096, 256, generator=g) < 0.5
+    cases = [  # name, statement, tensors
+        ("gather (1024,1000) dim 1, one per row", "torch.gather(x, 1, i)", dict(x=x1k, i=label)),
+        ("gather (1024,1000) dim 1, full", "torch.gather(x, 1, i)", dict(x=x1k, i=i1k)),
+        ("gather (4096,256) dim 0", "torch.gather(x, 0, i)", dict(x=x256, i=i256)),
+        ("gather 1M -> 1M", "torch.gather(x, 0, i)", dict(x=flat, i=iflat)),
+        ("scatter_ (1024,1000) dim 1", "x.scatter_(1, i, s)", dict(x=x1k.clone(), i=i1k, s=s1k)),
+        ("scatter_add (1024,1000) dim 1", "x.scatter_add(1, i, s)", dict(x=x1k, i=i1k, s=s1k)),
+        ("scatter_add (4096,256) dim 0", "x.scatter_add(0, i, s)", dict(x=x256, i=i256, s=x256)),
+        ("scatter_add 1M -> 1M", "x.scatter_add(0, i, s)", dict(x=flat, i=iflat, s=flat)),
+        ("index_add (10000,128) <- 50000 rows", "x.index_add(0, i, s)", dict(x=table, i=rows, s=src_rows)),
+        ("x[i] += rows (index_put_ accumulate)", "x.index_put_((i,), s, accumulate=True)",
+         dict(x=table.clone(), i=rows, s=src_rows)),
+        ("x[i] = rows (index_put_)", "x.index_put_((i,), s)", dict(x=table.clone(), i=rows, s=src_rows)),
+        ("x[i] (index_select) 50000 rows", "x[i]", dict(x=table, i=rows)),
+        ("x[mask] = 0 (4096,256)", "x.__setitem__(m, 0.0)", dict(x=x256.clone(), m=mask)),
+    ]
+    print(f"{torch.get_num_threads()} CPU threads, {torch_ops_nn._C._host_threads()} npu host threads")
+    print(f"{'case':<40}{'CPU ms':>10}{'npu ms':>10}{'npu/CPU':>10}")
+    for name, stmt, env in cases:
+        t_cpu = measure(stmt, dict(env, torch=torch), args.min_time)
+        denv = {k: v.to("npu") for k, v in env.items()}
+        t_npu = measure(stmt + "; torch.npu.synchronize()", dict(denv, torch=torch), args.min_time)
+        print(f"{name:<40}{t_cpu * 1e3:>10.2f}{t_npu * 1e3:>10.2f}{t_npu / t_cpu:>9.2f}x")
+
+
+if __name__ == "__main__":
+    main()
