@@ -270,30 +270,18 @@ at::Tensor& scatter_add_inplace(at::Tensor& self, int64_t dim, const at::Tensor&
   return ScatterInto(op, self, dim, index, src, false, true, dev);
 }
 
-at::Tensor scatter_src(const at::Tensor& self, int64_t dim, const at::Tensor& index, const at::Tensor& src) {
+// The functional and out= forms of an in-place op: on a clone of self.
+template <auto Inplace, typename... Args>
+at::Tensor OnClone(const at::Tensor& self, Args... args) {
   at::Tensor r = self.clone();
-  return scatter_src_(r, dim, index, src);
+  return Inplace(r, args...);
 }
-at::Tensor& scatter_src_out(const at::Tensor& self, int64_t dim, const at::Tensor& index, const at::Tensor& src,
-                            at::Tensor& out) {
-  return CopyToOut("scatter", scatter_src(self, dim, index, src), out);
+template <auto Inplace, const char* Name, typename... Args>
+at::Tensor& OnCloneOut(const at::Tensor& self, Args... args, at::Tensor& out) {
+  return CopyToOut(Name, OnClone<Inplace, Args...>(self, args...), out);
 }
-at::Tensor scatter_value(const at::Tensor& self, int64_t dim, const at::Tensor& index, const c10::Scalar& value) {
-  at::Tensor r = self.clone();
-  return scatter_value_(r, dim, index, value);
-}
-at::Tensor& scatter_value_out(const at::Tensor& self, int64_t dim, const at::Tensor& index, const c10::Scalar& value,
-                              at::Tensor& out) {
-  return CopyToOut("scatter", scatter_value(self, dim, index, value), out);
-}
-at::Tensor scatter_add_npu(const at::Tensor& self, int64_t dim, const at::Tensor& index, const at::Tensor& src) {
-  at::Tensor r = self.clone();
-  return scatter_add_inplace(r, dim, index, src);
-}
-at::Tensor& scatter_add_out(const at::Tensor& self, int64_t dim, const at::Tensor& index, const at::Tensor& src,
-                            at::Tensor& out) {
-  return CopyToOut("scatter_add", scatter_add_npu(self, dim, index, src), out);
-}
+constexpr char kScatter[] = "scatter", kScatterAdd[] = "scatter_add", kIndexAdd[] = "index_add",
+               kIndexCopy[] = "index_copy";
 
 }  // namespace
 
@@ -367,15 +355,6 @@ at::Tensor& index_add_inplace(at::Tensor& self, int64_t dim, const at::Tensor& i
   const bool one = alpha.isIntegral(true) ? alpha.toLong() == 1 : alpha.toDouble() == 1.0;
   return IndexAddInto(op, self, dim, index, one ? source : at::mul(source, alpha), true);
 }
-at::Tensor index_add_npu(const at::Tensor& self, int64_t dim, const at::Tensor& index, const at::Tensor& source,
-                         const c10::Scalar& alpha) {
-  at::Tensor r = self.clone();
-  return index_add_inplace(r, dim, index, source, alpha);
-}
-at::Tensor& index_add_out(const at::Tensor& self, int64_t dim, const at::Tensor& index, const at::Tensor& source,
-                          const c10::Scalar& alpha, at::Tensor& out) {
-  return CopyToOut("index_add", index_add_npu(self, dim, index, source, alpha), out);
-}
 
 at::Tensor& index_copy_inplace(at::Tensor& self, int64_t dim, const at::Tensor& index, const at::Tensor& source) {
   const char* op = "index_copy_";
@@ -390,14 +369,6 @@ at::Tensor& index_copy_inplace(at::Tensor& self, int64_t dim, const at::Tensor& 
   }
   return IndexAddInto(op, self, dim, index, source, false);
 }
-at::Tensor index_copy_npu(const at::Tensor& self, int64_t dim, const at::Tensor& index, const at::Tensor& source) {
-  at::Tensor r = self.clone();
-  return index_copy_inplace(r, dim, index, source);
-}
-at::Tensor& index_copy_out(const at::Tensor& self, int64_t dim, const at::Tensor& index, const at::Tensor& source,
-                           at::Tensor& out) {
-  return CopyToOut("index_copy", index_copy_npu(self, dim, index, source), out);
-}
 
 }  // namespace
 }  // namespace torch_ops_nn
@@ -406,19 +377,20 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   using namespace torch_ops_nn;
   m.impl("gather", TORCH_FN(gather_npu));
   m.impl("gather.out", TORCH_FN(gather_out_npu));
-  m.impl("scatter.src", TORCH_FN(scatter_src));
+  using Idx = const at::Tensor&;
+  m.impl("scatter.src", TORCH_FN((OnClone<scatter_src_, int64_t, Idx, Idx>)));
   m.impl("scatter_.src", TORCH_FN(scatter_src_));
-  m.impl("scatter.src_out", TORCH_FN(scatter_src_out));
-  m.impl("scatter.value", TORCH_FN(scatter_value));
+  m.impl("scatter.src_out", TORCH_FN((OnCloneOut<scatter_src_, kScatter, int64_t, Idx, Idx>)));
+  m.impl("scatter.value", TORCH_FN((OnClone<scatter_value_, int64_t, Idx, const c10::Scalar&>)));
   m.impl("scatter_.value", TORCH_FN(scatter_value_));
-  m.impl("scatter.value_out", TORCH_FN(scatter_value_out));
-  m.impl("scatter_add", TORCH_FN(scatter_add_npu));
+  m.impl("scatter.value_out", TORCH_FN((OnCloneOut<scatter_value_, kScatter, int64_t, Idx, const c10::Scalar&>)));
+  m.impl("scatter_add", TORCH_FN((OnClone<scatter_add_inplace, int64_t, Idx, Idx>)));
   m.impl("scatter_add_", TORCH_FN(scatter_add_inplace));
-  m.impl("scatter_add.out", TORCH_FN(scatter_add_out));
-  m.impl("index_add", TORCH_FN(index_add_npu));
+  m.impl("scatter_add.out", TORCH_FN((OnCloneOut<scatter_add_inplace, kScatterAdd, int64_t, Idx, Idx>)));
+  m.impl("index_add", TORCH_FN((OnClone<index_add_inplace, int64_t, Idx, Idx, const c10::Scalar&>)));
   m.impl("index_add_", TORCH_FN(index_add_inplace));
-  m.impl("index_add.out", TORCH_FN(index_add_out));
-  m.impl("index_copy", TORCH_FN(index_copy_npu));
+  m.impl("index_add.out", TORCH_FN((OnCloneOut<index_add_inplace, kIndexAdd, int64_t, Idx, Idx, const c10::Scalar&>)));
+  m.impl("index_copy", TORCH_FN((OnClone<index_copy_inplace, int64_t, Idx, Idx>)));
   m.impl("index_copy_", TORCH_FN(index_copy_inplace));
-  m.impl("index_copy.out", TORCH_FN(index_copy_out));
+  m.impl("index_copy.out", TORCH_FN((OnCloneOut<index_copy_inplace, kIndexCopy, int64_t, Idx, Idx>)));
 }

@@ -43,6 +43,32 @@ bool IndexAddSupported(c10::ScalarType t);
 
 namespace {
 
+// The dim that the one index tensor of `indices` addresses (an int32/int64 tensor, or a boolean mask of
+// at least one dim), or -1 when there is none or several (those cases take the CPU fallback).
+int64_t SingleIndexPosition(const c10::List<std::optional<at::Tensor>>& indices, int64_t ndim) {
+  if (indices.size() > size_t(ndim)) return -1;
+  int64_t pos = -1;
+  for (size_t i = 0; i < indices.size(); ++i) {
+    const std::optional<at::Tensor> t = indices.get(i);
+    if (!t.has_value() || !t->defined()) continue;
+    const c10::ScalarType st = t->scalar_type();
+    const bool mask = (st == c10::kBool || st == c10::kByte) && t->dim() > 0;
+    if (pos >= 0 || (st != c10::kLong && st != c10::kInt && !mask)) return -1;
+    pos = int64_t(i);
+  }
+  return pos;
+}
+
+// A boolean mask at dim `pos` covers dims [pos, pos + mask.dim()) of self with their exact sizes.
+void CheckMaskShape(const char* op, const at::Tensor& self, int64_t pos, const at::Tensor& mask) {
+  const int64_t k = mask.dim();
+  TORCH_CHECK_INDEX(pos + k <= self.dim(), op, ": too many indices for tensor of dimension ", self.dim(),
+                    " (a mask of ", k, " dims at dim ", pos, ")");
+  for (int64_t j = 0; j < k; ++j)
+    TORCH_CHECK_INDEX(mask.size(j) == self.size(pos + j), op, ": the shape of the mask ", mask.sizes(), " at index ",
+                      j, " does not match the shape of the indexed tensor ", self.sizes(), " at index ", pos + j);
+}
+
 // Python semantics: -d <= i < d, negatives counted from the end; an index below -d stays as given, so
 // the kernel's range check reports the index the user wrote.
 at::Tensor WrapNegative(const at::Tensor& idx, int64_t d) {
@@ -216,17 +242,8 @@ at::Tensor& cumsum_inplace(at::Tensor& self, int64_t dim, std::optional<c10::Sca
 // then index_select of the mask's set positions (NonzeroFlat). Several index tensors and 0-dim masks
 // take the CPU fallback.
 at::Tensor index_tensor_npu(const at::Tensor& self, const c10::List<std::optional<at::Tensor>>& indices) {
-  int64_t pos = -1;
-  bool simple = indices.size() <= size_t(self.dim());
-  for (size_t i = 0; i < indices.size() && simple; ++i) {
-    const std::optional<at::Tensor> t = indices.get(i);
-    if (!t.has_value() || !t->defined()) continue;
-    const bool mask = t->scalar_type() == c10::kBool || t->scalar_type() == c10::kByte;
-    if (pos >= 0 || (t->scalar_type() != c10::kLong && t->scalar_type() != c10::kInt && !(mask && t->dim() > 0)))
-      simple = false;
-    pos = int64_t(i);
-  }
-  if (!simple || pos < 0) {
+  const int64_t pos = SingleIndexPosition(indices, self.dim());
+  if (pos < 0) {
     return CallCpuFallback("aten::index", "Tensor", {self, indices}).back().toTensor();
   }
   const at::Tensor idx = *indices.get(size_t(pos));
@@ -234,11 +251,7 @@ at::Tensor index_tensor_npu(const at::Tensor& self, const c10::List<std::optiona
   CheckSameNpuDevice(op, {{"self", &self}, {"indices", &idx}});
   if (idx.scalar_type() == c10::kBool || idx.scalar_type() == c10::kByte) {
     const int64_t k = idx.dim();
-    TORCH_CHECK_INDEX(pos + k <= self.dim(), op, ": too many indices for tensor of dimension ", self.dim(),
-                      " (a mask of ", k, " dims at dim ", pos, ")");
-    for (int64_t j = 0; j < k; ++j)
-      TORCH_CHECK_INDEX(idx.size(j) == self.size(pos + j), op, ": the shape of the mask ", idx.sizes(), " at index ",
-                        j, " does not match the shape of the indexed tensor ", self.sizes(), " at index ", pos + j);
+    CheckMaskShape(op, self, pos, idx);
     return at::index_select(self.flatten(pos, pos + k - 1), pos, NonzeroFlat(op, idx));
   }
   const int64_t d = self.size(pos);
@@ -259,17 +272,8 @@ at::Tensor index_tensor_npu(const at::Tensor& self, const c10::List<std::optiona
 // several index tensors take the CPU fallback.
 at::Tensor& index_put_impl_npu(at::Tensor& self, const c10::List<std::optional<at::Tensor>>& indices,
                                const at::Tensor& values, bool accumulate, bool unsafe) {
-  int64_t pos = -1;
-  bool simple = indices.size() <= size_t(self.dim()) && (!accumulate || IndexAddSupported(self.scalar_type()));
-  for (size_t i = 0; i < indices.size() && simple; ++i) {
-    const std::optional<at::Tensor> t = indices.get(i);
-    if (!t.has_value() || !t->defined()) continue;
-    const bool mask = t->scalar_type() == c10::kBool || t->scalar_type() == c10::kByte;
-    if (pos >= 0 || (t->scalar_type() != c10::kLong && t->scalar_type() != c10::kInt && !(mask && t->dim() > 0)))
-      simple = false;
-    pos = int64_t(i);
-  }
-  if (!simple || pos < 0) {
+  const int64_t pos = SingleIndexPosition(indices, self.dim());
+  if (pos < 0 || (accumulate && !IndexAddSupported(self.scalar_type()))) {
     CallCpuFallback("aten::_index_put_impl_", "", {self, indices, values, accumulate, unsafe});
     return self;
   }
@@ -282,11 +286,7 @@ at::Tensor& index_put_impl_npu(at::Tensor& self, const c10::List<std::optional<a
   at::Tensor target = self;  // the tensor whose dim `pos` the (long) index addresses
   if (idx.scalar_type() == c10::kBool || idx.scalar_type() == c10::kByte) {
     const int64_t k = idx.dim();
-    TORCH_CHECK_INDEX(pos + k <= self.dim(), op, ": too many indices for tensor of dimension ", self.dim(),
-                      " (a mask of ", k, " dims at dim ", pos, ")");
-    for (int64_t j = 0; j < k; ++j)
-      TORCH_CHECK_INDEX(idx.size(j) == self.size(pos + j), op, ": the shape of the mask ", idx.sizes(), " at index ",
-                        j, " does not match the shape of the indexed tensor ", self.sizes(), " at index ", pos + j);
+    CheckMaskShape(op, self, pos, idx);
     const c10::ScalarType st = self.scalar_type();
     if (values.numel() == 1 && !accumulate && (IsNpuFloat(st) || st == c10::kInt || st == c10::kLong)) {
       // One value: masked_fill_ with the mask placed at dims [pos, pos + k) (no read-back).
