@@ -225,19 +225,24 @@ bool ScatterSupported(const at::Tensor& self, bool add) {
   return add ? PickAdd(self.scalar_type()) != nullptr : SupportedBySize(self);
 }
 
-at::Tensor& scatter_src_(at::Tensor& self, int64_t dim, const at::Tensor& index, const at::Tensor& src) {
-  const char* op = "scatter";
+// self[index] = src (scatter_) or += src (scatter_add_), checked as the CPU checks.
+at::Tensor& ScatterTensor(const char* op, const char* fallback, at::Tensor& self, int64_t dim, const at::Tensor& index,
+                          const at::Tensor& src, bool add) {
   const c10::DeviceIndex dev = CheckSameNpuDevice(op, {{"self", &self}, {"index", &index}, {"src", &src}});
   CheckIndexDtype(op, index, false);
   TORCH_CHECK_TYPE(self.scalar_type() == src.scalar_type(), op, "(): Expected self.dtype to be equal to src.dtype ",
                    "(self is ", self.scalar_type(), ", src is ", src.scalar_type(), ")");
   dim = WrapDim(op, dim, self.dim());
   CheckShapes(op, self, dim, index, &src);
-  if (!ScatterSupported(self, false)) {
-    CallCpuFallback("aten::scatter_", "src", {self, dim, index, src});
+  if (!ScatterSupported(self, add)) {
+    CallCpuFallback(fallback, add ? "" : "src", {self, dim, index, src});
     return self;
   }
-  return ScatterInto(op, self, dim, index, src, false, false, dev);
+  return ScatterInto(op, self, dim, index, src, false, add, dev);
+}
+
+at::Tensor& scatter_src_(at::Tensor& self, int64_t dim, const at::Tensor& index, const at::Tensor& src) {
+  return ScatterTensor("scatter", "aten::scatter_", self, dim, index, src, false);
 }
 
 at::Tensor& scatter_value_(at::Tensor& self, int64_t dim, const at::Tensor& index, const c10::Scalar& value) {
@@ -256,18 +261,7 @@ at::Tensor& scatter_value_(at::Tensor& self, int64_t dim, const at::Tensor& inde
 }
 
 at::Tensor& scatter_add_inplace(at::Tensor& self, int64_t dim, const at::Tensor& index, const at::Tensor& src) {
-  const char* op = "scatter_add";
-  const c10::DeviceIndex dev = CheckSameNpuDevice(op, {{"self", &self}, {"index", &index}, {"src", &src}});
-  CheckIndexDtype(op, index, false);
-  TORCH_CHECK_TYPE(self.scalar_type() == src.scalar_type(), op, "(): Expected self.dtype to be equal to src.dtype ",
-                   "(self is ", self.scalar_type(), ", src is ", src.scalar_type(), ")");
-  dim = WrapDim(op, dim, self.dim());
-  CheckShapes(op, self, dim, index, &src);
-  if (!ScatterSupported(self, true)) {
-    CallCpuFallback("aten::scatter_add_", "", {self, dim, index, src});
-    return self;
-  }
-  return ScatterInto(op, self, dim, index, src, false, true, dev);
+  return ScatterTensor("scatter_add", "aten::scatter_add_", self, dim, index, src, true);
 }
 
 // The functional and out= forms of an in-place op: on a clone of self.
