@@ -51,7 +51,10 @@ class NonzeroKernel {
     uint64_t end = begin + t_.per_core;
     if (end > t_.n) end = t_.n;
     uint64_t slot = 0;  // mode 1: this core's next output position
-    if (t_.mode == 1) slot = uint64_t(countsGm_.GetValue(GetBlockIdx()));
+    if (t_.mode == 1) {  // the counts of the cores before this one (written by the count pass)
+      DataCacheCleanAndInvalid<int32_t, CacheLine::ENTIRE_DATA_CACHE>(countsGm_);
+      for (uint32_t b = 0; b < uint32_t(GetBlockIdx()); ++b) slot += uint64_t(countsGm_.GetValue(b));
+    }
     uint64_t total = 0;
     for (uint64_t base = begin; base < end; base += t_.chunk) {
       const uint32_t cnt = uint32_t(end - base < t_.chunk ? end - base : t_.chunk);

@@ -1,9 +1,9 @@
 // The positions of the nonzero bytes of a bool / uint8 mask, on the vector cores: the compaction under
 // nonzero, masked_select and boolean-mask indexing. Two launches of one kernel, as CUDA's nonzero
 // does with its count-then-scan: mode 0 counts each core's set bytes (counts[block], int32); the
-// host turns the counts into each core's first output slot (the output size is data-dependent: it
-// is read back, a synchronization like CUDA's); mode 1 writes the int32 linear positions, each core
-// its own range of the output, so the result is in order and independent of scheduling.
+// host reads back their sum (the output size is data-dependent: a synchronization like CUDA's); mode
+// 1 writes the int32 linear positions, each core from its first slot (the sum of the earlier cores'
+// counts) into its own range of the output, so the result is in order and independent of scheduling.
 // Per UB chunk: mask bytes -> half (Cast) -> bit mask (CompareScalar != 0) -> GatherMask of the
 // chunk's positions (an int32 iota plus the chunk base) -> DataCopyPad to GM.
 #pragma once
@@ -26,6 +26,6 @@ NonzeroTiling nonzero_tiling(uint64_t n, const SocInfo& soc);
 
 }  // namespace npu_kernels
 
-// mask: uint8 [n]; counts: int32 [block_dim] (mode 0 writes, mode 1 reads each core's first output
-// slot from it); out: int32 positions (mode 1).
+// mask: uint8 [n]; counts: int32 [block_dim] (mode 0 writes, mode 1 reads the counts of the earlier
+// cores); out: int32 positions (mode 1).
 extern "C" void nonzero_kernel(uint8_t* mask, uint8_t* counts, uint8_t* out, uint8_t* tiling);

@@ -42,20 +42,12 @@ at::Tensor NonzeroFlat(const char* op, const at::Tensor& mask) {
   };
   t.mode = 0;
   launch(counts, {});
-  // Each core's first output slot: the exclusive prefix sum of the counts (a few dozen numbers).
-  at::Tensor host = counts.cpu();
-  int32_t* c = host.data_ptr<int32_t>();
-  int64_t total = 0;
-  for (uint32_t b = 0; b < t.block_dim; ++b) {
-    const int32_t k = c[b];
-    c[b] = int32_t(total);
-    total += k;
-  }
+  // The output's size: the counts summed on the device, one scalar read back.
+  const int64_t total = counts.sum().item<int64_t>();
   at::Tensor positions = NpuEmpty({total}, c10::kInt, dev);
   if (total > 0) {
-    const at::Tensor slots = host.to(mask.device());
     t.mode = 1;
-    launch(slots, positions);
+    launch(counts, positions);
   }
   return positions.to(c10::kLong);
 }
