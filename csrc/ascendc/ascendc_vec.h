@@ -89,4 +89,11 @@ void VSetMaskLen(DT dt, bool counter_template, int64_t len);
 uint64_t VGatherMask(DT dt, const LO& d, const LO& a, const LO& pattern, bool reduce_mode, uint32_t mask,
                      uint8_t src0_blk_stride, uint16_t repeat_times);
 
+// Sort instructions (ascendc_sort.cpp): the 8-byte (score, uint32 index) structure, descending.
+void VSort32(DT dt, const LO& d, const LO& score, const LO& index, int64_t repeat);
+// src[q] for q < the number of queues validBit names; sorted_num[q] = structures taken from queue q.
+void VMrgSort(DT dt, const LO& d, const LO* const src[4], const uint16_t count[4], uint32_t sorted_num[4],
+              uint16_t valid_bit, int64_t repeat, bool exhausted_suspension);
+void VExtract(DT dt, const LO& value, const LO& index, const LO& sorted, int64_t repeat);
+
 }  // namespace ascendc_host

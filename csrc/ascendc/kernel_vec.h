@@ -407,6 +407,47 @@ inline void GatherMask(const LocalTensor<T>& dst, const LocalTensor<T>& src0, co
                                       reduceMode, mask, p.src0BlockStride, p.repeatTimes);
 }
 
+// ---------------------------------------------------------------- sorting (2201: half / float scores)
+// Sort32: each repeat sorts 32 scores (src0) with their uint32 indices (src1) into 32 (score, index)
+// structures of 8 bytes, descending by score; equal scores keep their order. MrgSort merges 2-4 queues of
+// such structures (each already sorted) into one; with isExhaustedSuspension it stops as soon as one queue
+// is used up and reports in sortedNum how many structures it took from each. Extract splits structures
+// back into scores and indices, 32 per repeat.
+template <typename T>
+struct MrgSortSrcList {
+  MrgSortSrcList() = default;
+  MrgSortSrcList(const LocalTensor<T>& a, const LocalTensor<T>& b, const LocalTensor<T>& c = LocalTensor<T>(),
+                 const LocalTensor<T>& d = LocalTensor<T>())
+      : src1(a), src2(b), src3(c), src4(d) {}
+  LocalTensor<T> src1, src2, src3, src4;
+};
+
+template <typename T>
+inline void Sort32(const LocalTensor<T>& dst, const LocalTensor<T>& src0, const LocalTensor<uint32_t>& src1,
+                   const int32_t repeatTime) {
+  static_assert(ascendc_host::OneOf<T, half, float>, "Sort32: scores must be half or float on 2201");
+  ascendc_host::VSort32(ascendc_host::DTypeOf<T>, dst.Operand(), src0.Operand(), src1.Operand(), repeatTime);
+}
+
+template <typename T, bool isExhaustedSuspension = false>
+inline void MrgSort(const LocalTensor<T>& dst, const MrgSortSrcList<T>& sortList, const uint16_t elementCountList[4],
+                    uint32_t sortedNum[4], uint16_t validBit, const int32_t repeatTime) {
+  static_assert(ascendc_host::OneOf<T, half, float>, "MrgSort: scores must be half or float on 2201");
+  const ascendc_host::LocalOperand ops[4] = {sortList.src1.Operand(), sortList.src2.Operand(),
+                                             sortList.src3.Operand(), sortList.src4.Operand()};
+  const ascendc_host::LocalOperand* const src[4] = {&ops[0], &ops[1], &ops[2], &ops[3]};
+  ascendc_host::VMrgSort(ascendc_host::DTypeOf<T>, dst.Operand(), src, elementCountList, sortedNum, validBit,
+                         repeatTime, isExhaustedSuspension);
+}
+
+template <typename T>
+inline void Extract(const LocalTensor<T>& dstValue, const LocalTensor<uint32_t>& dstIndex, const LocalTensor<T>& sorted,
+                    const int32_t repeatTime) {
+  static_assert(ascendc_host::OneOf<T, half, float>, "Extract: scores must be half or float on 2201");
+  ascendc_host::VExtract(ascendc_host::DTypeOf<T>, dstValue.Operand(), dstIndex.Operand(), sorted.Operand(),
+                         repeatTime);
+}
+
 // ---------------------------------------------------------------- mask register
 template <typename T, MaskMode mode = MaskMode::NORMAL>
 inline void SetVectorMask(uint64_t maskHigh, uint64_t maskLow) {

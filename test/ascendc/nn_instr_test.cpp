@@ -1,5 +1,7 @@
-// Test driver for the host-model instructions the nn kernels added: Gather (count form), GatherMask, the fast
+// Test driver for the host-model instructions the nn kernels added: Gather (count form), GatherMask, Scatter,
+// Sort32 / MrgSort / Extract, the fast
 // half <-> uint8 Cast paths and ascendc_assert. Prints "PASS <case>" / "FAIL ..." / "ERROR <what()>".
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -235,6 +237,133 @@ static void CaseBench() {
   });
 }
 
+// Sort32 / MrgSort / Extract: float and half scores with ties (stable: the earlier element and the
+// lower-numbered queue first), a 4-queue repeat form, exhausted suspension with sortedNum, then the
+// rejected uses: NaN scores, an unsorted queue, a bad validBit, overlong queues, dst overlapping a queue.
+static void CaseSort() {
+  Run1("sort", [] {
+    TPipe pipe;
+    TBuf<TPosition::VECCALC> b;
+    pipe.InitBuffer(b, 65536);
+    const uint32_t n = 128;  // 4 repeats of 32
+    auto score = b.Get<float>();
+    auto idx = b.Get<uint32_t>()[1024];
+    auto pairs = b.Get<float>()[2048];   // n * 2 floats
+    auto merged = b.Get<float>()[4096];
+    auto val = b.Get<float>()[6144];
+    auto ix = b.Get<uint32_t>()[7168];
+    for (uint32_t i = 0; i < n; ++i) {
+      score.SetValue(i, float((i * 37) % 11) - 5.0f);  // many ties
+      idx.SetValue(i, 1000 + i);
+    }
+    Sort32(pairs, score, idx, int32_t(n / 32));
+    // Four sorted queues of 32, adjacent, merged in one call.
+    uint16_t cnt[4] = {32, 32, 32, 32};
+    uint32_t got[4] = {9, 9, 9, 9};
+    MrgSort<float>(merged, MrgSortSrcList<float>(pairs, pairs[64], pairs[128], pairs[192]), cnt, got, 0b1111, 1);
+    Extract(val, ix, merged, int32_t(n / 32));
+    // Reference: stable descending order of (score, position).
+    uint32_t order[n];
+    for (uint32_t i = 0; i < n; ++i) order[i] = i;
+    std::stable_sort(order, order + n, [&](uint32_t a, uint32_t c) { return score.GetValue(a) > score.GetValue(c); });
+    for (uint32_t i = 0; i < n; ++i) {
+      EXPECT(ix.GetValue(i) == 1000 + order[i], "float index[%u] = %u, want %u", i, ix.GetValue(i), 1000 + order[i]);
+      EXPECT(val.GetValue(i) == score.GetValue(order[i]), "float value[%u]", i);
+    }
+    EXPECT(got[0] == 32 && got[3] == 32, "sortedNum %u %u", got[0], got[3]);
+    // Exhausted suspension: queue 2 runs out first.
+    auto qa = b.Get<float>()[8192];
+    auto qb = b.Get<float>()[8448];
+    auto out = b.Get<float>()[8704];
+    for (uint32_t i = 0; i < 8; ++i) {
+      qa.SetValue(2 * i, float(100 - i));  // 100..93
+      qa.ReinterpretCast<uint32_t>().SetValue(2 * i + 1, i);
+    }
+    for (uint32_t i = 0; i < 3; ++i) {
+      qb.SetValue(2 * i, float(98 - 2 * i));  // 98, 96, 94
+      qb.ReinterpretCast<uint32_t>().SetValue(2 * i + 1, 100 + i);
+    }
+    uint16_t c2[4] = {8, 3, 0, 0};
+    MrgSort<float, true>(out, MrgSortSrcList<float>(qa, qb), c2, got, 0b11, 1);
+    // 100 99 98(a) 98(b) 97 96(a) 96(b) 95 94(a) 94(b) -> queue b exhausted after 94(b): a gave 7, b 3
+    EXPECT(got[0] == 7 && got[1] == 3 && got[2] == 0, "suspension sortedNum %u %u %u", got[0], got[1], got[2]);
+    EXPECT(out.ReinterpretCast<uint32_t>().GetValue(2 * 2 + 1) == 2, "tie: queue 1 first (got %u)",
+           out.ReinterpretCast<uint32_t>().GetValue(5));
+    EXPECT(out.ReinterpretCast<uint32_t>().GetValue(2 * 3 + 1) == 100, "tie: then queue 2");
+    EXPECT(out.ReinterpretCast<uint32_t>().GetValue(2 * 9 + 1) == 102, "last taken is queue 2's 94");
+    // Repeat form: 2 repeats of four adjacent queues of 32 (a 256-element buffer of runs of 32).
+    uint16_t c32[4] = {32, 32, 32, 32};
+    for (uint32_t i = 0; i < 256; ++i) {
+      score.SetValue(i, float((i * 7919) % 97));
+      idx.SetValue(i, i);
+    }
+    Sort32(pairs, score, idx, 8);
+    MrgSort<float>(merged, MrgSortSrcList<float>(pairs, pairs[64], pairs[128], pairs[192]), c32, got, 0b1111, 2);
+    for (uint32_t r = 0; r < 2; ++r)
+      for (uint32_t i = 1; i < 128; ++i)
+        EXPECT(merged.GetValue(r * 256 + 2 * i) <= merged.GetValue(r * 256 + 2 * i - 2), "repeat %u not sorted at %u",
+               r, i);
+    // Half scores: the index sits in bytes 4-7.
+    auto hs = b.Get<half>()[20480];
+    auto hp = b.Get<half>()[20992];
+    auto hv = b.Get<half>()[22016];
+    for (uint32_t i = 0; i < 32; ++i) {
+      hs.SetValue(i, half(float(i % 5)));
+      idx.SetValue(i, i);
+    }
+    Sort32(hp, hs, idx, 1);
+    Extract(hv, ix, hp, 1);
+    EXPECT(float(hv.GetValue(0)) == 4.0f && ix.GetValue(0) == 4 && ix.GetValue(1) == 9, "half order %u %u",
+           ix.GetValue(0), ix.GetValue(1));
+    EXPECT(float(hv.GetValue(31)) == 0.0f && ix.GetValue(31) == 30, "half last %u", ix.GetValue(31));
+  });
+  ExpectError("err_sort_nan", [] {
+    TPipe pipe;
+    TBuf<TPosition::VECCALC> b;
+    pipe.InitBuffer(b, 4096);
+    auto s = b.Get<float>();
+    for (uint32_t i = 0; i < 32; ++i) s.SetValue(i, float(i));
+    s.SetValue(7, __builtin_nanf(""));
+    Sort32(b.Get<float>()[512], s, b.Get<uint32_t>()[64], 1);
+  });
+  ExpectError("err_mrgsort_unsorted", [] {
+    TPipe pipe;
+    TBuf<TPosition::VECCALC> b;
+    pipe.InitBuffer(b, 4096);
+    auto q = b.Get<float>();
+    for (uint32_t i = 0; i < 16; ++i) q.SetValue(i, float(i));  // scores 0, 2, 4, ... ascending
+    uint16_t c[4] = {4, 4, 0, 0};
+    uint32_t got[4];
+    MrgSort<float>(b.Get<float>()[512], MrgSortSrcList<float>(q, q[8]), c, got, 0b11, 1);
+  });
+  ExpectError("err_mrgsort_validbit", [] {
+    TPipe pipe;
+    TBuf<TPosition::VECCALC> b;
+    pipe.InitBuffer(b, 4096);
+    uint16_t c[4] = {1, 0, 0, 0};
+    uint32_t got[4];
+    MrgSort<float>(b.Get<float>()[512], MrgSortSrcList<float>(b.Get<float>(), b.Get<float>()[8]), c, got, 0b1, 1);
+  });
+  ExpectError("err_mrgsort_len", [] {
+    TPipe pipe;
+    TBuf<TPosition::VECCALC> b;
+    pipe.InitBuffer(b, 4096);
+    uint16_t c[4] = {4096, 1, 0, 0};
+    uint32_t got[4];
+    MrgSort<float>(b.Get<float>()[512], MrgSortSrcList<float>(b.Get<float>(), b.Get<float>()[8]), c, got, 0b11, 1);
+  });
+  ExpectError("err_mrgsort_overlap", [] {
+    TPipe pipe;
+    TBuf<TPosition::VECCALC> b;
+    pipe.InitBuffer(b, 4096);
+    auto q = b.Get<float>();
+    for (uint32_t i = 0; i < 32; ++i) q.SetValue(i, -float(i));
+    uint16_t c[4] = {4, 4, 0, 0};
+    uint32_t got[4];
+    MrgSort<float>(q[8], MrgSortSrcList<float>(q, q[8]), c, got, 0b11, 1);
+  });
+}
+
 int main(int argc, char** argv) {
   if (argc < 2) return 2;
   std::string c = argv[1];
@@ -245,6 +374,7 @@ int main(int argc, char** argv) {
     else if (c == "gather_mask") CaseGatherMask();
     else if (c == "bench") CaseBench();
     else if (c == "assert") CaseAssert();
+    else if (c == "sort") CaseSort();
     else { std::printf("UNKNOWN %s\n", c.c_str()); return 2; }
   } catch (const std::exception& e) {
     std::printf("FAIL exception: %s\n", e.what());

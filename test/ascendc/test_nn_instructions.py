@@ -1,4 +1,5 @@
-"""Host-model instructions added for the nn kernels: Gather, half <-> uint8 Cast, ascendc_assert.
+"""Host-model instructions added for the nn kernels: Gather, GatherMask, Scatter, the sort instructions (Sort32,
+MrgSort, Extract), half <-> uint8 Cast, ascendc_assert.
 
 Builds test/ascendc/nn_instr_test.cpp against csrc/ascendc (objects shared with test_ascendc_host.py's
 cache) and runs one case per argv.
@@ -47,7 +48,7 @@ def _run(exe, case):
     return r.returncode, r.stdout + r.stderr
 
 
-@pytest.mark.parametrize("case", ["gather", "gather_mask", "scatter", "cast_u8", "assert"])
+@pytest.mark.parametrize("case", ["gather", "gather_mask", "scatter", "cast_u8", "assert", "sort"])
 def test_nn_instruction(nn_instr_binary, case):
     rc, out = _run(nn_instr_binary, case)
     assert rc == 0 and f"PASS {case}" in out, out
@@ -75,3 +76,13 @@ def test_gather_mask_rejects_what_the_model_does_not_cover(nn_instr_binary):
     assert "ERROR err_gather_mask_normal: GatherMask: normal mode (reduceMode = false) is not modelled" in out, out
     assert "ERROR err_gather_mask_repeats: GatherMask: counter mode is modelled with repeatTimes = 1" in out, out
     assert "ERROR err_gather_mask_dst: GatherMask dst footprint of 256 B exceeds the VECCALC tensor's 96 B" in out, out
+
+
+def test_sort_instruction_errors(nn_instr_binary):
+    _, out = _run(nn_instr_binary, "sort")
+    assert "ERROR err_sort_nan: Sort32: score 7 is NaN" in out, out
+    assert ("ERROR err_mrgsort_unsorted: MrgSort queue 1 is not sorted: element 1 (2) is greater than element 0 (0)"
+            in out), out
+    assert "ERROR err_mrgsort_validbit: MrgSort validBit 0x1: it must be 0b11, 0b111 or 0b1111" in out, out
+    assert "ERROR err_mrgsort_len: MrgSort elementCountList[0] = 4096 exceeds 4095 structures" in out, out
+    assert "ERROR err_mrgsort_overlap: MrgSort: dst overlaps queue 2" in out, out
