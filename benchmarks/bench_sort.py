@@ -1,0 +1,51 @@
+"""Sorting: npu (the sort kernel: Sort32 + MrgSort in UB, merge passes over GM for long rows) vs PyTorch CPU.
+
+    python benchmarks/bench_sort.py [--min-time 0.5]
+
+Each case runs the same statement on CPU tensors and on npu tensors (the npu statement synchronizes),
+with torch.utils.benchmark in one process, and prints both times and the npu/CPU ratio.
+"""
+import argparse
+import pathlib
+import sys
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))  # this checkout's torch_ops_nn
+
+import torch  # noqa: E402
+import torch.utils.benchmark as benchmark  # noqa: E402
+
+import torch_ops_nn  # noqa: E402,F401
+
+
+def measure(stmt: str, env: dict, min_time: float) -> float:
+    t = benchmark.Timer(stmt=stmt, globals=env, num_threads=torch.get_num_threads())
+    return t.blocked_autorange(min_run_time=min_time).median
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--min-time", type=float, default=0.5)
+    args = parser.parse_args()
+    g = torch.Generator().manual_seed(0)
+    cases = [  # name, statement, tensors
+        ("sort (1024,1000) dim 1", "torch.sort(x, dim=1)", dict(x=torch.randn(1024, 1000, generator=g))),
+        ("sort (1024,1000) dim 1 half", "torch.sort(x, dim=1)",
+         dict(x=torch.randn(1024, 1000, generator=g).half())),
+        ("sort (64,4096) dim 1 descending", "torch.sort(x, dim=1, descending=True)",
+         dict(x=torch.randn(64, 4096, generator=g))),
+        ("sort (100000,8) dim 1", "torch.sort(x, dim=1)", dict(x=torch.randn(100000, 8, generator=g))),
+        ("argsort (4096,256) dim 0", "torch.argsort(x, dim=0)", dict(x=torch.randn(4096, 256, generator=g))),
+        ("sort 64K", "torch.sort(x)", dict(x=torch.randn(1 << 16, generator=g))),
+        ("sort 1M", "torch.sort(x)", dict(x=torch.randn(1 << 20, generator=g))),
+    ]
+    print(f"{torch.get_num_threads()} CPU threads, {torch_ops_nn._C._host_threads()} npu host threads")
+    print(f"{'case':<40}{'CPU ms':>10}{'npu ms':>10}{'npu/CPU':>10}")
+    for name, stmt, env in cases:
+        t_cpu = measure(stmt, dict(env, torch=torch), args.min_time)
+        denv = {k: v.to("npu") for k, v in env.items()}
+        t_npu = measure(stmt + "; torch.npu.synchronize()", dict(denv, torch=torch), args.min_time)
+        print(f"{name:<40}{t_cpu * 1e3:>10.2f}{t_npu * 1e3:>10.2f}{t_npu / t_cpu:>9.2f}x")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,102 @@
+// sort (and through it argsort, msort) on npu: the sort kernel (ascendc_kernels/sort.h) for float32 /
+// float16 / bfloat16 along any dim — always stable, so `stable=True` and the default agree with the CPU.
+// Rows of up to kSortTile elements are sorted in one launch; longer rows are sorted in tiles into a
+// workspace and merged in passes of four runs (one launch each). The sorted dim is moved last with one
+// device copy when it is not already. Integer and bool tensors take the CPU fallback: the sort
+// instructions compare half / float scores, which cannot order integers beyond 2^24 exactly.
+#include <ATen/core/Tensor.h>
+#include <ATen/ops/zeros.h>
+#include <torch/library.h>
+
+#include <optional>
+#include <tuple>
+
+#include "aten/kernel_launch.h"
+#include "aten/op_common.h"
+#include "core/cpu_fallback.h"
+#include "elementwise.h"
+#include "sort.h"
+
+namespace torch_ops_nn {
+
+TORCH_OPS_NN_REGISTER_KERNEL(sort_kernel);
+
+namespace {
+
+npu_kernels::EwDType SortDType(c10::ScalarType t) {
+  return t == c10::kFloat ? npu_kernels::EwDType::F32
+         : t == c10::kHalf ? npu_kernels::EwDType::F16
+                           : npu_kernels::EwDType::BF16;
+}
+
+// Sorts the rows of the contiguous x [rows, n] into v (same dtype) and i (int64).
+void LaunchSort(const at::Tensor& x, uint64_t rows, uint32_t n, bool descending, const at::Tensor& v,
+                const at::Tensor& i, c10::DeviceIndex dev) {
+  const auto& soc = SocInfoFor(dev);
+  const auto first = npu_kernels::sort_tiling(rows, n, descending, uint32_t(SortDType(x.scalar_type())), soc);
+  auto launch = [&](const npu_kernels::SortTiling& t, void* ws_in, void* ws_out) {
+    KernelLaunch l{"sort_kernel", ascendc_host::CoreType::AIV, t.block_dim, dev};
+    if (LogDebugEnabled())
+      l.detail = DescribeForLog({{"self", &x}}) + " phase=" + std::to_string(t.phase) + " run=" + std::to_string(t.run);
+    LaunchKernel(std::move(l), &sort_kernel, t, x.data_ptr(), v.data_ptr(), i.data_ptr(), ws_in, ws_out);
+  };
+  if (first.tiles == 1) {
+    launch(first, nullptr, nullptr);
+    return;
+  }
+  // (score, index) structures: 8 bytes per element, two buffers the merge passes alternate between.
+  const int64_t ws_bytes = int64_t(rows) * int64_t(n) * 8;
+  at::Tensor ws0 = NpuEmpty({ws_bytes}, c10::kByte, dev), ws1 = NpuEmpty({ws_bytes}, c10::kByte, dev);
+  void* in = ws0.data_ptr();
+  void* out = ws1.data_ptr();
+  launch(first, nullptr, in);
+  for (uint64_t run = npu_kernels::kSortTile; run < n; run *= 4) {
+    launch(npu_kernels::sort_merge_tiling(first, uint32_t(run), soc), in, out);
+    std::swap(in, out);
+  }
+}
+
+std::tuple<at::Tensor&, at::Tensor&> sort_values_npu(const at::Tensor& self, std::optional<bool> stable, int64_t dim,
+                                                     bool descending, at::Tensor& values, at::Tensor& indices) {
+  const char* op = "sort";
+  const c10::DeviceIndex dev = CheckSameNpuDevice(op, {{"self", &self}, {"values", &values}, {"indices", &indices}});
+  dim = WrapDim(op, dim, self.dim());
+  const int64_t n = self.dim() == 0 ? 1 : self.size(dim);
+  const bool native = IsNpuFloat(self.scalar_type()) && n <= int64_t(INT32_MAX);
+  if (!native) {
+    CallCpuFallback("aten::sort", "values_stable", {self, stable, dim, descending, values, indices});
+    return {values, indices};
+  }
+  if (n <= 1 || self.numel() == 0) {  // nothing to order: the values themselves, index 0
+    CopyToOut(op, self, values);
+    CopyToOut(op, at::zeros(self.sizes(), self.options().dtype(c10::kLong)), indices);
+    return {values, indices};
+  }
+  const bool last = dim == self.dim() - 1;
+  const at::Tensor x = last ? Contiguous(self) : self.movedim(dim, -1).contiguous();
+  at::Tensor v = NpuEmpty(x.sizes(), x.scalar_type(), dev), i = NpuEmpty(x.sizes(), c10::kLong, dev);
+  LaunchSort(x, uint64_t(x.numel() / n), uint32_t(n), descending, v, i, dev);
+  if (!last) {
+    v = v.movedim(-1, dim);
+    i = i.movedim(-1, dim);
+  }
+  CopyToOut(op, v, values);
+  CopyToOut(op, i, indices);
+  return {values, indices};
+}
+
+std::tuple<at::Tensor, at::Tensor> sort_npu(const at::Tensor& self, std::optional<bool> stable, int64_t dim,
+                                            bool descending) {
+  at::Tensor values = NpuEmpty({0}, self.scalar_type(), self.device().index());
+  at::Tensor indices = NpuEmpty({0}, c10::kLong, self.device().index());
+  sort_values_npu(self, stable, dim, descending, values, indices);
+  return {values, indices};
+}
+
+}  // namespace
+}  // namespace torch_ops_nn
+
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  m.impl("sort.stable", TORCH_FN(torch_ops_nn::sort_npu));
+  m.impl("sort.values_stable", TORCH_FN(torch_ops_nn::sort_values_npu));
+}
