@@ -11,9 +11,10 @@
 // leaves undefined (kernels replace NaN before sorting).
 #include <cinttypes>
 #include <cstdio>
+#include <cstdint>
 #include <cstring>
 
-#include "ascendc_vec.h"
+#include "ascendc_vec_kernels.h"
 
 namespace ascendc_host {
 
@@ -50,6 +51,109 @@ void CheckRepeat(const char* instr, int64_t repeat) {
   Fail("%s: scores must be half or float on 2201", instr);
 }
 
+template <typename S>
+inline float HeadScore(const uint8_t* p) {
+  S s;
+  std::memcpy(&s, p, sizeof(S));
+  return float(s);
+}
+
+// MrgSort's input contract: each queue sorted in descending order, no NaN.
+template <typename S>
+void CheckQueueSorted(const char* instr, uint32_t q, const uint8_t* p, uint32_t count) {
+  float prev = __builtin_inff();
+  for (uint32_t i = 0; i < count; ++i) {
+    const float s = HeadScore<S>(p + uint64_t(i) * kPair);
+    if (__builtin_expect(!(s <= prev), 0)) {
+      if (s != s) Fail("%s queue %u element %u: the score is NaN", instr, q + 1, i);
+      Fail("%s queue %u is not sorted: element %u (%g) is greater than element %u (%g); MrgSort merges "
+           "queues that are already sorted in descending order", instr, q + 1, i, double(s), i - 1, double(prev));
+    }
+    prev = s;
+  }
+}
+
+// Merges K non-empty queues until one of them is used up (descending; ties to the lower-numbered
+// queue). Branch-free selection over heads reloaded each step, so the K pointers stay in registers.
+template <int K, typename S>
+void MergeUntilOneEnds(const uint8_t** cur, const uint8_t* const* end, uint8_t*& out) {
+  const uint8_t* p[K];
+  const uint8_t* e[K];
+  for (int k = 0; k < K; ++k) {
+    p[k] = cur[k];
+    e[k] = end[k];
+  }
+  uint8_t* o = out;
+  for (;;) {
+    int q = 0;
+    float best = HeadScore<S>(p[0]);
+#pragma GCC unroll 4
+    for (int k = 1; k < K; ++k) {
+      const float h = HeadScore<S>(p[k]);
+      const bool g = h > best;  // strictly greater: ties stay with the lower-numbered queue
+      q = g ? k : q;
+      best = g ? h : best;
+    }
+    const uint8_t* src = p[0];
+#pragma GCC unroll 4
+    for (int k = 1; k < K; ++k) src = q == k ? p[k] : src;
+    std::memcpy(o, src, kPair);
+    o += kPair;
+    bool ended = false;
+#pragma GCC unroll 4
+    for (int k = 0; k < K; ++k) {
+      p[k] += q == k ? kPair : 0;
+      ended |= p[k] == e[k];
+    }
+    if (ended) break;
+  }
+  for (int k = 0; k < K; ++k) cur[k] = p[k];
+  out = o;
+}
+
+// Merges the queues into out; with `suspend`, stops when the first queue is used up.
+// taken[q] = structures taken from queue q.
+template <typename S>
+void Merge(const uint8_t* const qp[4], const uint16_t count[4], uint32_t queues, bool suspend, uint8_t* out,
+           uint32_t taken[4]) {
+  const uint8_t* cur[4];
+  const uint8_t* end[4];
+  uint32_t id[4];  // the queue behind each active slot, in queue order
+  uint32_t k = 0;
+  bool stop = false;
+  const uint8_t* pos[4] = {nullptr, nullptr, nullptr, nullptr};
+  for (uint32_t q = 0; q < queues; ++q) {
+    pos[q] = qp[q];
+    if (count[q] == 0) {
+      stop = stop || suspend;
+      continue;
+    }
+    cur[k] = qp[q];
+    end[k] = qp[q] + uint64_t(count[q]) * kPair;
+    id[k++] = q;
+  }
+  while (!stop && k > 1) {
+    if (k == 4) MergeUntilOneEnds<4, S>(cur, end, out);
+    else if (k == 3) MergeUntilOneEnds<3, S>(cur, end, out);
+    else MergeUntilOneEnds<2, S>(cur, end, out);
+    uint32_t j = 0;
+    for (uint32_t a = 0; a < k; ++a) {
+      pos[id[a]] = cur[a];
+      if (cur[a] == end[a]) continue;
+      cur[j] = cur[a];
+      end[j] = end[a];
+      id[j++] = id[a];
+    }
+    k = j;
+    if (suspend) stop = true;
+  }
+  if (!stop && k == 1) {  // the last queue: the rest in one move
+    std::memcpy(out, cur[0], uint64_t(end[0] - cur[0]));
+    pos[id[0]] = end[0];
+  }
+  for (uint32_t q = 0; q < 4; ++q) taken[q] = q < queues ? uint32_t((pos[q] - qp[q]) / kPair) : 0;
+}
+
 }  // namespace
 
 void VSort32(DT dt, const LO& d, const LO& score, const LO& index, int64_t repeat) {
@@ -64,33 +168,36 @@ void VSort32(DT dt, const LO& d, const LO& score, const LO& index, int64_t repea
   CheckUb(instr, "src1 (indices)", index, n * 4);
   if (Overlap(d.ptr, n * kPair, score.ptr, n * esz) || Overlap(d.ptr, n * kPair, index.ptr, n * 4))
     Fail("%s: dst overlaps a source; sort into a separate buffer", instr);
-  struct Item {
-    float s;
-    uint32_t pos;
-  };
-  Item items[kSortRepeat];
+  // Scores as float (half widened exactly), ranked per block by the ISA kernel, then each structure
+  // stored at its rank.
+  float sf[255 * kSortRepeat];
+  uint8_t rank[255 * kSortRepeat];
+  const float* fs = reinterpret_cast<const float*>(score.ptr);
+  if (esz == 2) {
+    for (uint64_t i = 0; i < n; ++i) sf[i] = ScoreOf(dt, score.ptr + i * 2);
+    fs = sf;
+  }
+  const size_t nan_at = vk::Kernels().sort32_rank(rank, fs, size_t(repeat));
+  if (nan_at != SIZE_MAX)
+    Fail("%s: score %zu is NaN; the device leaves the place of NaN undefined — replace NaN before sorting", instr,
+         nan_at);
   for (uint64_t r = 0; r < uint64_t(repeat); ++r) {
     const uint8_t* sp = score.ptr + r * kSortRepeat * esz;
     const uint8_t* ip = index.ptr + r * kSortRepeat * 4;
-    for (uint32_t i = 0; i < kSortRepeat; ++i) {
-      const float s = ScoreOf(dt, sp + i * esz);
-      if (s != s)
-        Fail("%s: score %" PRIu64 " is NaN; the device leaves the place of NaN undefined — replace NaN before "
-             "sorting", instr, r * kSortRepeat + i);
-      // Insertion sort, descending, stable: an item moves past strictly smaller scores only.
-      uint32_t j = i;
-      while (j > 0 && items[j - 1].s < s) {
-        items[j] = items[j - 1];
-        --j;
-      }
-      items[j] = {s, i};
-    }
+    const uint8_t* rk = rank + r * kSortRepeat;
     uint8_t* out = d.ptr + r * kSortRepeat * kPair;
     for (uint32_t i = 0; i < kSortRepeat; ++i) {
-      uint8_t* o = out + i * kPair;
-      std::memset(o, 0, kPair);
-      std::memcpy(o, sp + items[i].pos * esz, esz);
-      std::memcpy(o + 4, ip + items[i].pos * 4, 4);
+      uint8_t* o = out + uint32_t(rk[i]) * kPair;
+      uint32_t lo;  // the score; for half, bytes 2-3 are reserved (zero)
+      if (esz == 4) {
+        std::memcpy(&lo, sp + i * 4, 4);
+      } else {
+        uint16_t h;
+        std::memcpy(&h, sp + i * 2, 2);
+        lo = h;
+      }
+      std::memcpy(o, &lo, 4);
+      std::memcpy(o + 4, ip + i * 4, 4);
     }
   }
   LocalCore().counters.vector_elem_ops += n * 5;  // ~log2(32) compare-exchange stages per element
@@ -120,7 +227,6 @@ void VMrgSort(DT dt, const LO& d, const LO* const src[4], const uint16_t count[4
              "at byte %td, expected %u at byte %td)", instr, repeat, q, unsigned(count[q]),
              src[q]->ptr - src[0]->ptr, unsigned(count[0]), std::ptrdiff_t(q * uint64_t(count[0]) * kPair));
   }
-  const uint32_t esz = dt == DT::F32 ? 4 : 2;
   uint64_t total = 0;
   for (uint32_t q = 0; q < queues; ++q) total += count[q];
   const uint64_t rep_bytes = total * kPair;  // dst and source advance per repeat
@@ -134,44 +240,15 @@ void VMrgSort(DT dt, const LO& d, const LO* const src[4], const uint16_t count[4
       Fail("%s: dst overlaps queue %u; merge into a separate buffer", instr, q + 1);
   }
   for (int64_t r = 0; r < repeat; ++r) {
-    const uint8_t* qp[4];
-    uint32_t pos[4] = {0, 0, 0, 0};
+    const uint8_t* qp[4] = {nullptr, nullptr, nullptr, nullptr};
     for (uint32_t q = 0; q < queues; ++q) {
       qp[q] = src[q]->ptr + uint64_t(r) * rep_bytes;
-      float prev = __builtin_inff();
-      for (uint32_t i = 0; i < count[q]; ++i) {
-        const float s = ScoreOf(dt, qp[q] + uint64_t(i) * kPair);
-        if (s != s) Fail("%s queue %u element %u: the score is NaN", instr, q + 1, i);
-        if (s > prev)
-          Fail("%s queue %u is not sorted: element %u (%g) is greater than element %u (%g); MrgSort merges "
-               "queues that are already sorted in descending order", instr, q + 1, i, double(s), i - 1,
-               double(prev));
-        prev = s;
-      }
+      if (dt == DT::F32) CheckQueueSorted<float>(instr, q, qp[q], count[q]);
+      else CheckQueueSorted<half>(instr, q, qp[q], count[q]);
     }
     uint8_t* out = d.ptr + uint64_t(r) * rep_bytes;
-    for (;;) {
-      int best = -1;
-      float bs = 0.0f;
-      bool exhausted = false;
-      for (uint32_t q = 0; q < queues; ++q) {
-        if (pos[q] == count[q]) {
-          exhausted = true;
-          continue;
-        }
-        const float s = ScoreOf(dt, qp[q] + uint64_t(pos[q]) * kPair);
-        if (best < 0 || s > bs) {  // strictly greater: ties go to the lower-numbered queue
-          best = int(q);
-          bs = s;
-        }
-      }
-      if (best < 0 || (exhausted && exhausted_suspension)) break;
-      std::memcpy(out, qp[best] + uint64_t(pos[best]) * kPair, kPair);
-      (void)esz;
-      out += kPair;
-      ++pos[best];
-    }
-    for (uint32_t q = 0; q < queues; ++q) sorted_num[q] = pos[q];
+    if (dt == DT::F32) Merge<float>(qp, count, queues, exhausted_suspension, out, sorted_num);
+    else Merge<half>(qp, count, queues, exhausted_suspension, out, sorted_num);
   }
   LocalCore().counters.vector_elem_ops += total * uint64_t(repeat) * 2;
 }

@@ -34,6 +34,10 @@ using FillFn = void (*)(void* d, const void* s, size_t n);  // s -> one element
 using GatherMaskFn = void (*)(void* d, const void* a, const uint8_t* bits, size_t n);
 // rows x `len` bytes from s (row step s_step) to d (row step d_step), touching no byte outside the rows.
 using CopyRowsFn = void (*)(uint8_t* d, size_t d_step, const uint8_t* s, size_t s_step, size_t len, size_t rows);
+// Sort32 ranks: for each block of 32 float scores (no NaN), rank[i] = the number of scores greater than
+// s[i] plus the equal ones before it (the stable descending position). Returns the first NaN's element
+// (or SIZE_MAX, then every block is ranked).
+using SortRankFn = size_t (*)(uint8_t* rank, const float* s, size_t blocks);
 constexpr int kNumRound = 7;
 
 struct Table {
@@ -52,6 +56,7 @@ struct Table {
   FillFn fill[2] = {};
   GatherMaskFn gather_mask[2] = {};  // [0] 16-bit, [1] 32-bit elements
   CopyRowsFn copy_rows = nullptr;
+  SortRankFn sort32_rank = nullptr;
 };
 
 void FillGeneric(Table& t);  // every entry, portable code

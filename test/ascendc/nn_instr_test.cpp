@@ -234,6 +234,18 @@ static void CaseBench() {
     time("SelectS", [&] { Select(z, m, x, 0.0f, SELMODE::VSEL_TENSOR_SCALAR_MODE, n); });
     time("Gather", [&] { Gather(z, x, off, 0u, n); });
     time("Scatter", [&] { Scatter(z, x, off, 0u, n); });
+    // The sort instructions: 128 blocks of Sort32, then a 4-queue merge of 4 x 1024.
+    auto pairs = b.Get<float>()[5 * n];
+    auto merged = b.Get<float>()[7 * n];
+    for (int i = 0; i < n; ++i) x.SetValue(i, float((i * 7919) % 1013));
+    time("Sort32", [&] { Sort32(pairs, x, off, n / 32); });
+    for (int q = 0; q < 4; ++q)
+      for (int i = 0; i < 1024; ++i) pairs.SetValue(q * 2048 + 2 * i, float(4096 - i * 4 - q));
+    const uint16_t cnt[4] = {1024, 1024, 1024, 1024};
+    uint32_t got[4];
+    time("MrgSort", [&] {
+      MrgSort<float>(merged, MrgSortSrcList<float>(pairs, pairs[2048], pairs[4096], pairs[6144]), cnt, got, 0b1111, 1);
+    });
   });
 }
 
