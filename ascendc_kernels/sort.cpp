@@ -49,6 +49,18 @@ SortTiling sort_merge_tiling(const SortTiling& first, uint32_t run, const SocInf
   return t;
 }
 
+SortDigitTiling sort_digit_tiling(uint64_t n, bool wide, uint32_t digit, const SocInfo& soc) {
+  SortDigitTiling t;
+  t.n = n;
+  t.wide = wide ? 1 : 0;
+  t.digit = digit;
+  const ItemSplit sp = SplitItems(CeilDivU<uint64_t>(n, kSortDigitChunk), n * (wide ? 8 : 4), soc.vector_cores,
+                                  64 * 1024);
+  t.per_core = sp.per_core * kSortDigitChunk;
+  t.block_dim = sp.block_dim;
+  return t;
+}
+
 }  // namespace npu_kernels
 
 namespace {
@@ -439,7 +451,83 @@ class SortKernel {
   GlobalTensor<float> wsIn_, wsOut_;
 };
 
+// Digit `digit` of each integer as a float (see sort.h): the element's 32-bit word holding it (int64:
+// the low or high word, picked out of the interleaved pair with GatherMask), shifted, widened.
+class SortDigitKernel {
+ public:
+  __aicore__ inline void Init(GM_ADDR x, GM_ADDR out, const npu_kernels::SortDigitTiling& t) {
+    t_ = t;
+    const uint32_t words = t.wide ? 2 : 1;
+    xGm_.SetGlobalBuffer(reinterpret_cast<__gm__ int32_t*>(x), t.n * words);
+    oGm_.SetGlobalBuffer(reinterpret_cast<__gm__ float*>(out), t.n);
+    pipe_.InitBuffer(in_, kChunk * 4 * words);
+    pipe_.InitBuffer(word_, kChunk * 4);
+    pipe_.InitBuffer(val_, kChunk * 4);
+    if (t.wide) {  // every other word: the low words (digits 0, 1) or the high words (2, 3)
+      pipe_.InitBuffer(pat_, kChunk / 4);
+      LocalTensor<uint32_t> pat = pat_.Get<uint32_t>();
+      const uint32_t bits = t.digit < 2 ? 0x55555555u : 0xAAAAAAAAu;
+      for (uint32_t i = 0; i < kChunk / 16; ++i) pat.SetValue(i, bits);
+    }
+  }
+
+  __aicore__ inline void Process() {
+    const uint64_t b0 = uint64_t(GetBlockIdx()) * t_.per_core;
+    uint64_t b1 = b0 + t_.per_core;
+    if (b1 > t_.n) b1 = t_.n;
+    const uint32_t words = t_.wide ? 2 : 1;
+    const bool top = t_.digit == (t_.wide ? 3u : 1u), high = t_.digit % 2 == 1;
+    for (uint64_t base = b0; base < b1; base += kChunk) {
+      const uint32_t cnt = uint32_t(b1 - base < kChunk ? b1 - base : kChunk);
+      const uint32_t c64 = (cnt + 63) / 64 * 64;
+      SyncVToMte2();
+      SyncMte3ToMte2();
+      LocalTensor<int32_t> in = in_.Get<int32_t>();
+      DataCopyPad(in, xGm_[base * words], DataCopyExtParams(1, cnt * 4 * words, 0, 0, 0),
+                  DataCopyPadExtParams<int32_t>(false, 0, 0, 0));
+      SyncMte2ToV();
+      SyncSToV();
+      LocalTensor<int32_t> w = in;
+      if (t_.wide) {
+        uint64_t kept = 0;
+        w = word_.Get<int32_t>();
+        GatherMask(w, in, pat_.Get<uint32_t>(), true, cnt * 2, GatherMaskParams(1, 1, 0, 0), kept);
+      }
+      LocalTensor<int32_t> d = val_.Get<int32_t>();
+      LocalTensor<uint32_t> du = d.ReinterpretCast<uint32_t>();
+      if (top) {
+        ShiftRight(d, w, int32_t(16), int32_t(c64));  // arithmetic: the signed top digit
+      } else if (high) {
+        ShiftRight(du, w.ReinterpretCast<uint32_t>(), uint32_t(16), int32_t(c64));
+      } else {
+        ShiftLeft(du, w.ReinterpretCast<uint32_t>(), uint32_t(16), int32_t(c64));
+        ShiftRight(du, du, uint32_t(16), int32_t(c64));
+      }
+      LocalTensor<float> f = d.ReinterpretCast<float>();
+      Cast(f, d, RoundMode::CAST_NONE, c64);  // |digit| < 2^16: exact
+      SyncVToMte3();
+      DataCopyPad(oGm_[base], f, DataCopyExtParams(1, cnt * 4, 0, 0, 0));
+    }
+  }
+
+ private:
+  static constexpr uint32_t kChunk = npu_kernels::kSortDigitChunk;
+  __aicore__ inline void SyncMte3ToMte2() { SyncPipes<HardEvent::MTE3_MTE2>(); }
+  npu_kernels::SortDigitTiling t_{};
+  TPipe pipe_;
+  TBuf<TPosition::VECCALC> in_, word_, val_, pat_;
+  GlobalTensor<int32_t> xGm_;
+  GlobalTensor<float> oGm_;
+};
+
 }  // namespace
+
+extern "C" __global__ __aicore__ void sort_digit_kernel(GM_ADDR x, GM_ADDR out, GM_ADDR tiling) {
+  GET_TILING_DATA_WITH_STRUCT(npu_kernels::SortDigitTiling, t, tiling);
+  SortDigitKernel op;
+  op.Init(x, out, t);
+  op.Process();
+}
 
 extern "C" __global__ __aicore__ void sort_kernel(GM_ADDR x, GM_ADDR values, GM_ADDR indices, GM_ADDR ws_in,
                                                   GM_ADDR ws_out, GM_ADDR tiling) {

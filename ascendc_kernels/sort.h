@@ -46,7 +46,23 @@ SortTiling sort_tiling(uint64_t rows, uint32_t n, bool descending, uint32_t dtyp
 // The merge pass that turns runs of `run` structures into runs of 4·run.
 SortTiling sort_merge_tiling(const SortTiling& first, uint32_t run, const SocInfo& soc);
 
+// Integer keys are sorted as 16-bit digits, least significant first (an LSD radix sort whose passes are
+// the stable float sort above): the digit kernel writes digit `digit` of each int32 / int64 element as
+// a float — unsigned for the lower digits, signed for the top one — exact in float.
+struct SortDigitTiling {
+  uint64_t n = 0, per_core = 0;
+  uint32_t wide = 0;   // int64 (4 digits) rather than int32 (2)
+  uint32_t digit = 0;  // 0 = least significant
+  uint32_t block_dim = 1;
+};
+constexpr uint32_t kSortDigitChunk = 4096;
+
+SortDigitTiling sort_digit_tiling(uint64_t n, bool wide, uint32_t digit, const SocInfo& soc);
+
 }  // namespace npu_kernels
+
+// x: int32 or int64 [n]; out: float [n].
+extern "C" void sort_digit_kernel(uint8_t* x, uint8_t* out, uint8_t* tiling);
 
 // x, values: [rows, n] of the dtype; indices: int64 [rows, n]; ws_in / ws_out: rows·n structures of
 // 8 bytes (phase 0 with one tile per row and phase 1's final pass leave ws_out unused).

@@ -2,9 +2,12 @@
 // float16 / bfloat16 along any dim — always stable, so `stable=True` and the default agree with the CPU.
 // Rows of up to kSortTile elements are sorted in one launch; longer rows are sorted in tiles into a
 // workspace and merged in passes of four runs (one launch each). The sorted dim is moved last with one
-// device copy when it is not already. Integer and bool tensors take the CPU fallback: the sort
-// instructions compare half / float scores, which cannot order integers beyond 2^24 exactly.
+// device copy when it is not already. The sort instructions compare half / float scores, exact for
+// integers below 2^24 only: int32 / int64 keys are sorted as an LSD radix sort over 16-bit digits (the
+// digit kernel writes each digit as a float; each pass is the stable float sort of the digits, gathered
+// in the order of the passes before), int16 / int8 / uint8 / bool as their exact float values.
 #include <ATen/core/Tensor.h>
+#include <ATen/ops/gather.h>
 #include <ATen/ops/zeros.h>
 #include <torch/library.h>
 
@@ -20,6 +23,7 @@
 namespace torch_ops_nn {
 
 TORCH_OPS_NN_REGISTER_KERNEL(sort_kernel);
+TORCH_OPS_NN_REGISTER_KERNEL(sort_digit_kernel);
 
 namespace {
 
@@ -56,13 +60,52 @@ void LaunchSort(const at::Tensor& x, uint64_t rows, uint32_t n, bool descending,
   }
 }
 
+// Digit `digit` (16 bits, least significant = 0) of each element of the contiguous int32 / int64 x, as float.
+at::Tensor DigitScores(const at::Tensor& x, uint32_t digit, c10::DeviceIndex dev) {
+  at::Tensor out = NpuEmpty(x.sizes(), c10::kFloat, dev);
+  const auto t = npu_kernels::sort_digit_tiling(uint64_t(x.numel()), x.scalar_type() == c10::kLong, digit,
+                                                SocInfoFor(dev));
+  LaunchKernel(KernelLaunch{"sort_digit_kernel", ascendc_host::CoreType::AIV, t.block_dim, dev}, &sort_digit_kernel,
+               t, x.data_ptr(), out.data_ptr());
+  return out;
+}
+
+// The stable sort of the rows of the contiguous integer x [.., n] (see the file comment).
+std::tuple<at::Tensor, at::Tensor> SortIntegers(const at::Tensor& x, uint64_t rows, uint32_t n, bool descending,
+                                                c10::DeviceIndex dev) {
+  auto sort_float = [&](const at::Tensor& key) {
+    at::Tensor kv = NpuEmpty(key.sizes(), c10::kFloat, dev), p = NpuEmpty(key.sizes(), c10::kLong, dev);
+    LaunchSort(key, rows, n, descending, kv, p, dev);
+    return std::make_tuple(kv, p);
+  };
+  const c10::ScalarType t = x.scalar_type();
+  if (t != c10::kInt && t != c10::kLong) {  // exact as floats
+    auto [kv, p] = sort_float(x.to(c10::kFloat));
+    return {kv.to(t), p};
+  }
+  at::Tensor perm;
+  const uint32_t digits = t == c10::kLong ? 4 : 2;
+  for (uint32_t d = 0; d < digits; ++d) {
+    at::Tensor key = DigitScores(x, d, dev);
+    if (perm.defined()) key = at::gather(key, -1, perm);
+    at::Tensor p = std::get<1>(sort_float(key));
+    perm = perm.defined() ? at::gather(perm, -1, p) : p;
+  }
+  return {at::gather(x, -1, perm), perm};
+}
+
+bool SortNative(c10::ScalarType t) {
+  return IsNpuFloat(t) || t == c10::kInt || t == c10::kLong || t == c10::kShort || t == c10::kChar ||
+         t == c10::kByte || t == c10::kBool;
+}
+
 std::tuple<at::Tensor&, at::Tensor&> sort_values_npu(const at::Tensor& self, std::optional<bool> stable, int64_t dim,
                                                      bool descending, at::Tensor& values, at::Tensor& indices) {
   const char* op = "sort";
   const c10::DeviceIndex dev = CheckSameNpuDevice(op, {{"self", &self}, {"values", &values}, {"indices", &indices}});
   dim = WrapDim(op, dim, self.dim());
   const int64_t n = self.dim() == 0 ? 1 : self.size(dim);
-  const bool native = IsNpuFloat(self.scalar_type()) && n <= int64_t(INT32_MAX);
+  const bool native = SortNative(self.scalar_type()) && n <= int64_t(INT32_MAX);
   if (!native) {
     CallCpuFallback("aten::sort", "values_stable", {self, stable, dim, descending, values, indices});
     return {values, indices};
@@ -74,8 +117,14 @@ std::tuple<at::Tensor&, at::Tensor&> sort_values_npu(const at::Tensor& self, std
   }
   const bool last = dim == self.dim() - 1;
   const at::Tensor x = last ? Contiguous(self) : self.movedim(dim, -1).contiguous();
-  at::Tensor v = NpuEmpty(x.sizes(), x.scalar_type(), dev), i = NpuEmpty(x.sizes(), c10::kLong, dev);
-  LaunchSort(x, uint64_t(x.numel() / n), uint32_t(n), descending, v, i, dev);
+  at::Tensor v, i;
+  if (IsNpuFloat(x.scalar_type())) {
+    v = NpuEmpty(x.sizes(), x.scalar_type(), dev);
+    i = NpuEmpty(x.sizes(), c10::kLong, dev);
+    LaunchSort(x, uint64_t(x.numel() / n), uint32_t(n), descending, v, i, dev);
+  } else {
+    std::tie(v, i) = SortIntegers(x, uint64_t(x.numel() / n), uint32_t(n), descending, dev);
+  }
   if (!last) {
     v = v.movedim(-1, dim);
     i = i.movedim(-1, dim);

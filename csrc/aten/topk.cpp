@@ -1,7 +1,9 @@
 // topk on npu: the topk kernel (ascendc_kernels/topk.h) for float32 / float16 / bfloat16 rows of at most
-// kTopkMaxR elements and k <= kTopkMaxK (e.g. top-5 accuracy over 1000 classes); other cases take the
-// CPU fallback. The reduced dim is moved last with one device copy when it is not already.
+// kTopkMaxR elements and k <= kTopkMaxK (e.g. top-5 accuracy over 1000 classes); longer rows or larger k
+// and integer dtypes take the first k of the npu sort (stable: equal values in index order). The reduced
+// dim is moved last with one device copy when it is not already.
 #include <ATen/core/Tensor.h>
+#include <ATen/ops/sort.h>
 #include <torch/library.h>
 
 #include <tuple>
@@ -26,10 +28,12 @@ std::tuple<at::Tensor&, at::Tensor&> topk_values_npu(const at::Tensor& self, c10
   dim = WrapDim(op, dim, self.dim());
   const int64_t R = self.dim() == 0 ? 1 : self.size(dim);
   TORCH_CHECK(k >= 0 && k <= R, "selected index k out of range");
-  const bool native = self.dim() > 0 && IsNpuFloat(self.scalar_type()) && R <= npu_kernels::kTopkMaxR &&
-                      k <= npu_kernels::kTopkMaxK && k > 0 && self.numel() > 0;
-  if (!native) {
-    CallCpuFallback("aten::topk", "values", {self, k_s, dim, largest, sorted, values, indices});
+  const bool kernel = IsNpuFloat(self.scalar_type()) && self.dim() > 0 && R <= npu_kernels::kTopkMaxR && k <= npu_kernels::kTopkMaxK && k > 0 &&
+                      self.numel() > 0;
+  if (!kernel) {  // the first k of the sorted rows (integers: the radix sort; other dtypes: the CPU fallback)
+    auto [sv, si] = at::sort(self, /*stable=*/true, dim, /*descending=*/largest);
+    CopyToOut(op, sv.narrow(dim, 0, k), values);
+    CopyToOut(op, si.narrow(dim, 0, k), indices);
     return {values, indices};
   }
   // Rows along the last dim.

@@ -1,7 +1,7 @@
 """sort / argsort / msort (the sort kernel: float dtypes, any dim, stable) against the CPU's stable sort:
 values and indices exactly — ties included — for rows sorted in one UB batch, in one tile, and in tiles
-merged over one to three passes; NaN ranked above +inf as on the CPU; out=, autograd, edge shapes, bad
-input and the integer fallback."""
+merged over one to three passes; NaN ranked above +inf as on the CPU; integers (the radix sort over
+16-bit digits); out=, autograd, edge shapes, bad input and the float64 fallback."""
 import pytest
 import torch
 
@@ -113,6 +113,27 @@ def test_sort_backward_matches_cpu():
     assert torch.equal(xn.grad.cpu(), xc.grad)
 
 
-def test_integer_sort_is_a_cpu_fallback():
+def _int_data(shape, dtype, seed):
+    g = torch.Generator().manual_seed(seed)
+    if dtype == torch.bool:
+        return torch.rand(shape, generator=g) < 0.5
+    info = torch.iinfo(dtype)
+    x = torch.randint(info.min, info.max, shape, generator=g, dtype=dtype)
+    if dtype in (torch.int32, torch.int64):  # small values (ties, equal high digits) among the full range
+        x.view(-1)[::3] = torch.randint(-5, 5, x.view(-1)[::3].shape, generator=g, dtype=dtype)
+        x.view(-1)[:4] = torch.tensor([info.min, info.max, 0, -1], dtype=dtype)
+    return x
+
+
+@pytest.mark.parametrize("dtype", [torch.int32, torch.int64, torch.int16, torch.int8, torch.uint8, torch.bool])
+@pytest.mark.parametrize("shape,dim", [((7, 3000), 1), ((40, 9), 0), ((9000,), 0)])
+@pytest.mark.parametrize("descending", [False, True])
+def test_integer_sort_radix_over_digits_matches_cpu(dtype, shape, dim, descending):
+    # int32 / int64: 16-bit digits, least significant first, each pass a stable float sort; smaller
+    # integers and bool: their exact float values.
+    _check(_int_data(shape, dtype, seed=shape[0]), dim, descending)
+
+
+def test_float64_sort_is_a_cpu_fallback():
     with pytest.raises(NotImplementedError, match="sort"):
-        torch.sort(torch.arange(5, device="npu"))
+        torch.sort(torch.randn(5, dtype=torch.float64).to("npu"))

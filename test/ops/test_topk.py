@@ -1,4 +1,5 @@
-"""topk (the topk kernel: float dtypes, rows up to 8192, k up to 64) against the CPU: values exactly,
+"""topk (the topk kernel: float dtypes, rows up to 8192, k up to 64; beyond, the first k of the npu sort)
+against the CPU: values exactly,
 indices pointing at those values (tie order is unspecified in PyTorch too), largest and smallest, any
 dim, NaN counted as the largest and -inf kept, out=, and the fallback beyond the native limits."""
 import pytest
@@ -33,5 +34,31 @@ def test_topk_special_values_out_and_fallback():
     assert torch.equal(v.cpu(), torch.tensor([9.0, 8.0, 7.0])) and torch.equal(i.cpu(), torch.tensor([9, 8, 7]))
     with pytest.raises(RuntimeError, match="selected index k out of range"):
         torch.topk(torch.ones(3, device="npu"), 4)
-    with pytest.raises(NotImplementedError, match="topk"):  # k beyond the native limit: the CPU fallback
-        torch.topk(torch.randn(100).to("npu"), 65)
+    with pytest.raises(NotImplementedError, match="sort"):  # float64: the CPU fallback (through sort)
+        torch.topk(torch.randn(100, dtype=torch.float64).to("npu"), 5)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16])
+@pytest.mark.parametrize("shape,k,dim", [((4, 300), 65, 1), ((20000,), 10, 0), ((3, 9000), 100, -1), ((50, 7), 0, 0),
+                                         ((6, 200), 200, 1)])
+@pytest.mark.parametrize("largest", [True, False])
+def test_topk_beyond_the_kernel_takes_the_npu_sort(dtype, shape, k, dim, largest):
+    g = torch.Generator().manual_seed(5)
+    x = torch.randint(-50, 50, shape, generator=g).to(dtype)  # ties: the sort keeps them in index order
+    x.view(-1)[::97] = float("nan")
+    want_v, want_i = torch.sort(x, dim=dim, descending=largest, stable=True)
+    got_v, got_i = torch.topk(x.to("npu"), k, dim, largest)
+    torch.testing.assert_close(got_v.cpu(), want_v.narrow(dim, 0, k), rtol=0, atol=0, equal_nan=True)
+    assert torch.equal(got_i.cpu(), want_i.narrow(dim, 0, k))
+    cpu_v = torch.topk(x, k, dim, largest)[0]  # and the same values as the CPU's topk
+    torch.testing.assert_close(got_v.cpu(), cpu_v, rtol=0, atol=0, equal_nan=True)
+
+
+@pytest.mark.parametrize("dtype", [torch.int32, torch.int64, torch.uint8])
+def test_integer_topk_takes_the_npu_radix_sort(dtype):
+    g = torch.Generator().manual_seed(3)
+    x = torch.randint(0, 200, (16, 500), generator=g).to(dtype)
+    for largest in (True, False):
+        want_v, want_i = torch.sort(x, dim=1, descending=largest, stable=True)
+        got_v, got_i = torch.topk(x.to("npu"), 7, 1, largest)
+        assert torch.equal(got_v.cpu(), want_v[:, :7]) and torch.equal(got_i.cpu(), want_i[:, :7])
