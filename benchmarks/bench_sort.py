@@ -1,4 +1,5 @@
-"""Sorting: npu (the sort kernel: Sort32 + MrgSort in UB, merge passes over GM for long rows) vs PyTorch CPU.
+"""Sorting: npu (the sort kernel: Sort32 + MrgSort in UB, merge passes over GM for long rows; integers as
+a radix sort over 16-bit digits; topk beyond its kernel, median and unique over the sort) vs PyTorch CPU.
 
     python benchmarks/bench_sort.py [--min-time 0.5]
 
@@ -37,6 +38,14 @@ def main() -> None:
         ("argsort (4096,256) dim 0", "torch.argsort(x, dim=0)", dict(x=torch.randn(4096, 256, generator=g))),
         ("sort 64K", "torch.sort(x)", dict(x=torch.randn(1 << 16, generator=g))),
         ("sort 1M", "torch.sort(x)", dict(x=torch.randn(1 << 20, generator=g))),
+        ("argsort int64 1M (radix: 4 digit passes)", "torch.argsort(x)",
+         dict(x=torch.randint(-(1 << 62), 1 << 62, (1 << 20,), generator=g))),
+        ("argsort int32 (1024,1000) dim 1", "torch.argsort(x, dim=1)",
+         dict(x=torch.randint(-(1 << 30), 1 << 30, (1024, 1000), generator=g, dtype=torch.int32))),
+        ("topk k=100 of (64,50000)", "torch.topk(x, 100, dim=1)", dict(x=torch.randn(64, 50000, generator=g))),
+        ("median (1024,1000) dim 1", "torch.median(x, dim=1)", dict(x=torch.randn(1024, 1000, generator=g))),
+        ("unique 1M int64 (return_counts)", "torch.unique(x, return_counts=True)",
+         dict(x=torch.randint(0, 1000, (1 << 20,), generator=g))),
     ]
     print(f"{torch.get_num_threads()} CPU threads, {torch_ops_nn._C._host_threads()} npu host threads")
     print(f"{'case':<40}{'CPU ms':>10}{'npu ms':>10}{'npu/CPU':>10}")

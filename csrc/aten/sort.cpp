@@ -3,11 +3,16 @@
 // Rows of up to kSortTile elements are sorted in one launch; longer rows are sorted in tiles into a
 // workspace and merged in passes of four runs (one launch each). The sorted dim is moved last with one
 // device copy when it is not already. The sort instructions compare half / float scores, exact for
-// integers below 2^24 only: int32 / int64 keys are sorted as an LSD radix sort over 16-bit digits (the
-// digit kernel writes each digit as a float; each pass is the stable float sort of the digits, gathered
-// in the order of the passes before), int16 / int8 / uint8 / bool as their exact float values.
+// integers below 2^24 only: int32 / int64 keys beyond that are sorted as an LSD radix sort over 16-bit
+// digits (the digit kernel writes each digit as a float; each pass is the stable float sort of the
+// digits, gathered in the order of the passes before); int16 / int8 / uint8 / bool, and int32 / int64
+// tensors whose values all lie within 2^24, sort as their exact float values.
 #include <ATen/core/Tensor.h>
+#include <ATen/ops/any.h>
 #include <ATen/ops/gather.h>
+#include <ATen/ops/ge.h>
+#include <ATen/ops/le.h>
+#include <ATen/ops/logical_or.h>
 #include <ATen/ops/zeros.h>
 #include <torch/library.h>
 
@@ -79,7 +84,11 @@ std::tuple<at::Tensor, at::Tensor> SortIntegers(const at::Tensor& x, uint64_t ro
     return std::make_tuple(kv, p);
   };
   const c10::ScalarType t = x.scalar_type();
-  if (t != c10::kInt && t != c10::kLong) {  // exact as floats
+  // Exact as floats: the small integer dtypes always, int32 / int64 when every |value| < 2^24 (one flag
+  // read back from the device: ids and labels usually are, and one pass beats two or four).
+  const int64_t lim = int64_t(1) << 24;
+  if ((t != c10::kInt && t != c10::kLong) ||
+      !at::logical_or(at::ge(x, lim), at::le(x, -lim)).any().item<bool>()) {
     auto [kv, p] = sort_float(x.to(c10::kFloat));
     return {kv.to(t), p};
   }
