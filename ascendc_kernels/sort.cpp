@@ -9,10 +9,12 @@ using namespace AscendC;
 
 namespace npu_kernels {
 
-SortTiling sort_tiling(uint64_t rows, uint32_t n, bool descending, uint32_t dtype, const SocInfo& soc) {
+SortTiling sort_tiling(uint64_t rows, uint32_t n, uint32_t limit, bool descending, uint32_t dtype,
+                       const SocInfo& soc) {
   SortTiling t;
   t.rows = rows;
   t.n = n;
+  t.limit = limit < n ? limit : n;
   t.dtype = dtype;
   t.descending = descending ? 1 : 0;
   t.phase = 0;
@@ -85,8 +87,8 @@ class SortKernel {
     esz_ = dt_ == EwDType::F32 ? 4 : 2;
     const uint64_t total = t.rows * t.n;
     xGm_.SetGlobalBuffer(reinterpret_cast<__gm__ uint8_t*>(x), total * esz_);
-    vGm_.SetGlobalBuffer(reinterpret_cast<__gm__ uint8_t*>(values), total * esz_);
-    iGm_.SetGlobalBuffer(reinterpret_cast<__gm__ int64_t*>(indices), total);
+    vGm_.SetGlobalBuffer(reinterpret_cast<__gm__ uint8_t*>(values), t.rows * t.limit * esz_);
+    iGm_.SetGlobalBuffer(reinterpret_cast<__gm__ int64_t*>(indices), t.rows * t.limit);
     if (ws_in != nullptr) wsIn_.SetGlobalBuffer(reinterpret_cast<__gm__ float*>(ws_in), total * 2);
     if (ws_out != nullptr) wsOut_.SetGlobalBuffer(reinterpret_cast<__gm__ float*>(ws_out), total * 2);
     if (t.phase == 0) {
@@ -168,14 +170,15 @@ class SortKernel {
     Cast(idx64, idx.ReinterpretCast<int32_t>(), RoundMode::CAST_NONE, c);
     LocalTensor<uint8_t> vbytes = ToOutDtype(val, c64);
     SyncVToMte3();
-    const uint32_t vs = (t_.slot * esz_ - Align(t_.n * esz_, 32)) / 32;
-    const uint32_t is = (t_.slot * 8 - Align(t_.n * 8, 32)) / 32;
-    DataCopyPad(vGm_[row0 * t_.n * esz_], vbytes, DataCopyExtParams(uint16_t(nr), t_.n * esz_, vs, 0, 0));
-    DataCopyPad(iGm_[row0 * t_.n], idx64, DataCopyExtParams(uint16_t(nr), t_.n * 8, is, 0, 0));
+    const uint32_t L = t_.limit;
+    const uint32_t vs = (t_.slot * esz_ - Align(L * esz_, 32)) / 32;
+    const uint32_t is = (t_.slot * 8 - Align(L * 8, 32)) / 32;
+    DataCopyPad(vGm_[row0 * L * esz_], vbytes, DataCopyExtParams(uint16_t(nr), L * esz_, vs, 0, 0));
+    DataCopyPad(iGm_[row0 * L], idx64, DataCopyExtParams(uint16_t(nr), L * 8, is, 0, 0));
     // A row whose output holds +inf (first for descending, last for ascending) may hold NaN too.
     SyncVToS();
     for (uint32_t r = 0; r < nr; ++r) {
-      const float v = val.GetValue(r * t_.slot + (t_.descending ? 0 : t_.n - 1));
+      const float v = val.GetValue(r * t_.slot + (t_.descending ? 0 : L - 1));
       if (v == kInf) FixRow(row0 + r);
     }
     SyncMte3ToV();
@@ -193,7 +196,8 @@ class SortKernel {
     Adds(idx, iota_.Get<int32_t>(), int32_t(base), int32_t(kSortTile));
     LocalTensor<float> sorted = SortSlots(idx.ReinterpretCast<uint32_t>(), kSortTile);
     SyncVToMte3();
-    DataCopyPad(wsOut_[(row * t_.n + base) * 2], sorted, DataCopyExtParams(1, cnt * 8, 0, 0, 0));
+    const uint32_t keep = cnt < t_.limit ? cnt : t_.limit;  // a run's first `limit` structures
+    DataCopyPad(wsOut_[(row * t_.n + base) * 2], sorted, DataCopyExtParams(1, keep * 8, 0, 0, 0));
     SyncMte3ToV();
     SyncMte3ToMte2();
   }
@@ -278,15 +282,19 @@ class SortKernel {
     for (uint32_t q = 0; q < 4; ++q) {
       const uint64_t s = (g * 4 + q) * t_.run;
       if (s >= t_.n) break;
+      uint64_t len = s + t_.run < t_.n ? t_.run : t_.n - s;
+      if (len > t_.limit) len = t_.limit;  // only the first `limit` of a run were kept
       pos[q] = s;
-      end[q] = s + t_.run < t_.n ? s + t_.run : t_.n;
+      end[q] = s + len;
       ++nq;
     }
-    uint64_t out = g * 4 * t_.run;  // output position within the row
+    const uint64_t out0 = g * 4 * t_.run;  // output position within the row
+    uint64_t out = out0;
+    const uint64_t cap = out0 + t_.limit;  // this unit's last output position (exclusive)
     float first = 0.0f, last = 0.0f;
     bool any = false;
     LocalTensor<float> merged = pa_.Get<float>();
-    while (nq >= 2) {
+    while (nq >= 2 && out < cap) {
       uint16_t cnt[4] = {0, 0, 0, 0};
       SyncVToMte2();
       SyncSToMte2();
@@ -308,7 +316,8 @@ class SortKernel {
                            cnt, taken, valid, 1);
       uint32_t produced = 0;
       for (uint32_t q = 0; q < nq; ++q) produced += taken[q];
-      Emit(merged, produced, rbase, out, first, last, any);
+      if (out + produced > cap) produced = uint32_t(cap - out);
+      Emit(merged, produced, row, out, first, last, any);
       out += produced;
       // Advance; drop the queues that are used up (keeping queue order, which keeps ties stable).
       uint32_t k = 0;
@@ -323,6 +332,7 @@ class SortKernel {
       nq = k;
     }
     if (nq == 1) {  // the rest of one queue, in windows
+      if (end[0] - pos[0] > cap - out) end[0] = pos[0] + (cap - out);
       while (pos[0] < end[0]) {
         const uint64_t left = end[0] - pos[0];
         const uint32_t n = uint32_t(left < 4 * kSortWindow ? left : 4 * kSortWindow);
@@ -333,7 +343,7 @@ class SortKernel {
                     DataCopyPadExtParams<float>(false, 0, 0, 0));
         SyncMte2ToV();
         SyncMte2ToS();
-        Emit(merged, n, rbase, out, first, last, any);
+        Emit(merged, n, row, out, first, last, any);
         out += n;
         pos[0] += n;
       }
@@ -344,10 +354,11 @@ class SortKernel {
   }
 
   // `n` merged structures to output position `out` of the row: structures (inner pass) or values and
-  // indices (final pass; first / last track the first and last value of the row).
-  __aicore__ inline void Emit(const LocalTensor<float>& merged, uint32_t n, uint64_t rbase, uint64_t out, float& first,
+  // indices (final pass; first / last track the first and last value written).
+  __aicore__ inline void Emit(const LocalTensor<float>& merged, uint32_t n, uint64_t row, uint64_t out, float& first,
                               float& last, bool& any) {
     if (n == 0) return;
+    const uint64_t rbase = row * t_.n;
     if (!t_.final_pass) {
       SyncVToMte3();
       DataCopyPad(wsOut_[(rbase + out) * 2], merged, DataCopyExtParams(1, n * 8, 0, 0, 0));
@@ -367,8 +378,9 @@ class SortKernel {
     last = val.GetValue(n - 1);
     any = true;
     SyncVToMte3();
-    DataCopyPad(vGm_[(rbase + out) * esz_], vbytes, DataCopyExtParams(1, n * esz_, 0, 0, 0));
-    DataCopyPad(iGm_[rbase + out], idx64, DataCopyExtParams(1, n * 8, 0, 0, 0));
+    const uint64_t obase = row * t_.limit;
+    DataCopyPad(vGm_[(obase + out) * esz_], vbytes, DataCopyExtParams(1, n * esz_, 0, 0, 0));
+    DataCopyPad(iGm_[obase + out], idx64, DataCopyExtParams(1, n * 8, 0, 0, 0));
   }
 
   // ------------------------------------------------------------------ NaN / +inf fix-up
@@ -389,9 +401,9 @@ class SortKernel {
   }
 
   // The row's NaN (nan) or +inf entries in index order: counted, and written from output position `pos`
-  // when `write`; returns pos + their count.
+  // when `write` (those that land before `limit`); returns pos + their count.
   __aicore__ inline uint64_t Sweep(uint64_t row, bool nan, uint64_t pos, bool write) {
-    const uint64_t rbase = row * t_.n;
+    const uint64_t rbase = row * t_.n, obase = row * t_.limit;
     LocalTensor<float> w = fVal_.Get<float>();
     LocalTensor<uint8_t> bits = fBits_.Get<uint8_t>();
     LocalTensor<int32_t> sel = fSel_.Get<int32_t>();
@@ -412,10 +424,11 @@ class SortKernel {
       uint64_t kept = 0;
       GatherMask(sel, fIota_.Get<int32_t>(), bits.ReinterpretCast<uint32_t>(), true, cnt, GatherMaskParams(1, 1, 0, 0),
                  kept);
-      if (kept == 0 || !write) {
+      if (kept == 0 || !write || pos >= t_.limit) {
         pos += kept;
         continue;
       }
+      const uint32_t wn = uint32_t(pos + kept <= t_.limit ? kept : t_.limit - pos);  // entries to write
       LocalTensor<float> v = fOut_.Get<float>();
       uint64_t kv = 0;
       GatherMask(v, w, bits.ReinterpretCast<uint32_t>(), true, cnt, GatherMaskParams(1, 1, 0, 0), kv);
@@ -431,8 +444,8 @@ class SortKernel {
         vb = h;
       }
       SyncVToMte3();
-      DataCopyPad(iGm_[rbase + pos], s64, DataCopyExtParams(1, uint32_t(kept) * 8, 0, 0, 0));
-      DataCopyPad(vGm_[(rbase + pos) * esz_], vb, DataCopyExtParams(1, uint32_t(kept) * esz_, 0, 0, 0));
+      DataCopyPad(iGm_[obase + pos], s64, DataCopyExtParams(1, wn * 8, 0, 0, 0));
+      DataCopyPad(vGm_[(obase + pos) * esz_], vb, DataCopyExtParams(1, wn * esz_, 0, 0, 0));
       pos += kept;
     }
     return pos;

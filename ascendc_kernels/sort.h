@@ -17,6 +17,8 @@
 // Phase 1 — merge passes over the workspace: a unit merges up to four runs of `run` structures into one
 // (4·run) with MrgSort in exhausted-suspension mode over UB windows of kSortWindow structures per
 // queue, refilling the window that ran out; the last pass writes values and indices instead.
+// With limit < n (topk) only the first `limit` structures of every run are kept and merged, so the
+// merge passes cost O(tiles · limit) rather than O(n) per pass.
 #pragma once
 #include <cstdint>
 
@@ -30,6 +32,7 @@ constexpr uint32_t kSortWindow = 1024;  // structures per queue window in a merg
 struct SortTiling {
   uint64_t rows = 0;
   uint32_t n = 0;           // row length
+  uint32_t limit = 0;       // outputs per row: the first `limit` of the sorted row (n: all; topk: k)
   uint32_t dtype = 0;       // EwDType: F32 / F16 / BF16
   uint32_t descending = 0;
   uint32_t phase = 0;       // 0: sort slots / tiles in UB; 1: a merge pass over the workspace
@@ -42,7 +45,7 @@ struct SortTiling {
   uint32_t block_dim = 1;
 };
 
-SortTiling sort_tiling(uint64_t rows, uint32_t n, bool descending, uint32_t dtype, const SocInfo& soc);
+SortTiling sort_tiling(uint64_t rows, uint32_t n, uint32_t limit, bool descending, uint32_t dtype, const SocInfo& soc);
 // The merge pass that turns runs of `run` structures into runs of 4·run.
 SortTiling sort_merge_tiling(const SortTiling& first, uint32_t run, const SocInfo& soc);
 
@@ -64,7 +67,7 @@ SortDigitTiling sort_digit_tiling(uint64_t n, bool wide, uint32_t digit, const S
 // x: int32 or int64 [n]; out: float [n].
 extern "C" void sort_digit_kernel(uint8_t* x, uint8_t* out, uint8_t* tiling);
 
-// x, values: [rows, n] of the dtype; indices: int64 [rows, n]; ws_in / ws_out: rows·n structures of
+// x: [rows, n] of the dtype; values: [rows, limit] of the dtype; indices: int64 [rows, limit]; ws_in / ws_out: rows·n structures of
 // 8 bytes (phase 0 with one tile per row and phase 1's final pass leave ws_out unused).
 extern "C" void sort_kernel(uint8_t* x, uint8_t* values, uint8_t* indices, uint8_t* ws_in, uint8_t* ws_out,
                             uint8_t* tiling);

@@ -21,6 +21,7 @@
 
 #include "aten/kernel_launch.h"
 #include "aten/op_common.h"
+#include "aten/sort_ops.h"
 #include "core/cpu_fallback.h"
 #include "elementwise.h"
 #include "sort.h"
@@ -38,11 +39,13 @@ npu_kernels::EwDType SortDType(c10::ScalarType t) {
                            : npu_kernels::EwDType::BF16;
 }
 
-// Sorts the rows of the contiguous x [rows, n] into v (same dtype) and i (int64).
-void LaunchSort(const at::Tensor& x, uint64_t rows, uint32_t n, bool descending, const at::Tensor& v,
-                const at::Tensor& i, c10::DeviceIndex dev) {
+}  // namespace
+
+void LaunchSortRows(const at::Tensor& x, uint64_t rows, uint32_t n, uint32_t limit, bool descending,
+                    const at::Tensor& v, const at::Tensor& i, c10::DeviceIndex dev) {
   const auto& soc = SocInfoFor(dev);
-  const auto first = npu_kernels::sort_tiling(rows, n, descending, uint32_t(SortDType(x.scalar_type())), soc);
+  const auto first =
+      npu_kernels::sort_tiling(rows, n, limit, descending, uint32_t(SortDType(x.scalar_type())), soc);
   auto launch = [&](const npu_kernels::SortTiling& t, void* ws_in, void* ws_out) {
     KernelLaunch l{"sort_kernel", ascendc_host::CoreType::AIV, t.block_dim, dev};
     if (LogDebugEnabled())
@@ -63,6 +66,13 @@ void LaunchSort(const at::Tensor& x, uint64_t rows, uint32_t n, bool descending,
     launch(npu_kernels::sort_merge_tiling(first, uint32_t(run), soc), in, out);
     std::swap(in, out);
   }
+}
+
+namespace {
+
+void LaunchSort(const at::Tensor& x, uint64_t rows, uint32_t n, bool descending, const at::Tensor& v,
+                const at::Tensor& i, c10::DeviceIndex dev) {
+  LaunchSortRows(x, rows, n, n, descending, v, i, dev);
 }
 
 // Digit `digit` (16 bits, least significant = 0) of each element of the contiguous int32 / int64 x, as float.

@@ -1,7 +1,8 @@
 // topk on npu: the topk kernel (ascendc_kernels/topk.h) for float32 / float16 / bfloat16 rows of at most
 // kTopkMaxR elements and k <= kTopkMaxK (e.g. top-5 accuracy over 1000 classes); longer rows or larger k
-// and integer dtypes take the first k of the npu sort (stable: equal values in index order). The reduced
-// dim is moved last with one device copy when it is not already.
+// run the sort kernel keeping the first k of every sorted run (stable: equal values in index order);
+// integer dtypes take the first k of the npu sort. The reduced dim is moved last with one device copy
+// when it is not already.
 #include <ATen/core/Tensor.h>
 #include <ATen/ops/sort.h>
 #include <torch/library.h>
@@ -10,6 +11,7 @@
 
 #include "aten/kernel_launch.h"
 #include "aten/op_common.h"
+#include "aten/sort_ops.h"
 #include "core/cpu_fallback.h"
 #include "elementwise.h"
 #include "topk.h"
@@ -28,9 +30,10 @@ std::tuple<at::Tensor&, at::Tensor&> topk_values_npu(const at::Tensor& self, c10
   dim = WrapDim(op, dim, self.dim());
   const int64_t R = self.dim() == 0 ? 1 : self.size(dim);
   TORCH_CHECK(k >= 0 && k <= R, "selected index k out of range");
-  const bool kernel = IsNpuFloat(self.scalar_type()) && self.dim() > 0 && R <= npu_kernels::kTopkMaxR && k <= npu_kernels::kTopkMaxK && k > 0 &&
-                      self.numel() > 0;
-  if (!kernel) {  // the first k of the sorted rows (integers: the radix sort; other dtypes: the CPU fallback)
+  const bool rows_native = IsNpuFloat(self.scalar_type()) && self.dim() > 0 && k > 0 && self.numel() > 0;
+  const bool kernel = rows_native && R <= npu_kernels::kTopkMaxR && k <= npu_kernels::kTopkMaxK;
+  const bool sort_rows = rows_native && !kernel && R <= int64_t(INT32_MAX);
+  if (!kernel && !sort_rows) {  // the first k of the sorted rows (integers: the radix sort; others: the fallback)
     auto [sv, si] = at::sort(self, /*stable=*/true, dim, /*descending=*/largest);
     CopyToOut(op, sv.narrow(dim, 0, k), values);
     CopyToOut(op, si.narrow(dim, 0, k), indices);
@@ -45,11 +48,15 @@ std::tuple<at::Tensor&, at::Tensor&> topk_values_npu(const at::Tensor& self, c10
   npu_kernels::EwDType ew = self.scalar_type() == c10::kFloat ? npu_kernels::EwDType::F32
                             : self.scalar_type() == c10::kHalf ? npu_kernels::EwDType::F16
                                                                : npu_kernels::EwDType::BF16;
-  const auto t = npu_kernels::topk_tiling(rows, uint32_t(R), uint32_t(k), largest, uint32_t(ew),
-                                          uint32_t(x.element_size()), SocInfoFor(dev));
-  KernelLaunch launch{"topk_kernel", ascendc_host::CoreType::AIV, t.block_dim, dev};
-  if (LogDebugEnabled()) launch.detail = DescribeForLog({{"self", &x}}) + " k=" + std::to_string(k);
-  LaunchKernel(std::move(launch), &topk_kernel, t, x.data_ptr(), v.data_ptr(), i.data_ptr());
+  if (sort_rows) {  // rows beyond the topk kernel: the sort, keeping the first k of every sorted run
+    LaunchSortRows(x, rows, uint32_t(R), uint32_t(k), largest, v, i, dev);
+  } else {
+    const auto t = npu_kernels::topk_tiling(rows, uint32_t(R), uint32_t(k), largest, uint32_t(ew),
+                                            uint32_t(x.element_size()), SocInfoFor(dev));
+    KernelLaunch launch{"topk_kernel", ascendc_host::CoreType::AIV, t.block_dim, dev};
+    if (LogDebugEnabled()) launch.detail = DescribeForLog({{"self", &x}}) + " k=" + std::to_string(k);
+    LaunchKernel(std::move(launch), &topk_kernel, t, x.data_ptr(), v.data_ptr(), i.data_ptr());
+  }
   if (dim != self.dim() - 1) {
     v = v.movedim(-1, dim);
     i = i.movedim(-1, dim);

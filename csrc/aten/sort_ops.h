@@ -1,0 +1,14 @@
+// The npu sort for other ops (topk): the rows of the contiguous float32 / float16 / bfloat16 x [rows, n]
+// sorted (stable), the first `limit` of each row into v [rows, limit] (x's dtype) and i [rows, limit]
+// (int64). limit < n keeps only the first `limit` of every sorted run, so the merge passes cost little.
+#pragma once
+#include <ATen/core/Tensor.h>
+
+#include <cstdint>
+
+namespace torch_ops_nn {
+
+void LaunchSortRows(const at::Tensor& x, uint64_t rows, uint32_t n, uint32_t limit, bool descending,
+                    const at::Tensor& v, const at::Tensor& i, c10::DeviceIndex dev);
+
+}  // namespace torch_ops_nn
