@@ -24,6 +24,20 @@ TopkTiling topk_tiling(uint64_t rows, uint32_t R, uint32_t k, bool largest, uint
   return t;
 }
 
+TopkSelectTiling topk_select_tiling(uint64_t rows, uint32_t R, uint32_t cap, bool largest, uint32_t dtype,
+                                    const SocInfo& soc) {
+  TopkSelectTiling t;
+  t.rows = rows;
+  t.R = R;
+  t.cap = cap;
+  t.largest = largest ? 1 : 0;
+  t.dtype = dtype;
+  const ItemSplit sp = SplitItems(rows, rows * R * 4, soc.vector_cores, 64 * 1024);
+  t.rows_per_core = sp.per_core;
+  t.block_dim = sp.block_dim;
+  return t;
+}
+
 }  // namespace npu_kernels
 
 namespace {
@@ -141,7 +155,137 @@ class TopkKernel {
   GlobalTensor<int64_t> iGm_;
 };
 
+// Candidates of a row above (largest) / below the row's threshold, in index order (see topk.h).
+class TopkSelectKernel {
+ public:
+  __aicore__ inline void Init(GM_ADDR x, GM_ADDR thr, GM_ADDR cand_v, GM_ADDR cand_i, GM_ADDR count,
+                              const npu_kernels::TopkSelectTiling& t) {
+    t_ = t;
+    dt_ = EwDType(t.dtype);
+    esz_ = dt_ == EwDType::F32 ? 4 : 2;
+    xGm_.SetGlobalBuffer(reinterpret_cast<__gm__ uint8_t*>(x), t.rows * t.R * esz_);
+    thrGm_.SetGlobalBuffer(reinterpret_cast<__gm__ float*>(thr), t.rows);
+    cvGm_.SetGlobalBuffer(reinterpret_cast<__gm__ uint8_t*>(cand_v), t.rows * t.cap * esz_);
+    ciGm_.SetGlobalBuffer(reinterpret_cast<__gm__ int32_t*>(cand_i), t.rows * t.cap);
+    cntGm_.SetGlobalBuffer(reinterpret_cast<__gm__ int32_t*>(count), t.rows);
+    pipe_.InitBuffer(raw_, kW * 4);
+    pipe_.InitBuffer(score_, kW * 4);
+    pipe_.InitBuffer(bits_, kW / 8 + 32);
+    pipe_.InitBuffer(iota_, kW * 4);
+    pipe_.InitBuffer(selv_, kW * 4);
+    pipe_.InitBuffer(seli_, kW * 4);
+    pipe_.InitBuffer(one_, 32);
+    LocalTensor<int32_t> iota = iota_.Get<int32_t>();
+    for (int32_t i = 0; i < 64; ++i) iota.SetValue(uint32_t(i), i);
+    SyncSToV();
+    for (uint32_t len = 64; len < kW; len *= 2) Adds(iota[len], iota, int32_t(len), int32_t(len));
+    DataCacheCleanAndInvalid<float, CacheLine::ENTIRE_DATA_CACHE>(thrGm_);  // written by earlier kernels
+  }
+
+  __aicore__ inline void Process() {
+    const uint64_t r0 = uint64_t(GetBlockIdx()) * t_.rows_per_core;
+    uint64_t r1 = r0 + t_.rows_per_core;
+    if (r1 > t_.rows) r1 = t_.rows;
+    for (uint64_t r = r0; r < r1; ++r) Row(r);
+  }
+
+ private:
+  static constexpr uint32_t kW = npu_kernels::kTopkSelectWindow;
+
+  __aicore__ inline void Row(uint64_t row) {
+    // Scores: x (largest) or -x, NaN -> +inf for largest (always a candidate) / -inf for smallest.
+    const float thr = thrGm_.GetValue(row);
+    const float t = t_.largest ? thr : -thr;
+    uint64_t count = 0;
+    LocalTensor<float> s = score_.Get<float>();
+    LocalTensor<uint8_t> bits = bits_.Get<uint8_t>();
+    for (uint32_t w0 = 0; w0 < t_.R; w0 += kW) {
+      const uint32_t cnt = t_.R - w0 < kW ? t_.R - w0 : kW;
+      const uint32_t c64 = (cnt + 63) / 64 * 64;
+      SyncVToMte2();
+      SyncMte3ToMte2();
+      LocalTensor<uint8_t> raw = raw_.Get<uint8_t>();
+      DataCopyPad(raw, xGm_[(row * t_.R + w0) * esz_], DataCopyExtParams(1, cnt * esz_, 0, 0, 0),
+                  DataCopyPadExtParams<uint8_t>(false, 0, 0, 0));
+      SyncMte2ToV();
+      SyncMte3ToV();
+      if (dt_ == EwDType::F32) Muls(s, raw.ReinterpretCast<float>(), t_.largest ? 1.0f : -1.0f, int32_t(c64));
+      else if (dt_ == EwDType::F16) Cast(s, raw.ReinterpretCast<half>(), RoundMode::CAST_NONE, c64);
+      else Cast(s, raw.ReinterpretCast<bfloat16_t>(), RoundMode::CAST_NONE, c64);
+      if (dt_ != EwDType::F32 && !t_.largest) Muls(s, s, -1.0f, int32_t(c64));
+      Compare(bits, s, s, CMPMODE::EQ, c64);  // 0 where NaN
+      Select(s, bits, s, t_.largest ? __builtin_inff() : -__builtin_inff(), SELMODE::VSEL_TENSOR_SCALAR_MODE, c64);
+      CompareScalar(bits, s, t, CMPMODE::GE, c64);
+      uint64_t kept = 0;
+      LocalTensor<int32_t> si = seli_.Get<int32_t>();
+      GatherMask(si, iota_.Get<int32_t>(), bits.ReinterpretCast<uint32_t>(), true, cnt, GatherMaskParams(1, 1, 0, 0),
+                 kept);
+      if (kept > 0 && count + kept <= t_.cap) {
+        uint64_t kv = 0;
+        LocalTensor<uint8_t> sv = selv_.Get<uint8_t>();
+        if (esz_ == 4)
+          GatherMask(sv.ReinterpretCast<uint32_t>(), raw.ReinterpretCast<uint32_t>(), bits.ReinterpretCast<uint32_t>(),
+                     true, cnt, GatherMaskParams(1, 1, 0, 0), kv);
+        else
+          GatherMask(sv.ReinterpretCast<uint16_t>(), raw.ReinterpretCast<uint16_t>(), bits.ReinterpretCast<uint16_t>(),
+                     true, cnt, GatherMaskParams(1, 1, 0, 0), kv);
+        Adds(si, si, int32_t(w0), int32_t(kept));
+        SyncVToMte3();
+        const uint64_t at = row * t_.cap + count;
+        DataCopyPad(cvGm_[at * esz_], sv, DataCopyExtParams(1, uint32_t(kept) * esz_, 0, 0, 0));
+        DataCopyPad(ciGm_[at], si, DataCopyExtParams(1, uint32_t(kept) * 4, 0, 0, 0));
+      }
+      count += kept;
+    }
+    // The slots past the candidates: padding that sorts after them.
+    if (count < t_.cap) {
+      const uint32_t left = uint32_t(t_.cap - count);
+      SyncMte3ToV();
+      LocalTensor<uint8_t> pad = selv_.Get<uint8_t>();
+      for (uint32_t p0 = 0; p0 < left; p0 += kW) {
+        const uint32_t n = left - p0 < kW ? left - p0 : kW;
+        // -inf (largest) or NaN (smallest), as bit patterns of the dtype.
+        if (esz_ == 4) Duplicate(pad.ReinterpretCast<uint32_t>(), t_.largest ? 0xFF800000u : 0x7FC00000u, int32_t(kW));
+        else if (dt_ == EwDType::F16)
+          Duplicate(pad.ReinterpretCast<uint16_t>(), uint16_t(t_.largest ? 0xFC00u : 0x7E00u), int32_t(kW));
+        else Duplicate(pad.ReinterpretCast<uint16_t>(), uint16_t(t_.largest ? 0xFF80u : 0x7FC0u), int32_t(kW));
+        Duplicate(seli_.Get<int32_t>(), int32_t(0), int32_t(kW));
+        SyncVToMte3();
+        const uint64_t at = row * t_.cap + count + p0;
+        DataCopyPad(cvGm_[at * esz_], pad, DataCopyExtParams(1, n * esz_, 0, 0, 0));
+        DataCopyPad(ciGm_[at], seli_.Get<int32_t>(), DataCopyExtParams(1, n * 4, 0, 0, 0));
+        SyncMte3ToV();
+      }
+    }
+    LocalTensor<int32_t> one = one_.Get<int32_t>();
+    SyncMte3ToV();
+    SyncVToS();
+    one.SetValue(0, int32_t(count > 0x7fffffff ? 0x7fffffff : count));
+    SyncSToMte3();
+    DataCopyPad(cntGm_[row], one, DataCopyExtParams(1, 4, 0, 0, 0));
+  }
+  __aicore__ inline void SyncMte3ToMte2() { SyncPipes<HardEvent::MTE3_MTE2>(); }
+  __aicore__ inline void SyncMte3ToV() { SyncPipes<HardEvent::MTE3_V>(); }
+
+  npu_kernels::TopkSelectTiling t_{};
+  EwDType dt_ = EwDType::F32;
+  uint32_t esz_ = 4;
+  TPipe pipe_;
+  TBuf<TPosition::VECCALC> raw_, score_, bits_, iota_, selv_, seli_, one_;
+  GlobalTensor<uint8_t> xGm_, cvGm_;
+  GlobalTensor<float> thrGm_;
+  GlobalTensor<int32_t> ciGm_, cntGm_;
+};
+
 }  // namespace
+
+extern "C" __global__ __aicore__ void topk_select_kernel(GM_ADDR x, GM_ADDR thr, GM_ADDR cand_v, GM_ADDR cand_i,
+                                                         GM_ADDR count, GM_ADDR tiling) {
+  GET_TILING_DATA_WITH_STRUCT(npu_kernels::TopkSelectTiling, t, tiling);
+  TopkSelectKernel op;
+  op.Init(x, thr, cand_v, cand_i, count, t);
+  op.Process();
+}
 
 extern "C" __global__ __aicore__ void topk_kernel(GM_ADDR x, GM_ADDR values, GM_ADDR indices, GM_ADDR tiling) {
   GET_TILING_DATA_WITH_STRUCT(TopkTiling, t, tiling);

@@ -65,3 +65,39 @@ def test_integer_topk_takes_the_npu_radix_sort(dtype):
         want_v, want_i = torch.sort(x, dim=1, descending=largest, stable=True)
         got_v, got_i = torch.topk(x.to("npu"), 7, 1, largest)
         assert torch.equal(got_v.cpu(), want_v[:, :7]) and torch.equal(got_i.cpu(), want_i[:, :7])
+
+
+def _select_launches():
+    return torch.npu.kernel_counters().get("topk_select_kernel", {}).get("launches", 0)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.bfloat16])
+@pytest.mark.parametrize("largest", [True, False])
+@pytest.mark.parametrize("data", ["randn", "ties", "special"])
+def test_topk_long_rows_by_selection(dtype, largest, data):
+    # Rows of 50000 with k = 100: a sampled threshold, the select kernel's candidates, their sort.
+    g = torch.Generator().manual_seed(11)
+    if data == "randn":
+        x = torch.randn(6, 50000, generator=g)
+    elif data == "ties":
+        x = torch.randint(-50, 50, (6, 50000), generator=g).float()
+    else:  # NaN and +-inf here and there (NaN ranks first for largest, last for smallest)
+        x = torch.randn(6, 50000, generator=g)
+        x[:, ::997] = float("nan")
+        x[:, 3::1499] = float("inf")
+        x[:, 7::1301] = -float("inf")
+    x = x.to(dtype)
+    before = _select_launches()
+    got_v, got_i = torch.topk(x.to("npu"), 100, 1, largest)
+    assert _select_launches() == before + 1  # the selection path ran (and was not abandoned)
+    want_v, want_i = torch.sort(x, dim=1, descending=largest, stable=True)
+    torch.testing.assert_close(got_v.cpu(), want_v[:, :100], rtol=0, atol=0, equal_nan=True)
+    assert torch.equal(got_i.cpu(), want_i[:, :100])
+
+
+def test_topk_selection_falls_back_to_the_sort_when_the_threshold_keeps_too_much():
+    x = torch.zeros(2, 20000)  # every element ties with the threshold: all are candidates
+    x[1, 5] = 1.0
+    got_v, got_i = torch.topk(x.to("npu"), 10, 1)
+    want_v, want_i = torch.sort(x, dim=1, descending=True, stable=True)
+    assert torch.equal(got_v.cpu(), want_v[:, :10]) and torch.equal(got_i.cpu(), want_i[:, :10])
