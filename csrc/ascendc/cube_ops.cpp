@@ -7,6 +7,8 @@
 #include <utility>
 #include <cstring>
 #include <vector>
+#include <cstdlib>
+#include <string_view>
 
 #include "cube_gemm.h"
 #include "kernel_cube.h"
@@ -131,12 +133,59 @@ __attribute__((target("avx512f"))) void Transpose16x8F32Avx512(float* dst, const
     _mm512_storeu_ps(dst + (2 * hj + 1) * 16, _mm512_permutex2var_ps(x[hj], r3hi, x[4 + hj]));
   }
 }
+// The data-movement fast paths follow TORCH_OPS_NN_CUBE_ISA too (avx2 / scalar: no AVX-512 paths;
+// scalar: no AVX2 ones either), so an AVX-512 host can test the paths an AVX2-only host takes.
+std::string_view CubeIsaOverride() {
+  const char* f = std::getenv("TORCH_OPS_NN_CUBE_ISA");
+  return f ? std::string_view(f) : std::string_view();
+}
 bool HasAvx512() {
   static const bool v = [] {
     __builtin_cpu_init();
-    return __builtin_cpu_supports("avx512f") != 0;
+    const std::string_view o = CubeIsaOverride();
+    return __builtin_cpu_supports("avx512f") != 0 && o != "avx2" && o != "scalar";
   }();
   return v;
+}
+bool HasAvx2() {
+  static const bool v = [] {
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx2") != 0 && __builtin_cpu_supports("fma") != 0 && CubeIsaOverride() != "scalar";
+  }();
+  return v;
+}
+
+// 8x8 floats in registers, transposed (rows r[0..7] -> columns).
+__attribute__((target("avx2,fma"), always_inline)) inline void Transpose8x8Avx2(__m256 (&r)[8]) {
+  __m256 t[8], u[8];
+  for (int i = 0; i < 4; ++i) {
+    t[2 * i] = _mm256_unpacklo_ps(r[2 * i], r[2 * i + 1]);
+    t[2 * i + 1] = _mm256_unpackhi_ps(r[2 * i], r[2 * i + 1]);
+  }
+  for (int i = 0; i < 2; ++i) {
+    u[4 * i] = _mm256_shuffle_ps(t[4 * i], t[4 * i + 2], _MM_SHUFFLE(1, 0, 1, 0));
+    u[4 * i + 1] = _mm256_shuffle_ps(t[4 * i], t[4 * i + 2], _MM_SHUFFLE(3, 2, 3, 2));
+    u[4 * i + 2] = _mm256_shuffle_ps(t[4 * i + 1], t[4 * i + 3], _MM_SHUFFLE(1, 0, 1, 0));
+    u[4 * i + 3] = _mm256_shuffle_ps(t[4 * i + 1], t[4 * i + 3], _MM_SHUFFLE(3, 2, 3, 2));
+  }
+  for (int i = 0; i < 4; ++i) {
+    r[i] = _mm256_permute2f128_ps(u[i], u[4 + i], 0x20);
+    r[4 + i] = _mm256_permute2f128_ps(u[i], u[4 + i], 0x31);
+  }
+}
+// 16 rows x 8 float columns -> 8 rows x 16 (the float L0B fractal): two 8x8 transposes.
+__attribute__((target("avx2,fma"))) void Transpose16x8F32Avx2(float* dst, const float* src) {
+  __m256 a[8], b[8];
+  for (int i = 0; i < 8; ++i) {
+    a[i] = _mm256_loadu_ps(src + 8 * i);
+    b[i] = _mm256_loadu_ps(src + 64 + 8 * i);
+  }
+  Transpose8x8Avx2(a);
+  Transpose8x8Avx2(b);
+  for (int c = 0; c < 8; ++c) {
+    _mm256_storeu_ps(dst + 16 * c, a[c]);
+    _mm256_storeu_ps(dst + 16 * c + 8, b[c]);
+  }
 }
 #endif
 
@@ -146,6 +195,10 @@ void TransposeFractal(uint8_t* dst, const uint8_t* src, int rows, int cols, int 
 #if CUBE_OPS_X86
       if (rows == 16 && cols == 8 && HasAvx512()) {
         Transpose16x8F32Avx512(reinterpret_cast<float*>(dst), reinterpret_cast<const float*>(src));
+        return;
+      }
+      if (rows == 16 && cols == 8 && HasAvx2()) {
+        Transpose16x8F32Avx2(reinterpret_cast<float*>(dst), reinterpret_cast<const float*>(src));
         return;
       }
 #endif
@@ -1027,12 +1080,70 @@ __attribute__((target("avx512f"))) void StoreF32Band(const F32Band& b) {
     }
   }
 }
+// The same with AVX2: a 16-column block is two 8-lane halves.
+template <int F>
+__attribute__((target("avx2,fma"))) void StoreF32BandAvx2(const F32Band& b) {
+  const __m256i lanes0 = _mm256_setr_epi32(1, 2, 4, 8, 16, 32, 64, 128);
+  const __m256i lanes1 = _mm256_setr_epi32(256, 512, 1024, 2048, 4096, 8192, 16384, 32768);
+  const __m256 zero = _mm256_setzero_ps();
+  for (uint64_t j = 0; j < b.n1; ++j) {
+    const uint32_t bits = j + 1 == b.n1 ? b.last_mask : 0xFFFFu;
+    const __m256i mk = _mm256_set1_epi32(int(bits));
+    const __m256i m0 = _mm256_cmpeq_epi32(_mm256_and_si256(mk, lanes0), lanes0);
+    const __m256i m1 = _mm256_cmpeq_epi32(_mm256_and_si256(mk, lanes1), lanes1);
+    __m256 cs0 = zero, cs1 = zero, csh0 = zero, csh1 = zero;
+    if constexpr ((F & kEpColScale) != 0) {
+      cs0 = _mm256_maskload_ps(b.cscale + j * 16, m0);
+      cs1 = _mm256_maskload_ps(b.cscale + j * 16 + 8, m1);
+    }
+    if constexpr ((F & kEpColShift) != 0) {
+      csh0 = _mm256_maskload_ps(b.cshift + j * 16, m0);
+      csh1 = _mm256_maskload_ps(b.cshift + j * 16 + 8, m1);
+    }
+    const float* s = b.src + j * b.src_blk;
+    uint8_t* d = b.dst + j * b.dst_blk;
+    const bool full = bits == 0xFFFFu;
+    for (uint64_t r = 0; r < b.rows; ++r) {
+      __m256 v0 = _mm256_loadu_ps(s + r * 16), v1 = _mm256_loadu_ps(s + r * 16 + 8);
+      if constexpr ((F & kEpColScale) != 0) { v0 = _mm256_mul_ps(v0, cs0); v1 = _mm256_mul_ps(v1, cs1); }
+      if constexpr ((F & kEpColShift) != 0) { v0 = _mm256_add_ps(v0, csh0); v1 = _mm256_add_ps(v1, csh1); }
+      if constexpr ((F & kEpRow) != 0) {
+        const __m256 rs = _mm256_set1_ps(b.rscale ? b.rscale[r] : 1.f), rh = _mm256_set1_ps(b.rshift ? b.rshift[r] : 0.f);
+        v0 = _mm256_fmadd_ps(v0, rs, rh);
+        v1 = _mm256_fmadd_ps(v1, rs, rh);
+      }
+      if constexpr ((F & kEpRes) != 0) {
+        const float* res = reinterpret_cast<const float*>(b.residual + r * b.res_pitch + j * 64);
+        v0 = _mm256_add_ps(v0, _mm256_maskload_ps(res, m0));
+        v1 = _mm256_add_ps(v1, _mm256_maskload_ps(res + 8, m1));
+      }
+      // max(v, 0) that keeps NaN: zero only where v < 0.
+      if constexpr ((F & kEpRelu) != 0) {
+        v0 = _mm256_blendv_ps(v0, zero, _mm256_cmp_ps(v0, zero, _CMP_LT_OQ));
+        v1 = _mm256_blendv_ps(v1, zero, _mm256_cmp_ps(v1, zero, _CMP_LT_OQ));
+      }
+      float* o = reinterpret_cast<float*>(d + r * b.dst_pitch);
+      if (full) {
+        _mm256_storeu_ps(o, v0);
+        _mm256_storeu_ps(o + 8, v1);
+      } else {
+        _mm256_maskstore_ps(o, m0, v0);
+        _mm256_maskstore_ps(o + 8, m1, v1);
+      }
+    }
+  }
+}
 using F32BandFn = void (*)(const F32Band&);
 template <int... Fs>
 constexpr std::array<F32BandFn, sizeof...(Fs)> MakeF32BandTable(std::integer_sequence<int, Fs...>) {
   return {&StoreF32Band<Fs>...};
 }
+template <int... Fs>
+constexpr std::array<F32BandFn, sizeof...(Fs)> MakeF32BandTableAvx2(std::integer_sequence<int, Fs...>) {
+  return {&StoreF32BandAvx2<Fs>...};
+}
 const std::array<F32BandFn, 32> kF32Band = MakeF32BandTable(std::make_integer_sequence<int, 32>{});
+const std::array<F32BandFn, 32> kF32BandAvx2 = MakeF32BandTableAvx2(std::make_integer_sequence<int, 32>{});
 #endif
 
 using StoreBlockFn = void (*)(const BlockJob&, SegCtx);
@@ -1103,12 +1214,12 @@ void CubeFixpipe(const GlobalOperand& dst, const LocalOperand& src, CubeElem tds
   }
   const float* l0c = reinterpret_cast<const float*>(src.ptr);
 #if CUBE_OPS_X86
-  if (out == OutKind::F32 && HasAvx512()) {
+  if (out == OutKind::F32 && (HasAvx512() || HasAvx2())) {
     const bool rowwise = ep && ep->rowwise;
     const int flags = (ep && ep->scale && !rowwise ? kEpColScale : 0) | (ep && ep->shift && !rowwise ? kEpColShift : 0) |
                       (rowwise && (ep->scale || ep->shift) ? kEpRow : 0) | (ep && ep->residual ? kEpRes : 0) |
                       (p.reluEn || (ep && ep->relu) ? kEpRelu : 0);
-    const F32BandFn fn = kF32Band[flags];
+    const F32BandFn fn = HasAvx512() ? kF32Band[flags] : kF32BandAvx2[flags];
     F32Band band{};
     band.dst_pitch = nz_out ? 64 : uint64_t(p.dstStride) * 4;
     band.dst_blk = nz_out ? blk_pitch * 4 : 64;
@@ -1118,7 +1229,7 @@ void CubeFixpipe(const GlobalOperand& dst, const LocalOperand& src, CubeElem tds
     band.cscale = flags & kEpColScale ? ep->scale : nullptr;
     band.cshift = flags & kEpColShift ? ep->shift : nullptr;
     band.res_pitch = ep && ep->residual ? ep->residual_stride * 4 : 0;
-    band.stream = dst.no_l2;
+    band.stream = dst.no_l2 && HasAvx512();  // (the AVX2 band stores through the cache)
     for (uint64_t b = 0; b < nd; ++b) {
       for (uint64_t r0 = 0; r0 < m; r0 += 16) {
         band.rows = std::min<uint64_t>(16, m - r0);
