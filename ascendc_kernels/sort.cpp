@@ -103,9 +103,7 @@ class SortKernel {
       pipe_.InitBuffer(vout_, T * 2);
       // iota_ = position within the slot; pad_ = 1 for the slot positions that hold the row.
       LocalTensor<int32_t> iota = iota_.Get<int32_t>();
-      for (int32_t i = 0; i < 32; ++i) iota.SetValue(uint32_t(i), i);
-      SyncSToV();
-      for (uint32_t len = 32; len < t.slot; len *= 2) Adds(iota[len], iota, int32_t(len), int32_t(len));
+      Iota(iota, t.slot);
       for (uint32_t len = t.slot; len < T; len *= 2) Adds(iota[len], iota, int32_t(0), int32_t(len));
       if (t.slots > 1 && t.n < t.slot) {
         LocalTensor<uint8_t> pad = pad_.Get<uint8_t>();
@@ -131,11 +129,9 @@ class SortKernel {
     pipe_.InitBuffer(fSel_, kFixWindow * 4);
     pipe_.InitBuffer(fSel64_, kFixWindow * 8);
     pipe_.InitBuffer(fOut_, kFixWindow * 4);
-    LocalTensor<int32_t> fi = fIota_.Get<int32_t>();
     SyncVToS();
-    for (int32_t i = 0; i < 64; ++i) fi.SetValue(uint32_t(i), i);
+    Iota(fIota_.Get<int32_t>(), kFixWindow);
     SyncSToV();
-    for (uint32_t len = 64; len < kFixWindow; len *= 2) Adds(fi[len], fi, int32_t(len), int32_t(len));
   }
 
   __aicore__ inline void Process() {

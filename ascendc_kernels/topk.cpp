@@ -175,10 +175,8 @@ class TopkSelectKernel {
     pipe_.InitBuffer(selv_, kW * 4);
     pipe_.InitBuffer(seli_, kW * 4);
     pipe_.InitBuffer(one_, 32);
-    LocalTensor<int32_t> iota = iota_.Get<int32_t>();
-    for (int32_t i = 0; i < 64; ++i) iota.SetValue(uint32_t(i), i);
+    Iota(iota_.Get<int32_t>(), kW);
     SyncSToV();
-    for (uint32_t len = 64; len < kW; len *= 2) Adds(iota[len], iota, int32_t(len), int32_t(len));
     DataCacheCleanAndInvalid<float, CacheLine::ENTIRE_DATA_CACHE>(thrGm_);  // written by earlier kernels
   }
 

@@ -13,14 +13,9 @@ import sys
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))  # this checkout's torch_ops_nn
 
 import torch  # noqa: E402
-import torch.utils.benchmark as benchmark  # noqa: E402
 
 import torch_ops_nn  # noqa: E402,F401
-
-
-def measure(stmt: str, env: dict, min_time: float) -> float:
-    t = benchmark.Timer(stmt=stmt, globals=env, num_threads=torch.get_num_threads())
-    return t.blocked_autorange(min_run_time=min_time).median
+from common import header, median_seconds, table  # noqa: E402
 
 
 def main() -> None:
@@ -47,13 +42,13 @@ def main() -> None:
         ("unique 1M int64 (return_counts)", "torch.unique(x, return_counts=True)",
          dict(x=torch.randint(0, 1000, (1 << 20,), generator=g))),
     ]
-    print(f"{torch.get_num_threads()} CPU threads, {torch_ops_nn._C._host_threads()} npu host threads")
-    print(f"{'case':<40}{'CPU ms':>10}{'npu ms':>10}{'npu/CPU':>10}")
+    header("Sorting: npu vs CPU in one run")
+    rows = []
     for name, stmt, env in cases:
-        t_cpu = measure(stmt, dict(env, torch=torch), args.min_time)
+        t_cpu = median_seconds(stmt, env, args.min_time)
         denv = {k: v.to("npu") for k, v in env.items()}
-        t_npu = measure(stmt + "; torch.npu.synchronize()", dict(denv, torch=torch), args.min_time)
-        print(f"{name:<40}{t_cpu * 1e3:>10.2f}{t_npu * 1e3:>10.2f}{t_npu / t_cpu:>9.2f}x")
+        rows.append((name, median_seconds(stmt + "; torch.npu.synchronize()", denv, args.min_time), t_cpu))
+    table(rows)
 
 
 if __name__ == "__main__":

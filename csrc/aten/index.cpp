@@ -189,23 +189,12 @@ at::Tensor embedding_dense_backward_npu(const at::Tensor& grad, const at::Tensor
 }
 
 // ---- cumsum (the cumsum kernel; float32/16/bf16 keep their dtype, int32/int64/bool sum exactly into int64)
-std::optional<npu_kernels::EwDType> CumsumDtype(c10::ScalarType t) {
-  switch (t) {
-    case c10::kFloat: return npu_kernels::EwDType::F32;
-    case c10::kHalf: return npu_kernels::EwDType::F16;
-    case c10::kBFloat16: return npu_kernels::EwDType::BF16;
-    case c10::kInt: return npu_kernels::EwDType::I32;
-    case c10::kLong: return npu_kernels::EwDType::I64;
-    case c10::kBool: return npu_kernels::EwDType::BOOL;
-    default: return std::nullopt;
-  }
-}
 at::Tensor& cumsum_out_npu(const at::Tensor& self, int64_t dim, std::optional<c10::ScalarType> dtype, at::Tensor& out) {
   const char* op = "cumsum";
   const c10::DeviceIndex dev = CheckSameNpuDevice(op, {{"self", &self}, {"out", &out}});
   dim = WrapDim(op, dim, self.dim());
   // Computed in the input's float dtype, or exactly in int64 for integers; then `out`'s dtype.
-  const auto in = CumsumDtype(self.scalar_type());
+  const auto in = EwDTypeOf(self.scalar_type());
   const c10::ScalarType natural = c10::isIntegralType(self.scalar_type(), true) ? c10::kLong : self.scalar_type();
   if (!in) {
     CallCpuFallback("aten::cumsum", "out", {self, dim, dtype, out});
@@ -219,7 +208,7 @@ at::Tensor& cumsum_out_npu(const at::Tensor& self, int64_t dim, std::optional<c1
   for (int64_t i = dim + 1; i < x.dim(); ++i) inner *= uint64_t(x.size(i));
   at::Tensor y = NpuEmpty(x.sizes(), natural, dev);
   const auto t = npu_kernels::cumsum_tiling(outer, uint64_t(x.size(dim)), inner, uint32_t(*in),
-                                            uint32_t(*CumsumDtype(natural)), SocInfoFor(dev));
+                                            uint32_t(*EwDTypeOf(natural)), SocInfoFor(dev));
   KernelLaunch launch{"cumsum_kernel", ascendc_host::CoreType::AIV, t.block_dim, dev};
   if (LogDebugEnabled()) launch.detail = DescribeForLog({{"self", &x}}) + " dim=" + std::to_string(dim);
   LaunchKernel(std::move(launch), &cumsum_kernel, t, x.data_ptr(), y.data_ptr());

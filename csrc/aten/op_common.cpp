@@ -61,6 +61,18 @@ c10::DeviceIndex CheckSameNpuDevice(const char* op, std::initializer_list<NamedT
 
 bool IsNpuFloat(c10::ScalarType t) { return t == c10::kFloat || t == c10::kHalf || t == c10::kBFloat16; }
 
+std::optional<npu_kernels::EwDType> EwDTypeOf(c10::ScalarType t) {
+  switch (t) {
+    case c10::kFloat: return npu_kernels::EwDType::F32;
+    case c10::kHalf: return npu_kernels::EwDType::F16;
+    case c10::kBFloat16: return npu_kernels::EwDType::BF16;
+    case c10::kInt: return npu_kernels::EwDType::I32;
+    case c10::kLong: return npu_kernels::EwDType::I64;
+    case c10::kBool: return npu_kernels::EwDType::BOOL;
+    default: return std::nullopt;
+  }
+}
+
 void CheckFloatDtype(const char* op, const char* arg, const at::Tensor& t) {
   TORCH_CHECK_TYPE(IsNpuFloat(t.scalar_type()), op, ": argument '", arg, "' has dtype ", t.scalar_type(),
                    ", which is not supported; supported dtypes: Float, Half, BFloat16");

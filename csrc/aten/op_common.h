@@ -5,9 +5,11 @@
 #include <c10/util/Exception.h>
 
 #include <initializer_list>
+#include <optional>
 #include <string>
 #include <utility>
 
+#include "elementwise.h"
 #include "tiling_common.h"
 
 namespace torch_ops_nn {
@@ -21,6 +23,9 @@ c10::DeviceIndex CheckSameNpuDevice(const char* op, std::initializer_list<NamedT
 // "relu: argument 'self' has dtype Int, which is not supported; supported dtypes: Float, Half, BFloat16"
 void CheckFloatDtype(const char* op, const char* arg, const at::Tensor& t);
 bool IsNpuFloat(c10::ScalarType t);  // float32, float16, bfloat16
+// The kernels' dtype code (elementwise.h's EwDType) of float32 / float16 / bfloat16 / int32 / int64 /
+// bool; nullopt for the others.
+std::optional<npu_kernels::EwDType> EwDTypeOf(c10::ScalarType t);
 
 // A new contiguous npu tensor.
 at::Tensor NpuEmpty(c10::IntArrayRef sizes, c10::ScalarType dtype, c10::DeviceIndex device,

@@ -33,19 +33,13 @@ TORCH_OPS_NN_REGISTER_KERNEL(sort_digit_kernel);
 
 namespace {
 
-npu_kernels::EwDType SortDType(c10::ScalarType t) {
-  return t == c10::kFloat ? npu_kernels::EwDType::F32
-         : t == c10::kHalf ? npu_kernels::EwDType::F16
-                           : npu_kernels::EwDType::BF16;
-}
-
 }  // namespace
 
 void LaunchSortRows(const at::Tensor& x, uint64_t rows, uint32_t n, uint32_t limit, bool descending,
                     const at::Tensor& v, const at::Tensor& i, c10::DeviceIndex dev) {
   const auto& soc = SocInfoFor(dev);
   const auto first =
-      npu_kernels::sort_tiling(rows, n, limit, descending, uint32_t(SortDType(x.scalar_type())), soc);
+      npu_kernels::sort_tiling(rows, n, limit, descending, uint32_t(*EwDTypeOf(x.scalar_type())), soc);
   auto launch = [&](const npu_kernels::SortTiling& t, void* ws_in, void* ws_out) {
     KernelLaunch l{"sort_kernel", ascendc_host::CoreType::AIV, t.block_dim, dev};
     if (LogDebugEnabled())

@@ -31,12 +31,6 @@ TORCH_OPS_NN_REGISTER_KERNEL(topk_select_kernel);
 
 namespace {
 
-npu_kernels::EwDType TopkDType(c10::ScalarType t) {
-  return t == c10::kFloat ? npu_kernels::EwDType::F32
-         : t == c10::kHalf ? npu_kernels::EwDType::F16
-                           : npu_kernels::EwDType::BF16;
-}
-
 // topk of long rows with small k by selection: a threshold per row — the r-th best of a strided sample,
 // r chosen so that about 2k plus 32 rows' worth of samples pass — then the row's candidates (>= it for
 // largest, and NaN; <= it for smallest) compacted in index order by the select kernel, and the sort of
@@ -57,7 +51,7 @@ bool TopkBySelection(const at::Tensor& x_in, int64_t rows, int64_t R, int64_t k,
   at::Tensor cand_v = NpuEmpty({rows, cap}, x.scalar_type(), dev), cand_i = NpuEmpty({rows, cap}, c10::kInt, dev);
   at::Tensor count = NpuEmpty({rows}, c10::kInt, dev);
   const auto t = npu_kernels::topk_select_tiling(uint64_t(rows), uint32_t(R), uint32_t(cap), largest,
-                                                 uint32_t(TopkDType(x.scalar_type())), SocInfoFor(dev));
+                                                 uint32_t(*EwDTypeOf(x.scalar_type())), SocInfoFor(dev));
   LaunchKernel(KernelLaunch{"topk_select_kernel", ascendc_host::CoreType::AIV, t.block_dim, dev},
                &topk_select_kernel, t, x.data_ptr(), thr.data_ptr(), cand_v.data_ptr(), cand_i.data_ptr(),
                count.data_ptr());
@@ -96,7 +90,7 @@ std::tuple<at::Tensor&, at::Tensor&> topk_values_npu(const at::Tensor& self, c10
   out_shape.back() = k;
   at::Tensor v = NpuEmpty(out_shape, x.scalar_type(), dev), i = NpuEmpty(out_shape, c10::kLong, dev);
   const uint64_t rows = uint64_t(x.numel() / R);
-  const npu_kernels::EwDType ew = TopkDType(self.scalar_type());
+  const npu_kernels::EwDType ew = *EwDTypeOf(self.scalar_type());
   if (sort_rows) {  // rows beyond the topk kernel: selection for long rows and small k, else the sort
     const bool select =
         R >= 16384 && k <= 512 && k <= R / 64 && TopkBySelection(x, int64_t(rows), R, k, largest, v, i, dev);
