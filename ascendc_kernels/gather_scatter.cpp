@@ -120,9 +120,8 @@ class GatherKernel {
   }
 
   __aicore__ inline void Process() {
-    const uint64_t e0 = uint64_t(GetBlockIdx()) * t_.units_per_core;
-    uint64_t e1 = e0 + t_.units_per_core;
-    if (e1 > t_.units) e1 = t_.units;
+    const CoreShare sh = ShareOfThisCore(t_.units, t_.units_per_core);
+    const uint64_t e0 = sh.begin, e1 = sh.end;
     if (e0 >= e1) return;
     uint64_t q = e0 % t_.Q, j = (e0 / t_.Q) % t_.J, o = e0 / (t_.Q * t_.J);
     LocalTensor<T> b = buf_.Get<T>();
@@ -165,10 +164,8 @@ class ScatterKernel {
   }
 
   __aicore__ inline void Process() {
-    const uint64_t u0 = uint64_t(GetBlockIdx()) * t_.units_per_core;
-    uint64_t u1 = u0 + t_.units_per_core;
-    if (u1 > t_.units) u1 = t_.units;
-    for (uint64_t u = u0; u < u1; ++u) Tile(u);
+    const CoreShare sh = ShareOfThisCore(t_.units, t_.units_per_core);
+    for (uint64_t u = sh.begin; u < sh.end; ++u) Tile(u);
   }
 
  private:

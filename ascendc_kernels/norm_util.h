@@ -79,6 +79,16 @@ __aicore__ inline void FoldRows(const LocalTensor<float>& buf, uint32_t rows, ui
   }
 }
 
+// This core's share [begin, end) of `total` work items handed out `per_core` to a core (tiling's split).
+struct CoreShare {
+  uint64_t begin, end;
+};
+__aicore__ inline CoreShare ShareOfThisCore(uint64_t total, uint64_t per_core) {
+  const uint64_t b = uint64_t(AscendC::GetBlockIdx()) * per_core;
+  const uint64_t e = b + per_core < total ? b + per_core : total;
+  return {b, e < b ? b : e};
+}
+
 // t[i] = start + i for i < n (n > 0): eight scalar seeds, then doubling with Adds.
 __aicore__ inline void Iota(const LocalTensor<int32_t>& t, uint32_t n, int32_t start = 0) {
   for (uint32_t i = 0; i < 8; ++i) t.SetValue(i, start + static_cast<int32_t>(i));

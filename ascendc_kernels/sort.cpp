@@ -135,10 +135,8 @@ class SortKernel {
   }
 
   __aicore__ inline void Process() {
-    const uint64_t u0 = uint64_t(GetBlockIdx()) * t_.units_per_core;
-    uint64_t u1 = u0 + t_.units_per_core;
-    if (u1 > t_.units) u1 = t_.units;
-    for (uint64_t u = u0; u < u1; ++u) {
+    const CoreShare sh = ShareOfThisCore(t_.units, t_.units_per_core);
+    for (uint64_t u = sh.begin; u < sh.end; ++u) {
       if (t_.phase == 1) MergeUnit(u);
       else if (t_.tiles == 1) Batch(u);
       else Tile(u);
@@ -481,9 +479,8 @@ class SortDigitKernel {
   }
 
   __aicore__ inline void Process() {
-    const uint64_t b0 = uint64_t(GetBlockIdx()) * t_.per_core;
-    uint64_t b1 = b0 + t_.per_core;
-    if (b1 > t_.n) b1 = t_.n;
+    const CoreShare sh = ShareOfThisCore(t_.n, t_.per_core);
+    const uint64_t b0 = sh.begin, b1 = sh.end;
     const uint32_t words = t_.wide ? 2 : 1;
     const bool top = t_.digit == (t_.wide ? 3u : 1u), high = t_.digit % 2 == 1;
     for (uint64_t base = b0; base < b1; base += kChunk) {

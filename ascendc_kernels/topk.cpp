@@ -67,10 +67,8 @@ class TopkKernel {
   }
 
   __aicore__ inline void Process() {
-    const uint64_t r0 = uint64_t(GetBlockIdx()) * t_.rows_per_core;
-    uint64_t r1 = r0 + t_.rows_per_core;
-    if (r1 > t_.rows) r1 = t_.rows;
-    for (uint64_t r = r0; r < r1; ++r) Row(r);
+    const CoreShare sh = ShareOfThisCore(t_.rows, t_.rows_per_core);
+    for (uint64_t r = sh.begin; r < sh.end; ++r) Row(r);
   }
 
  private:
@@ -181,10 +179,8 @@ class TopkSelectKernel {
   }
 
   __aicore__ inline void Process() {
-    const uint64_t r0 = uint64_t(GetBlockIdx()) * t_.rows_per_core;
-    uint64_t r1 = r0 + t_.rows_per_core;
-    if (r1 > t_.rows) r1 = t_.rows;
-    for (uint64_t r = r0; r < r1; ++r) Row(r);
+    const CoreShare sh = ShareOfThisCore(t_.rows, t_.rows_per_core);
+    for (uint64_t r = sh.begin; r < sh.end; ++r) Row(r);
   }
 
  private:

@@ -12,14 +12,9 @@ import sys
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))  # this checkout's torch_ops_nn
 
 import torch  # noqa: E402
-import torch.utils.benchmark as benchmark  # noqa: E402
 
 import torch_ops_nn  # noqa: E402,F401
-
-
-def measure(stmt: str, env: dict, min_time: float) -> float:
-    t = benchmark.Timer(stmt=stmt, globals=env, num_threads=torch.get_num_threads())
-    return t.blocked_autorange(min_run_time=min_time).median
+from common import run_cases  # noqa: E402
 
 
 def main() -> None:
@@ -55,13 +50,7 @@ def main() -> None:
         ("x[i] (index_select) 50000 rows", "x[i]", dict(x=table, i=rows)),
         ("x[mask] = 0 (4096,256)", "x.__setitem__(m, 0.0)", dict(x=x256.clone(), m=mask)),
     ]
-    print(f"{torch.get_num_threads()} CPU threads, {torch_ops_nn._C._host_threads()} npu host threads")
-    print(f"{'case':<40}{'CPU ms':>10}{'npu ms':>10}{'npu/CPU':>10}")
-    for name, stmt, env in cases:
-        t_cpu = measure(stmt, dict(env, torch=torch), args.min_time)
-        denv = {k: v.to("npu") for k, v in env.items()}
-        t_npu = measure(stmt + "; torch.npu.synchronize()", dict(denv, torch=torch), args.min_time)
-        print(f"{name:<40}{t_cpu * 1e3:>10.2f}{t_npu * 1e3:>10.2f}{t_npu / t_cpu:>9.2f}x")
+    run_cases("Indexing: npu vs CPU in one run", cases, args.min_time)
 
 
 if __name__ == "__main__":

@@ -15,7 +15,7 @@ sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))  # this che
 import torch  # noqa: E402
 
 import torch_ops_nn  # noqa: E402,F401
-from common import header, median_seconds, table  # noqa: E402
+from common import run_cases  # noqa: E402
 
 
 def main() -> None:
@@ -42,13 +42,7 @@ def main() -> None:
         ("unique 1M int64 (return_counts)", "torch.unique(x, return_counts=True)",
          dict(x=torch.randint(0, 1000, (1 << 20,), generator=g))),
     ]
-    header("Sorting: npu vs CPU in one run")
-    rows = []
-    for name, stmt, env in cases:
-        t_cpu = median_seconds(stmt, env, args.min_time)
-        denv = {k: v.to("npu") for k, v in env.items()}
-        rows.append((name, median_seconds(stmt + "; torch.npu.synchronize()", denv, args.min_time), t_cpu))
-    table(rows)
+    run_cases("Sorting: npu vs CPU in one run", cases, args.min_time)
 
 
 if __name__ == "__main__":

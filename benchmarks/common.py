@@ -46,3 +46,15 @@ def table(rows: list[tuple], extra: str | None = None) -> None:
         if extra and len(row) > 3:
             line += f"{row[3]:>14}"
         print(line)
+
+
+def run_cases(title: str, cases: list[tuple[str, str, dict]], min_run_time: float) -> None:
+    """Each (name, statement, CPU tensors): the statement on the CPU tensors and on their npu copies
+    (synchronized), printed as one table."""
+    header(title)
+    rows = []
+    for name, stmt, env in cases:
+        t_cpu = median_seconds(stmt, env, min_run_time)
+        denv = {k: v.to("npu") for k, v in env.items()}
+        rows.append((name, median_seconds(stmt + "; torch.npu.synchronize()", denv, min_run_time), t_cpu))
+    table(rows)

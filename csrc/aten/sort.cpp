@@ -62,12 +62,12 @@ void LaunchSortRows(const at::Tensor& x, uint64_t rows, uint32_t n, uint32_t lim
   }
 }
 
-namespace {
-
-void LaunchSort(const at::Tensor& x, uint64_t rows, uint32_t n, bool descending, const at::Tensor& v,
-                const at::Tensor& i, c10::DeviceIndex dev) {
-  LaunchSortRows(x, rows, n, n, descending, v, i, dev);
+bool SortableOnNpu(c10::ScalarType t) {
+  return IsNpuFloat(t) || t == c10::kInt || t == c10::kLong || t == c10::kShort || t == c10::kChar ||
+         t == c10::kByte || t == c10::kBool;
 }
+
+namespace {
 
 // Digit `digit` (16 bits, least significant = 0) of each element of the contiguous int32 / int64 x, as float.
 at::Tensor DigitScores(const at::Tensor& x, uint32_t digit, c10::DeviceIndex dev) {
@@ -84,7 +84,7 @@ std::tuple<at::Tensor, at::Tensor> SortIntegers(const at::Tensor& x, uint64_t ro
                                                 c10::DeviceIndex dev) {
   auto sort_float = [&](const at::Tensor& key) {
     at::Tensor kv = NpuEmpty(key.sizes(), c10::kFloat, dev), p = NpuEmpty(key.sizes(), c10::kLong, dev);
-    LaunchSort(key, rows, n, descending, kv, p, dev);
+    LaunchSortRows(key, rows, n, n, descending, kv, p, dev);
     return std::make_tuple(kv, p);
   };
   const c10::ScalarType t = x.scalar_type();
@@ -107,18 +107,13 @@ std::tuple<at::Tensor, at::Tensor> SortIntegers(const at::Tensor& x, uint64_t ro
   return {at::gather(x, -1, perm), perm};
 }
 
-bool SortNative(c10::ScalarType t) {
-  return IsNpuFloat(t) || t == c10::kInt || t == c10::kLong || t == c10::kShort || t == c10::kChar ||
-         t == c10::kByte || t == c10::kBool;
-}
-
 std::tuple<at::Tensor&, at::Tensor&> sort_values_npu(const at::Tensor& self, std::optional<bool> stable, int64_t dim,
                                                      bool descending, at::Tensor& values, at::Tensor& indices) {
   const char* op = "sort";
   const c10::DeviceIndex dev = CheckSameNpuDevice(op, {{"self", &self}, {"values", &values}, {"indices", &indices}});
   dim = WrapDim(op, dim, self.dim());
   const int64_t n = self.dim() == 0 ? 1 : self.size(dim);
-  const bool native = SortNative(self.scalar_type()) && n <= int64_t(INT32_MAX);
+  const bool native = SortableOnNpu(self.scalar_type()) && n <= int64_t(INT32_MAX);
   if (!native) {
     CallCpuFallback("aten::sort", "values_stable", {self, stable, dim, descending, values, indices});
     return {values, indices};
@@ -134,7 +129,7 @@ std::tuple<at::Tensor&, at::Tensor&> sort_values_npu(const at::Tensor& self, std
   if (IsNpuFloat(x.scalar_type())) {
     v = NpuEmpty(x.sizes(), x.scalar_type(), dev);
     i = NpuEmpty(x.sizes(), c10::kLong, dev);
-    LaunchSort(x, uint64_t(x.numel() / n), uint32_t(n), descending, v, i, dev);
+    LaunchSortRows(x, uint64_t(x.numel() / n), uint32_t(n), uint32_t(n), descending, v, i, dev);
   } else {
     std::tie(v, i) = SortIntegers(x, uint64_t(x.numel() / n), uint32_t(n), descending, dev);
   }

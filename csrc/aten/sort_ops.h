@@ -8,6 +8,9 @@
 
 namespace torch_ops_nn {
 
+// The dtypes the npu sort orders: float32 / float16 / bfloat16, int64 / int32 / int16 / int8 / uint8, bool.
+bool SortableOnNpu(c10::ScalarType t);
+
 void LaunchSortRows(const at::Tensor& x, uint64_t rows, uint32_t n, uint32_t limit, bool descending,
                     const at::Tensor& v, const at::Tensor& i, c10::DeviceIndex dev);
 

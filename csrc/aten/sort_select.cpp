@@ -31,6 +31,7 @@
 #include <tuple>
 
 #include "aten/op_common.h"
+#include "aten/sort_ops.h"
 #include "core/cpu_fallback.h"
 
 namespace torch_ops_nn {
@@ -40,10 +41,7 @@ enum class Pick { kKth, kMedian, kNanMedian };
 
 // Whether the selection ops run natively: dtypes the npu sort orders, rows indexable in float.
 bool SelectNative(const at::Tensor& self, int64_t n) {
-  const c10::ScalarType t = self.scalar_type();
-  return (IsNpuFloat(t) || t == c10::kInt || t == c10::kLong || t == c10::kShort || t == c10::kChar ||
-          t == c10::kByte) &&
-         n < (int64_t(1) << 24);
+  return SortableOnNpu(self.scalar_type()) && self.scalar_type() != c10::kBool && n < (int64_t(1) << 24);
 }
 
 // The values and indices at the picked sorted position of every row along `dim` (kept as size 1).
@@ -177,16 +175,10 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> UniqueOfGrouped(const at::Tensor&
   return {values, inverse, counts};
 }
 
-bool UniqueNative(const at::Tensor& self) {
-  const c10::ScalarType t = self.scalar_type();
-  return IsNpuFloat(t) || t == c10::kInt || t == c10::kLong || t == c10::kShort || t == c10::kChar ||
-         t == c10::kByte || t == c10::kBool;
-}
-
 std::tuple<at::Tensor, at::Tensor, at::Tensor> unique2_npu(const at::Tensor& self, bool sorted, bool return_inverse,
                                                            bool return_counts) {
   CheckSameNpuDevice("unique", {{"self", &self}});
-  if (!UniqueNative(self)) {
+  if (!SortableOnNpu(self.scalar_type())) {
     auto r = CallCpuFallback("aten::_unique2", "", {self, sorted, return_inverse, return_counts});
     return {r[0].toTensor(), r[1].toTensor(), r[2].toTensor()};
   }
@@ -198,7 +190,7 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> unique2_npu(const at::Tensor& sel
 std::tuple<at::Tensor, at::Tensor, at::Tensor> unique_consecutive_npu(const at::Tensor& self, bool return_inverse,
                                                                       bool return_counts, std::optional<int64_t> dim) {
   CheckSameNpuDevice("unique_consecutive", {{"self", &self}});
-  if (dim.has_value() || !UniqueNative(self)) {
+  if (dim.has_value() || !SortableOnNpu(self.scalar_type())) {
     auto r = CallCpuFallback("aten::unique_consecutive", "", {self, return_inverse, return_counts, dim});
     return {r[0].toTensor(), r[1].toTensor(), r[2].toTensor()};
   }

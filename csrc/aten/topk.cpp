@@ -5,12 +5,13 @@
 // index order);
 // integer dtypes take the first k of the npu sort. The reduced dim is moved last with one device copy
 // when it is not already.
+#include <ATen/TensorOperators.h>
 #include <ATen/core/Tensor.h>
 #include <ATen/ops/amax.h>
 #include <ATen/ops/amin.h>
 #include <ATen/ops/gather.h>
 #include <ATen/ops/sort.h>
-#include <ATen/ops/stack.h>
+#include <ATen/ops/where.h>
 
 #include <algorithm>
 #include <torch/library.h>
@@ -36,8 +37,8 @@ namespace {
 // largest, and NaN; <= it for smallest) compacted in index order by the select kernel, and the sort of
 // the candidates keeping k. Candidates keep index order and include every tie of the k-th value, so the
 // result is the stable full sort's first k. Returns false, having written nothing to v / i, when a
-// row's candidates are fewer than k or more than the buffer holds (one read-back tells); the caller then
-// sorts whole rows.
+// row's candidates are fewer than k or more than the buffer holds (one number read back tells); the
+// caller then sorts whole rows.
 bool TopkBySelection(const at::Tensor& x_in, int64_t rows, int64_t R, int64_t k, bool largest, at::Tensor& v,
                      at::Tensor& i, c10::DeviceIndex dev) {
   const at::Tensor x = x_in.view({rows, R});
@@ -55,10 +56,10 @@ bool TopkBySelection(const at::Tensor& x_in, int64_t rows, int64_t R, int64_t k,
   LaunchKernel(KernelLaunch{"topk_select_kernel", ascendc_host::CoreType::AIV, t.block_dim, dev},
                &topk_select_kernel, t, x.data_ptr(), thr.data_ptr(), cand_v.data_ptr(), cand_i.data_ptr(),
                count.data_ptr());
+  // One number read back: the most candidates of any row, or -1 when some row has fewer than k.
   const at::Tensor cf = count.to(c10::kFloat);
-  const at::Tensor range = at::stack({at::amin(cf), at::amax(cf)}).cpu();
-  const int64_t lo = int64_t(range[0].item<float>()), hi = int64_t(range[1].item<float>());
-  if (lo < k || hi > cap) return false;
+  const int64_t hi = int64_t(at::where(at::amin(cf) >= double(k), at::amax(cf), -1.0).item<float>());
+  if (hi < k || hi > cap) return false;
   // Sort only the columns some row fills (the rest is padding in every row).
   const at::Tensor cands = hi < cap ? cand_v.narrow(1, 0, hi).contiguous() : cand_v;
   at::Tensor pos = NpuEmpty({rows, k}, c10::kLong, dev);
