@@ -1122,6 +1122,7 @@ __attribute__((target("avx2,fma"))) void StoreF32BandAvx2(const F32Band& b) {
     const float* s = b.src + j * b.src_blk;
     uint8_t* d = b.dst + j * b.dst_blk;
     const bool full = bits == 0xFFFFu;
+    const bool stream = b.stream && full;
     for (uint64_t r = 0; r < b.rows; ++r) {
       __m256 v0 = _mm256_loadu_ps(s + r * 16), v1 = _mm256_loadu_ps(s + r * 16 + 8);
       if constexpr ((F & kEpColScale) != 0) { v0 = _mm256_mul_ps(v0, cs0); v1 = _mm256_mul_ps(v1, cs1); }
@@ -1142,7 +1143,10 @@ __attribute__((target("avx2,fma"))) void StoreF32BandAvx2(const F32Band& b) {
         v1 = _mm256_blendv_ps(v1, zero, _mm256_cmp_ps(v1, zero, _CMP_LT_OQ));
       }
       float* o = reinterpret_cast<float*>(d + r * b.dst_pitch);
-      if (full) {
+      if (stream && (reinterpret_cast<uintptr_t>(o) & 63) == 0) {
+        _mm256_stream_ps(o, v0);
+        _mm256_stream_ps(o + 8, v1);
+      } else if (full) {
         _mm256_storeu_ps(o, v0);
         _mm256_storeu_ps(o + 8, v1);
       } else {
@@ -1248,7 +1252,7 @@ void CubeFixpipe(const GlobalOperand& dst, const LocalOperand& src, CubeElem tds
     band.cscale = flags & kEpColScale ? ep->scale : nullptr;
     band.cshift = flags & kEpColShift ? ep->shift : nullptr;
     band.res_pitch = ep && ep->residual ? ep->residual_stride * 4 : 0;
-    band.stream = dst.no_l2 && HasAvx512();  // (the AVX2 band stores through the cache)
+    band.stream = dst.no_l2;  // streaming stores: the large output bypasses the cache (no read for ownership)
     for (uint64_t b = 0; b < nd; ++b) {
       for (uint64_t r0 = 0; r0 < m; r0 += 16) {
         band.rows = std::min<uint64_t>(16, m - r0);
