@@ -173,6 +173,7 @@ class Conv2dKernel {
 
  private:
   static constexpr uint32_t kC0 = cube::C0Of<T>();
+  static constexpr uint32_t kMaxSlabPix = 16384;  // Nd2Nz's nValue limit (pixels of one slab)
 
   struct TileGeo {
     uint32_t nb, m0, mt, oh0, rows, top, bottom, pix;
@@ -180,13 +181,22 @@ class Conv2dKernel {
   };
 
   __aicore__ inline TileGeo Geometry(uint64_t tile) const {
-    TileGeo q{};
     const uint32_t tp = uint32_t(tile % t_.tiles_pix);
-    q.nb = uint32_t((tile / t_.tiles_pix) % t_.n);
     const uint32_t mtot = t_.ho * t_.wo;
-    q.m0 = tp * t_.tile_pix;
-    q.mt = mtot - q.m0 < t_.tile_pix ? mtot - q.m0 : t_.tile_pix;
-    // Input rows this pixel tile reads (clipped to the image; the rest is Load3D padding).
+    const uint32_t m0 = tp * t_.tile_pix;
+    return PixelRange(uint32_t((tile / t_.tiles_pix) % t_.n), m0, mtot - m0 < t_.tile_pix ? mtot - m0 : t_.tile_pix);
+  }
+  // The slab two tiles of one image (a before b) share: the window of their pixel range together.
+  __aicore__ inline TileGeo Union(const TileGeo& a, const TileGeo& b) const {
+    return PixelRange(a.nb, a.m0, b.m0 + b.mt - a.m0);
+  }
+  // Output pixels [m0, m0 + mt) of image nb: the input rows they read (clipped to the image; the
+  // rest is Load3D padding).
+  __aicore__ inline TileGeo PixelRange(uint32_t nb, uint32_t m0, uint32_t mt) const {
+    TileGeo q{};
+    q.nb = nb;
+    q.m0 = m0;
+    q.mt = mt;
     q.oh0 = q.m0 / t_.wo;
     const uint32_t oh1 = (q.m0 + q.mt - 1) / t_.wo;
     const int64_t lo = int64_t(q.oh0) * t_.sh - t_.pt;
@@ -253,34 +263,54 @@ class Conv2dKernel {
       const uint32_t cvalid = t_.cg - c1a * kC0 < c1n * kC0 ? t_.cg - c1a * kC0 : c1n * kC0;
       LoadWeights(w1, g, co0, ct, c1a, cvalid);
       const uint32_t kt = c1n * t_.taps * kC0;
-      // Feature slabs of all sub-tiles: NHWC rows [lo_c, lo_c + rows) -> L1 C1HWC0 (c1n planes of
-      // `pix` pixels each).
+      // Feature slabs: NHWC rows [lo_c, lo_c + rows) -> L1 C1HWC0 (c1n planes of `pix` pixels each),
+      // one per run of sub-tiles of the same image: consecutive pixel tiles share their halo rows,
+      // so a run's slab covers the union of its tiles' windows and each tile's img2col starts at its
+      // own first pixel within it.
       LocalTensor<T> fmAll = fmBuf_.template Get<T>();
-      for (uint32_t j = 0; j < count; ++j) {
-        const TileGeo q = Geometry(tile0 + j);
+      uint64_t slab_off = 0;
+      for (uint32_t j0 = 0; j0 < count;) {
+        const TileGeo first = Geometry(tile0 + j0);
+        TileGeo q = first;
+        uint32_t j1 = j0 + 1;
+        for (; j1 < count; ++j1) {
+          const TileGeo next = Geometry(tile0 + j1);
+          if (next.nb != first.nb) break;
+          // (never larger than the two slabs apart, so the runs fit the sub-tiles' L1 space)
+          const TileGeo u = Union(first, next);
+          if (u.pix > kMaxSlabPix || u.pix > q.pix + next.pix) break;
+          q = u;
+        }
+        LocalTensor<T> slab = fmAll[slab_off];
         if (t_.x_5hd) {
           // C1 planes of h * w pixels (32 B each): the slab's rows are contiguous in each plane.
           const uint64_t plane = uint64_t(t_.h) * t_.w;
-          DataCopy(fmAll[j * slabElems_], xGm_[((uint64_t(q.nb) * t_.c1g + c1a) * plane + uint64_t(q.lo_c) * t_.w) * kC0],
+          DataCopy(slab, xGm_[((uint64_t(q.nb) * t_.c1g + c1a) * plane + uint64_t(q.lo_c) * t_.w) * kC0],
                    DataCopyParams(uint16_t(c1n), uint16_t(q.pix), uint16_t(plane - q.pix), 0));
         } else {
           const uint64_t x_off = uint64_t(q.nb) * t_.x_batch + uint64_t(q.lo_c) * t_.w * t_.c + uint64_t(g) * t_.cg +
                                  c1a * kC0;
-          DataCopy(fmAll[j * slabElems_], xGm_[x_off],
+          DataCopy(slab, xGm_[x_off],
                    Nd2NzParams(1, uint16_t(q.pix), uint16_t(cvalid), 0, uint16_t(t_.c), uint16_t(q.pix), 1, 0));
         }
-        LoadData3DParamsV2<T>& p3 = p3_[j];
-        p3 = LoadData3DParamsV2<T>();
-        p3.padList[0] = uint8_t(t_.pl); p3.padList[1] = uint8_t(t_.pr);
-        p3.padList[2] = uint8_t(q.top); p3.padList[3] = uint8_t(q.bottom);
-        p3.l1H = uint16_t(q.rows); p3.l1W = uint16_t(t_.w); p3.channelSize = uint16_t(c1n * kC0);
-        p3.mExtension = uint16_t(q.mt); p3.mStartPt = uint16_t(q.m0 - q.oh0 * t_.wo);
-        p3.strideW = uint8_t(t_.sw); p3.strideH = uint8_t(t_.sh);
-        p3.filterW = uint8_t(t_.kw & 255); p3.filterH = uint8_t(t_.kh & 255);
-        p3.filterSizeW = t_.kw >= 256; p3.filterSizeH = t_.kh >= 256;
-        p3.dilationFilterW = uint8_t(t_.dw); p3.dilationFilterH = uint8_t(t_.dh);
-        p3.padValue = T(0);
-        mt_[j] = q.mt;
+        for (uint32_t j = j0; j < j1; ++j) {
+          const TileGeo tj = Geometry(tile0 + j);
+          LoadData3DParamsV2<T>& p3 = p3_[j];
+          p3 = LoadData3DParamsV2<T>();
+          p3.padList[0] = uint8_t(t_.pl); p3.padList[1] = uint8_t(t_.pr);
+          p3.padList[2] = uint8_t(q.top); p3.padList[3] = uint8_t(q.bottom);
+          p3.l1H = uint16_t(q.rows); p3.l1W = uint16_t(t_.w); p3.channelSize = uint16_t(c1n * kC0);
+          p3.mExtension = uint16_t(tj.mt); p3.mStartPt = uint16_t(tj.m0 - q.oh0 * t_.wo);
+          p3.strideW = uint8_t(t_.sw); p3.strideH = uint8_t(t_.sh);
+          p3.filterW = uint8_t(t_.kw & 255); p3.filterH = uint8_t(t_.kh & 255);
+          p3.filterSizeW = t_.kw >= 256; p3.filterSizeH = t_.kh >= 256;
+          p3.dilationFilterW = uint8_t(t_.dw); p3.dilationFilterH = uint8_t(t_.dh);
+          p3.padValue = T(0);
+          mt_[j] = tj.mt;
+          slabAt_[j] = slab_off;
+        }
+        slab_off += uint64_t(q.pix) * c1n * kC0;
+        j0 = j1;
       }
       // Weight micro-panel to L0 once per k-step, then the im2col window and Mmad of every sub-tile.
       for (uint32_t kk = 0; kk < kt; kk += t_.base_k) {
@@ -295,7 +325,7 @@ class Conv2dKernel {
             p3_[j].kStartPt = uint16_t(kk);
             p3_[j].kExtension = uint16_t(kb);
             LocalTensor<T> a2 = qA2_.template AllocTensor<T>();
-            LoadData(a2, fmAll[j * slabElems_], p3_[j]);           // im2col window, Zz
+            LoadData(a2, fmAll[slabAt_[j]], p3_[j]);           // im2col window, Zz
             qA2_.EnQue(a2);
             a2 = qA2_.template DeQue<T>();
             cube::MmadStep(acc[j * accElems_], a2, b2, mt_[j], ct, kb, init, false);
@@ -311,7 +341,7 @@ class Conv2dKernel {
             p3_[j].kStartPt = uint16_t(kk);
             p3_[j].kExtension = uint16_t(kb);
             LocalTensor<T> b2 = qB2_.template AllocTensor<T>();
-            LoadData(b2, fmAll[j * slabElems_], p3_[j]);           // im2col^T window
+            LoadData(b2, fmAll[slabAt_[j]], p3_[j]);           // im2col^T window
             qB2_.EnQue(b2);
             b2 = qB2_.template DeQue<T>();
             cube::MmadStep(acc[j * accElems_], a2, b2, ct, mt_[j], kb, init, true);
@@ -376,6 +406,7 @@ class Conv2dKernel {
   uint32_t accElems_ = 0, slabElems_ = 0;
   LoadData3DParamsV2<T> p3_[32];
   uint32_t mt_[32] = {};
+  uint64_t slabAt_[32] = {};  // each sub-tile's slab (element offset in fmBuf_)
   TQue<TPosition::A2, 1> qA2_;
   TQue<TPosition::B2, 1> qB2_;
   TQue<TPosition::CO1, 1> qC_;
