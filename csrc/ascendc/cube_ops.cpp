@@ -1013,6 +1013,69 @@ __attribute__((target("avx512f"), always_inline)) inline void StoreSegAvx512(uin
 }
 #endif
 
+#if CUBE_OPS_X86
+// AVX2 + F16C: one full 16-column segment as two 8-lane halves (partial segments go scalar).
+__attribute__((target("avx2,fma,f16c"), always_inline)) inline __m256 HalfRowAvx2(const uint8_t* p, OutKind k) {
+  const __m128i h = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+  return k == OutKind::F16 ? _mm256_cvtph_ps(h)
+                           : _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(h), 16));
+}
+// float -> bfloat16 bits (round to nearest even; NaN stays a quiet NaN), 8 lanes in the low 16 bits.
+__attribute__((target("avx2,fma"), always_inline)) inline __m256i Bf16RneAvx2(__m256 v) {
+  const __m256i x = _mm256_castps_si256(v);
+  const __m256i lsb = _mm256_and_si256(_mm256_srli_epi32(x, 16), _mm256_set1_epi32(1));
+  const __m256i rnd = _mm256_srli_epi32(_mm256_add_epi32(_mm256_add_epi32(x, _mm256_set1_epi32(0x7FFF)), lsb), 16);
+  const __m256i qnan = _mm256_or_si256(_mm256_srli_epi32(x, 16), _mm256_set1_epi32(0x40));
+  return _mm256_blendv_epi8(rnd, qnan, _mm256_castps_si256(_mm256_cmp_ps(v, v, _CMP_UNORD_Q)));
+}
+__attribute__((target("avx2,fma,f16c"), always_inline)) inline void StoreSegAvx2(uint8_t* dst, const float* acc, int cnt,
+                                                                              const SegCtx& c) {
+  if (cnt != 16 || c.out == OutKind::I32) return StoreSegScalar(dst, acc, cnt, c);
+  __m256 v0 = _mm256_loadu_ps(acc), v1 = _mm256_loadu_ps(acc + 8);
+  if (c.scale) { v0 = _mm256_mul_ps(v0, _mm256_loadu_ps(c.scale)); v1 = _mm256_mul_ps(v1, _mm256_loadu_ps(c.scale + 8)); }
+  if (c.shift) { v0 = _mm256_add_ps(v0, _mm256_loadu_ps(c.shift)); v1 = _mm256_add_ps(v1, _mm256_loadu_ps(c.shift + 8)); }
+  if (c.has_row) {
+    const __m256 rs = _mm256_set1_ps(c.row_scale), rh = _mm256_set1_ps(c.row_shift);
+    v0 = _mm256_fmadd_ps(v0, rs, rh);
+    v1 = _mm256_fmadd_ps(v1, rs, rh);
+  }
+  if (c.residual) {
+    if (c.out == OutKind::F32) {
+      v0 = _mm256_add_ps(v0, _mm256_loadu_ps(reinterpret_cast<const float*>(c.residual)));
+      v1 = _mm256_add_ps(v1, _mm256_loadu_ps(reinterpret_cast<const float*>(c.residual) + 8));
+    } else {
+      v0 = _mm256_add_ps(v0, HalfRowAvx2(c.residual, c.out));
+      v1 = _mm256_add_ps(v1, HalfRowAvx2(c.residual + 16, c.out));
+    }
+  }
+  // max(v, 0) that keeps NaN: zero only where v < 0.
+  if (c.relu) {
+    const __m256 zero = _mm256_setzero_ps();
+    v0 = _mm256_blendv_ps(v0, zero, _mm256_cmp_ps(v0, zero, _CMP_LT_OQ));
+    v1 = _mm256_blendv_ps(v1, zero, _mm256_cmp_ps(v1, zero, _CMP_LT_OQ));
+  }
+  switch (c.out) {
+    case OutKind::F32: {
+      float* o = reinterpret_cast<float*>(dst);
+      if (c.stream && (reinterpret_cast<uintptr_t>(o) & 63) == 0) { _mm256_stream_ps(o, v0); _mm256_stream_ps(o + 8, v1); }
+      else { _mm256_storeu_ps(o, v0); _mm256_storeu_ps(o + 8, v1); }
+      break;
+    }
+    case OutKind::F16: {
+      const __m256i h = _mm256_set_m128i(_mm256_cvtps_ph(v1, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC),
+                                         _mm256_cvtps_ph(v0, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst), h);
+      break;
+    }
+    default: {  // BF16: pack the two 8-lane halves (packus works per 128-bit lane: restore the order)
+      const __m256i h = _mm256_permute4x64_epi64(_mm256_packus_epi32(Bf16RneAvx2(v0), Bf16RneAvx2(v1)), 0xD8);
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst), h);
+      break;
+    }
+  }
+}
+#endif
+
 // One 16-column block of `rows` accumulator rows (16 floats apart) -> rows `dst_pitch` bytes apart.
 struct BlockJob {
   uint8_t* dst;
@@ -1047,6 +1110,17 @@ __attribute__((target("avx512f"))) void StoreBlockAvx512(const BlockJob& b, SegC
       c.row_shift = b.rshift ? b.rshift[r] : 0.f;
     }
     StoreSegAvx512(b.dst + r * b.dst_pitch, b.src + r * 16, b.cnt, c);
+  }
+}
+__attribute__((target("avx2,fma,f16c"))) void StoreBlockAvx2(const BlockJob& b, SegCtx c) {
+  for (uint64_t r = 0; r < b.rows; ++r) {
+    c.residual = b.residual ? b.residual + r * b.res_pitch : nullptr;
+    if (b.rscale || b.rshift) {
+      c.has_row = true;
+      c.row_scale = b.rscale ? b.rscale[r] : 1.f;
+      c.row_shift = b.rshift ? b.rshift[r] : 0.f;
+    }
+    StoreSegAvx2(b.dst + r * b.dst_pitch, b.src + r * 16, b.cnt, c);
   }
 }
 #endif
@@ -1173,6 +1247,7 @@ using StoreBlockFn = void (*)(const BlockJob&, SegCtx);
 StoreBlockFn PickStoreBlock() {
 #if CUBE_OPS_X86
   if (HasAvx512()) return &StoreBlockAvx512;
+  if (HasAvx2() && __builtin_cpu_supports("f16c")) return &StoreBlockAvx2;
 #endif
   return &StoreBlockScalar;
 }

@@ -405,3 +405,53 @@ def test_cached_weight_copy_follows_groups(fallback_error):
         x = torch.randn(2, cin, 7, 7)
         torch.testing.assert_close(F.conv2d(x.npu(), wn, padding=1, groups=groups).cpu(),
                                    F.conv2d(x, w, padding=1, groups=groups), rtol=1e-4, atol=1e-4)
+
+
+# The Fixpipe epilogue into float16 / bfloat16 (the vector paths per host ISA, scalar for partial
+# column blocks): scale/shift per channel (channels_last: along a row; NCHW: per row of the
+# transposed tile), a residual in the output dtype, ReLU, NaN and fp16 overflow. 24 output channels:
+# one full 16-channel block and one partial.
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+@pytest.mark.parametrize("channels_last", [False, True])
+@pytest.mark.parametrize("residual", [False, True])
+def test_low_precision_epilogue_matches_rounded_float(fallback_error, dtype, channels_last, residual):
+    from torch_ops_nn.fused import reference
+    g = torch.Generator().manual_seed(7)
+    x = torch.randn(2, 8, 6, 7, generator=g).to(dtype)
+    x[0, 0, 2, 3] = float("nan")                        # spreads over a 3x3 window of every channel
+    w = (torch.randn(24, 8, 3, 3, generator=g) * 0.2).to(dtype)
+    gamma, mean, var = torch.rand(24, generator=g) + 0.5, torch.randn(24, generator=g) * 0.1, torch.rand(24, generator=g) + 0.5
+    beta = torch.randn(24, generator=g) * 0.2
+    beta[5], beta[20] = 1e6, -1e6                       # float16 overflows to +inf (kept) / -inf (ReLU: 0)
+    res = torch.randn(2, 24, 6, 7, generator=g).to(dtype) if residual else None
+    bn = (gamma, beta, mean, var)
+    ref = reference(x.float(), w.float(), None, *bn, None if res is None else res.float(), 1e-5,
+                    [1, 1], [1, 1], [1, 1], 1, "relu").to(dtype)
+    fmt = torch.channels_last if channels_last else torch.contiguous_format
+    dx = x.to("npu").contiguous(memory_format=fmt)
+    dres = None if res is None else res.to("npu").contiguous(memory_format=fmt)
+    out = torch.ops.torch_ops_nn.conv_bn_act(dx, w.to("npu"), None, *(t.to("npu") for t in bn), dres, 1e-5,
+                                              [1, 1], [1, 1], [1, 1], 1, "relu")
+    assert out.dtype == dtype
+    got = out.cpu()
+    assert torch.equal(got.isnan(), ref.isnan())
+    assert torch.equal(got.isinf(), ref.isinf())
+    clean = ~got[:, 5].isnan()                          # (outside the NaN window)
+    assert bool((got[:, 5][clean].isinf() == (dtype == torch.float16)).all()) and bool((got[:, 20][clean] == 0).all())
+    finite = ref.isfinite()
+    torch.testing.assert_close(got[finite].float(), ref[finite].float(), rtol=TOL[dtype], atol=TOL[dtype])
+
+
+@pytest.mark.parametrize("isa", ["avx2", "scalar"])
+def test_low_precision_epilogue_on_other_host_isas(isa):
+    """The same checks with the cube's data paths forced to another host ISA (what an AVX2-only or a
+    non-x86 host runs), in a fresh process since the choice is made once."""
+    import os
+    import subprocess
+    import sys
+    env = dict(os.environ, TORCH_OPS_NN_CUBE_ISA=isa)
+    r = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", __file__, "-k",
+                        "test_low_precision_epilogue_matches_rounded_float"], capture_output=True, text=True,
+                       env=env, timeout=600)
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-2000:]
+    assert "8 passed" in r.stdout
