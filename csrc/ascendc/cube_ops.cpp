@@ -189,6 +189,34 @@ __attribute__((target("avx2,fma"))) void Transpose16x8F32Avx2(float* dst, const 
 }
 #endif
 
+#if CUBE_OPS_X86
+// 16x16 16-bit elements (a half / bfloat16 fractal) transposed in registers: 16-, 32- and 64-bit
+// interleaves transpose the 8x8 blocks of each 128-bit lane, then the lanes are exchanged.
+__attribute__((target("avx2"))) void Transpose16x16U16Avx2(uint16_t* dst, const uint16_t* src) {
+  __m256i a[16], b[16], c[16];
+  for (int i = 0; i < 16; ++i) a[i] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(src + 16 * i));
+  for (int i = 0; i < 8; ++i) {
+    b[2 * i] = _mm256_unpacklo_epi16(a[2 * i], a[2 * i + 1]);
+    b[2 * i + 1] = _mm256_unpackhi_epi16(a[2 * i], a[2 * i + 1]);
+  }
+  for (int h = 0; h < 16; h += 8)      // rows h..h+7: b pairs (0,2) (1,3) (4,6) (5,7)
+    for (int q = 0; q < 8; q += 4)
+      for (int j = 0; j < 2; ++j) {
+        c[h + q + 2 * j] = _mm256_unpacklo_epi32(b[h + q + j], b[h + q + j + 2]);
+        c[h + q + 2 * j + 1] = _mm256_unpackhi_epi32(b[h + q + j], b[h + q + j + 2]);
+      }
+  for (int h = 0; h < 16; h += 8)      // column i of rows h..h+7 (lane 0: i, lane 1: 8 + i)
+    for (int j = 0; j < 4; ++j) {
+      b[h + 2 * j] = _mm256_unpacklo_epi64(c[h + j], c[h + j + 4]);
+      b[h + 2 * j + 1] = _mm256_unpackhi_epi64(c[h + j], c[h + j + 4]);
+    }
+  for (int i = 0; i < 8; ++i) {
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst + 16 * i), _mm256_permute2x128_si256(b[i], b[8 + i], 0x20));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst + 16 * (8 + i)), _mm256_permute2x128_si256(b[i], b[8 + i], 0x31));
+  }
+}
+#endif
+
 void TransposeFractal(uint8_t* dst, const uint8_t* src, int rows, int cols, int esz) {
   switch (esz) {
     case 4:
@@ -205,6 +233,12 @@ void TransposeFractal(uint8_t* dst, const uint8_t* src, int rows, int cols, int 
       TransposeT(reinterpret_cast<uint32_t*>(dst), reinterpret_cast<const uint32_t*>(src), rows, cols);
       return;
     case 2:
+#if CUBE_OPS_X86
+      if (rows == 16 && cols == 16 && HasAvx2()) {
+        Transpose16x16U16Avx2(reinterpret_cast<uint16_t*>(dst), reinterpret_cast<const uint16_t*>(src));
+        return;
+      }
+#endif
       TransposeT(reinterpret_cast<uint16_t*>(dst), reinterpret_cast<const uint16_t*>(src), rows, cols);
       return;
     default:
@@ -1089,37 +1123,32 @@ struct BlockJob {
   const float* rshift = nullptr;
 };
 
+// The epilogue context of row r of a block job: its residual row, its row-wise scale / shift.
+inline void RowCtx(const BlockJob& b, uint64_t r, SegCtx& c) {
+  c.residual = b.residual ? b.residual + r * b.res_pitch : nullptr;
+  if (b.rscale || b.rshift) {
+    c.has_row = true;
+    c.row_scale = b.rscale ? b.rscale[r] : 1.f;
+    c.row_shift = b.rshift ? b.rshift[r] : 0.f;
+  }
+}
+
 void StoreBlockScalar(const BlockJob& b, SegCtx c) {
   for (uint64_t r = 0; r < b.rows; ++r) {
-    c.residual = b.residual ? b.residual + r * b.res_pitch : nullptr;
-    if (b.rscale || b.rshift) {
-      c.has_row = true;
-      c.row_scale = b.rscale ? b.rscale[r] : 1.f;
-      c.row_shift = b.rshift ? b.rshift[r] : 0.f;
-    }
+    RowCtx(b, r, c);
     StoreSegScalar(b.dst + r * b.dst_pitch, b.src + r * 16, b.cnt, c);
   }
 }
 #if CUBE_OPS_X86
 __attribute__((target("avx512f"))) void StoreBlockAvx512(const BlockJob& b, SegCtx c) {
   for (uint64_t r = 0; r < b.rows; ++r) {
-    c.residual = b.residual ? b.residual + r * b.res_pitch : nullptr;
-    if (b.rscale || b.rshift) {
-      c.has_row = true;
-      c.row_scale = b.rscale ? b.rscale[r] : 1.f;
-      c.row_shift = b.rshift ? b.rshift[r] : 0.f;
-    }
+    RowCtx(b, r, c);
     StoreSegAvx512(b.dst + r * b.dst_pitch, b.src + r * 16, b.cnt, c);
   }
 }
 __attribute__((target("avx2,fma,f16c"))) void StoreBlockAvx2(const BlockJob& b, SegCtx c) {
   for (uint64_t r = 0; r < b.rows; ++r) {
-    c.residual = b.residual ? b.residual + r * b.res_pitch : nullptr;
-    if (b.rscale || b.rshift) {
-      c.has_row = true;
-      c.row_scale = b.rscale ? b.rscale[r] : 1.f;
-      c.row_shift = b.rshift ? b.rshift[r] : 0.f;
-    }
+    RowCtx(b, r, c);
     StoreSegAvx2(b.dst + r * b.dst_pitch, b.src + r * 16, b.cnt, c);
   }
 }
