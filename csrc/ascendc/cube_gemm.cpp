@@ -383,6 +383,24 @@ const IsaKernels& ActiveIsa() {
   return *detected;
 }
 
+// 64-byte aligned, grow-only per-thread buffer of T.
+template <typename T>
+struct AlignedScratch {
+  T* p = nullptr;
+  size_t cap = 0;
+  T* Get(size_t n) {
+    if (n > cap) {
+      ::operator delete[](p, std::align_val_t(64));
+      cap = std::max(n, cap * 2);
+      p = static_cast<T*>(::operator new[](cap * sizeof(T), std::align_val_t(64)));
+    }
+    return p;
+  }
+  ~AlignedScratch() { ::operator delete[](p, std::align_val_t(64)); }
+};
+using Scratch = AlignedScratch<float>;
+thread_local Scratch t_scratch_a, t_scratch_b, t_panel_b;
+
 // ------------------------------------------------------------------------------------------
 // Blocked driver over one float GEMM in the model layouts.
 template <int C0>
@@ -398,6 +416,9 @@ void DriveFloat(const IsaKernels& isa, float* c, const float* a, long a_block, l
                                                          : kModeZero;
   const int kc_step = isa.kc;
   const int max_nb = isa.max_nb, max_mr = isa.max_mr;
+  // Worth a copy when the panel is not one run already and at least three row blocks read it.
+  const bool pack_b = n1 > max_nb && m1 > 2;
+  float* panel = pack_b ? t_panel_b.Get(static_cast<size_t>((kc_step + C0 - 1) / C0) * max_nb * C0 * 16) : nullptr;
   for (int kc = 0; kc < k; kc += kc_step) {
     KArgs p{};
     p.k = std::min(kc_step, k - kc);
@@ -411,6 +432,16 @@ void DriveFloat(const IsaKernels& isa, float* c, const float* a, long a_block, l
       const bool masked = nb0 + nb == n1 && (n % 16) != 0;
       p.mask = masked ? tail_mask : 0xFFFFu;
       p.b = b + kf * b_frac + static_cast<long>(nb0) * C0 * 16;
+      if (pack_b) {
+        // The Zn grid keeps a column block's k fractals n1 fractals apart (a multiple of 4 KiB for
+        // 8 or 16 blocks, so they share a few L1 sets and evict each other while every row
+        // block streams them): copy the block's panel for this k chunk to one contiguous run.
+        const long run = static_cast<long>(nb) * C0 * 16;
+        const long frs = (p.k + C0 - 1) / C0;
+        for (long f = 0; f < frs; ++f) std::memcpy(panel + f * run, p.b + f * b_frac, run * sizeof(float));
+        p.b = panel;
+        p.b_frac = run;
+      }
       p.bias = s.bias ? s.bias + nb0 * 16 : nullptr;
       for (int mi = 0; mi < m1; ++mi) {
         const int rows = std::min(16, m - mi * 16);
@@ -509,23 +540,6 @@ void Convert(const IsaKernels& isa, float* dst, const uint16_t* src, size_t coun
   ConvertScalar(dst, src, count, bf16);
 }
 
-// 64-byte aligned, grow-only per-thread buffer of T.
-template <typename T>
-struct AlignedScratch {
-  T* p = nullptr;
-  size_t cap = 0;
-  T* Get(size_t n) {
-    if (n > cap) {
-      ::operator delete[](p, std::align_val_t(64));
-      cap = std::max(n, cap * 2);
-      p = static_cast<T*>(::operator new[](cap * sizeof(T), std::align_val_t(64)));
-    }
-    return p;
-  }
-  ~AlignedScratch() { ::operator delete[](p, std::align_val_t(64)); }
-};
-using Scratch = AlignedScratch<float>;
-thread_local Scratch t_scratch_a, t_scratch_b;
 
 
 #if CUBE_X86
