@@ -1173,32 +1173,50 @@ struct F32Band {
   const float* rshift;
   const uint8_t* residual;  // row 0, column 0 (column blocks 64 B apart), or null
   uint64_t res_pitch;
+  uint64_t res_ahead;    // rows of this band whose residual row kResAhead rows on is prefetched
   bool stream;
 };
+// Four rows at a time, column blocks inner: an ND output row (and its residual row) is written
+// (read) in runs of n1 * 64 B a few rows at a time, and each L0C column block is read 4 rows
+// (256 B) at a time. (Column blocks outer walked 64 B per row at the row pitch: for a residual in
+// DRAM every line was a separate demand miss, half of a 1x1 conv's time; rows outer read L0C 64 B
+// per block at a power-of-two pitch, which thrashes one L1 set.)
+// Residual rows are prefetched one band (16 rows) ahead: the residual is usually a large activation
+// written with streaming stores, so it comes from DRAM, and a band's compute is too short to wait
+// for its lines on demand.
+constexpr uint64_t kBandRows = 4;
+constexpr uint64_t kResAhead = 16;
 template <int F>
 __attribute__((target("avx512f"))) void StoreF32Band(const F32Band& b) {
-  for (uint64_t j = 0; j < b.n1; ++j) {
-    const __mmask16 mk = j + 1 == b.n1 ? __mmask16(b.last_mask) : __mmask16(0xFFFF);
-    __m512 cs = _mm512_setzero_ps(), csh = _mm512_setzero_ps();
-    if constexpr ((F & kEpColScale) != 0) cs = _mm512_maskz_loadu_ps(mk, b.cscale + j * 16);
-    if constexpr ((F & kEpColShift) != 0) csh = _mm512_maskz_loadu_ps(mk, b.cshift + j * 16);
-    const float* s = b.src + j * b.src_blk;
-    uint8_t* d = b.dst + j * b.dst_blk;
-    const bool stream = b.stream && mk == 0xFFFF;
-    for (uint64_t r = 0; r < b.rows; ++r) {
-      __m512 v = _mm512_maskz_loadu_ps(mk, s + r * 16);
-      if constexpr ((F & kEpColScale) != 0) v = _mm512_mul_ps(v, cs);
-      if constexpr ((F & kEpColShift) != 0) v = _mm512_add_ps(v, csh);
-      if constexpr ((F & kEpRow) != 0)
-        v = _mm512_fmadd_ps(v, _mm512_set1_ps(b.rscale ? b.rscale[r] : 1.f), _mm512_set1_ps(b.rshift ? b.rshift[r] : 0.f));
-      if constexpr ((F & kEpRes) != 0)
-        v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(mk, b.residual + r * b.res_pitch + j * 64));
-      // max(v, 0) that keeps NaN: select 0 only where v < 0.
-      if constexpr ((F & kEpRelu) != 0)
-        v = _mm512_mask_mov_ps(v, _mm512_cmp_ps_mask(v, _mm512_setzero_ps(), _CMP_LT_OQ), _mm512_setzero_ps());
-      float* o = reinterpret_cast<float*>(d + r * b.dst_pitch);
-      if (stream && (reinterpret_cast<uintptr_t>(o) & 63) == 0) _mm512_stream_ps(o, v);
-      else _mm512_mask_storeu_ps(o, mk, v);
+  const __mmask16 last = __mmask16(b.last_mask);
+  for (uint64_t r0 = 0; r0 < b.rows; r0 += kBandRows) {
+    const uint64_t r1 = std::min(b.rows, r0 + kBandRows);
+    for (uint64_t j = 0; j < b.n1; ++j) {
+      const __mmask16 mk = j + 1 == b.n1 ? last : __mmask16(0xFFFF);
+      __m512 cs = _mm512_setzero_ps(), csh = _mm512_setzero_ps();
+      if constexpr ((F & kEpColScale) != 0) cs = _mm512_maskz_loadu_ps(mk, b.cscale + j * 16);
+      if constexpr ((F & kEpColShift) != 0) csh = _mm512_maskz_loadu_ps(mk, b.cshift + j * 16);
+      const float* s = b.src + j * b.src_blk;
+      uint8_t* d = b.dst + j * b.dst_blk;
+      const bool stream = b.stream && mk == 0xFFFF;
+      for (uint64_t r = r0; r < r1; ++r) {
+        __m512 v = _mm512_maskz_loadu_ps(mk, s + r * 16);
+        if constexpr ((F & kEpColScale) != 0) v = _mm512_mul_ps(v, cs);
+        if constexpr ((F & kEpColShift) != 0) v = _mm512_add_ps(v, csh);
+        if constexpr ((F & kEpRow) != 0)
+          v = _mm512_fmadd_ps(v, _mm512_set1_ps(b.rscale ? b.rscale[r] : 1.f), _mm512_set1_ps(b.rshift ? b.rshift[r] : 0.f));
+        if constexpr ((F & kEpRes) != 0) {
+          const uint8_t* res = b.residual + r * b.res_pitch + j * 64;
+          if (r < b.res_ahead) _mm_prefetch(reinterpret_cast<const char*>(res + kResAhead * b.res_pitch), _MM_HINT_T0);
+          v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(mk, res));
+        }
+        // max(v, 0) that keeps NaN: select 0 only where v < 0.
+        if constexpr ((F & kEpRelu) != 0)
+          v = _mm512_mask_mov_ps(v, _mm512_cmp_ps_mask(v, _mm512_setzero_ps(), _CMP_LT_OQ), _mm512_setzero_ps());
+        float* o = reinterpret_cast<float*>(d + r * b.dst_pitch);
+        if (stream && (reinterpret_cast<uintptr_t>(o) & 63) == 0) _mm512_stream_ps(o, v);
+        else _mm512_mask_storeu_ps(o, mk, v);
+      }
     }
   }
 }
@@ -1208,53 +1226,58 @@ __attribute__((target("avx2,fma"))) void StoreF32BandAvx2(const F32Band& b) {
   const __m256i lanes0 = _mm256_setr_epi32(1, 2, 4, 8, 16, 32, 64, 128);
   const __m256i lanes1 = _mm256_setr_epi32(256, 512, 1024, 2048, 4096, 8192, 16384, 32768);
   const __m256 zero = _mm256_setzero_ps();
-  for (uint64_t j = 0; j < b.n1; ++j) {
-    const uint32_t bits = j + 1 == b.n1 ? b.last_mask : 0xFFFFu;
-    const __m256i mk = _mm256_set1_epi32(int(bits));
-    const __m256i m0 = _mm256_cmpeq_epi32(_mm256_and_si256(mk, lanes0), lanes0);
-    const __m256i m1 = _mm256_cmpeq_epi32(_mm256_and_si256(mk, lanes1), lanes1);
-    __m256 cs0 = zero, cs1 = zero, csh0 = zero, csh1 = zero;
-    if constexpr ((F & kEpColScale) != 0) {
-      cs0 = _mm256_maskload_ps(b.cscale + j * 16, m0);
-      cs1 = _mm256_maskload_ps(b.cscale + j * 16 + 8, m1);
-    }
-    if constexpr ((F & kEpColShift) != 0) {
-      csh0 = _mm256_maskload_ps(b.cshift + j * 16, m0);
-      csh1 = _mm256_maskload_ps(b.cshift + j * 16 + 8, m1);
-    }
-    const float* s = b.src + j * b.src_blk;
-    uint8_t* d = b.dst + j * b.dst_blk;
-    const bool full = bits == 0xFFFFu;
-    const bool stream = b.stream && full;
-    for (uint64_t r = 0; r < b.rows; ++r) {
-      __m256 v0 = _mm256_loadu_ps(s + r * 16), v1 = _mm256_loadu_ps(s + r * 16 + 8);
-      if constexpr ((F & kEpColScale) != 0) { v0 = _mm256_mul_ps(v0, cs0); v1 = _mm256_mul_ps(v1, cs1); }
-      if constexpr ((F & kEpColShift) != 0) { v0 = _mm256_add_ps(v0, csh0); v1 = _mm256_add_ps(v1, csh1); }
-      if constexpr ((F & kEpRow) != 0) {
-        const __m256 rs = _mm256_set1_ps(b.rscale ? b.rscale[r] : 1.f), rh = _mm256_set1_ps(b.rshift ? b.rshift[r] : 0.f);
-        v0 = _mm256_fmadd_ps(v0, rs, rh);
-        v1 = _mm256_fmadd_ps(v1, rs, rh);
+  for (uint64_t r0 = 0; r0 < b.rows; r0 += kBandRows) {
+    const uint64_t r1 = std::min(b.rows, r0 + kBandRows);
+    for (uint64_t j = 0; j < b.n1; ++j) {
+      const uint32_t bits = j + 1 == b.n1 ? b.last_mask : 0xFFFFu;
+      const __m256i mk = _mm256_set1_epi32(int(bits));
+      const __m256i m0 = _mm256_cmpeq_epi32(_mm256_and_si256(mk, lanes0), lanes0);
+      const __m256i m1 = _mm256_cmpeq_epi32(_mm256_and_si256(mk, lanes1), lanes1);
+      __m256 cs0 = zero, cs1 = zero, csh0 = zero, csh1 = zero;
+      if constexpr ((F & kEpColScale) != 0) {
+        cs0 = _mm256_maskload_ps(b.cscale + j * 16, m0);
+        cs1 = _mm256_maskload_ps(b.cscale + j * 16 + 8, m1);
       }
-      if constexpr ((F & kEpRes) != 0) {
-        const float* res = reinterpret_cast<const float*>(b.residual + r * b.res_pitch + j * 64);
-        v0 = _mm256_add_ps(v0, _mm256_maskload_ps(res, m0));
-        v1 = _mm256_add_ps(v1, _mm256_maskload_ps(res + 8, m1));
+      if constexpr ((F & kEpColShift) != 0) {
+        csh0 = _mm256_maskload_ps(b.cshift + j * 16, m0);
+        csh1 = _mm256_maskload_ps(b.cshift + j * 16 + 8, m1);
       }
-      // max(v, 0) that keeps NaN: zero only where v < 0.
-      if constexpr ((F & kEpRelu) != 0) {
-        v0 = _mm256_blendv_ps(v0, zero, _mm256_cmp_ps(v0, zero, _CMP_LT_OQ));
-        v1 = _mm256_blendv_ps(v1, zero, _mm256_cmp_ps(v1, zero, _CMP_LT_OQ));
-      }
-      float* o = reinterpret_cast<float*>(d + r * b.dst_pitch);
-      if (stream && (reinterpret_cast<uintptr_t>(o) & 63) == 0) {
-        _mm256_stream_ps(o, v0);
-        _mm256_stream_ps(o + 8, v1);
-      } else if (full) {
-        _mm256_storeu_ps(o, v0);
-        _mm256_storeu_ps(o + 8, v1);
-      } else {
-        _mm256_maskstore_ps(o, m0, v0);
-        _mm256_maskstore_ps(o + 8, m1, v1);
+      const float* s = b.src + j * b.src_blk;
+      uint8_t* d = b.dst + j * b.dst_blk;
+      const bool full = bits == 0xFFFFu;
+      const bool stream = b.stream && full;
+      for (uint64_t r = r0; r < r1; ++r) {
+        __m256 v0 = _mm256_loadu_ps(s + r * 16), v1 = _mm256_loadu_ps(s + r * 16 + 8);
+        if constexpr ((F & kEpColScale) != 0) { v0 = _mm256_mul_ps(v0, cs0); v1 = _mm256_mul_ps(v1, cs1); }
+        if constexpr ((F & kEpColShift) != 0) { v0 = _mm256_add_ps(v0, csh0); v1 = _mm256_add_ps(v1, csh1); }
+        if constexpr ((F & kEpRow) != 0) {
+          const __m256 rs = _mm256_set1_ps(b.rscale ? b.rscale[r] : 1.f), rh = _mm256_set1_ps(b.rshift ? b.rshift[r] : 0.f);
+          v0 = _mm256_fmadd_ps(v0, rs, rh);
+          v1 = _mm256_fmadd_ps(v1, rs, rh);
+        }
+        if constexpr ((F & kEpRes) != 0) {
+          const float* res = reinterpret_cast<const float*>(b.residual + r * b.res_pitch + j * 64);
+          if (r < b.res_ahead)
+            _mm_prefetch(reinterpret_cast<const char*>(res) + kResAhead * b.res_pitch, _MM_HINT_T0);
+          v0 = _mm256_add_ps(v0, _mm256_maskload_ps(res, m0));
+          v1 = _mm256_add_ps(v1, _mm256_maskload_ps(res + 8, m1));
+        }
+        // max(v, 0) that keeps NaN: zero only where v < 0.
+        if constexpr ((F & kEpRelu) != 0) {
+          v0 = _mm256_blendv_ps(v0, zero, _mm256_cmp_ps(v0, zero, _CMP_LT_OQ));
+          v1 = _mm256_blendv_ps(v1, zero, _mm256_cmp_ps(v1, zero, _CMP_LT_OQ));
+        }
+        float* o = reinterpret_cast<float*>(d + r * b.dst_pitch);
+        if (stream && (reinterpret_cast<uintptr_t>(o) & 63) == 0) {
+          _mm256_stream_ps(o, v0);
+          _mm256_stream_ps(o + 8, v1);
+        } else if (full) {
+          _mm256_storeu_ps(o, v0);
+          _mm256_storeu_ps(o + 8, v1);
+        } else {
+          _mm256_maskstore_ps(o, m0, v0);
+          _mm256_maskstore_ps(o + 8, m1, v1);
+        }
       }
     }
   }
@@ -1364,6 +1387,7 @@ void CubeFixpipe(const GlobalOperand& dst, const LocalOperand& src, CubeElem tds
         band.dst = nz_out ? dst.ptr + r0 * 64 : dst.ptr + (b * p.dstNdStride + r0 * uint64_t(p.dstStride)) * 4;
         band.rscale = rowwise && ep->scale ? ep->scale + r0 : nullptr;
         band.rshift = rowwise && ep->shift ? ep->shift + r0 : nullptr;
+        band.res_ahead = m - r0 > kResAhead ? std::min<uint64_t>(16, m - r0 - kResAhead) : 0;
         band.residual = ep && ep->residual
                             ? static_cast<const uint8_t*>(ep->residual) + b * p.dstNdStride * 4 + r0 * band.res_pitch
                             : nullptr;

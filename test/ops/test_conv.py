@@ -407,14 +407,14 @@ def test_cached_weight_copy_follows_groups(fallback_error):
                                    F.conv2d(x, w, padding=1, groups=groups), rtol=1e-4, atol=1e-4)
 
 
-# The Fixpipe epilogue into float16 / bfloat16 (the vector paths per host ISA, scalar for partial
-# column blocks): scale/shift per channel (channels_last: along a row; NCHW: per row of the
-# transposed tile), a residual in the output dtype, ReLU, NaN and fp16 overflow. 24 output channels:
-# one full 16-channel block and one partial.
-@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+# The Fixpipe epilogue into float32 / float16 / bfloat16 (the vector paths per host ISA, scalar for
+# partial 16-bit column blocks): scale/shift per channel (channels_last: along a row; NCHW: per row of
+# the transposed tile), a residual in the output dtype, ReLU, NaN and fp16 overflow. 24 output
+# channels: one full 16-channel block and one partial; 84 output rows: 16-row bands and a short one.
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.bfloat16])
 @pytest.mark.parametrize("channels_last", [False, True])
 @pytest.mark.parametrize("residual", [False, True])
-def test_low_precision_epilogue_matches_rounded_float(fallback_error, dtype, channels_last, residual):
+def test_epilogue_matches_rounded_float(fallback_error, dtype, channels_last, residual):
     from torch_ops_nn.fused import reference
     g = torch.Generator().manual_seed(7)
     x = torch.randn(2, 8, 6, 7, generator=g).to(dtype)
@@ -443,7 +443,7 @@ def test_low_precision_epilogue_matches_rounded_float(fallback_error, dtype, cha
 
 
 @pytest.mark.parametrize("isa", ["avx2", "scalar"])
-def test_low_precision_epilogue_on_other_host_isas(isa):
+def test_epilogue_on_other_host_isas(isa):
     """The same checks with the cube's data paths forced to another host ISA (what an AVX2-only or a
     non-x86 host runs), in a fresh process since the choice is made once."""
     import os
@@ -451,7 +451,7 @@ def test_low_precision_epilogue_on_other_host_isas(isa):
     import sys
     env = dict(os.environ, TORCH_OPS_NN_CUBE_ISA=isa)
     r = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", __file__, "-k",
-                        "test_low_precision_epilogue_matches_rounded_float"], capture_output=True, text=True,
+                        "test_epilogue_matches_rounded_float"], capture_output=True, text=True,
                        env=env, timeout=600)
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-2000:]
-    assert "8 passed" in r.stdout
+    assert "12 passed" in r.stdout
