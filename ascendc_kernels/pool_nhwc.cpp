@@ -1,4 +1,5 @@
-// Max pooling with indices, forward, on NHWC (channels_last) float32 inputs, in Ascend C.
+// Max pooling with indices (or, values_only, without: aten::max_pool2d), forward, on NHWC
+// (channels_last) float32 inputs, in Ascend C.
 //
 // A work item is one output row (n, oh) of one channel chunk of cc channels; cores take contiguous
 // ranges of items (chunk-major). Each input row the window reaches is copied from GM split by stride
@@ -79,7 +80,7 @@ class MaxPoolNhwcKernel {
     const uint64_t in_total = t.n * t.h * t.w * t.c, out_total = t.n * t.oh * t.ow * t.c;
     xGm_.SetGlobalBuffer(reinterpret_cast<__gm__ float*>(x), in_total);
     yGm_.SetGlobalBuffer(reinterpret_cast<__gm__ float*>(y), out_total);
-    idxGm_.SetGlobalBuffer(reinterpret_cast<__gm__ int64_t*>(idx), out_total);
+    if (!t.values_only) idxGm_.SetGlobalBuffer(reinterpret_cast<__gm__ int64_t*>(idx), out_total);
     const uint32_t L = t.lanes;
     pipe_.InitBuffer(row_, t.sw * t.phase_pitch * 4);
     pipe_.InitBuffer(m_, L * 4);
@@ -184,7 +185,7 @@ class MaxPoolNhwcKernel {
     if (h0 < 0) h0 += (-h0 + t_.dh - 1) / t_.dh * t_.dh;
     SyncMte3ToV();  // the previous item's outputs have left M / I
     Duplicate(M, -__builtin_inff(), nL);
-    Adds(I, init_.Get<float>(), static_cast<float>(h0 * static_cast<int64_t>(t_.w)), nL);
+    if (!t_.values_only) Adds(I, init_.Get<float>(), static_cast<float>(h0 * static_cast<int64_t>(t_.w)), nL);
     for (uint32_t kh = 0; kh < t_.kh; ++kh) {
       const int64_t ih = hs + static_cast<int64_t>(kh) * t_.dh;
       if (ih < 0 || ih >= static_cast<int64_t>(t_.h)) continue;  // padding rows never win
@@ -198,11 +199,19 @@ class MaxPoolNhwcKernel {
         Compare(m2, v, v, CMPMODE::NE, Lc);
         Or(m1h, m1h, m2h, static_cast<int32_t>(Lc / 16));
         Select(M, m1, v, M, SELMODE::VSEL_TENSOR_TENSOR_MODE, Lc);
+        if (t_.values_only) continue;
         Not(m1h, m1h, static_cast<int32_t>(Lc / 16));
         const float tap = static_cast<float>(ih * static_cast<int64_t>(t_.w) + static_cast<int64_t>(kw) * t_.dw -
                                              static_cast<int64_t>(t_.pw));
         Select(I, m1, I, tap, SELMODE::VSEL_TENSOR_SCALAR_MODE, Lc);
       }
+    }
+    const uint64_t o = ((n * t_.oh + oh) * t_.ow) * t_.c + c0;
+    if (t_.values_only) {
+      SyncVToMte3();
+      if (wc == t_.c) DataCopyPad(yGm_[o], M, DataCopyExtParams{1, t_.ow * wc * 4, 0, 0, 0});
+      else DataCopyPad(yGm_[o], M, DataCopyExtParams{static_cast<uint16_t>(t_.ow), wc * 4, 0, (t_.c - wc) * 4, 0});
+      return;
     }
     Add(I, I, col_.Get<float>(), nL);
     LocalTensor<int64_t> i64 = i64_.Get<int64_t>();
@@ -210,7 +219,6 @@ class MaxPoolNhwcKernel {
     Cast(i32, I, RoundMode::CAST_RINT, Lc);
     Gather(i64.ReinterpretCast<int32_t>(), i32, widen_.Get<uint32_t>(), 0u, 2 * Lc);
     SyncVToMte3();
-    const uint64_t o = ((n * t_.oh + oh) * t_.ow) * t_.c + c0;
     if (wc == t_.c) {
       DataCopyPad(yGm_[o], M, DataCopyExtParams{1, t_.ow * wc * 4, 0, 0, 0});
       DataCopyPad(idxGm_[o], i64, DataCopyExtParams{1, t_.ow * wc * 8, 0, 0, 0});

@@ -23,6 +23,7 @@ struct PoolNhwcTiling {
   uint64_t items_per_core;
   uint32_t block_dim;
   uint32_t ok;        // 0: the fast path does not apply (the op takes the NCHW path)
+  uint32_t values_only;  // 1: max values without indices (aten::max_pool2d); idx is not written
 };
 
 // elem_bytes must be 4 (float); C a multiple of 8. ok = 0 when a limit does not hold.

@@ -1,5 +1,5 @@
-// 2-D pooling ops on npu: max_pool2d_with_indices (+ backward), avg_pool2d (+ backward),
-// _adaptive_avg_pool2d (+ backward). Argument checks with PyTorch's rules, output shapes, tiling and the
+// 2-D pooling ops on npu: max_pool2d_with_indices (+ backward), max_pool2d (values only; its backward
+// recomputes the indices), avg_pool2d (+ backward), _adaptive_avg_pool2d (+ backward). Argument checks with PyTorch's rules, output shapes, tiling and the
 // launch of the Ascend C kernels in ascendc_kernels/pool*. Kernels work on NCHW planes; channels_last
 // inputs are made contiguous first and the results returned in channels_last, except the max pooling
 // forward of 4-D float32 inputs with C % 8 == 0, which runs the NHWC kernel (pool_nhwc.cpp), NCHW
@@ -127,9 +127,11 @@ npu_kernels::PoolTiling MaxTiling(const PoolShape& s, const MaxArgs& a, bool bac
                                   SocInfoFor(x.device().index()));
 }
 
-std::tuple<Tensor, Tensor> max_pool2d_with_indices(const Tensor& self, c10::IntArrayRef kernel_size,
-                                                   c10::IntArrayRef stride, c10::IntArrayRef padding,
-                                                   c10::IntArrayRef dilation, bool ceil_mode) {
+// The forward; without want_indices the returned indices are undefined when the NHWC kernel runs
+// (its values-only mode: no index tracking, no int64 output).
+std::tuple<Tensor, Tensor> MaxPoolForward(const Tensor& self, c10::IntArrayRef kernel_size, c10::IntArrayRef stride,
+                                          c10::IntArrayRef padding, c10::IntArrayRef dilation, bool ceil_mode,
+                                          bool want_indices) {
   const char* op = "max_pool2d";
   const c10::DeviceIndex dev = CheckSameNpuDevice(op, {{"input", &self}});
   CheckFloatDtype(op, "input", self);
@@ -144,14 +146,19 @@ std::tuple<Tensor, Tensor> max_pool2d_with_indices(const Tensor& self, c10::IntA
         static_cast<uint64_t>(s.n), s.c, s.h, s.w, a.oh, a.ow, a.k.h, a.k.w, a.s.h, a.s.w, a.p.h, a.p.w, a.d.h, a.d.w,
         self.element_size(), SocInfoFor(dev));
     if (t.ok) {
+      auto tv = t;
+      tv.values_only = want_indices ? 0 : 1;
       const Tensor x = s.channels_last ? self : self.contiguous(c10::MemoryFormat::ChannelsLast);
       Tensor y = NpuEmpty(OutSizes(s, a.oh, a.ow), self.scalar_type(), dev, c10::MemoryFormat::ChannelsLast);
-      Tensor idx = NpuEmpty(OutSizes(s, a.oh, a.ow), c10::kLong, dev, c10::MemoryFormat::ChannelsLast);
+      Tensor idx;
+      if (want_indices) idx = NpuEmpty(OutSizes(s, a.oh, a.ow), c10::kLong, dev, c10::MemoryFormat::ChannelsLast);
       KernelLaunch launch{"pool_nhwc_fwd_kernel", ascendc_host::CoreType::AIV, t.block_dim, dev};
-      if (LogDebugEnabled()) launch.detail = std::string(op) + " " + DescribeForLog({{"input", &self}});
-      LaunchKernel(std::move(launch), &pool_nhwc_fwd_kernel_float, t, x.data_ptr(), y.data_ptr(), idx.data_ptr());
+      if (LogDebugEnabled())
+        launch.detail = std::string(op) + (want_indices ? "" : " values only") + " " + DescribeForLog({{"input", &self}});
+      LaunchKernel(std::move(launch), &pool_nhwc_fwd_kernel_float, tv, x.data_ptr(), y.data_ptr(),
+                   want_indices ? idx.data_ptr() : nullptr);
       if (s.channels_last) return {y, idx};
-      return {y.contiguous(), idx.contiguous()};
+      return {y.contiguous(), want_indices ? idx.contiguous() : idx};
     }
   }
   Tensor x = self.contiguous();
@@ -159,6 +166,19 @@ std::tuple<Tensor, Tensor> max_pool2d_with_indices(const Tensor& self, c10::IntA
   Tensor idx = NpuEmpty(OutSizes(s, a.oh, a.ow), c10::kLong, dev);
   LaunchPool(op, MaxTiling(s, a, false, x), false, x, y, idx, dev, self.scalar_type());
   return {AsFormat(y, s), AsFormat(idx, s)};
+}
+
+std::tuple<Tensor, Tensor> max_pool2d_with_indices(const Tensor& self, c10::IntArrayRef kernel_size,
+                                                   c10::IntArrayRef stride, c10::IntArrayRef padding,
+                                                   c10::IntArrayRef dilation, bool ceil_mode) {
+  return MaxPoolForward(self, kernel_size, stride, padding, dilation, ceil_mode, true);
+}
+
+// aten::max_pool2d (what F.max_pool2d / nn.MaxPool2d call without return_indices): the values only.
+// Its autograd node keeps the input and calls max_pool2d_backward, which recomputes the indices.
+Tensor max_pool2d(const Tensor& self, c10::IntArrayRef kernel_size, c10::IntArrayRef stride, c10::IntArrayRef padding,
+                  c10::IntArrayRef dilation, bool ceil_mode) {
+  return std::get<0>(MaxPoolForward(self, kernel_size, stride, padding, dilation, ceil_mode, false));
 }
 
 std::tuple<Tensor&, Tensor&> max_pool2d_with_indices_out(const Tensor& self, c10::IntArrayRef kernel_size,
@@ -205,6 +225,13 @@ Tensor& max_pool2d_with_indices_backward_out(const Tensor& grad_output, const Te
   grad_input.resize_(g.sizes());
   grad_input.copy_(g);
   return grad_input;
+}
+
+Tensor max_pool2d_backward(const Tensor& grad_output, const Tensor& self, c10::IntArrayRef kernel_size,
+                           c10::IntArrayRef stride, c10::IntArrayRef padding, c10::IntArrayRef dilation,
+                           bool ceil_mode) {
+  const Tensor idx = std::get<1>(MaxPoolForward(self, kernel_size, stride, padding, dilation, ceil_mode, true));
+  return max_pool2d_with_indices_backward(grad_output, self, kernel_size, stride, padding, dilation, ceil_mode, idx);
 }
 
 // ------------------------------------------------------------------ avg pool
@@ -344,6 +371,8 @@ Tensor adaptive_avg_pool2d_backward(const Tensor& grad_output, const Tensor& sel
 }  // namespace torch_ops_nn
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  m.impl("max_pool2d", TORCH_FN(torch_ops_nn::max_pool2d));
+  m.impl("max_pool2d_backward", TORCH_FN(torch_ops_nn::max_pool2d_backward));
   m.impl("max_pool2d_with_indices", TORCH_FN(torch_ops_nn::max_pool2d_with_indices));
   m.impl("max_pool2d_with_indices.out", TORCH_FN(torch_ops_nn::max_pool2d_with_indices_out));
   m.impl("max_pool2d_with_indices_backward", TORCH_FN(torch_ops_nn::max_pool2d_with_indices_backward));

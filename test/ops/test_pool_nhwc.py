@@ -1,5 +1,5 @@
-"""max_pool2d_with_indices forward on channels_last (NHWC) npu inputs: the native NHWC kernel
-(pool_nhwc_fwd_kernel, float32, C a multiple of 8) vs PyTorch CPU.
+"""max_pool2d_with_indices and max_pool2d (values only) forward on channels_last (NHWC) npu inputs:
+the native NHWC kernel (pool_nhwc_fwd_kernel, float32, C a multiple of 8) vs PyTorch CPU.
 
 Values and indices must match exactly (NaN where CPU has NaN, same sign of zero); results stay channels_last.
 Other channels_last inputs (C not a multiple of 8, float16/bfloat16) take the NCHW kernel, also checked.
@@ -93,6 +93,37 @@ def test_nhwc_max_pool2d_matches_cpu(fallback_error, case, kind):
     y, idx, yn, idxn, used = pool_both(x, k, s, p, d, ceil)
     check_same(y, idx, yn, idxn)
     assert used == {NHWC: 1}, used  # the native kernel and nothing else: no layout copies
+
+
+@pytest.mark.parametrize("case", CASES, ids=case_id)
+@pytest.mark.parametrize("kind", ["ties", "nan", "inf"])
+def test_values_only_max_pool2d_matches_cpu(fallback_error, case, kind):
+    """aten::max_pool2d (no return_indices) runs the same kernel without index tracking: values
+    (NaN taken and kept, signed zeros, -inf windows) must still be CPU's."""
+    shape, k, s, p, d, ceil = case
+    x = make_input(shape, kind, seed=3 * len(shape) + sum(shape))
+    y = F.max_pool2d(cl(x), k, s, p, d, ceil)
+    torch.npu.synchronize()
+    torch.npu.reset_kernel_counters()
+    yn = F.max_pool2d(cl(x).to("npu"), k, s, p, d, ceil)
+    torch.npu.synchronize()
+    used = {name: c["launches"] for name, c in torch.npu.kernel_counters().items()}
+    assert used == {NHWC: 1}, used
+    assert yn.shape == y.shape and yn.is_contiguous(memory_format=torch.channels_last)
+    torch.testing.assert_close(yn.cpu(), y, rtol=0, atol=0, equal_nan=True)
+    assert torch.equal(yn.cpu().signbit(), y.signbit())
+
+
+@pytest.mark.parametrize("c,kernel", [(64, NHWC), (12, NCHW)])
+def test_values_only_contiguous_inputs(fallback_error, c, kernel):
+    x = make_input((2, c, 9, 9), "nan", seed=c)
+    torch.npu.reset_kernel_counters()
+    yn = F.max_pool2d(x.npu(), 3, 2, 1)
+    torch.npu.synchronize()
+    assert {k for k in (NHWC, NCHW) if k in torch.npu.kernel_counters()} == {kernel}
+    y = F.max_pool2d(x, 3, 2, 1)
+    assert yn.stride() == y.stride()
+    torch.testing.assert_close(yn.cpu(), y, rtol=0, atol=0, equal_nan=True)
 
 
 @pytest.mark.parametrize("c", [200, 1024])

@@ -46,7 +46,7 @@ _AGNOSTIC = {
     aten.gelu.default, aten.clamp.default, aten.clamp_min.default, aten.clamp_max.default,
     aten.hardswish.default, aten.hardsigmoid.default, aten.leaky_relu.default,
     aten.add.Tensor, aten.sub.Tensor, aten.mul.Tensor, aten.div.Tensor, aten.add.Scalar, aten.mul.Scalar,
-    aten._native_batch_norm_legit_no_training.default, aten.max_pool2d_with_indices.default,
+    aten._native_batch_norm_legit_no_training.default, aten.max_pool2d_with_indices.default, aten.max_pool2d.default,
     aten.avg_pool2d.default, aten.adaptive_avg_pool2d.default, aten._adaptive_avg_pool2d.default,
     aten.mean.dim, aten.sum.dim_IntList, aten.amax.default, aten.dropout.default, aten.clone.default,
 }
