@@ -370,6 +370,9 @@ void Nd2NzRows4(uint8_t* d, const uint8_t* const s[4], uint64_t full, uint64_t b
 // =================================================================================================
 // DataCopy GM -> L1 with ND -> NZ.
 constexpr uint64_t kNd2NzPrefetchRows = 4;
+// The four-row path prefetches at least this far ahead (4 rows of a short K are only 1 KiB: the lines
+// arrived late for activations in DRAM; 8 KiB measured slower than 4).
+constexpr uint64_t kNd2NzPrefetchBytes = 4096;
 void CubeNd2Nz(const LocalOperand& dst, const GlobalOperand& src, CubeElem t, const AscendC::Nd2NzParams& p) {
   static const char* I = "DataCopy(Nd2NzParams)";
   CoreState& core = CurrentCore();
@@ -430,7 +433,8 @@ void CubeNd2Nz(const LocalOperand& dst, const GlobalOperand& src, CubeElem t, co
         const uint8_t* rows[4] = {s_mat + r0 * src_row, s_mat + (r0 + 1) * src_row, s_mat + (r0 + 2) * src_row,
                                   s_mat + (r0 + 3) * src_row};
         // Prefetch the next four rows' lines while copying these (rows are on other pages).
-        const uint64_t pf = r0 + 8 <= n ? 4 * src_row : 0;
+        const uint64_t ahead = std::max<uint64_t>(4, (kNd2NzPrefetchBytes + src_row - 1) / src_row);
+        const uint64_t pf = r0 + 4 + ahead <= n ? ahead * src_row : 0;
         Nd2NzRows4(d_mat + r0 * row_step, rows, full, blk_step, pf, uint32_t(tail * esz));
       }
     }
