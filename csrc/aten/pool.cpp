@@ -1,9 +1,9 @@
 // 2-D pooling ops on npu: max_pool2d_with_indices (+ backward), max_pool2d (values only; its backward
 // recomputes the indices), avg_pool2d (+ backward), _adaptive_avg_pool2d (+ backward). Argument checks
-// with PyTorch's rules, output shapes, tiling and the launch of the Ascend C kernels in ascendc_kernels/pool*. Kernels work on NCHW planes; channels_last
-// inputs are made contiguous first and the results returned in channels_last, except the max pooling
-// forward of 4-D float32 inputs with C % 8 == 0, which runs the NHWC kernel (pool_nhwc.cpp), NCHW
-// inputs through layout copies.
+// with PyTorch's rules, output shapes, tiling and the launch of the Ascend C kernels in
+// ascendc_kernels/pool*. Kernels work on NCHW planes; channels_last inputs are made contiguous first
+// and the results returned in channels_last, except the max pooling forward of 4-D float32 inputs
+// with C % 8 == 0, which runs the NHWC kernel (pool_nhwc.cpp), NCHW inputs through layout copies.
 #include <ATen/core/Tensor.h>
 #include <c10/core/DeviceGuard.h>
 #include <torch/library.h>
