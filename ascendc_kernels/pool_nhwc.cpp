@@ -92,7 +92,7 @@ class MaxPoolNhwcKernel {
     pipe_.InitBuffer(widen_, L * 8);
     pipe_.InitBuffer(mask1_, npu_kernels::AlignUp<uint32_t>(L / 8, 32));
     pipe_.InitBuffer(mask2_, npu_kernels::AlignUp<uint32_t>(L / 8, 32));
-    BuildWiden();
+    if (!t.values_only) BuildWiden();
   }
 
   __aicore__ inline void Process() {
@@ -133,12 +133,19 @@ class MaxPoolNhwcKernel {
     Duplicate(i32_.Get<int32_t>()[L], 0, 8);
   }
 
-  // Per-lane tables and the row buffer's -inf padding for chunks of wc channels.
+  // Per-lane index tables (not in values-only mode) and the row buffer's -inf padding for chunks of
+  // wc channels.
   __aicore__ inline void Prepare(uint32_t wc) {
     pitch_ = wc;
+    SyncMte3ToV();
+    if (!t_.values_only) IndexTables(wc);
+    SyncMte2ToV();
+    Duplicate(row_.Get<float>(), -__builtin_inff(), static_cast<int32_t>(t_.sw * t_.phase_pitch));
+  }
+  // col: each lane's column base ow*sW; init: its window's first valid column relative to that base.
+  __aicore__ inline void IndexTables(uint32_t wc) {
     const int32_t L = static_cast<int32_t>(t_.lanes);
     LocalTensor<float> col = col_.Get<float>(), init = init_.Get<float>();
-    SyncMte3ToV();
     Duplicate(col, 0.0f, L);
     Duplicate(init, 0.0f, L);
     SyncVToS();
@@ -149,8 +156,6 @@ class MaxPoolNhwcKernel {
       Duplicate(col[o * wc], static_cast<float>(static_cast<int64_t>(o) * t_.sw), static_cast<int32_t>(wc));
       Duplicate(init[o * wc], static_cast<float>(fix - static_cast<int64_t>(t_.pw)), static_cast<int32_t>(wc));
     }
-    SyncMte2ToV();
-    Duplicate(row_.Get<float>(), -__builtin_inff(), static_cast<int32_t>(t_.sw * t_.phase_pitch));
   }
 
   // Input row ih of image n, channels [c0, c0 + wc), into the phase buffers (padded column j = iw + pw

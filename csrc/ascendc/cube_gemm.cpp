@@ -540,8 +540,6 @@ void Convert(const IsaKernels& isa, float* dst, const uint16_t* src, size_t coun
   ConvertScalar(dst, src, count, bf16);
 }
 
-
-
 #if CUBE_X86
 // ------------------------------------------------------------------------------------------
 // AMX (family "amx"): float and bfloat16 Mmad over the kAmx layouts (cube_gemm.h).

@@ -429,11 +429,11 @@ void CubeNd2Nz(const LocalOperand& dst, const GlobalOperand& src, CubeElem t, co
     uint64_t r0 = 0;
 #if CUBE_OPS_X86
     if (row_step == 32 && (dblocks <= 1 || blk_step >= 128) && (HasAvx512() || HasAvx2())) {
+      // Prefetch the lines of rows `ahead` on while copying these four (rows are on other pages).
+      const uint64_t ahead = std::max<uint64_t>(4, (kNd2NzPrefetchBytes + src_row - 1) / src_row);
       for (; r0 + 4 <= n; r0 += 4) {
         const uint8_t* rows[4] = {s_mat + r0 * src_row, s_mat + (r0 + 1) * src_row, s_mat + (r0 + 2) * src_row,
                                   s_mat + (r0 + 3) * src_row};
-        // Prefetch the next four rows' lines while copying these (rows are on other pages).
-        const uint64_t ahead = std::max<uint64_t>(4, (kNd2NzPrefetchBytes + src_row - 1) / src_row);
         const uint64_t pf = r0 + 4 + ahead <= n ? ahead * src_row : 0;
         Nd2NzRows4(d_mat + r0 * row_step, rows, full, blk_step, pf, uint32_t(tail * esz));
       }

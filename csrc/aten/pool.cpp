@@ -142,12 +142,11 @@ std::tuple<Tensor, Tensor> MaxPoolForward(const Tensor& self, c10::IntArrayRef k
     // The NHWC kernel: channels_last inputs natively; NCHW float inputs too, through layout copies
     // (the NCHW kernel gathers every tap of every output and takes about twice as long as the NHWC
     // kernel plus the transposes, e.g. 3.9 vs 2.5 ms on ResNet's 1x64x112x112 stem pool).
-    const auto t = npu_kernels::pool_nhwc_tiling(
+    auto t = npu_kernels::pool_nhwc_tiling(
         static_cast<uint64_t>(s.n), s.c, s.h, s.w, a.oh, a.ow, a.k.h, a.k.w, a.s.h, a.s.w, a.p.h, a.p.w, a.d.h, a.d.w,
         self.element_size(), SocInfoFor(dev));
     if (t.ok) {
-      auto tv = t;
-      tv.values_only = want_indices ? 0 : 1;
+      t.values_only = want_indices ? 0 : 1;
       const Tensor x = s.channels_last ? self : self.contiguous(c10::MemoryFormat::ChannelsLast);
       Tensor y = NpuEmpty(OutSizes(s, a.oh, a.ow), self.scalar_type(), dev, c10::MemoryFormat::ChannelsLast);
       Tensor idx;
@@ -155,7 +154,7 @@ std::tuple<Tensor, Tensor> MaxPoolForward(const Tensor& self, c10::IntArrayRef k
       KernelLaunch launch{"pool_nhwc_fwd_kernel", ascendc_host::CoreType::AIV, t.block_dim, dev};
       if (LogDebugEnabled())
         launch.detail = std::string(op) + (want_indices ? "" : " values only") + " " + DescribeForLog({{"input", &self}});
-      LaunchKernel(std::move(launch), &pool_nhwc_fwd_kernel_float, tv, x.data_ptr(), y.data_ptr(),
+      LaunchKernel(std::move(launch), &pool_nhwc_fwd_kernel_float, t, x.data_ptr(), y.data_ptr(),
                    want_indices ? idx.data_ptr() : nullptr);
       if (s.channels_last) return {y, idx};
       return {y.contiguous(), want_indices ? idx.contiguous() : idx};
