@@ -47,10 +47,26 @@ MatmulTiling matmul_tiling(uint32_t batch, uint32_t m, uint32_t n, uint32_t k, u
   if (base_m == 0) base_m = 16;
   if (base_n == 0) base_n = 16;
   // Enough tiles for the cores: split N, then M, while there are fewer tiles than cores.
-  auto tiles = [&] { return uint64_t(batch) * CeilDivU(m, base_m) * CeilDivU(n, base_n); };
+  auto tiles_of = [&](uint32_t bm, uint32_t bn) { return uint64_t(batch) * CeilDivU(m, bm) * CeilDivU(n, bn); };
+  auto tiles = [&] { return tiles_of(base_m, base_n); };
   const uint64_t want = uint64_t(soc.cube_cores);
-  while (tiles() < want && base_n > 64) base_n = AlignUp<uint32_t>(base_n / 2, 16);
-  while (tiles() < want && base_m > 32) base_m = AlignUp<uint32_t>(base_m / 2, 16);
+  // A split is kept only when it shortens the busiest core's work (rounds of tiles x tile area):
+  // 16 tiles on 24 cores split into 32 still take two tile-halves per core, and every extra tile
+  // re-streams its A and B panels (K too deep to stay resident) for nothing.
+  auto makespan = [&](uint32_t bm, uint32_t bn) {
+    const uint64_t rows = bm < m ? bm : AlignUp<uint32_t>(m, 16), cols = bn < n ? bn : AlignUp<uint32_t>(n, 16);
+    return CeilDivU<uint64_t>(tiles_of(bm, bn), want) * rows * cols;
+  };
+  while (tiles() < want && base_n > 64) {
+    const uint32_t bn = AlignUp<uint32_t>(base_n / 2, 16);
+    if (makespan(base_m, bn) >= makespan(base_m, base_n)) break;
+    base_n = bn;
+  }
+  while (tiles() < want && base_m > 32) {
+    const uint32_t bm = AlignUp<uint32_t>(base_m / 2, 16);
+    if (makespan(bm, base_n) >= makespan(base_m, base_n)) break;
+    base_m = bm;
+  }
   uint32_t k_l1 = base_k;
   const uint32_t k_need = AlignUp<uint32_t>(k, 16);
   while (k_l1 * 2 <= k_need && (base_m + base_n) * (k_l1 * 2) * elem_bytes <= soc.l1_bytes * 3 / 4) k_l1 *= 2;
