@@ -206,7 +206,14 @@ class MatmulKernel {
         cube::LoadAToL1(t, aGm_[a_off], t_.a_trans != 0, mt, kt, t_.lda);
       });
       LoadPanel(qB1_, b1_, b_key, [&](const LocalTensor<T>& t) {
-        cube::LoadBToL1(t, bGm_[b_off], t_.b_trans != 0, nt, kt, t_.ldb);
+        if (t_.b_nz) {
+          constexpr uint32_t c0 = cube::C0Of<T>();
+          const uint32_t nt16 = cube::Align16(nt);
+          DataCopy(t, bGm_[(uint64_t(k0 / c0) * t_.b_n16 + n0) * c0],
+                   DataCopyParams(uint16_t(cube::Ceil(kt, c0)), uint16_t(nt16), uint16_t(t_.b_n16 - nt16), 0));
+        } else {
+          cube::LoadBToL1(t, bGm_[b_off], t_.b_trans != 0, nt, kt, t_.ldb);
+        }
       });
       const LocalTensor<T>& a1 = a1_.t;
       const LocalTensor<T>& b1 = b1_.t;

@@ -40,6 +40,11 @@ struct MatmulTiling {
   uint32_t block_dim;
   uint32_t hf32;           // float: run the cube in HF32 mode (set by the caller, not the tiling)
   uint32_t out_no_l2;      // output >= kNoL2OutputBytes: written with the L2 cache hint off
+  // B^T (b_trans, one matrix for every batch) pre-packed in GM in the L1 order of its panels, the Zn
+  // fractal grid [ceil(K/C0)][b_n16][C0] with zero padding (set by the caller, not the tiling; the
+  // packed copy of a 1x1 convolution's weights is cached): each GM -> L1 panel load is then
+  // ceil(kt/C0) contiguous runs of nt16 * 32 B instead of an ND -> NZ scatter of every row.
+  uint32_t b_nz, b_n16;
 };
 
 // Pure: shapes + layouts + SoC -> tiling (blocking that fits L1 / L0A / L0B / L0C, cores to use).

@@ -81,7 +81,7 @@ at::Tensor ConvCore(const char* op, const at::Tensor& x_in, const at::Tensor& w_
     g1.h = xs.size(2);
     g1.w = xs.size(3);
     g1.sh = g1.sw = 1;
-    return ConvCore(op, xs, w_cl, g1, false, out_cl, scale, shift, residual, relu);
+    return ConvCore(op, xs, w_cl, g1, false, out_cl, scale, shift, residual, relu, -1, -1, w_frac);
   }
   if (!x_5hd && x_batch < 0 && g.groups == 1 && g.kh == 1 && g.kw == 1 && g.sh == 1 && g.sw == 1 && g.pt == 0 &&
       g.pb == 0 && g.pl == 0 && g.pr == 0) {
@@ -99,6 +99,8 @@ at::Tensor ConvCore(const char* op, const at::Tensor& x_in, const at::Tensor& w_
       CubeBatchedMatmul(op, wm, x_in.contiguous().view({g.n, g.c, hw}), out.view({g.n, g.cout, hw}), ep);
     } else {
       if (residual.defined()) ep.residual = residual.contiguous(kCL).permute({0, 2, 3, 1}).reshape({1, g.n * hw, g.cout});
+      // The fractal weights [c1][1][cout16][C0] are B^T in the kernel's L1 panel order.
+      if (w_frac.defined()) ep.b_nz = w_frac.view({-1});
       at::Tensor xm = x_in.contiguous(kCL).permute({0, 2, 3, 1}).reshape({1, g.n * hw, g.c});
       CubeBatchedMatmul(op, xm, wm.transpose(1, 2), out.permute({0, 2, 3, 1}).reshape({1, g.n * hw, g.cout}), ep);
     }
@@ -445,8 +447,10 @@ at::Tensor ConvForward(const at::Tensor& x, const at::Tensor& w, const ConvParam
   // Weights as [cout][kh][kw][cg] (a no-op for 1x1 kernels and channels_last weights).
   // Spatial kernels read a cached fractal-order copy when there is one (then no channels_last copy is
   // made: the kernel never reads w_cl).
-  const at::Tensor w_frac = g.kh * g.kw > 1 ? WeightFractal(w, g.groups) : at::Tensor();
-  const at::Tensor w_cl = w_frac.defined() ? w : WeightChannelsLast(w);
+  // 1x1 kernels (a GEMM) read it as their packed B when the output is channels_last.
+  const bool one_by_one = g.kh * g.kw == 1;
+  const at::Tensor w_frac = !one_by_one || (g.groups == 1 && out_cl) ? WeightFractal(w, g.groups) : at::Tensor();
+  const at::Tensor w_cl = w_frac.defined() && !one_by_one ? w : WeightChannelsLast(w);
   return ConvCore(op, x, w_cl, g, false, out_cl, scale, shift, e.residual, e.relu, -1, -1, w_frac);
 }
 

@@ -118,6 +118,18 @@ void CubeBatchedMatmul(const char* op, const at::Tensor& a, const at::Tensor& b,
     t.ldr = uint64_t(ep.residual.stride(1));
     t.r_batch = uint64_t(ep.residual.size(0) == 1 ? 0 : ep.residual.stride(0));
   }
+  void* b_ptr = Bm.t.data_ptr();
+  if (ep.b_nz.defined() && Bm.trans && Bm.batch == 0) {
+    const int64_t c0 = 32 / esz, n16 = (N + 15) / 16 * 16;
+    TORCH_CHECK(ep.b_nz.scalar_type() == out.scalar_type() && ep.b_nz.is_contiguous() &&
+                    ep.b_nz.numel() == (K + c0 - 1) / c0 * n16 * c0,
+                op, ": internal error: packed B of ", ep.b_nz.numel(), " elements does not match K ", K, " x N ", N);
+    if (n16 <= 65535) {
+      t.b_nz = 1;
+      t.b_n16 = uint32_t(n16);
+      b_ptr = ep.b_nz.data_ptr();
+    }
+  }
   using Fn = void (*)(uint8_t*, uint8_t*, uint8_t*, uint8_t*, uint8_t*, uint8_t*, uint8_t*);
   Fn kernel = PickFloatKernel<Fn>(op, out.scalar_type(), &matmul_kernel_float, &matmul_kernel_half,
                                   &matmul_kernel_bf16);
@@ -125,9 +137,10 @@ void CubeBatchedMatmul(const char* op, const at::Tensor& a, const at::Tensor& b,
   if (LogDebugEnabled())
     launch.detail = std::string(op) + " " + DescribeForLog({{"a", &a}, {"b", &b}}) + " trans=" +
                     std::to_string(A.trans) + std::to_string(Bm.trans) + " tile=" + std::to_string(t.base_m) + "x" +
-                    std::to_string(t.base_n) + "x" + std::to_string(t.k_l1) + " blockDim=" + std::to_string(t.block_dim);
+                    std::to_string(t.base_n) + "x" + std::to_string(t.k_l1) + " blockDim=" + std::to_string(t.block_dim) +
+                    (t.b_nz ? " b=nz" : "");
   void* none = nullptr;
-  LaunchKernel(std::move(launch), kernel, t, A.t.data_ptr(), Bm.t.data_ptr(), out.data_ptr(),
+  LaunchKernel(std::move(launch), kernel, t, A.t.data_ptr(), b_ptr, out.data_ptr(),
                ep.scale.defined() ? ep.scale.data_ptr() : none, ep.shift.defined() ? ep.shift.data_ptr() : none,
                ep.residual.defined() ? ep.residual.data_ptr() : none);
 }

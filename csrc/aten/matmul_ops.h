@@ -16,6 +16,10 @@ struct MatmulEpilogue {
   // Float HF32 mode: -1 follows torch.get_float32_matmul_precision() ("highest" = off), as matmul
   // ops do; 0 / 1 forced (convolutions pass ConvAllowHf32()).
   int8_t hf32 = -1;
+  // Optional: b (stored transposed, one matrix for all batches) already in the kernel's L1 panel
+  // order, [ceil(K/C0)][N16][C0] zero padded (C0 = 32 B / element) -- a 1x1 convolution's cached
+  // fractal weights. Used when b is read transposed; b itself still gives the shapes.
+  at::Tensor b_nz;
 };
 
 // torch.npu.conv.allow_hf32: float convolutions (forward and backward, the fused conv too) may run

@@ -291,6 +291,26 @@ def test_cached_channels_last_weight_follows_updates(fallback_error, cin, k, str
                                    rtol=1e-3, atol=1e-3)
 
 
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16])
+@pytest.mark.parametrize("cin,cout,stride", [(20, 24, 1), (20, 24, 2), (600, 300, 1)],
+                         ids=["k20_n24", "k20_n24_stride2", "k600_n300"])
+def test_1x1_channels_last_packed_weight_follows_updates(fallback_error, dtype, cin, cout, stride):
+    # A channels_last 1x1 conv is a GEMM whose B is the weights' cached fractal copy, read panel by panel
+    # (K not a multiple of C0, N not of 16; 600 x 300: several k panels and two column tiles, so panel
+    # offsets in both directions). In-place weight updates must reach the next call.
+    torch.manual_seed(5)
+    x = torch.randn(2, cin, 9, 9).to(memory_format=torch.channels_last)
+    w = torch.randn(cout, cin, 1, 1) / cin ** 0.5
+    xn, wn = x.to("npu", dtype), w.to("npu", dtype)
+    tol = dict(rtol=2e-2, atol=2e-2) if dtype != torch.float32 else dict(rtol=2e-3, atol=2e-3)
+    for _ in range(2):
+        y = F.conv2d(xn, wn, stride=stride)
+        ref = F.conv2d(x.to(dtype).float(), w.to(dtype).float(), stride=stride)
+        torch.testing.assert_close(y.float().cpu(), ref, **tol)
+        w.mul_(-0.5).add_(0.25)
+        wn.mul_(-0.5).add_(0.25)
+
+
 @torch.no_grad()
 def test_cached_weight_memory_is_released(fallback_error):
     # 16 channels: enough that the conv reads the weights as they are (no width-unfolded copy per call).
