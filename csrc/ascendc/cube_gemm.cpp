@@ -46,6 +46,7 @@ enum Mode : int { kModeAcc = 0, kModeZero = 1, kModeBias = 2 };
 
 struct KArgs {
   const float* a;  // A at (row r0 of an M block, k = first k of this chunk)
+  const float* a2; // straddling tiles: rows r >= SPLIT are at a2 + (r - SPLIT) * C0 (next M block)
   long a_frac;     // floats from one K fractal of A to the next (16*C0; C0 for GEMV)
   const float* b;  // B at fractal (first ki of the chunk, ni = first column block of the tile)
   long b_frac;     // floats from K fractal row ki to ki+1 (nFractals*C0*16)
@@ -169,20 +170,22 @@ __attribute__((target("avx2,fma"), always_inline)) inline void Load2(const float
   if (MASKED) { lo = _mm256_maskload_ps(q, m0); hi = _mm256_maskload_ps(q + 8, m1); }
   else { lo = _mm256_loadu_ps(q); hi = _mm256_loadu_ps(q + 8); }
 }
-template <int MR, int C0, bool MASKED>
+template <int MR, int C0, bool MASKED, int SPLIT = MR>
 __attribute__((target("avx2,fma"), always_inline)) inline void Step256(__m256 (&acc)[MR][2], const float* a,
-                                                                     const float* b, int k0, __m256i m0, __m256i m1) {
+                                                                     const float* b, int k0, __m256i m0, __m256i m1,
+                                                                     const float* a2 = nullptr) {
   __m256 b0, b1;
   Load2<MASKED>(b + k0 * 16, b0, b1, m0, m1);
 #pragma GCC unroll 16
   for (int r = 0; r < MR; ++r) {
-    const __m256 av = _mm256_broadcast_ss(a + r * C0 + k0);
+    const __m256 av = _mm256_broadcast_ss(r < SPLIT ? a + r * C0 + k0 : a2 + (r - SPLIT) * C0 + k0);
     acc[r][0] = _mm256_fmadd_ps(av, b0, acc[r][0]);
     acc[r][1] = _mm256_fmadd_ps(av, b1, acc[r][1]);
   }
 }
 
-template <int MR, int C0, bool MASKED>
+// SPLIT < MR: a tile straddling two M blocks (rows SPLIT.. come from p.a2); see DriveFloat.
+template <int MR, int C0, bool MASKED, int SPLIT = MR>
 __attribute__((target("avx2,fma"))) void KernelAvx2(const KArgs& p) {
   __m256i m0 = _mm256_set1_epi32(-1), m1 = _mm256_set1_epi32(-1);
   if (MASKED) {
@@ -206,20 +209,73 @@ __attribute__((target("avx2,fma"))) void KernelAvx2(const KArgs& p) {
     for (int r = 0; r < MR; ++r) acc[r][0] = acc[r][1] = _mm256_setzero_ps();
   }
   const float* a = p.a;
+  const float* a2 = p.a2;
   const float* b = p.b;
   int k = p.k;
   for (; k >= C0; k -= C0) {
 #pragma GCC unroll 16
-    for (int k0 = 0; k0 < C0; ++k0) Step256<MR, C0, MASKED>(acc, a, b, k0, m0, m1);
+    for (int k0 = 0; k0 < C0; ++k0) Step256<MR, C0, MASKED, SPLIT>(acc, a, b, k0, m0, m1, a2);
     a += p.a_frac;
+    if (SPLIT < MR) a2 += p.a_frac;
     b += p.b_frac;
   }
-  for (int k0 = 0; k0 < k; ++k0) Step256<MR, C0, MASKED>(acc, a, b, k0, m0, m1);
+  for (int k0 = 0; k0 < k; ++k0) Step256<MR, C0, MASKED, SPLIT>(acc, a, b, k0, m0, m1, a2);
   #pragma GCC unroll 16
   for (int r = 0; r < MR; ++r) {
     float* cp = p.c + r * 16;
     if (MASKED) { _mm256_maskstore_ps(cp, m0, acc[r][0]); _mm256_maskstore_ps(cp + 8, m1, acc[r][1]); }
     else { _mm256_storeu_ps(cp, acc[r][0]); _mm256_storeu_ps(cp + 8, acc[r][1]); }
+  }
+}
+
+// Short row tiles (a 16-row block's remainder: 49-pixel images leave one row, M = 1 GEMVs) have
+// too few accumulators to cover the FMA latency: MR = 1 is one dependent chain of FMA pairs, a
+// quarter of the two FMA ports. These keep KS independent partial sums over interleaved k steps
+// (k0 % KS) and add them once at the end.
+template <int MR, int KS, int C0, bool MASKED>
+__attribute__((target("avx2,fma"))) void KernelAvx2KSplit(const KArgs& p) {
+  static_assert(C0 % KS == 0, "the k phases must tile a fractal's C0 steps");
+  __m256i m0 = _mm256_set1_epi32(-1), m1 = _mm256_set1_epi32(-1);
+  if (MASKED) {
+    const __m256i lanes0 = _mm256_setr_epi32(1, 2, 4, 8, 16, 32, 64, 128);
+    const __m256i lanes1 = _mm256_setr_epi32(256, 512, 1024, 2048, 4096, 8192, 16384, 32768);
+    const __m256i mk = _mm256_set1_epi32(static_cast<int>(p.mask));
+    m0 = _mm256_cmpeq_epi32(_mm256_and_si256(mk, lanes0), lanes0);
+    m1 = _mm256_cmpeq_epi32(_mm256_and_si256(mk, lanes1), lanes1);
+  }
+  __m256 acc[KS][MR][2];
+  #pragma GCC unroll 16
+  for (int r = 0; r < MR; ++r) {
+    if (p.mode == kModeAcc) {
+      Load2<MASKED>(p.c + r * 16, acc[0][r][0], acc[0][r][1], m0, m1);
+    } else if (p.mode == kModeBias) {
+      Load2<MASKED>(p.bias, acc[0][r][0], acc[0][r][1], m0, m1);
+    } else {
+      acc[0][r][0] = acc[0][r][1] = _mm256_setzero_ps();
+    }
+    #pragma GCC unroll 8
+    for (int s = 1; s < KS; ++s) acc[s][r][0] = acc[s][r][1] = _mm256_setzero_ps();
+  }
+  const float* a = p.a;
+  const float* b = p.b;
+  int k = p.k;
+  for (; k >= C0; k -= C0) {
+#pragma GCC unroll 16
+    for (int k0 = 0; k0 < C0; ++k0) Step256<MR, C0, MASKED>(acc[k0 % KS], a, b, k0, m0, m1);
+    a += p.a_frac;
+    b += p.b_frac;
+  }
+  for (int k0 = 0; k0 < k; ++k0) Step256<MR, C0, MASKED>(acc[0], a, b, k0, m0, m1);
+  #pragma GCC unroll 16
+  for (int r = 0; r < MR; ++r) {
+    #pragma GCC unroll 8
+    for (int s = 1; s < KS; ++s) {
+      acc[0][r][0] = _mm256_add_ps(acc[0][r][0], acc[s][r][0]);
+      acc[0][r][1] = _mm256_add_ps(acc[0][r][1], acc[s][r][1]);
+    }
+    float* cp = p.c + r * 16;
+    if (MASKED) { _mm256_maskstore_ps(cp, m0, acc[0][r][0]); _mm256_maskstore_ps(cp + 8, m1, acc[0][r][1]); }
+    else { _mm256_storeu_ps(cp, acc[0][r][0]); _mm256_storeu_ps(cp + 8, acc[0][r][1]); }
   }
 }
 #endif  // CUBE_X86
@@ -236,7 +292,14 @@ struct IsaKernels {
   int max_mr, max_nb;
   int kc;  // k chunk (multiple of 16): keeps the B panel of one tile column in L1
   KernelFn fn[2][kMaxMR + 1][kMaxNB + 1][2];  // [C0==16][mr][nb][masked]
+  // One column block, kStraddleRows rows from one M block and 1 or 2 from the next:
+  // [C0==16][rows from the next block - 1][masked]; null where the ISA has none.
+  KernelFn straddle[2][2][2];
 };
+// A last M block of 1-2 rows joins the 16 before it (16 + r rows in three tiles: 6, 6 and 4 + r
+// straddling the boundary) instead of a tile of its own: a 1-row tile streams the whole B panel
+// for two FMAs per k step (49-pixel images leave one such row per image).
+constexpr int kStraddleRows = 4;
 
 template <int C0, int MR, int NB>
 void ScalarThunk(const KArgs& p) { KernelScalar<C0>(p, MR, NB); }
@@ -302,6 +365,17 @@ template <int C0, int... MRs>
 void FillAvx2All(IsaKernels& t, std::integer_sequence<int, MRs...>) {
   ((t.fn[C0 == 16][MRs + 1][1][0] = &KernelAvx2<MRs + 1, C0, false>,
     t.fn[C0 == 16][MRs + 1][1][1] = &KernelAvx2<MRs + 1, C0, true>), ...);
+  t.straddle[C0 == 16][0][0] = &KernelAvx2<kStraddleRows + 1, C0, false, kStraddleRows>;
+  t.straddle[C0 == 16][0][1] = &KernelAvx2<kStraddleRows + 1, C0, true, kStraddleRows>;
+  t.straddle[C0 == 16][1][0] = &KernelAvx2<kStraddleRows + 2, C0, false, kStraddleRows>;
+  t.straddle[C0 == 16][1][1] = &KernelAvx2<kStraddleRows + 2, C0, true, kStraddleRows>;
+  // 1-3 rows: 8 or 12 accumulators through k-phase partial sums.
+  t.fn[C0 == 16][1][1][0] = &KernelAvx2KSplit<1, 4, C0, false>;
+  t.fn[C0 == 16][1][1][1] = &KernelAvx2KSplit<1, 4, C0, true>;
+  t.fn[C0 == 16][2][1][0] = &KernelAvx2KSplit<2, 2, C0, false>;
+  t.fn[C0 == 16][2][1][1] = &KernelAvx2KSplit<2, 2, C0, true>;
+  t.fn[C0 == 16][3][1][0] = &KernelAvx2KSplit<3, 2, C0, false>;
+  t.fn[C0 == 16][3][1][1] = &KernelAvx2KSplit<3, 2, C0, true>;
 }
 IsaKernels MakeAvx2() {
   IsaKernels t{};
@@ -445,6 +519,20 @@ void DriveFloat(const IsaKernels& isa, float* c, const float* a, long a_block, l
       p.bias = s.bias ? s.bias + nb0 * 16 : nullptr;
       for (int mi = 0; mi < m1; ++mi) {
         const int rows = std::min(16, m - mi * 16);
+        const int rest = m - (mi + 1) * 16;  // rows after this block
+        if (mi + 2 == m1 && rest <= 2 && max_mr == 6 && isa.straddle[C0 == 16][rest - 1][masked]) {
+          // 6 + 6 rows here, then rows 12..15 with the last block's 1-2 rows in one tile.
+          for (int r0 = 0; r0 < 12; r0 += 6) {
+            p.a = a + mi * a_block + kf * a_frac + r0 * C0;
+            p.c = c + nb0 * c_blk + (mi * 16 + r0) * 16;
+            isa.fn[C0 == 16][6][nb][masked](p);
+          }
+          p.a = a + mi * a_block + kf * a_frac + (16 - kStraddleRows) * C0;
+          p.a2 = a + (mi + 1) * a_block + kf * a_frac;
+          p.c = c + nb0 * c_blk + (mi * 16 + 16 - kStraddleRows) * 16;
+          isa.straddle[C0 == 16][rest - 1][masked](p);
+          break;
+        }
         const int tiles = (rows + max_mr - 1) / max_mr;
         const int base = rows / tiles, extra = rows % tiles;
         int r0 = 0;

@@ -196,6 +196,16 @@ int Check() {
             fails += !RunCase({m, n, k, t, init, false, (m + k) % 2}, rng);
             ++runs;
           }
+    // Last M blocks of 1-2 rows (joined to the block before in a tile straddling the boundary) and
+    // 2-3 row tiles (k-phase partial sums).
+    for (CubeDtype t : {CubeDtype::kFloat32, CubeDtype::kFloat16, CubeDtype::kBFloat16})
+      for (int m : {2, 3, 18, 33, 34, 35, 49, 50})
+        for (int n : {16, 17, 40})
+          for (int k : {7, 64, 300}) {
+            const CubeInit init = static_cast<CubeInit>((m + n + k) % 3);
+            fails += !RunCase({m, n, k, t, init, false, (m + n) % 2}, rng);
+            ++runs;
+          }
     for (CubeDtype t : {CubeDtype::kFloat32, CubeDtype::kFloat16, CubeDtype::kBFloat16})
       for (int n : sizes)
         for (int k : {1, 7, 8, 9, 33, 300}) {
