@@ -501,6 +501,21 @@ void CubeLoad2D(const LocalOperand& dst, const LocalOperand* src_local, const Gl
   const uint8_t* sbase = src_local ? src_local->ptr : src_gm->ptr;
   const int c0 = 32 / esz;
   const L0Writer w(t);
+  if (to_l0a && !p.ifTranspose && !w.amx) {
+    // The FMA layout's L0A fractal is the source fractal: fixed-size 512 B moves (a run-time-size
+    // memcpy per fractal cost twice the copy).
+    typedef uint8_t V32 __attribute__((vector_size(32)));
+    for (uint64_t i = 0; i < rep; ++i) {
+      const uint64_t sidx = p.addrMode ? p.startIndex - i * p.srcStride : p.startIndex + i * p.srcStride;
+      const uint8_t* s = sbase + sidx * 512;
+      uint8_t* d = dst.ptr + i * (uint64_t(p.dstGap) + 1) * 512;
+      V32 v[16];
+      for (int j = 0; j < 16; ++j) __builtin_memcpy(&v[j], s + 32 * j, 32);
+      for (int j = 0; j < 16; ++j) __builtin_memcpy(d + 32 * j, &v[j], 32);
+    }
+    if (src_gm) core.counters.gm_to_local_bytes += rep * 512;
+    return;
+  }
   alignas(64) uint8_t tmp[512];
   for (uint64_t i = 0; i < rep; ++i) {
     const uint64_t sidx = p.addrMode ? p.startIndex - i * p.srcStride : p.startIndex + i * p.srcStride;
