@@ -5,6 +5,7 @@
 #include <ATen/native/Resize.h>
 #include <torch/library.h>
 
+#include <algorithm>
 #include <bitset>
 #include <cmath>
 #include <limits>
@@ -187,9 +188,9 @@ std::vector<Group> Coalesce(c10::IntArrayRef sizes, const DimMask& mask) {
 
 // Associative reductions over any set of dims: one pass per reduced group, innermost group first, float
 // intermediates; `first` is applied on the first pass (pre-op), `last` (scale/post) on the last.
-at::Tensor ReduceGroups(const char* op, const at::Tensor& x_in, const DimMask& mask, c10::ScalarType y_dtype,
-                        const PassOp& pass) {
-  at::Tensor x = Contiguous(x_in);
+// x contiguous; the result holds the kept elements in x's order.
+at::Tensor ReduceGroupsContiguous(const char* op, const at::Tensor& x, const DimMask& mask, c10::ScalarType y_dtype,
+                                  const PassOp& pass) {
   std::vector<Group> g = Coalesce(x.sizes(), mask);
   int reduced = 0;
   for (const Group& e : g) reduced += e.reduced;
@@ -225,6 +226,41 @@ at::Tensor ReduceGroups(const char* op, const at::Tensor& x_in, const DimMask& m
       g.erase(g.begin() + idx);
     }
   }
+}
+
+// A dense input in another dim order (channels_last) is reduced in its memory order, without a
+// copy; the kept elements come back in logical order (a copy of the small result only when the
+// kept dims' memory order differs, e.g. a reduction over N of an NHWC tensor).
+at::Tensor ReduceGroups(const char* op, const at::Tensor& x_in, const DimMask& mask, c10::ScalarType y_dtype,
+                        const PassOp& pass) {
+  const int64_t nd = x_in.dim();
+  if (nd > 1 && !x_in.is_contiguous() && x_in.is_non_overlapping_and_dense()) {
+    std::vector<int64_t> order(static_cast<size_t>(nd));
+    for (int64_t d = 0; d < nd; ++d) order[static_cast<size_t>(d)] = d;
+    std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) { return x_in.stride(a) > x_in.stride(b); });
+    const at::Tensor xp = x_in.permute(order);
+    if (xp.is_contiguous()) {
+      DimMask pm;
+      std::vector<int64_t> kept_dims, kept_sizes;  // kept dims in memory order
+      for (int64_t i = 0; i < nd; ++i) {
+        const int64_t d = order[static_cast<size_t>(i)];
+        pm[static_cast<size_t>(i)] = mask[static_cast<size_t>(d)];
+        if (!mask[static_cast<size_t>(d)]) {
+          kept_dims.push_back(d);
+          kept_sizes.push_back(x_in.size(d));
+        }
+      }
+      at::Tensor y = ReduceGroupsContiguous(op, xp, pm, y_dtype, pass);
+      if (std::is_sorted(kept_dims.begin(), kept_dims.end())) return y;
+      std::vector<int64_t> back(kept_dims.size());  // memory-order position of each kept dim, logically
+      for (size_t i = 0; i < back.size(); ++i)
+        back[i] = std::count_if(kept_dims.begin(), kept_dims.end(), [&](int64_t d) { return d < kept_dims[i]; });
+      std::vector<int64_t> inv(back.size());
+      for (size_t i = 0; i < back.size(); ++i) inv[static_cast<size_t>(back[i])] = static_cast<int64_t>(i);
+      return Contiguous(y.view(kept_sizes).permute(inv)).view(y.sizes());
+    }
+  }
+  return ReduceGroupsContiguous(op, Contiguous(x_in), mask, y_dtype, pass);
 }
 
 // The reduced dims moved to the end (one device copy when they are not already there): [kept, reduced].

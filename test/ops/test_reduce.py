@@ -151,6 +151,23 @@ def test_non_contiguous_inputs(view, dtype):
     check_float(dv.var(0), xf.var(0), dtype, rtol=1e-4 if dtype == torch.float32 else None)
 
 
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16])
+def test_channels_last_inputs_every_dim_list(dtype):
+    # Dense inputs in another dim order are reduced in their memory order (no copy); the kept elements
+    # must still come back in logical order, also when the kept dims' memory order differs (over N of
+    # NHWC: kept H, W, C in memory, C, H, W logically).
+    x = sample((3, 5, 4, 6), dtype).contiguous(memory_format=torch.channels_last)
+    d = npu(x)
+    assert d.is_contiguous(memory_format=torch.channels_last) and not d.is_contiguous()
+    xf = x.float()
+    for dims in all_dim_lists(4):
+        R = reduced_count(x, dims)
+        check_float(d.sum(dims), xf.sum(dims), dtype, R)
+        check_float(d.mean(dims, keepdim=True), xf.mean(dims, keepdim=True), dtype, R)
+        assert torch.equal(d.amax(dims).cpu(), x.amax(dims))
+        check_float(torch.linalg.vector_norm(d, 2, dims), torch.linalg.vector_norm(xf, 2, dims), dtype, R)
+
+
 def test_zero_dim_tensor():
     x = torch.tensor(3.5)
     d = npu(x)
