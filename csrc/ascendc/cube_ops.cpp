@@ -460,6 +460,31 @@ void CubeNd2Nz(const LocalOperand& dst, const GlobalOperand& src, CubeElem t, co
 
 // =================================================================================================
 // LoadData 2D.
+namespace {
+#if CUBE_OPS_X86
+__attribute__((target("avx2"))) void CopyFractalsAvx2(uint8_t* d, uint64_t dstep, const uint8_t* s, int64_t sstep,
+                                                      uint64_t count) {
+  for (uint64_t i = 0; i < count; ++i, d += dstep, s += sstep) {
+    __m256i v[16];
+    for (int j = 0; j < 16; ++j) v[j] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(s + 32 * j));
+    for (int j = 0; j < 16; ++j) _mm256_storeu_si256(reinterpret_cast<__m256i*>(d + 32 * j), v[j]);
+  }
+}
+#endif
+// `count` 512 B fractals, dstep / sstep bytes apart.
+void CopyFractals(uint8_t* d, uint64_t dstep, const uint8_t* s, int64_t sstep, uint64_t count) {
+#if CUBE_OPS_X86
+  if (HasAvx2()) return CopyFractalsAvx2(d, dstep, s, sstep, count);
+#endif
+  typedef uint8_t V16 __attribute__((vector_size(16)));
+  for (uint64_t i = 0; i < count; ++i, d += dstep, s += sstep) {
+    V16 v[32];
+    for (int j = 0; j < 32; ++j) __builtin_memcpy(&v[j], s + 16 * j, 16);
+    for (int j = 0; j < 32; ++j) __builtin_memcpy(d + 16 * j, &v[j], 16);
+  }
+}
+}  // namespace
+
 void CubeLoad2D(const LocalOperand& dst, const LocalOperand* src_local, const GlobalOperand* src_gm, CubeElem t,
                 const AscendC::LoadData2DParams& p) {
   static const char* I = "LoadData(LoadData2DParams)";
@@ -503,16 +528,9 @@ void CubeLoad2D(const LocalOperand& dst, const LocalOperand* src_local, const Gl
   const L0Writer w(t);
   if (to_l0a && !p.ifTranspose && !w.amx) {
     // The FMA layout's L0A fractal is the source fractal: fixed-size 512 B moves (a run-time-size
-    // memcpy per fractal cost twice the copy).
-    typedef uint8_t V32 __attribute__((vector_size(32)));
-    for (uint64_t i = 0; i < rep; ++i) {
-      const uint64_t sidx = p.addrMode ? p.startIndex - i * p.srcStride : p.startIndex + i * p.srcStride;
-      const uint8_t* s = sbase + sidx * 512;
-      uint8_t* d = dst.ptr + i * (uint64_t(p.dstGap) + 1) * 512;
-      V32 v[16];
-      for (int j = 0; j < 16; ++j) __builtin_memcpy(&v[j], s + 32 * j, 32);
-      for (int j = 0; j < 16; ++j) __builtin_memcpy(d + 32 * j, &v[j], 32);
-    }
+    // memcpy per fractal cost more than the copy).
+    const int64_t sstep = p.addrMode ? -int64_t(p.srcStride) * 512 : int64_t(p.srcStride) * 512;
+    CopyFractals(dst.ptr, (uint64_t(p.dstGap) + 1) * 512, sbase + uint64_t(p.startIndex) * 512, sstep, rep);
     if (src_gm) core.counters.gm_to_local_bytes += rep * 512;
     return;
   }
