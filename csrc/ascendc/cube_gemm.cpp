@@ -184,17 +184,20 @@ __attribute__((target("avx2,fma"), always_inline)) inline void Step256(__m256 (&
   }
 }
 
+// The lanes of a 16-column block's two halves that `mask` (bit j = column j) keeps, as maskload masks.
+__attribute__((target("avx2,fma"), always_inline)) inline void LaneMasks(uint32_t mask, __m256i& m0, __m256i& m1) {
+  const __m256i lanes0 = _mm256_setr_epi32(1, 2, 4, 8, 16, 32, 64, 128);
+  const __m256i lanes1 = _mm256_setr_epi32(256, 512, 1024, 2048, 4096, 8192, 16384, 32768);
+  const __m256i mk = _mm256_set1_epi32(static_cast<int>(mask));
+  m0 = _mm256_cmpeq_epi32(_mm256_and_si256(mk, lanes0), lanes0);
+  m1 = _mm256_cmpeq_epi32(_mm256_and_si256(mk, lanes1), lanes1);
+}
+
 // SPLIT < MR: a tile straddling two M blocks (rows SPLIT.. come from p.a2); see DriveFloat.
 template <int MR, int C0, bool MASKED, int SPLIT = MR>
 __attribute__((target("avx2,fma"))) void KernelAvx2(const KArgs& p) {
   __m256i m0 = _mm256_set1_epi32(-1), m1 = _mm256_set1_epi32(-1);
-  if (MASKED) {
-    const __m256i lanes0 = _mm256_setr_epi32(1, 2, 4, 8, 16, 32, 64, 128);
-    const __m256i lanes1 = _mm256_setr_epi32(256, 512, 1024, 2048, 4096, 8192, 16384, 32768);
-    const __m256i mk = _mm256_set1_epi32(static_cast<int>(p.mask));
-    m0 = _mm256_cmpeq_epi32(_mm256_and_si256(mk, lanes0), lanes0);
-    m1 = _mm256_cmpeq_epi32(_mm256_and_si256(mk, lanes1), lanes1);
-  }
+  if (MASKED) LaneMasks(p.mask, m0, m1);
   __m256 acc[MR][2];
   if (p.mode == kModeAcc) {
     #pragma GCC unroll 16
@@ -236,13 +239,7 @@ template <int MR, int KS, int C0, bool MASKED>
 __attribute__((target("avx2,fma"))) void KernelAvx2KSplit(const KArgs& p) {
   static_assert(C0 % KS == 0, "the k phases must tile a fractal's C0 steps");
   __m256i m0 = _mm256_set1_epi32(-1), m1 = _mm256_set1_epi32(-1);
-  if (MASKED) {
-    const __m256i lanes0 = _mm256_setr_epi32(1, 2, 4, 8, 16, 32, 64, 128);
-    const __m256i lanes1 = _mm256_setr_epi32(256, 512, 1024, 2048, 4096, 8192, 16384, 32768);
-    const __m256i mk = _mm256_set1_epi32(static_cast<int>(p.mask));
-    m0 = _mm256_cmpeq_epi32(_mm256_and_si256(mk, lanes0), lanes0);
-    m1 = _mm256_cmpeq_epi32(_mm256_and_si256(mk, lanes1), lanes1);
-  }
+  if (MASKED) LaneMasks(p.mask, m0, m1);
   __m256 acc[KS][MR][2];
   #pragma GCC unroll 16
   for (int r = 0; r < MR; ++r) {
