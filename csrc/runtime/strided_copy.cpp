@@ -323,7 +323,9 @@ bool TransposeCopy(const Coalesced& c, char* dbase, const char* sbase) {
     if (c.ss[i] == 1) { k = i; break; }
   if (k < 0) return false;
   const int64_t J = c.sizes[nd - 1], K = c.sizes[k], sj = c.ss[nd - 1], dk = c.ds[k];
-  if (J < 8 || K < 8) return false;
+  // Fewer than 8 destination-contiguous elements (an RGB image to channels_last: J = 3) take the
+  // scalar tile loop below; row by row they would pay the row cursor for every J-element row.
+  if (J < 2 || K < 8) return false;
   int outer_dims[kMaxDims], no = 0;
   int64_t outer = 1;
   for (int i = 0; i < nd - 1; ++i)
@@ -344,7 +346,7 @@ bool TransposeCopy(const Coalesced& c, char* dbase, const char* sbase) {
     const int64_t k0 = band * kBand, k1 = std::min(K, k0 + kBand);
 #if defined(__x86_64__)
     if constexpr (sizeof(T) == 4 || sizeof(T) == 8) {
-      if (HaveAvx2()) {
+      if (HaveAvx2() && J >= 8) {
         // Bits move through float / double registers untouched (no arithmetic).
         using E = std::conditional_t<sizeof(T) == 4, float, double>;
         E* d = reinterpret_cast<E*>(dst + doff);

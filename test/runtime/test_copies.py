@@ -165,7 +165,10 @@ def test_non_blocking_copies():
 @pytest.mark.parametrize("shape,perm", [
     ((2, 64, 56, 56), "channels_last"),        # NCHW -> NHWC: the tiled-transpose path
     ((3, 37, 33, 9), "channels_last"),         # sizes that are not tile multiples
-    ((2, 5, 13, 11), "channels_last"),         # a dim below the tile path's minimum (plain path)
+    ((2, 5, 13, 11), "channels_last"),         # 5 channels: the short-row transpose (no AVX2 tiles)
+    ((4, 3, 29, 31), "channels_last"),         # an RGB batch to NHWC (3-element destination rows)
+    ((2, 100), (1, 0)),                        # .t().contiguous() with 2-element destination rows
+    ((3, 7, 4), (1, 2, 0)),                    # K = 7 < 8: the plain row path
     ((1000, 700), (1, 0)),                     # .t().contiguous()
     ((7, 130, 3, 45), (2, 0, 3, 1)),           # a batched transpose with outer dims on both sides
 ])
