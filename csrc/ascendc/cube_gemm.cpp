@@ -194,75 +194,43 @@ __attribute__((target("avx2,fma"), always_inline)) inline void LaneMasks(uint32_
 }
 
 // SPLIT < MR: a tile straddling two M blocks (rows SPLIT.. come from p.a2); see DriveFloat.
-template <int MR, int C0, bool MASKED, int SPLIT = MR>
+// KS > 1: short row tiles (a 16-row block's remainder, M = 1 GEMVs) have too few accumulators to
+// cover the FMA latency (MR = 1 is one dependent chain of FMA pairs, a quarter of the two FMA ports),
+// so they keep KS independent partial sums over interleaved k steps (k0 % KS), added at the end.
+template <int MR, int C0, bool MASKED, int SPLIT = MR, int KS = 1>
 __attribute__((target("avx2,fma"))) void KernelAvx2(const KArgs& p) {
+  static_assert(C0 % KS == 0, "the k phases must tile a fractal's C0 steps");
   __m256i m0 = _mm256_set1_epi32(-1), m1 = _mm256_set1_epi32(-1);
   if (MASKED) LaneMasks(p.mask, m0, m1);
-  __m256 acc[MR][2];
+  __m256 acc[KS][MR][2];
   if (p.mode == kModeAcc) {
     #pragma GCC unroll 16
-    for (int r = 0; r < MR; ++r) Load2<MASKED>(p.c + r * 16, acc[r][0], acc[r][1], m0, m1);
+    for (int r = 0; r < MR; ++r) Load2<MASKED>(p.c + r * 16, acc[0][r][0], acc[0][r][1], m0, m1);
   } else if (p.mode == kModeBias) {
     __m256 lo, hi;
     Load2<MASKED>(p.bias, lo, hi, m0, m1);
     #pragma GCC unroll 16
-    for (int r = 0; r < MR; ++r) { acc[r][0] = lo; acc[r][1] = hi; }
+    for (int r = 0; r < MR; ++r) { acc[0][r][0] = lo; acc[0][r][1] = hi; }
   } else {
     #pragma GCC unroll 16
-    for (int r = 0; r < MR; ++r) acc[r][0] = acc[r][1] = _mm256_setzero_ps();
+    for (int r = 0; r < MR; ++r) acc[0][r][0] = acc[0][r][1] = _mm256_setzero_ps();
   }
+  #pragma GCC unroll 8
+  for (int s = 1; s < KS; ++s)
+    #pragma GCC unroll 16
+    for (int r = 0; r < MR; ++r) acc[s][r][0] = acc[s][r][1] = _mm256_setzero_ps();
   const float* a = p.a;
   const float* a2 = p.a2;
   const float* b = p.b;
   int k = p.k;
   for (; k >= C0; k -= C0) {
 #pragma GCC unroll 16
-    for (int k0 = 0; k0 < C0; ++k0) Step256<MR, C0, MASKED, SPLIT>(acc, a, b, k0, m0, m1, a2);
+    for (int k0 = 0; k0 < C0; ++k0) Step256<MR, C0, MASKED, SPLIT>(acc[k0 % KS], a, b, k0, m0, m1, a2);
     a += p.a_frac;
     if (SPLIT < MR) a2 += p.a_frac;
     b += p.b_frac;
   }
-  for (int k0 = 0; k0 < k; ++k0) Step256<MR, C0, MASKED, SPLIT>(acc, a, b, k0, m0, m1, a2);
-  #pragma GCC unroll 16
-  for (int r = 0; r < MR; ++r) {
-    float* cp = p.c + r * 16;
-    if (MASKED) { _mm256_maskstore_ps(cp, m0, acc[r][0]); _mm256_maskstore_ps(cp + 8, m1, acc[r][1]); }
-    else { _mm256_storeu_ps(cp, acc[r][0]); _mm256_storeu_ps(cp + 8, acc[r][1]); }
-  }
-}
-
-// Short row tiles (a 16-row block's remainder: 49-pixel images leave one row, M = 1 GEMVs) have
-// too few accumulators to cover the FMA latency: MR = 1 is one dependent chain of FMA pairs, a
-// quarter of the two FMA ports. These keep KS independent partial sums over interleaved k steps
-// (k0 % KS) and add them once at the end.
-template <int MR, int KS, int C0, bool MASKED>
-__attribute__((target("avx2,fma"))) void KernelAvx2KSplit(const KArgs& p) {
-  static_assert(C0 % KS == 0, "the k phases must tile a fractal's C0 steps");
-  __m256i m0 = _mm256_set1_epi32(-1), m1 = _mm256_set1_epi32(-1);
-  if (MASKED) LaneMasks(p.mask, m0, m1);
-  __m256 acc[KS][MR][2];
-  #pragma GCC unroll 16
-  for (int r = 0; r < MR; ++r) {
-    if (p.mode == kModeAcc) {
-      Load2<MASKED>(p.c + r * 16, acc[0][r][0], acc[0][r][1], m0, m1);
-    } else if (p.mode == kModeBias) {
-      Load2<MASKED>(p.bias, acc[0][r][0], acc[0][r][1], m0, m1);
-    } else {
-      acc[0][r][0] = acc[0][r][1] = _mm256_setzero_ps();
-    }
-    #pragma GCC unroll 8
-    for (int s = 1; s < KS; ++s) acc[s][r][0] = acc[s][r][1] = _mm256_setzero_ps();
-  }
-  const float* a = p.a;
-  const float* b = p.b;
-  int k = p.k;
-  for (; k >= C0; k -= C0) {
-#pragma GCC unroll 16
-    for (int k0 = 0; k0 < C0; ++k0) Step256<MR, C0, MASKED>(acc[k0 % KS], a, b, k0, m0, m1);
-    a += p.a_frac;
-    b += p.b_frac;
-  }
-  for (int k0 = 0; k0 < k; ++k0) Step256<MR, C0, MASKED>(acc[0], a, b, k0, m0, m1);
+  for (int k0 = 0; k0 < k; ++k0) Step256<MR, C0, MASKED, SPLIT>(acc[0], a, b, k0, m0, m1, a2);
   #pragma GCC unroll 16
   for (int r = 0; r < MR; ++r) {
     #pragma GCC unroll 8
@@ -367,12 +335,12 @@ void FillAvx2All(IsaKernels& t, std::integer_sequence<int, MRs...>) {
   t.straddle[C0 == 16][1][0] = &KernelAvx2<kStraddleRows + 2, C0, false, kStraddleRows>;
   t.straddle[C0 == 16][1][1] = &KernelAvx2<kStraddleRows + 2, C0, true, kStraddleRows>;
   // 1-3 rows: 8 or 12 accumulators through k-phase partial sums.
-  t.fn[C0 == 16][1][1][0] = &KernelAvx2KSplit<1, 4, C0, false>;
-  t.fn[C0 == 16][1][1][1] = &KernelAvx2KSplit<1, 4, C0, true>;
-  t.fn[C0 == 16][2][1][0] = &KernelAvx2KSplit<2, 2, C0, false>;
-  t.fn[C0 == 16][2][1][1] = &KernelAvx2KSplit<2, 2, C0, true>;
-  t.fn[C0 == 16][3][1][0] = &KernelAvx2KSplit<3, 2, C0, false>;
-  t.fn[C0 == 16][3][1][1] = &KernelAvx2KSplit<3, 2, C0, true>;
+  t.fn[C0 == 16][1][1][0] = &KernelAvx2<1, C0, false, 1, 4>;
+  t.fn[C0 == 16][1][1][1] = &KernelAvx2<1, C0, true, 1, 4>;
+  t.fn[C0 == 16][2][1][0] = &KernelAvx2<2, C0, false, 2, 2>;
+  t.fn[C0 == 16][2][1][1] = &KernelAvx2<2, C0, true, 2, 2>;
+  t.fn[C0 == 16][3][1][0] = &KernelAvx2<3, C0, false, 3, 2>;
+  t.fn[C0 == 16][3][1][1] = &KernelAvx2<3, C0, true, 3, 2>;
 }
 IsaKernels MakeAvx2() {
   IsaKernels t{};

@@ -461,27 +461,39 @@ void CubeNd2Nz(const LocalOperand& dst, const GlobalOperand& src, CubeElem t, co
 // =================================================================================================
 // LoadData 2D.
 namespace {
+// Whole-fractal and 32 B piece copies as vector moves (ymm / zmm when inlined into an AVX2 / AVX-512
+// function; rep movs or a libc call for a 512 B memcpy of run-time size cost more than the copy).
+typedef uint8_t V32 __attribute__((vector_size(32)));
+inline __attribute__((always_inline)) void Copy32(uint8_t* d, const uint8_t* s) {
+  V32 t;
+  __builtin_memcpy(&t, s, 32);
+  __builtin_memcpy(d, &t, 32);
+}
+// In 32 B pieces: a 64 B vector type has no register outside AVX-512 and went through the stack.
+inline __attribute__((always_inline)) void Copy512(uint8_t* d, const uint8_t* s) {
+  V32 t[16];
+#pragma GCC unroll 16
+  for (int i = 0; i < 16; ++i) __builtin_memcpy(&t[i], s + 32 * i, 32);
+#pragma GCC unroll 16
+  for (int i = 0; i < 16; ++i) __builtin_memcpy(d + 32 * i, &t[i], 32);
+}
+
+// `count` 512 B fractals, dstep / sstep bytes apart.
+inline __attribute__((always_inline)) void CopyFractalsBody(uint8_t* d, uint64_t dstep, const uint8_t* s,
+                                                            int64_t sstep, uint64_t count) {
+  for (uint64_t i = 0; i < count; ++i, d += dstep, s += sstep) Copy512(d, s);
+}
 #if CUBE_OPS_X86
 __attribute__((target("avx2"))) void CopyFractalsAvx2(uint8_t* d, uint64_t dstep, const uint8_t* s, int64_t sstep,
                                                       uint64_t count) {
-  for (uint64_t i = 0; i < count; ++i, d += dstep, s += sstep) {
-    __m256i v[16];
-    for (int j = 0; j < 16; ++j) v[j] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(s + 32 * j));
-    for (int j = 0; j < 16; ++j) _mm256_storeu_si256(reinterpret_cast<__m256i*>(d + 32 * j), v[j]);
-  }
+  CopyFractalsBody(d, dstep, s, sstep, count);
 }
 #endif
-// `count` 512 B fractals, dstep / sstep bytes apart.
 void CopyFractals(uint8_t* d, uint64_t dstep, const uint8_t* s, int64_t sstep, uint64_t count) {
 #if CUBE_OPS_X86
   if (HasAvx2()) return CopyFractalsAvx2(d, dstep, s, sstep, count);
 #endif
-  typedef uint8_t V16 __attribute__((vector_size(16)));
-  for (uint64_t i = 0; i < count; ++i, d += dstep, s += sstep) {
-    V16 v[32];
-    for (int j = 0; j < 32; ++j) __builtin_memcpy(&v[j], s + 16 * j, 16);
-    for (int j = 0; j < 32; ++j) __builtin_memcpy(d + 16 * j, &v[j], 16);
-  }
+  CopyFractalsBody(d, dstep, s, sstep, count);
 }
 }  // namespace
 
@@ -641,20 +653,6 @@ void CubeSetLoadDataRepeat(const AscendC::LoadDataRepeatParam& p) {
 }
 
 namespace {
-// Whole-fractal and 32 B piece copies as vector moves (zmm / ymm in the AVX-512 instantiation of
-// Im2colBody; rep movs or a libc call for a 512 B memcpy of run-time size cost more than the copy).
-typedef uint8_t V64 __attribute__((vector_size(64)));
-typedef uint8_t V32 __attribute__((vector_size(32)));
-inline __attribute__((always_inline)) void Copy32(uint8_t* d, const uint8_t* s) {
-  V32 t;
-  __builtin_memcpy(&t, s, 32);
-  __builtin_memcpy(d, &t, 32);
-}
-inline __attribute__((always_inline)) void Copy512(uint8_t* d, const uint8_t* s) {
-  V64 t[8];
-  for (int i = 0; i < 8; ++i) __builtin_memcpy(&t[i], s + 64 * i, 64);
-  for (int i = 0; i < 8; ++i) __builtin_memcpy(d + 64 * i, &t[i], 64);
-}
 
 // One img2col window (one repeat of Load3D): the fractal of 16 output pixels x C0 K values at (kf, rb)
 // is gathered from the C1HWC0 feature map in L1 (a stride-1 run of 16 pixels inside the map is one

@@ -9,6 +9,7 @@
 #include <bitset>
 #include <cmath>
 #include <limits>
+#include <numeric>
 #include <optional>
 #include <tuple>
 #include <vector>
@@ -252,12 +253,10 @@ at::Tensor ReduceGroups(const char* op, const at::Tensor& x_in, const DimMask& m
       }
       at::Tensor y = ReduceGroupsContiguous(op, xp, pm, y_dtype, pass);
       if (std::is_sorted(kept_dims.begin(), kept_dims.end())) return y;
-      std::vector<int64_t> back(kept_dims.size());  // memory-order position of each kept dim, logically
-      for (size_t i = 0; i < back.size(); ++i)
-        back[i] = std::count_if(kept_dims.begin(), kept_dims.end(), [&](int64_t d) { return d < kept_dims[i]; });
-      std::vector<int64_t> inv(back.size());
-      for (size_t i = 0; i < back.size(); ++i) inv[static_cast<size_t>(back[i])] = static_cast<int64_t>(i);
-      return Contiguous(y.view(kept_sizes).permute(inv)).view(y.sizes());
+      std::vector<int64_t> logical(kept_dims.size());  // the memory-order positions, in logical order
+      std::iota(logical.begin(), logical.end(), 0);
+      std::sort(logical.begin(), logical.end(), [&](int64_t i, int64_t j) { return kept_dims[i] < kept_dims[j]; });
+      return Contiguous(y.view(kept_sizes).permute(logical)).view(y.sizes());
     }
   }
   return ReduceGroupsContiguous(op, Contiguous(x_in), mask, y_dtype, pass);
