@@ -495,6 +495,33 @@ void CopyFractals(uint8_t* d, uint64_t dstep, const uint8_t* s, int64_t sstep, u
 #endif
   CopyFractalsBody(d, dstep, s, sstep, count);
 }
+
+// Float LoadDataWithTranspose to L0B in the FMA layout, `count` squares: square S (two source
+// fractals, S columns 0-7 then 8-15, 16 rows of 32 B each) becomes two k-major L0B fractals
+// whose 64 B rows are S's rows whole: rows 0-7 at d, rows 8-15 at d + fgap.
+inline __attribute__((always_inline)) void SquaresToL0BF32Body(uint8_t* d, uint64_t dstep, uint64_t fgap,
+                                                               const uint8_t* s, uint64_t sstep, uint64_t count) {
+  for (uint64_t i = 0; i < count; ++i, d += dstep, s += sstep) {
+#pragma GCC unroll 16
+    for (int r = 0; r < 16; ++r) {
+      uint8_t* o = d + (r < 8 ? 0 : fgap) + (r % 8) * 64;
+      Copy32(o, s + r * 32);
+      Copy32(o + 32, s + 512 + r * 32);
+    }
+  }
+}
+#if CUBE_OPS_X86
+__attribute__((target("avx2"))) void SquaresToL0BF32Avx2(uint8_t* d, uint64_t dstep, uint64_t fgap, const uint8_t* s,
+                                                         uint64_t sstep, uint64_t count) {
+  SquaresToL0BF32Body(d, dstep, fgap, s, sstep, count);
+}
+#endif
+void SquaresToL0BF32(uint8_t* d, uint64_t dstep, uint64_t fgap, const uint8_t* s, uint64_t sstep, uint64_t count) {
+#if CUBE_OPS_X86
+  if (HasAvx2()) return SquaresToL0BF32Avx2(d, dstep, fgap, s, sstep, count);
+#endif
+  SquaresToL0BF32Body(d, dstep, fgap, s, sstep, count);
+}
 }  // namespace
 
 void CubeLoad2D(const LocalOperand& dst, const LocalOperand* src_local, const GlobalOperand* src_gm, CubeElem t,
@@ -598,6 +625,9 @@ void CubeLoad2DTranspose(const LocalOperand& dst, const LocalOperand& src, CubeE
   CheckLocal(I, "src", src, PhysMask(PhysBuf::L1), 32, src_bytes);
   if (rep == 0) return;
   const L0Writer w(t);
+  if (esz == 4 && to_l0b && !w.amx)
+    return SquaresToL0BF32(dst.ptr, (uint64_t(p.dstGap) + 1) * 512, (uint64_t(p.dstFracGap) + 1) * 512,
+                           src.ptr + p.startIndex * sq_bytes, uint64_t(p.srcStride) * sq_bytes, rep);
   alignas(64) uint32_t tmp[2][128];
   for (uint64_t i = 0; i < rep; ++i) {
     const uint8_t* s = src.ptr + (p.startIndex + i * p.srcStride) * sq_bytes;
