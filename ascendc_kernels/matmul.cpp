@@ -87,7 +87,11 @@ MatmulTiling matmul_tiling(uint32_t batch, uint32_t m, uint32_t n, uint32_t k, u
   // fastest reloads A for every tile (B once per n-tile).
   const uint64_t n_fastest_cost = uint64_t(m) * k + uint64_t(n) * k * t.tiles_m;
   const uint64_t m_fastest_cost = uint64_t(n) * k + uint64_t(m) * k * t.tiles_n;
-  t.m_fastest = t.resident && m_fastest_cost < n_fastest_cost;
+  // K too deep to stay: every tile streams both panels whatever the order, so consecutive tiles
+  // share the bigger one (B, base_n >= base_m): the two cores' concurrent tiles then read the same
+  // B panel and the A panels cycle through a smaller set. Measured on mm 2048 / 4096 float: 3-6%
+  // faster than n fastest (A panels shared), which re-reads every B panel from memory per m-tile.
+  t.m_fastest = t.resident ? m_fastest_cost < n_fastest_cost : base_n >= base_m;
   const uint64_t cores = t.total_tiles < want ? (t.total_tiles ? t.total_tiles : 1) : want;
   t.tiles_per_core = CeilDivU<uint64_t>(t.total_tiles ? t.total_tiles : 1, cores);
   t.block_dim = static_cast<uint32_t>(CeilDivU<uint64_t>(t.total_tiles ? t.total_tiles : 1, t.tiles_per_core));

@@ -34,6 +34,7 @@ struct MatmulTiling {
   uint32_t tiles_m, tiles_n;
   // K fits one L1 panel: a core keeps the A / B panel in L1 while consecutive tiles share it, and
   // the tile order (m fastest: B panels stay, n fastest: A panels stay) minimizes GM -> L1 traffic.
+  // Deeper K: m fastest when B's panel is the bigger one (consecutive tiles read the same B panel).
   uint32_t resident, m_fastest;
   uint32_t l0b_resident;   // K in one k-step and B's tile in one L0B load: L0B kept across tiles too
   uint64_t total_tiles, tiles_per_core;

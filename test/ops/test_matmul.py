@@ -133,6 +133,7 @@ def test_bmm(fallback_error, dtype, b, m, n, k):
     (9, 100, 700, 64, None),     # one m-tile per batch matrix: the A panel changes with the batch only
     (9, 1000, 100, 64, None),    # one n-tile per batch matrix: likewise the B panel
     (2, 300, 300, 700, None),    # K over several panels: nothing resident
+    (3, 700, 600, 700, None),    # deep K, m fastest (B's panel is the bigger), a core's tiles cross batches
     (1, 1100, 1000, 50, None),   # a 4.4 MB output: written past the cache, rows on and off 64 B
 ])
 def test_bmm_resident_panels(fallback_error, dtype, b, m, n, k, bcast):
