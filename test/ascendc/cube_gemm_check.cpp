@@ -197,10 +197,10 @@ int Check() {
             ++runs;
           }
     // Last M blocks of 1-2 rows (joined to the block before in a tile straddling the boundary) and
-    // 2-3 row tiles (k-phase partial sums).
+    // 2-3 row tiles (k-phase partial sums); n = 64 spreads four column blocks as 2 + 2.
     for (CubeDtype t : {CubeDtype::kFloat32, CubeDtype::kFloat16, CubeDtype::kBFloat16})
       for (int m : {2, 3, 18, 33, 34, 35, 49, 50})
-        for (int n : {16, 17, 40})
+        for (int n : {16, 17, 40, 64})
           for (int k : {7, 64, 300}) {
             const CubeInit init = static_cast<CubeInit>((m + n + k) % 3);
             fails += !RunCase({m, n, k, t, init, false, (m + n) % 2}, rng);
