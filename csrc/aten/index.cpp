@@ -8,13 +8,16 @@
 #include <ATen/ExpandUtils.h>
 #include <ATen/native/Resize.h>
 #include <ATen/ops/add.h>
+#include <ATen/ops/mul.h>
 #include <ATen/ops/lt.h>
+#include <ATen/ops/logical_or.h>
 #include <ATen/ops/where.h>
 #include <ATen/ops/masked_fill.h>
 #include <ATen/ops/index_select.h>
 #include <c10/core/DeviceGuard.h>
 #include <torch/library.h>
 
+#include <algorithm>
 #include <optional>
 #include <vector>
 
@@ -226,13 +229,89 @@ at::Tensor& cumsum_inplace(at::Tensor& self, int64_t dim, std::optional<c10::Sca
   return self.copy_(cumsum_npu(self, dim, dtype));
 }
 
+// ---- Several integer index tensors (x[i, j], x[:, i, j], x[i, :, j]: NumPy's advanced indexing). They
+// broadcast to one shape B and address their dims jointly, so those dims act as one dim of their sizes'
+// product, addressed by the linear index sum_j i_j * (product of the later indexed dims' sizes). Each
+// (wrapped) index is first gathered from arange(size), so the index_select kernel's range assert names a
+// bad index and its dim's size; positions with a bad index get the linear index `product` (out of
+// range), since a bad index in one dim could otherwise land on a valid linear position.
+struct JointIndex {
+  std::vector<int64_t> dims;  // the indexed dims of self, ascending
+  at::Tensor linear;          // int64, shape B
+  bool adjacent = false;      // dims are consecutive: they collapse in place and B takes their place
+};
+// nullopt unless there are at least two index tensors and all are int32 / int64.
+std::optional<JointIndex> JointIndexOf(const char* op, const at::Tensor& self,
+                                       const c10::List<std::optional<at::Tensor>>& indices) {
+  if (indices.size() > size_t(self.dim())) return std::nullopt;
+  JointIndex j;
+  std::vector<at::Tensor> idx;
+  for (size_t i = 0; i < indices.size(); ++i) {
+    const std::optional<at::Tensor> t = indices.get(i);
+    if (!t.has_value() || !t->defined()) continue;
+    if (t->scalar_type() != c10::kLong && t->scalar_type() != c10::kInt) return std::nullopt;
+    j.dims.push_back(int64_t(i));
+    idx.push_back(*t);
+  }
+  if (idx.size() < 2) return std::nullopt;
+  for (const at::Tensor& t : idx) CheckSameNpuDevice(op, {{"self", &self}, {"indices", &t}});
+  std::vector<int64_t> shape(idx[0].sizes().begin(), idx[0].sizes().end());
+  for (size_t i = 1; i < idx.size(); ++i) {
+    try {
+      shape = at::infer_size(shape, idx[i].sizes());
+    } catch (const c10::Error&) {
+      std::string all;
+      for (const at::Tensor& t : idx) all += (all.empty() ? "" : ", ") + c10::str(t.sizes());
+      TORCH_CHECK_INDEX(false, op, ": shape mismatch: indexing tensors could not be broadcast together with shapes ",
+                        all);
+    }
+  }
+  at::Tensor bad;  // some index of this position is out of its dim's range
+  int64_t total = 1;
+  for (size_t i = 0; i < idx.size(); ++i) {
+    const int64_t d = self.size(j.dims[i]);
+    total *= d;
+    const at::Tensor w = WrapNegative(idx[i].expand(shape), d).reshape({-1});
+    (void)index_select_npu(at::arange(d, w.options().dtype(c10::kLong)), 0, w);  // the range assert
+    const at::Tensor wl = w.to(c10::kLong);
+    j.linear = j.linear.defined() ? at::add(at::mul(j.linear, d), wl) : wl;
+    const at::Tensor out = at::logical_or(at::lt(wl, 0), at::ge(wl, d));
+    bad = bad.defined() ? at::logical_or(bad, out) : out;
+  }
+  // Kernels go on after a failed assert: a bad position must not land on a valid linear one (the
+  // gather or put reports it again instead of reading or writing the wrong element).
+  j.linear = at::masked_fill(j.linear, bad, total).view(shape);
+  j.adjacent = j.dims.back() - j.dims.front() == int64_t(j.dims.size()) - 1;
+  return j;
+}
+
 // ---- x[idx] (aten::index.Tensor) with one integer index tensor: index_select along that dim, negative
 // indices wrapped as Python does; with one boolean mask over dims [pos, pos + k): those dims flattened,
-// then index_select of the mask's set positions (NonzeroFlat). Several index tensors and 0-dim masks
-// take the CPU fallback.
+// then index_select of the mask's set positions (NonzeroFlat). Several integer index tensors: one
+// index_select of their joint linear index over the indexed dims collapsed into one (adjacent dims in
+// place; separated ones moved to the front first, where PyTorch puts the result's B dims too). Masks
+// among several indices and 0-dim masks take the CPU fallback.
 at::Tensor index_tensor_npu(const at::Tensor& self, const c10::List<std::optional<at::Tensor>>& indices) {
   const int64_t pos = SingleIndexPosition(indices, self.dim());
   if (pos < 0) {
+    if (std::optional<JointIndex> j = JointIndexOf("index", self, indices)) {
+      const int64_t first = j->dims.front(), q = int64_t(j->dims.size());
+      at::Tensor src;
+      if (j->adjacent) {
+        src = self.flatten(first, j->dims.back());
+      } else {
+        std::vector<int64_t> perm(j->dims);
+        for (int64_t d = 0; d < self.dim(); ++d)
+          if (std::find(j->dims.begin(), j->dims.end(), d) == j->dims.end()) perm.push_back(d);
+        src = self.permute(perm).flatten(0, q - 1);
+      }
+      const int64_t at_dim = j->adjacent ? first : 0;
+      at::Tensor r = index_select_npu(src, at_dim, j->linear.reshape({-1}));
+      std::vector<int64_t> shape(src.sizes().begin(), src.sizes().begin() + at_dim);
+      shape.insert(shape.end(), j->linear.sizes().begin(), j->linear.sizes().end());
+      shape.insert(shape.end(), src.sizes().begin() + at_dim + 1, src.sizes().end());
+      return r.view(shape);
+    }
     return CallCpuFallback("aten::index", "Tensor", {self, indices}).back().toTensor();
   }
   const at::Tensor idx = *indices.get(size_t(pos));
@@ -257,11 +336,25 @@ at::Tensor index_tensor_npu(const at::Tensor& self, const c10::List<std::optiona
 // index tensor and accumulate=False: a long index moves rows of the values to the indexed rows (the
 // index_put kernel, index_select's reverse); a boolean mask with a single value is masked_fill_; a
 // boolean mask with values puts them at the mask's set positions (NonzeroFlat) over the masked dims
-// flattened. accumulate=True adds through the scatter_add kernel (repeated indices add up, in index order);
-// several index tensors take the CPU fallback.
+// flattened. accumulate=True adds through the scatter_add kernel (repeated indices add up, in index order).
+// Several integer indices over adjacent dims of a contiguous self go through their joint linear index
+// (JointIndexOf); other combinations of several index tensors take the CPU fallback.
 at::Tensor& index_put_impl_npu(at::Tensor& self, const c10::List<std::optional<at::Tensor>>& indices,
                                const at::Tensor& values, bool accumulate, bool unsafe) {
   const int64_t pos = SingleIndexPosition(indices, self.dim());
+  if (pos < 0 && self.is_contiguous()) {
+    // Several integer indices over adjacent dims: those dims of self collapse into one (a view), which
+    // their joint linear index addresses as the one index below does.
+    std::optional<JointIndex> j = JointIndexOf("index_put_", self, indices);
+    if (j && j->adjacent) {
+      at::Tensor target = self.flatten(j->dims.front(), j->dims.back());
+      c10::List<std::optional<at::Tensor>> one;
+      for (int64_t d = 0; d < j->dims.front(); ++d) one.push_back(std::nullopt);
+      one.push_back(j->linear);
+      index_put_impl_npu(target, one, values, accumulate, unsafe);
+      return self;
+    }
+  }
   if (pos < 0 || (accumulate && !IndexAddSupported(self.scalar_type()))) {
     CallCpuFallback("aten::_index_put_impl_", "", {self, indices, values, accumulate, unsafe});
     return self;

@@ -106,8 +106,50 @@ def test_advanced_indexing_out_of_range_and_masks():
         torch.npu.synchronize()
     assert torch.equal(d[d > 0].cpu(), d.cpu()[d.cpu() > 0])  # one boolean mask: native (test_mask_index.py)
     i = torch.tensor([0, 2], device="npu")
-    with pytest.raises(NotImplementedError, match=r"aten::index"):  # several index tensors: the CPU fallback
-        d[i, i]
+    with pytest.raises(NotImplementedError, match=r"aten::index"):  # a mask beside an index: the CPU fallback
+        d[torch.tensor([True, False, True, False, True, False], device="npu"), i]
+
+
+@pytest.mark.parametrize("case", [
+    "ij", "i_j_bcast", "mid_pair", "separated", "separated_slice", "three", "neg_int32", "scalar_tensor", "empty",
+])
+def test_advanced_indexing_with_several_index_tensors(case):
+    """x[i, j, ...] with several integer tensors: one gather of their joint linear index, B placed as PyTorch
+    places it (adjacent indexed dims: in their place; separated: first)."""
+    g = torch.Generator().manual_seed(2)
+    x = torch.randn(6, 5, 4, 3, generator=g)
+    t = lambda v, dt=torch.int64: torch.tensor(v, dtype=dt)
+    f, idx = {
+        "ij": (lambda a, i, j: a[i, j], (t([0, 5, 2, 2]), t([4, 0, 1, 1]))),
+        "i_j_bcast": (lambda a, i, j: a[i, j], (t([[0], [3], [5]]), t([1, 4]))),       # B = [3, 2]
+        "mid_pair": (lambda a, i, j: a[:, i, j], (t([[4, 0], [2, 2]]), t([3, 1]))),    # dims 1, 2 in place
+        "separated": (lambda a, i, j: a[i, :, j], (t([1, 5, 0]), t([3, 0, 2]))),      # B first
+        "separated_slice": (lambda a, i, j: a[1:4, i, :, j], (t([4, 0]), t([2, 1]))),  # B first, then 3, 4
+        "three": (lambda a, i, j: a[i, j, i - 2], (t([2, 3, 5]), t([0, 4, 1]))),
+        "neg_int32": (lambda a, i, j: a[i, j], (t([-1, -6, 2], torch.int32), t([-5, 4, -1]))),
+        "scalar_tensor": (lambda a, i, j: a[i, :, j], (t(3), t([0, 2, 1]))),
+        "empty": (lambda a, i, j: a[i, j], (t([], torch.int64), t([], torch.int64))),
+    }[case]
+    got, want = f(x.to("npu"), *(v.to("npu") for v in idx)), f(x, *idx)
+    assert got.shape == want.shape and torch.equal(got.cpu(), want)
+
+
+def test_several_index_tensors_bad_input():
+    d = torch.arange(30.0).reshape(6, 5).to("npu")
+    # j = 5 is out of range for dim 1 although 0 * 5 + 5 is a valid linear position.
+    with pytest.raises(RuntimeError, match=r"index 5 is out of range for dimension size 5"):
+        d[torch.tensor([0, 1], device="npu"), torch.tensor([2, 5], device="npu")]
+        torch.npu.synchronize()
+    with pytest.raises(RuntimeError, match=r"index -7 is out of range for dimension size 6"):
+        d[torch.tensor([-7], device="npu"), torch.tensor([0], device="npu")]
+        torch.npu.synchronize()
+    with pytest.raises(IndexError, match=r"index: shape mismatch: indexing tensors could not be broadcast together "
+                                         r"with shapes \[2\], \[3\]"):
+        d[torch.tensor([0, 1], device="npu"), torch.tensor([0, 1, 2], device="npu")]
+    with pytest.raises(IndexError, match=r"too many indices"):
+        d[torch.tensor([0], device="npu"), torch.tensor([0], device="npu"), torch.tensor([0], device="npu")]
+    got = d[torch.tensor([5, 0], device="npu"), torch.tensor([4, 1], device="npu")]  # still usable
+    assert torch.equal(got.cpu(), torch.tensor([29.0, 1.0]))
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.int64, torch.bool])

@@ -2,8 +2,9 @@
 PyTorch's CPU results: one integer index (int64/int32, negatives wrapped, any index shape, at any dim),
 values broadcast, a boolean mask with one value (masked_fill_) or with values (the nonzero kernel's set
 positions), non-contiguous destinations, several dtypes; bad input raises a clear error and the device
-keeps working. Several index tensors take the CPU fallback, which must still be right (accumulate=True with
-one index is native: test_gather_scatter.py)."""
+keeps working. Several integer indices over adjacent dims are native (their joint linear index); over
+separated dims they take the CPU fallback, which must still be right (accumulate=True with one index is
+native: test_gather_scatter.py)."""
 import pytest
 import torch
 
@@ -116,18 +117,54 @@ def test_bad_input_is_a_clear_error_and_the_device_keeps_working(fallback_error)
     assert torch.equal(d.cpu(), want)
 
 
-def test_several_indices_fall_back_correctly(monkeypatch):
-    monkeypatch.delenv("TORCH_OPS_NN_FALLBACK", raising=False)
-    x, v = torch.randn(6, 5), torch.randn(4)
-    i, j = torch.tensor([0, 2, 2, 5]), torch.tensor([1, 1, 1, 4])  # a repeated position: accumulated twice
+@pytest.mark.parametrize("dtype", [torch.float32, torch.int64])
+def test_several_indices_over_adjacent_dims(dtype, fallback_error):
+    """x[i, j] = v and index_put_(accumulate=True) over adjacent dims: the joint linear index, native."""
+    x, v = _data((6, 5, 3), dtype), _data((4, 3), dtype, 5)
+    i, j = torch.tensor([0, 2, 2, 5]), torch.tensor([1, 1, 1, -1])  # a repeated position: accumulated twice
     got = x.to("npu").index_put_((i.to("npu"), j.to("npu")), v.to("npu"), accumulate=True)
     torch.testing.assert_close(got.cpu(), x.clone().index_put_((i, j), v, accumulate=True))
-    j = torch.tensor([1, 3, 0, 4])
-    got = x.to("npu")
+    j = torch.tensor([1, 3, 0, 4], dtype=torch.int32)
+    got, want = x.to("npu"), x.clone()
     got[i.to("npu"), j.to("npu")] = v.to("npu")
-    want = x.clone()
     want[i, j] = v
+    assert torch.equal(got.cpu(), want)
+    # at dims 1, 2 with broadcast indices and a scalar value
+    got, want = x.to("npu"), x.clone()
+    k, m = torch.tensor([[0], [4]]), torch.tensor([2, 0, 1])
+    got[:, k.to("npu"), m.to("npu")] = 7
+    want[:, k, m] = 7
+    assert torch.equal(got.cpu(), want)
+
+
+def test_several_indices_bad_input_and_backward(fallback_error):
+    d = torch.zeros(6, 5, device="npu")
+    with pytest.raises(RuntimeError, match=r"index 5 is out of range for dimension size 5"):
+        d[torch.tensor([0], device="npu"), torch.tensor([5], device="npu")] = 1.0
+        torch.npu.synchronize()
+    d[torch.tensor([1], device="npu"), torch.tensor([2], device="npu")] = 3.0  # still usable
+    want = torch.zeros(6, 5)
+    want[1, 2] = 3.0
+    assert torch.equal(d.cpu(), want)
+    # the backward of x[i, j] (index_put_ with accumulate into zeros)
+    x = torch.randn(6, 5, generator=torch.Generator().manual_seed(4))
+    i, j = torch.tensor([0, 2, 2, 5]), torch.tensor([1, 1, 1, 4])
+    xn = x.to("npu").requires_grad_()
+    (xn[i.to("npu"), j.to("npu")] * torch.arange(4.0, device="npu")).sum().backward()
+    xc = x.clone().requires_grad_()
+    (xc[i, j] * torch.arange(4.0)).sum().backward()
+    torch.testing.assert_close(xn.grad.cpu(), xc.grad)
+
+
+def test_several_indices_over_separated_dims_fall_back_correctly(monkeypatch):
+    monkeypatch.delenv("TORCH_OPS_NN_FALLBACK", raising=False)
+    x, v = torch.randn(6, 5, 4), torch.randn(3, 5)
+    i, j = torch.tensor([0, 2, 5]), torch.tensor([1, 3, 3])
+    got = x.to("npu")
+    got[i.to("npu"), :, j.to("npu")] = v.to("npu")
+    want = x.clone()
+    want[i, :, j] = v
     assert torch.equal(got.cpu(), want)
     monkeypatch.setenv("TORCH_OPS_NN_FALLBACK", "error")
     with pytest.raises(NotImplementedError, match=r"_index_put_impl_"):
-        x.to("npu").index_put_((i.to("npu"), j.to("npu")), v.to("npu"), accumulate=True)
+        x.to("npu")[i.to("npu"), :, j.to("npu")] = v.to("npu")
