@@ -150,9 +150,22 @@ class GatherKernel {
   GlobalTensor<T> sGm_, oGm_;
 };
 
-// ADD = false: T is the storage by size (scatter). ADD = true: T is the dtype (scatter_add); half and
-// bfloat16 add in float and round once per add, as the CPU does.
-template <typename T, bool ADD>
+// OP = kAssign: T is the storage by size (scatter). Otherwise T is the dtype and each update combines
+// (scatter_add, scatter_reduce's prod / amax / amin); half and bfloat16 combine in float and round once
+// per update, as the CPU does. amax / amin propagate NaN from either side, as the CPU's scatter_reduce.
+enum ScatterOp : int { kAssign, kAdd, kMul, kMax, kMin };
+
+template <typename A>
+__aicore__ inline A Combine(int op, A cur, A x) {
+  switch (op) {
+    case kAdd: return cur + x;
+    case kMul: return cur * x;
+    case kMax: return (x != x || x > cur) ? x : cur;  // (x != x: NaN; a NaN cur stays)
+    default: return (x != x || x < cur) ? x : cur;
+  }
+}
+
+template <typename T, int OP>
 class ScatterKernel {
  public:
   __aicore__ inline void Init(GM_ADDR src, GM_ADDR index, GM_ADDR self, const GatherScatterTiling& t) {
@@ -190,12 +203,12 @@ class ScatterKernel {
         if (uint64_t(i) < d0 || uint64_t(i) >= d0 + dn) continue;
         const uint32_t k = uint32_t((uint64_t(i) - d0) * rs + (q - q0));
         const T v = vGm_.GetValue(o * t_.vo + j * t_.vj + q * t_.vq);
-        if constexpr (!ADD) {
+        if constexpr (OP == kAssign) {
           tile.SetValue(k, v);
         } else if constexpr (std::is_same_v<T, half> || std::is_same_v<T, bfloat16_t>) {
-          tile.SetValue(k, T(float(tile.GetValue(k)) + float(v)));
+          tile.SetValue(k, T(Combine<float>(OP, float(tile.GetValue(k)), float(v))));
         } else {
-          tile.SetValue(k, T(tile.GetValue(k) + v));
+          tile.SetValue(k, T(Combine<T>(OP, tile.GetValue(k), v)));
         }
       }
     }
@@ -221,10 +234,10 @@ __aicore__ inline void RunGather(GM_ADDR self, GM_ADDR index, GM_ADDR out, GM_AD
   op.Process();
 }
 
-template <typename T, bool ADD>
+template <typename T, int OP>
 __aicore__ inline void RunScatter(GM_ADDR src, GM_ADDR index, GM_ADDR self, GM_ADDR tiling) {
   GET_TILING_DATA_WITH_STRUCT(GatherScatterTiling, t, tiling);
-  ScatterKernel<T, ADD> op;
+  ScatterKernel<T, OP> op;
   op.Init(src, index, self, t);
   op.Process();
 }
@@ -233,21 +246,26 @@ __aicore__ inline void RunScatter(GM_ADDR src, GM_ADDR index, GM_ADDR self, GM_A
 
 #define GS_GATHER(name, T) \
   extern "C" __global__ __aicore__ void name(GM_ADDR s, GM_ADDR i, GM_ADDR o, GM_ADDR t) { RunGather<T>(s, i, o, t); }
-#define GS_SCATTER(name, T, ADD)                                                         \
+#define GS_SCATTER(name, T, OP)                                                          \
   extern "C" __global__ __aicore__ void name(GM_ADDR v, GM_ADDR i, GM_ADDR s, GM_ADDR t) { \
-    RunScatter<T, ADD>(v, i, s, t);                                                      \
+    RunScatter<T, OP>(v, i, s, t);                                                       \
   }
+#define GS_SCATTER_ALL(prefix, OP)                \
+  GS_SCATTER(prefix##_float, float, OP)           \
+  GS_SCATTER(prefix##_half, half, OP)             \
+  GS_SCATTER(prefix##_bf16, bfloat16_t, OP)       \
+  GS_SCATTER(prefix##_int32, int32_t, OP)         \
+  GS_SCATTER(prefix##_int64, int64_t, OP)
 
 GS_GATHER(gather_kernel_b1, uint8_t)
 GS_GATHER(gather_kernel_b2, uint16_t)
 GS_GATHER(gather_kernel_b4, uint32_t)
 GS_GATHER(gather_kernel_b8, uint64_t)
-GS_SCATTER(scatter_kernel_b1, uint8_t, false)
-GS_SCATTER(scatter_kernel_b2, uint16_t, false)
-GS_SCATTER(scatter_kernel_b4, uint32_t, false)
-GS_SCATTER(scatter_kernel_b8, uint64_t, false)
-GS_SCATTER(scatter_add_kernel_float, float, true)
-GS_SCATTER(scatter_add_kernel_half, half, true)
-GS_SCATTER(scatter_add_kernel_bf16, bfloat16_t, true)
-GS_SCATTER(scatter_add_kernel_int32, int32_t, true)
-GS_SCATTER(scatter_add_kernel_int64, int64_t, true)
+GS_SCATTER(scatter_kernel_b1, uint8_t, kAssign)
+GS_SCATTER(scatter_kernel_b2, uint16_t, kAssign)
+GS_SCATTER(scatter_kernel_b4, uint32_t, kAssign)
+GS_SCATTER(scatter_kernel_b8, uint64_t, kAssign)
+GS_SCATTER_ALL(scatter_add_kernel, kAdd)
+GS_SCATTER_ALL(scatter_mul_kernel, kMul)
+GS_SCATTER_ALL(scatter_max_kernel, kMax)
+GS_SCATTER_ALL(scatter_min_kernel, kMin)

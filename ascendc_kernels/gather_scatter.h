@@ -6,6 +6,7 @@
 // gather:      out[o, j, q]                 = self[o, index[o, j, q], q]
 // scatter:     self[o, index[o, j, q], q]   = src[o, j, q]    (j in ascending order: the last write wins)
 // scatter_add: self[o, index[o, j, q], q]  += src[o, j, q]    (in float for half / bfloat16, rounded per add)
+// scatter_mul / scatter_max / scatter_min: the same with *=, max, min (scatter_reduce's prod / amax / amin)
 //
 // gather: each core takes a range of output elements; index and self are read as scalars through the
 // DCache (read-only data), the outputs are staged in UB and leave with one DMA per chunk.
@@ -57,3 +58,14 @@ extern "C" void scatter_add_kernel_half(uint8_t* src, uint8_t* index, uint8_t* s
 extern "C" void scatter_add_kernel_bf16(uint8_t* src, uint8_t* index, uint8_t* self, uint8_t* tiling);
 extern "C" void scatter_add_kernel_int32(uint8_t* src, uint8_t* index, uint8_t* self, uint8_t* tiling);
 extern "C" void scatter_add_kernel_int64(uint8_t* src, uint8_t* index, uint8_t* self, uint8_t* tiling);
+// scatter_reduce's prod / amax / amin (sum is scatter_add; mean adds and counts), by dtype.
+#define GS_DECLARE_REDUCE(prefix)                                                                \
+  extern "C" void prefix##_float(uint8_t* src, uint8_t* index, uint8_t* self, uint8_t* tiling); \
+  extern "C" void prefix##_half(uint8_t* src, uint8_t* index, uint8_t* self, uint8_t* tiling);  \
+  extern "C" void prefix##_bf16(uint8_t* src, uint8_t* index, uint8_t* self, uint8_t* tiling);  \
+  extern "C" void prefix##_int32(uint8_t* src, uint8_t* index, uint8_t* self, uint8_t* tiling); \
+  extern "C" void prefix##_int64(uint8_t* src, uint8_t* index, uint8_t* self, uint8_t* tiling);
+GS_DECLARE_REDUCE(scatter_mul_kernel)
+GS_DECLARE_REDUCE(scatter_max_kernel)
+GS_DECLARE_REDUCE(scatter_min_kernel)
+#undef GS_DECLARE_REDUCE

@@ -1,8 +1,10 @@
 // gather, scatter (src and value forms), scatter_add, index_add and index_copy on npu: the gather and
 // scatter kernels (ascendc_kernels/gather_scatter.h). The tensors are viewed as 3-D around the indexed
 // dim ([outer, dim, inner] with element strides); what cannot be viewed so is made contiguous on the
-// device first (a scatter destination is then copied back). scatter's reduce= forms, complex128 and
-// scatter_add / index_add of other dtypes than float32/16, bfloat16, int32 and int64 take the CPU fallback.
+// device first (a scatter destination is then copied back). scatter_reduce (sum / prod / mean / amax /
+// amin) and scatter's reduce="add" / "multiply" forms combine on the same kernels. complex128 and
+// scatter_add / index_add / scatter_reduce of other dtypes than float32/16, bfloat16, int32 and int64 take
+// the CPU fallback.
 #include <ATen/core/Tensor.h>
 #include <ATen/MemoryOverlap.h>
 #include <ATen/ops/add.h>
@@ -13,6 +15,8 @@
 #include <torch/library.h>
 
 #include <array>
+#include <limits>
+#include <string>
 #include <optional>
 #include <vector>
 
@@ -79,16 +83,30 @@ KernelFn PickBySize(int64_t es, bool gather) {
   }
 }
 
-KernelFn PickAdd(c10::ScalarType t) {
-  switch (t) {
-    case c10::kFloat: return &scatter_add_kernel_float;
-    case c10::kHalf: return &scatter_add_kernel_half;
-    case c10::kBFloat16: return &scatter_add_kernel_bf16;
-    case c10::kInt: return &scatter_add_kernel_int32;
-    case c10::kLong: return &scatter_add_kernel_int64;
+// What a scatter does with each update: the kernels' ScatterOp (ascendc_kernels/gather_scatter.cpp).
+enum class Combine : int { kAssign, kAdd, kMul, kMax, kMin };
+
+// The combining scatter kernel of a dtype (float32/16, bfloat16, int32, int64), or null.
+KernelFn PickCombine(Combine c, c10::ScalarType t) {
+#define GS_PICK(prefix)                               \
+  switch (t) {                                        \
+    case c10::kFloat: return &prefix##_float;         \
+    case c10::kHalf: return &prefix##_half;           \
+    case c10::kBFloat16: return &prefix##_bf16;       \
+    case c10::kInt: return &prefix##_int32;           \
+    case c10::kLong: return &prefix##_int64;          \
+    default: return nullptr;                          \
+  }
+  switch (c) {
+    case Combine::kAdd: GS_PICK(scatter_add_kernel)
+    case Combine::kMul: GS_PICK(scatter_mul_kernel)
+    case Combine::kMax: GS_PICK(scatter_max_kernel)
+    case Combine::kMin: GS_PICK(scatter_min_kernel)
     default: return nullptr;
   }
+#undef GS_PICK
 }
+KernelFn PickAdd(c10::ScalarType t) { return PickCombine(Combine::kAdd, t); }
 
 void CheckIndexDtype(const char* op, const at::Tensor& index, bool allow_int32) {
   const bool ok = index.scalar_type() == c10::kLong || (allow_int32 && index.scalar_type() == c10::kInt);
@@ -152,7 +170,7 @@ void LaunchGather(const char* op, at::Tensor src3, int64_t dim, at::Tensor index
 }
 
 // dst3 (self narrowed; same dims as index) [index] = / += src (the index's shape, any strides).
-void LaunchScatter(const char* op, const at::Tensor& dst3, int64_t dim, at::Tensor index, at::Tensor src, bool add,
+void LaunchScatter(const char* op, const at::Tensor& dst3, int64_t dim, at::Tensor index, at::Tensor src, Combine how,
                    c10::DeviceIndex dev) {
   std::optional<View3> v = Collapse3(dst3, dim);
   const bool direct = v && (v->Q == 1 || v->sq == 1) && (v->Q == 1 || v->sd >= v->Q) && v->sd >= 0 && v->so >= 0;
@@ -165,8 +183,10 @@ void LaunchScatter(const char* op, const at::Tensor& dst3, int64_t dim, at::Tens
                                        SocInfoFor(dev));
   t.so = uint64_t(v->so), t.sq = 1;
   SetIndexAndSrc(t, is, vs);
-  KernelFn fn = add ? PickAdd(dst.scalar_type()) : PickBySize(dst.element_size(), false);
-  KernelLaunch launch{add ? "scatter_add_kernel" : "scatter_kernel", ascendc_host::CoreType::AIV, t.block_dim, dev};
+  KernelFn fn = how == Combine::kAssign ? PickBySize(dst.element_size(), false) : PickCombine(how, dst.scalar_type());
+  static const char* const names[] = {"scatter_kernel", "scatter_add_kernel", "scatter_mul_kernel", "scatter_max_kernel",
+                                      "scatter_min_kernel"};
+  KernelLaunch launch{names[int(how)], ascendc_host::CoreType::AIV, t.block_dim, dev};
   if (LogDebugEnabled()) launch.detail = DescribeForLog({{"self", &dst}, {"index", &index}, {"src", &src}}) + " dim=" + std::to_string(dim);
   LaunchKernel(std::move(launch), fn, t, src.data_ptr(), index.data_ptr(), dst.data_ptr());
   if (!direct) dst3.copy_(dst);
@@ -202,7 +222,7 @@ at::Tensor& gather_out_npu(const at::Tensor& self, int64_t dim, const at::Tensor
 
 // ---- scatter / scatter_add (in place on self; src already the right dtype, on self's device)
 at::Tensor& ScatterInto(const char* op, at::Tensor& self, int64_t dim, const at::Tensor& index,
-                        const at::Tensor& src, bool scalar, bool add, c10::DeviceIndex dev) {
+                        const at::Tensor& src, bool scalar, Combine how, c10::DeviceIndex dev) {
   if (index.numel() == 0) return self;
   at::assert_no_internal_overlap(self);
   const at::Tensor s = self.dim() == 0 ? self.view({1}) : self;
@@ -217,7 +237,7 @@ at::Tensor& ScatterInto(const char* op, at::Tensor& self, int64_t dim, const at:
                         " to be no larger size than src ", src.sizes(), " (dimension ", d, ")");
     v = NarrowTo(v, i, -1);
   }
-  LaunchScatter(op, NarrowTo(s, i, dim), dim, i, v, add, dev);
+  LaunchScatter(op, NarrowTo(s, i, dim), dim, i, v, how, dev);
   return self;
 }
 
@@ -238,7 +258,7 @@ at::Tensor& ScatterTensor(const char* op, const char* fallback, at::Tensor& self
     CallCpuFallback(fallback, add ? "" : "src", {self, dim, index, src});
     return self;
   }
-  return ScatterInto(op, self, dim, index, src, false, add, dev);
+  return ScatterInto(op, self, dim, index, src, false, add ? Combine::kAdd : Combine::kAssign, dev);
 }
 
 at::Tensor& scatter_src_(at::Tensor& self, int64_t dim, const at::Tensor& index, const at::Tensor& src) {
@@ -257,11 +277,102 @@ at::Tensor& scatter_value_(at::Tensor& self, int64_t dim, const at::Tensor& inde
   }
   at::Tensor v = NpuEmpty({}, self.scalar_type(), dev);
   v.fill_(value);
-  return ScatterInto(op, self, dim, index, v, true, false, dev);
+  return ScatterInto(op, self, dim, index, v, true, Combine::kAssign, dev);
 }
 
 at::Tensor& scatter_add_inplace(at::Tensor& self, int64_t dim, const at::Tensor& index, const at::Tensor& src) {
   return ScatterTensor("scatter_add", "aten::scatter_add_", self, dim, index, src, true);
+}
+
+// ---- scatter_reduce (sum / prod / mean / amax / amin, include_self or not), as the CPU computes it:
+// without include_self the scattered positions first get the reduction's identity (a scatter of one
+// value), so only the src values combine there; mean adds, counts the updates per position with a
+// scatter_add of ones (plus one for self when included) and divides (floor division for integers),
+// positions nobody scattered to keep self.
+at::Tensor& scatter_reduce_inplace(at::Tensor& self, int64_t dim, const at::Tensor& index, const at::Tensor& src,
+                                   c10::string_view reduce, bool include_self) {
+  const char* op = "scatter_reduce";
+  const c10::DeviceIndex dev = CheckSameNpuDevice(op, {{"self", &self}, {"index", &index}, {"src", &src}});
+  CheckIndexDtype(op, index, false);
+  TORCH_CHECK_TYPE(self.scalar_type() == src.scalar_type(), op, "(): Expected self.dtype to be equal to src.dtype ",
+                   "(self is ", self.scalar_type(), ", src is ", src.scalar_type(), ")");
+  const bool mean = reduce == "mean";
+  const Combine how = reduce == "sum" || mean ? Combine::kAdd
+                      : reduce == "prod"      ? Combine::kMul
+                      : reduce == "amax"      ? Combine::kMax
+                      : reduce == "amin"      ? Combine::kMin
+                                              : Combine::kAssign;
+  TORCH_CHECK(how != Combine::kAssign, op, "(): reduce argument must be either sum, prod, mean, amax or amin, got ",
+              reduce);
+  dim = WrapDim(op, dim, self.dim());
+  CheckShapes(op, self, dim, index, &src);
+  if (!PickCombine(how, self.scalar_type())) {
+    CallCpuFallback("aten::scatter_reduce_", "two", {self, dim, index, src, std::string(reduce), include_self});
+    return self;
+  }
+  if (index.numel() == 0) return self;
+  const c10::ScalarType st = self.scalar_type();
+  const bool integral = c10::isIntegralType(st, false);
+  auto scalar = [&](const c10::Scalar& v) {
+    at::Tensor t = NpuEmpty({}, st, dev);
+    t.fill_(v);
+    return t;
+  };
+  at::Tensor count;
+  if (mean) {
+    count = NpuEmpty(self.sizes(), st, dev);
+    count.fill_(include_self ? 1 : 0);
+    ScatterInto(op, count, dim, index, scalar(1), true, Combine::kAdd, dev);
+  }
+  if (!include_self) {
+    c10::Scalar identity = 0;
+    if (how == Combine::kMul) identity = 1;
+    if (how == Combine::kMax)
+      identity = integral ? (st == c10::kInt ? c10::Scalar(std::numeric_limits<int32_t>::lowest())
+                                             : c10::Scalar(std::numeric_limits<int64_t>::lowest()))
+                          : c10::Scalar(-std::numeric_limits<double>::infinity());
+    if (how == Combine::kMin)
+      identity = integral ? (st == c10::kInt ? c10::Scalar(std::numeric_limits<int32_t>::max())
+                                             : c10::Scalar(std::numeric_limits<int64_t>::max()))
+                          : c10::Scalar(std::numeric_limits<double>::infinity());
+    ScatterInto(op, self, dim, index, scalar(identity), true, Combine::kAssign, dev);
+  }
+  ScatterInto(op, self, dim, index, src, false, how, dev);
+  if (mean) {
+    const at::Tensor n = count.clamp_min(1);
+    if (integral) self.div_(n, "floor");
+    else self.div_(n);
+  }
+  return self;
+}
+
+// scatter_(dim, index, src or value, reduce="add" | "multiply"): scatter_reduce's sum / prod with self
+// included.
+Combine ScatterReduceArg(const char* op, c10::string_view reduce) {
+  TORCH_CHECK(reduce == "add" || reduce == "multiply", op, "(): reduce argument must be either add or multiply, got ",
+              reduce);
+  return reduce == "add" ? Combine::kAdd : Combine::kMul;
+}
+at::Tensor& scatter_src_reduce_(at::Tensor& self, int64_t dim, const at::Tensor& index, const at::Tensor& src,
+                                c10::string_view reduce) {
+  const Combine how = ScatterReduceArg("scatter", reduce);
+  return scatter_reduce_inplace(self, dim, index, src, how == Combine::kAdd ? "sum" : "prod", true);
+}
+at::Tensor& scatter_value_reduce_(at::Tensor& self, int64_t dim, const at::Tensor& index, const c10::Scalar& value,
+                                  c10::string_view reduce) {
+  const char* op = "scatter";
+  const Combine how = ScatterReduceArg(op, reduce);
+  const c10::DeviceIndex dev = CheckSameNpuDevice(op, {{"self", &self}, {"index", &index}});
+  CheckIndexDtype(op, index, false);
+  dim = WrapDim(op, dim, self.dim());
+  CheckShapes(op, self, dim, index, nullptr);
+  if (!PickCombine(how, self.scalar_type())) {
+    CallCpuFallback("aten::scatter_", "value_reduce", {self, dim, index, value, std::string(reduce)});
+    return self;
+  }
+  at::Tensor v = NpuEmpty({}, self.scalar_type(), dev);
+  v.fill_(value);
+  return ScatterInto(op, self, dim, index, v, true, how, dev);
 }
 
 // The functional and out= forms of an in-place op: on a clone of self.
@@ -274,6 +385,7 @@ template <auto Inplace, const char* Name, typename... Args>
 at::Tensor& OnCloneOut(const at::Tensor& self, Args... args, at::Tensor& out) {
   return CopyToOut(Name, OnClone<Inplace, Args...>(self, args...), out);
 }
+constexpr char kScatterReduce[] = "scatter_reduce";
 constexpr char kScatter[] = "scatter", kScatterAdd[] = "scatter_add", kIndexAdd[] = "index_add",
                kIndexCopy[] = "index_copy";
 
@@ -310,7 +422,7 @@ at::Tensor& IndexAddInto(const char* op, at::Tensor& self, int64_t dim, const at
   ishape[size_t(dim)] = n;
   const at::Tensor i = index.reshape({n}).view(ishape).expand(shape);
   const at::Tensor v = source.reshape(shape);
-  LaunchScatter(op, s, dim, i, v, add, dev);
+  LaunchScatter(op, s, dim, i, v, add ? Combine::kAdd : Combine::kAssign, dev);
   return self;
 }
 
@@ -381,6 +493,18 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("scatter_add", TORCH_FN((OnClone<scatter_add_inplace, int64_t, Idx, Idx>)));
   m.impl("scatter_add_", TORCH_FN(scatter_add_inplace));
   m.impl("scatter_add.out", TORCH_FN((OnCloneOut<scatter_add_inplace, kScatterAdd, int64_t, Idx, Idx>)));
+  using Red = c10::string_view;
+  m.impl("scatter.reduce", TORCH_FN((OnClone<scatter_src_reduce_, int64_t, Idx, Idx, Red>)));
+  m.impl("scatter_.reduce", TORCH_FN(scatter_src_reduce_));
+  m.impl("scatter.reduce_out", TORCH_FN((OnCloneOut<scatter_src_reduce_, kScatter, int64_t, Idx, Idx, Red>)));
+  m.impl("scatter.value_reduce", TORCH_FN((OnClone<scatter_value_reduce_, int64_t, Idx, const c10::Scalar&, Red>)));
+  m.impl("scatter_.value_reduce", TORCH_FN(scatter_value_reduce_));
+  m.impl("scatter.value_reduce_out",
+         TORCH_FN((OnCloneOut<scatter_value_reduce_, kScatter, int64_t, Idx, const c10::Scalar&, Red>)));
+  m.impl("scatter_reduce.two", TORCH_FN((OnClone<scatter_reduce_inplace, int64_t, Idx, Idx, Red, bool>)));
+  m.impl("scatter_reduce_.two", TORCH_FN(scatter_reduce_inplace));
+  m.impl("scatter_reduce.two_out", TORCH_FN((OnCloneOut<scatter_reduce_inplace, kScatterReduce, int64_t, Idx, Idx, Red,
+                                                         bool>)));
   m.impl("index_add", TORCH_FN((OnClone<index_add_inplace, int64_t, Idx, Idx, const c10::Scalar&>)));
   m.impl("index_add_", TORCH_FN(index_add_inplace));
   m.impl("index_add.out", TORCH_FN((OnCloneOut<index_add_inplace, kIndexAdd, int64_t, Idx, Idx, const c10::Scalar&>)));

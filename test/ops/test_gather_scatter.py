@@ -1,5 +1,5 @@
-"""gather, scatter (src and value), scatter_add, index_add and index_copy on npu (the gather and scatter
-kernels) against PyTorch's CPU results: every dim, index smaller than self, non-contiguous operands and
+"""gather, scatter (src and value), scatter_add, scatter_reduce, index_add and index_copy on npu (the gather
+and scatter kernels) against PyTorch's CPU results: every dim, index smaller than self, non-contiguous operands and
 destinations, sizes that span several tiles and cores, repeated indices (scatter_add / index_add add
 them in index order, deterministically), several dtypes, and bad input (out-of-range indices raise at
 the next synchronization; shape and dtype errors at the call; the device keeps working)."""
@@ -178,11 +178,75 @@ def test_bad_input_is_a_clear_error_and_the_device_keeps_working():
     assert torch.equal(x.cpu(), want)
 
 
-def test_reduce_forms_and_wide_dtypes_take_the_fallback(monkeypatch):
+REDUCE_CASES = [((8, 6), 0, (12, 6)), ((8, 6), 1, (8, 15)), ((4, 5, 6), 1, (4, 9, 6)), ((3000, 40), 0, (5000, 40)),
+                ((100000,), 0, (30000,))]
+
+
+@pytest.mark.parametrize("shape,dim,ishape", REDUCE_CASES, ids=str)
+@pytest.mark.parametrize("reduce", ["sum", "prod", "mean", "amax", "amin"])
+@pytest.mark.parametrize("include_self", [True, False])
+@pytest.mark.parametrize("dtype", ADD_DTYPES)
+def test_scatter_reduce(shape, dim, ishape, reduce, include_self, dtype):
+    """Repeated indices combine in index order; without include_self only src values meet at a position;
+    mean divides by the count (floor division for integers); untouched positions keep self."""
+    scale = 1.0 if reduce == "prod" else 10.0  # (prod of ~4 values of |x| < 2: no int overflow)
+    g = torch.Generator().manual_seed(5)
+    x = (torch.randn(shape, generator=g) * scale).to(dtype)
+    src = (torch.randn(ishape, generator=g) * scale).to(dtype)
+    i = _index(ishape, shape[dim], seed=6)
+    got = x.to("npu").scatter_reduce(dim, i.to("npu"), src.to("npu"), reduce, include_self=include_self)
+    want = x.scatter_reduce(dim, i, src, reduce, include_self=include_self)
+    if dtype in (torch.float16, torch.bfloat16):
+        # rounded after every update here; the CPU's sum accumulates a run of updates in float
+        torch.testing.assert_close(got.cpu().float(), want.float(), rtol=2e-2, atol=0.3)
+    else:
+        torch.testing.assert_close(got.cpu(), want)
+
+
+def test_scatter_reduce_nan_inplace_out_and_bad_input():
+    x = torch.tensor([1.0, 2.0, float("nan"), 4.0])
+    i, s = torch.tensor([0, 0, 1, 2, 3]), torch.tensor([float("nan"), 5.0, 7.0, 1.0, -1.0])
+    for red in ["amax", "amin"]:  # NaN from src or from self wins, as on the CPU
+        torch.testing.assert_close(x.to("npu").scatter_reduce(0, i.to("npu"), s.to("npu"), red).cpu(),
+                                   x.scatter_reduce(0, i, s, red), equal_nan=True)
+    d = x.to("npu")
+    d.scatter_reduce_(0, i.to("npu"), s.to("npu"), "sum", include_self=False)
+    out = torch.empty(0, device="npu")
+    torch.scatter_reduce(x.to("npu"), 0, i.to("npu"), s.to("npu"), "prod", out=out)
+    torch.testing.assert_close(d.cpu(), x.clone().scatter_reduce_(0, i, s, "sum", include_self=False), equal_nan=True)
+    torch.testing.assert_close(out.cpu(), x.scatter_reduce(0, i, s, "prod"), equal_nan=True)
+    with pytest.raises(RuntimeError, match=r"scatter_reduce\(\): reduce argument must be either sum, prod, mean, "
+                                           r"amax or amin, got max"):
+        d.scatter_reduce(0, i.to("npu"), s.to("npu"), "max")
+    with pytest.raises(TypeError, match=r"scatter_reduce\(\): Expected self.dtype to be equal to src.dtype"):
+        d.scatter_reduce(0, i.to("npu"), s.double().to("npu"), "sum")
+    with pytest.raises(RuntimeError, match=r"scatter_max_kernel: .*index 9 is out of bounds for dimension with size 4"):
+        d.scatter_reduce(0, torch.tensor([9], device="npu"), s[:1].to("npu"), "amax")
+        torch.npu.synchronize()
+    torch.testing.assert_close(d.scatter_reduce(0, i.to("npu"), s.to("npu"), "mean").cpu(),  # still usable
+                               d.cpu().scatter_reduce(0, i, s, "mean"), equal_nan=True)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.int64])
+@pytest.mark.filterwarnings("ignore:The reduce argument of torch.scatter")
+def test_scatter_with_reduce_argument(dtype):
+    x, s = _data((6, 5), dtype), _data((9, 5), dtype, seed=2)
+    i = _index((9, 5), 6, seed=3)
+    for red in ["add", "multiply"]:
+        got = x.to("npu").scatter(0, i.to("npu"), s.to("npu"), reduce=red)
+        torch.testing.assert_close(got.cpu(), x.scatter(0, i, s, reduce=red))
+        d = x.to("npu")
+        d.scatter_(1, i[:, :3].narrow(0, 0, 6).to("npu") % 5, 3, reduce=red)
+        torch.testing.assert_close(d.cpu(), x.clone().scatter_(1, i[:, :3].narrow(0, 0, 6) % 5, 3, reduce=red))
+    with pytest.raises(RuntimeError, match=r"reduce argument must be either add or multiply, got sum"):
+        x.to("npu").scatter_(0, i.to("npu"), 1, reduce="sum")
+
+
+def test_wide_dtypes_take_the_fallback(monkeypatch):
     monkeypatch.delenv("TORCH_OPS_NN_FALLBACK", raising=False)
     x, i, s = torch.rand(4, 5) + 1, torch.randint(0, 4, (3, 5)), torch.rand(3, 5) + 1
-    got = x.to("npu").scatter_reduce(0, i.to("npu"), s.to("npu"), "prod")
-    torch.testing.assert_close(got.cpu(), x.scatter_reduce(0, i, s, "prod"))
+    got = x.double().to("npu").scatter_reduce(0, i.to("npu"), s.double().to("npu"), "prod")
+    torch.testing.assert_close(got.cpu(), x.double().scatter_reduce(0, i, s.double(), "prod"))
     xd = x.double()
     got = xd.to("npu").scatter_add(0, i.to("npu"), s.double().to("npu"))
     torch.testing.assert_close(got.cpu(), xd.scatter_add(0, i, s.double()))
