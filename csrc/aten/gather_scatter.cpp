@@ -11,10 +11,23 @@
 #include <ATen/ops/lt.h>
 #include <ATen/ops/mul.h>
 #include <ATen/ops/where.h>
+#include <ATen/ops/clamp.h>
+#include <ATen/ops/logical_and.h>
+#include <ATen/ops/le.h>
+#include <ATen/ops/ge.h>
+#include <ATen/ops/sub.h>
+#include <ATen/ops/div.h>
+#include <ATen/ops/scalar_tensor.h>
+#include <ATen/ops/ones.h>
+#include <ATen/ops/zeros.h>
+#include <ATen/ops/stack.h>
+#include <ATen/ops/aminmax.h>
 #include <c10/core/DeviceGuard.h>
 #include <torch/library.h>
 
 #include <array>
+#include <cmath>
+#include <tuple>
 #include <limits>
 #include <string>
 #include <optional>
@@ -476,6 +489,69 @@ at::Tensor& index_copy_inplace(at::Tensor& self, int64_t dim, const at::Tensor& 
   return IndexAddInto(op, self, dim, index, source, false);
 }
 
+// ---- Counting on the scatter_add kernel. The result's length (bincount) or range (histc without one)
+// comes from the data: one aminmax, read back in one synchronization (values are cast to float for it,
+// exact below 2^24; larger int64 values take the CPU fallback).
+std::pair<double, double> DeviceMinMax(const at::Tensor& x) {
+  const auto mm = at::aminmax(x.scalar_type() == c10::kFloat ? x : x.to(c10::kFloat));
+  const at::Tensor both = at::stack({std::get<0>(mm), std::get<1>(mm)}).cpu();
+  return {both[0].item<double>(), both[1].item<double>()};
+}
+
+at::Tensor bincount_npu(const at::Tensor& self, const std::optional<at::Tensor>& weights_opt, int64_t minlength) {
+  const char* op = "bincount";
+  const at::Tensor weights = weights_opt.value_or(at::Tensor());
+  TORCH_CHECK(minlength >= 0, "minlength should be >= 0");
+  TORCH_CHECK(self.dim() == 1 && c10::isIntegralType(self.scalar_type(), false),
+              "bincount only supports 1-d non-negative integral inputs.");
+  if (weights.defined()) {
+    TORCH_CHECK(weights.dim() == 1 && weights.size(0) == self.size(0),
+                "weights should be 1-d and have the same length as input");
+    CheckSameNpuDevice(op, {{"self", &self}, {"weights", &weights}});
+  }
+  // The CPU's result dtype: float32 weights give float32, other weights float64, none int64.
+  const c10::ScalarType rt = !weights.defined() ? c10::kLong
+                             : weights.scalar_type() == c10::kFloat ? c10::kFloat : c10::kDouble;
+  const c10::DeviceIndex dev = self.device().index();
+  if (self.numel() == 0) return at::zeros({minlength}, self.options().dtype(rt));
+  const auto [lo, hi] = DeviceMinMax(self);
+  TORCH_CHECK(lo >= 0, "bincount only supports 1-d non-negative integral inputs.");
+  if (rt == c10::kDouble || hi >= double(1 << 24))
+    return CallCpuFallback("aten::bincount", "", {self, weights_opt, minlength}).back().toTensor();
+  const int64_t n = std::max<int64_t>(minlength, int64_t(hi) + 1);
+  at::Tensor out = NpuEmpty({n}, rt, dev);
+  out.zero_();
+  const at::Tensor idx = self.to(c10::kLong);
+  const at::Tensor src = weights.defined() ? weights : at::ones({self.size(0)}, self.options().dtype(rt));
+  return out.scatter_add_(0, idx, src);
+}
+
+at::Tensor histc_npu(const at::Tensor& self, int64_t bins, const c10::Scalar& min, const c10::Scalar& max) {
+  const char* op = "histc";
+  TORCH_CHECK(bins > 0, "torch.histogram(): bins must be > 0, but got ", bins, " for dimension 0");
+  if (!IsNpuFloat(self.scalar_type()))
+    return CallCpuFallback("aten::histc", "", {self, bins, min, max}).back().toTensor();
+  double lo = min.toDouble(), hi = max.toDouble();
+  if (lo == hi && self.numel() > 0) std::tie(lo, hi) = DeviceMinMax(self);
+  if (lo == hi) { lo -= 1; hi += 1; }
+  TORCH_CHECK(std::isfinite(lo) && std::isfinite(hi), "torch.histc: range of [", lo, ", ", hi, "] is not finite");
+  TORCH_CHECK(lo < hi, "torch.histc: max must be larger than min");
+  // Counts accumulate in float (a float16 count stops at 2048: the CPU's half histc loses counts there,
+  // by an amount that depends on its threading), then take the input's dtype.
+  at::Tensor out = NpuEmpty({bins}, c10::kFloat, self.device().index());
+  out.zero_();
+  if (self.numel() == 0) return out.to(self.scalar_type());
+  (void)op;
+  // The CPU's bin of x: trunc((x - lo) * bins / (hi - lo)) in the input dtype, op by op, with the edges
+  // rounded to it; x == hi falls in the last bin; x outside [lo, hi] and NaN are not counted.
+  const at::Tensor x = self.reshape({-1});
+  const at::Tensor elo = at::scalar_tensor(lo, x.options()), ehi = at::scalar_tensor(hi, x.options());
+  const at::Tensor pos = at::div(at::mul(at::sub(x, elo), double(bins)), at::sub(ehi, elo));
+  const at::Tensor inside = at::logical_and(at::ge(x, elo), at::le(x, ehi));
+  const at::Tensor bin = at::clamp(at::where(inside, pos, 0.0).to(c10::kLong), 0, bins - 1);
+  return out.scatter_add_(0, bin, inside.to(c10::kFloat)).to(self.scalar_type());
+}
+
 }  // namespace
 }  // namespace torch_ops_nn
 
@@ -493,6 +569,8 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("scatter_add", TORCH_FN((OnClone<scatter_add_inplace, int64_t, Idx, Idx>)));
   m.impl("scatter_add_", TORCH_FN(scatter_add_inplace));
   m.impl("scatter_add.out", TORCH_FN((OnCloneOut<scatter_add_inplace, kScatterAdd, int64_t, Idx, Idx>)));
+  m.impl("bincount", TORCH_FN(bincount_npu));
+  m.impl("histc", TORCH_FN(histc_npu));
   using Red = c10::string_view;
   m.impl("scatter.reduce", TORCH_FN((OnClone<scatter_src_reduce_, int64_t, Idx, Idx, Red>)));
   m.impl("scatter_.reduce", TORCH_FN(scatter_src_reduce_));
