@@ -337,21 +337,30 @@ at::Tensor index_tensor_npu(const at::Tensor& self, const c10::List<std::optiona
 // index_put kernel, index_select's reverse); a boolean mask with a single value is masked_fill_; a
 // boolean mask with values puts them at the mask's set positions (NonzeroFlat) over the masked dims
 // flattened. accumulate=True adds through the scatter_add kernel (repeated indices add up, in index order).
-// Several integer indices over adjacent dims of a contiguous self go through their joint linear index
-// (JointIndexOf); other combinations of several index tensors take the CPU fallback.
+// Several integer indices go through their joint linear index (JointIndexOf) over their dims collapsed
+// into one; masks beside other indices take the CPU fallback.
 at::Tensor& index_put_impl_npu(at::Tensor& self, const c10::List<std::optional<at::Tensor>>& indices,
                                const at::Tensor& values, bool accumulate, bool unsafe) {
   const int64_t pos = SingleIndexPosition(indices, self.dim());
-  if (pos < 0 && self.is_contiguous()) {
-    // Several integer indices over adjacent dims: those dims of self collapse into one (a view), which
-    // their joint linear index addresses as the one index below does.
-    std::optional<JointIndex> j = JointIndexOf("index_put_", self, indices);
-    if (j && j->adjacent) {
-      at::Tensor target = self.flatten(j->dims.front(), j->dims.back());
+  if (pos < 0) {
+    // Several integer indices: their dims (moved to the front when separated, where the indexing result
+    // puts them) collapse into one, which their joint linear index addresses as the one index below
+    // does; in place when self's memory allows that view, else on a contiguous copy written back.
+    if (std::optional<JointIndex> j = JointIndexOf("index_put_", self, indices)) {
+      const int64_t q = int64_t(j->dims.size());
+      std::vector<int64_t> perm(j->dims);
+      for (int64_t d = 0; d < self.dim() && !j->adjacent; ++d)
+        if (std::find(j->dims.begin(), j->dims.end(), d) == j->dims.end()) perm.push_back(d);
+      at::Tensor view = j->adjacent ? self : self.permute(perm);
+      const int64_t first = j->adjacent ? j->dims.front() : 0;
+      const bool in_place = view.is_contiguous();
+      at::Tensor work = in_place ? view : view.contiguous();
+      at::Tensor target = work.flatten(first, first + q - 1);
       c10::List<std::optional<at::Tensor>> one;
-      for (int64_t d = 0; d < j->dims.front(); ++d) one.push_back(std::nullopt);
+      for (int64_t d = 0; d < first; ++d) one.push_back(std::nullopt);
       one.push_back(j->linear);
       index_put_impl_npu(target, one, values, accumulate, unsafe);
+      if (!in_place) view.copy_(work);
       return self;
     }
   }

@@ -2,9 +2,8 @@
 PyTorch's CPU results: one integer index (int64/int32, negatives wrapped, any index shape, at any dim),
 values broadcast, a boolean mask with one value (masked_fill_) or with values (the nonzero kernel's set
 positions), non-contiguous destinations, several dtypes; bad input raises a clear error and the device
-keeps working. Several integer indices over adjacent dims are native (their joint linear index); over
-separated dims they take the CPU fallback, which must still be right (accumulate=True with one index is
-native: test_gather_scatter.py)."""
+keeps working. Several integer indices are native (their joint linear index over the indexed dims
+collapsed into one); accumulate=True with one index is native too: test_gather_scatter.py."""
 import pytest
 import torch
 
@@ -156,15 +155,25 @@ def test_several_indices_bad_input_and_backward(fallback_error):
     torch.testing.assert_close(xn.grad.cpu(), xc.grad)
 
 
-def test_several_indices_over_separated_dims_fall_back_correctly(monkeypatch):
-    monkeypatch.delenv("TORCH_OPS_NN_FALLBACK", raising=False)
+@pytest.mark.parametrize("accumulate", [False, True])
+def test_several_indices_over_separated_dims_and_noncontiguous_self(accumulate, fallback_error):
+    """Separated dims (x[i, :, j] = v: the values' shape puts B first) and a non-contiguous destination
+    go through a contiguous copy written back."""
     x, v = torch.randn(6, 5, 4), torch.randn(3, 5)
-    i, j = torch.tensor([0, 2, 5]), torch.tensor([1, 3, 3])
+    i, j = torch.tensor([0, 2, 0]), torch.tensor([1, 3, 1])  # a repeated position
     got = x.to("npu")
-    got[i.to("npu"), :, j.to("npu")] = v.to("npu")
-    want = x.clone()
-    want[i, :, j] = v
+    torch.ops.aten.index_put_(got, [i.to("npu"), None, j.to("npu")], v.to("npu"), accumulate)
+    want = torch.ops.aten.index_put_(x.clone(), [i, None, j], v, accumulate)
+    if accumulate:
+        torch.testing.assert_close(got.cpu(), want)
+    else:  # (the repeated position: the last write wins on both sides)
+        assert torch.equal(got.cpu(), want)
+    base = torch.randn(5, 6, 4)
+    got, want = base.to("npu").transpose(0, 1), base.clone().transpose(0, 1)  # [6, 5, 4], not contiguous
+    k = torch.tensor([4, 1])
+    got[i[:2].to("npu"), k.to("npu")] = 9.0
+    want[i[:2], k] = 9.0
     assert torch.equal(got.cpu(), want)
-    monkeypatch.setenv("TORCH_OPS_NN_FALLBACK", "error")
-    with pytest.raises(NotImplementedError, match=r"_index_put_impl_"):
-        x.to("npu")[i.to("npu"), :, j.to("npu")] = v.to("npu")
+    got[:, k.to("npu"), j[:2].to("npu")] += 1.5
+    want[:, k, j[:2]] += 1.5
+    assert torch.equal(got.cpu(), want)
