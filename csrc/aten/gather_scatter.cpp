@@ -278,19 +278,31 @@ at::Tensor& scatter_src_(at::Tensor& self, int64_t dim, const at::Tensor& index,
   return ScatterTensor("scatter", "aten::scatter_", self, dim, index, src, false);
 }
 
-at::Tensor& scatter_value_(at::Tensor& self, int64_t dim, const at::Tensor& index, const c10::Scalar& value) {
+// A 0-dim npu tensor holding `v` (a scatter's value, broadcast over the index).
+at::Tensor NpuScalar(const c10::Scalar& v, c10::ScalarType st, c10::DeviceIndex dev) {
+  at::Tensor t = NpuEmpty({}, st, dev);
+  t.fill_(v);
+  return t;
+}
+
+// self[index] = value (how = kAssign) or combined with it (scatter's reduce= forms).
+at::Tensor& ScatterValue(at::Tensor& self, int64_t dim, const at::Tensor& index, const c10::Scalar& value,
+                         Combine how, std::optional<c10::string_view> reduce) {
   const char* op = "scatter";
   const c10::DeviceIndex dev = CheckSameNpuDevice(op, {{"self", &self}, {"index", &index}});
   CheckIndexDtype(op, index, false);
   dim = WrapDim(op, dim, self.dim());
   CheckShapes(op, self, dim, index, nullptr);
-  if (!ScatterSupported(self, false)) {
-    CallCpuFallback("aten::scatter_", "value", {self, dim, index, value});
+  if (how == Combine::kAssign ? !SupportedBySize(self) : !PickCombine(how, self.scalar_type())) {
+    if (reduce) CallCpuFallback("aten::scatter_", "value_reduce", {self, dim, index, value, std::string(*reduce)});
+    else CallCpuFallback("aten::scatter_", "value", {self, dim, index, value});
     return self;
   }
-  at::Tensor v = NpuEmpty({}, self.scalar_type(), dev);
-  v.fill_(value);
-  return ScatterInto(op, self, dim, index, v, true, Combine::kAssign, dev);
+  return ScatterInto(op, self, dim, index, NpuScalar(value, self.scalar_type(), dev), true, how, dev);
+}
+
+at::Tensor& scatter_value_(at::Tensor& self, int64_t dim, const at::Tensor& index, const c10::Scalar& value) {
+  return ScatterValue(self, dim, index, value, Combine::kAssign, std::nullopt);
 }
 
 at::Tensor& scatter_add_inplace(at::Tensor& self, int64_t dim, const at::Tensor& index, const at::Tensor& src) {
@@ -326,16 +338,11 @@ at::Tensor& scatter_reduce_inplace(at::Tensor& self, int64_t dim, const at::Tens
   if (index.numel() == 0) return self;
   const c10::ScalarType st = self.scalar_type();
   const bool integral = c10::isIntegralType(st, false);
-  auto scalar = [&](const c10::Scalar& v) {
-    at::Tensor t = NpuEmpty({}, st, dev);
-    t.fill_(v);
-    return t;
-  };
   at::Tensor count;
   if (mean) {
     count = NpuEmpty(self.sizes(), st, dev);
     count.fill_(include_self ? 1 : 0);
-    ScatterInto(op, count, dim, index, scalar(1), true, Combine::kAdd, dev);
+    ScatterInto(op, count, dim, index, NpuScalar(1, st, dev), true, Combine::kAdd, dev);
   }
   if (!include_self) {
     c10::Scalar identity = 0;
@@ -348,7 +355,7 @@ at::Tensor& scatter_reduce_inplace(at::Tensor& self, int64_t dim, const at::Tens
       identity = integral ? (st == c10::kInt ? c10::Scalar(std::numeric_limits<int32_t>::max())
                                              : c10::Scalar(std::numeric_limits<int64_t>::max()))
                           : c10::Scalar(std::numeric_limits<double>::infinity());
-    ScatterInto(op, self, dim, index, scalar(identity), true, Combine::kAssign, dev);
+    ScatterInto(op, self, dim, index, NpuScalar(identity, st, dev), true, Combine::kAssign, dev);
   }
   ScatterInto(op, self, dim, index, src, false, how, dev);
   if (mean) {
@@ -373,19 +380,7 @@ at::Tensor& scatter_src_reduce_(at::Tensor& self, int64_t dim, const at::Tensor&
 }
 at::Tensor& scatter_value_reduce_(at::Tensor& self, int64_t dim, const at::Tensor& index, const c10::Scalar& value,
                                   c10::string_view reduce) {
-  const char* op = "scatter";
-  const Combine how = ScatterReduceArg(op, reduce);
-  const c10::DeviceIndex dev = CheckSameNpuDevice(op, {{"self", &self}, {"index", &index}});
-  CheckIndexDtype(op, index, false);
-  dim = WrapDim(op, dim, self.dim());
-  CheckShapes(op, self, dim, index, nullptr);
-  if (!PickCombine(how, self.scalar_type())) {
-    CallCpuFallback("aten::scatter_", "value_reduce", {self, dim, index, value, std::string(reduce)});
-    return self;
-  }
-  at::Tensor v = NpuEmpty({}, self.scalar_type(), dev);
-  v.fill_(value);
-  return ScatterInto(op, self, dim, index, v, true, how, dev);
+  return ScatterValue(self, dim, index, value, ScatterReduceArg("scatter", reduce), reduce);
 }
 
 // The functional and out= forms of an in-place op: on a clone of self.

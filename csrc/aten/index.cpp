@@ -239,6 +239,16 @@ struct JointIndex {
   std::vector<int64_t> dims;  // the indexed dims of self, ascending
   at::Tensor linear;          // int64, shape B
   bool adjacent = false;      // dims are consecutive: they collapse in place and B takes their place
+  // Where the indexed dims sit in Arranged(self): from there, dims.size() of them.
+  int64_t First() const { return adjacent ? dims.front() : 0; }
+  // self itself when the dims are adjacent, else permuted with them first (where PyTorch puts B).
+  at::Tensor Arranged(const at::Tensor& self) const {
+    if (adjacent) return self;
+    std::vector<int64_t> perm(dims);
+    for (int64_t d = 0; d < self.dim(); ++d)
+      if (std::find(dims.begin(), dims.end(), d) == dims.end()) perm.push_back(d);
+    return self.permute(perm);
+  }
 };
 // nullopt unless there are at least two index tensors and all are int32 / int64.
 std::optional<JointIndex> JointIndexOf(const char* op, const at::Tensor& self,
@@ -295,17 +305,8 @@ at::Tensor index_tensor_npu(const at::Tensor& self, const c10::List<std::optiona
   const int64_t pos = SingleIndexPosition(indices, self.dim());
   if (pos < 0) {
     if (std::optional<JointIndex> j = JointIndexOf("index", self, indices)) {
-      const int64_t first = j->dims.front(), q = int64_t(j->dims.size());
-      at::Tensor src;
-      if (j->adjacent) {
-        src = self.flatten(first, j->dims.back());
-      } else {
-        std::vector<int64_t> perm(j->dims);
-        for (int64_t d = 0; d < self.dim(); ++d)
-          if (std::find(j->dims.begin(), j->dims.end(), d) == j->dims.end()) perm.push_back(d);
-        src = self.permute(perm).flatten(0, q - 1);
-      }
-      const int64_t at_dim = j->adjacent ? first : 0;
+      const int64_t at_dim = j->First();
+      const at::Tensor src = j->Arranged(self).flatten(at_dim, at_dim + int64_t(j->dims.size()) - 1);
       at::Tensor r = index_select_npu(src, at_dim, j->linear.reshape({-1}));
       std::vector<int64_t> shape(src.sizes().begin(), src.sizes().begin() + at_dim);
       shape.insert(shape.end(), j->linear.sizes().begin(), j->linear.sizes().end());
@@ -347,15 +348,11 @@ at::Tensor& index_put_impl_npu(at::Tensor& self, const c10::List<std::optional<a
     // puts them) collapse into one, which their joint linear index addresses as the one index below
     // does; in place when self's memory allows that view, else on a contiguous copy written back.
     if (std::optional<JointIndex> j = JointIndexOf("index_put_", self, indices)) {
-      const int64_t q = int64_t(j->dims.size());
-      std::vector<int64_t> perm(j->dims);
-      for (int64_t d = 0; d < self.dim() && !j->adjacent; ++d)
-        if (std::find(j->dims.begin(), j->dims.end(), d) == j->dims.end()) perm.push_back(d);
-      at::Tensor view = j->adjacent ? self : self.permute(perm);
-      const int64_t first = j->adjacent ? j->dims.front() : 0;
+      at::Tensor view = j->Arranged(self);
+      const int64_t first = j->First();
       const bool in_place = view.is_contiguous();
       at::Tensor work = in_place ? view : view.contiguous();
-      at::Tensor target = work.flatten(first, first + q - 1);
+      at::Tensor target = work.flatten(first, first + int64_t(j->dims.size()) - 1);
       c10::List<std::optional<at::Tensor>> one;
       for (int64_t d = 0; d < first; ++d) one.push_back(std::nullopt);
       one.push_back(j->linear);
