@@ -29,6 +29,17 @@ GatherScatterTiling gather_tiling(uint64_t O, uint64_t D, uint64_t J, uint64_t Q
   return t;
 }
 
+IndexLinearTiling index_linear_tiling(uint64_t n, uint32_t q, const SocInfo& soc) {
+  IndexLinearTiling t;
+  t.n = n;
+  t.q = q;
+  t.chunk = AlignDown<uint64_t>((soc.ub_bytes - kUbReserve) / 2, 32) / 8;
+  const ItemSplit sp = SplitItems(n, n * 8 * (q + 1), soc.vector_cores, 16 * 1024);
+  t.units_per_core = sp.per_core;
+  t.block_dim = sp.block_dim;
+  return t;
+}
+
 GatherScatterTiling scatter_tiling(uint64_t O, uint64_t D, uint64_t J, uint64_t Q, uint64_t sd, uint32_t elem_bytes,
                                    bool idx64, const SocInfo& soc) {
   GatherScatterTiling t;
@@ -226,6 +237,45 @@ class ScatterKernel {
   GlobalTensor<T> vGm_, sGm_;
 };
 
+class IndexLinearKernel {
+ public:
+  __aicore__ inline void Init(GM_ADDR idx, GM_ADDR out, const npu_kernels::IndexLinearTiling& t) {
+    t_ = t;
+    iGm_.SetGlobalBuffer(reinterpret_cast<__gm__ int64_t*>(idx), uint64_t(t.q) * t.n);
+    oGm_.SetGlobalBuffer(reinterpret_cast<__gm__ int64_t*>(out), t.n);
+    DataCacheCleanAndInvalid<int64_t, CacheLine::ENTIRE_DATA_CACHE>(iGm_);  // written by earlier kernels
+    pipe_.InitBuffer(buf_, t.chunk * 8);
+  }
+
+  __aicore__ inline void Process() {
+    const CoreShare sh = ShareOfThisCore(t_.n, t_.units_per_core);
+    LocalTensor<int64_t> b = buf_.Get<int64_t>();
+    for (uint64_t c = sh.begin; c < sh.end; c += t_.chunk) {
+      const uint64_t n = sh.end - c < t_.chunk ? sh.end - c : t_.chunk;
+      SyncPipes<HardEvent::MTE3_S>();  // the previous chunk has left UB
+      for (uint64_t k = 0; k < n; ++k) {
+        int64_t lin = 0;
+        for (uint32_t j = 0; j < t_.q; ++j) {
+          const int64_t size = int64_t(t_.sizes[j]), v = iGm_.GetValue(uint64_t(j) * t_.n + c + k);
+          const int64_t w = v < 0 ? v + size : v;
+          ascendc_assert(w >= 0 && w < size, "index %lld is out of range for dimension %u with size %lld",
+                         (long long)v, t_.dims[j], (long long)size);
+          lin = lin * size + w;
+        }
+        b.SetValue(uint32_t(k), lin);
+      }
+      SyncSToMte3();
+      DataCopyPad(oGm_[c], b, DataCopyExtParams(1, uint32_t(n * 8), 0, 0, 0));
+    }
+  }
+
+ private:
+  npu_kernels::IndexLinearTiling t_{};
+  TPipe pipe_;
+  TBuf<TPosition::VECCALC> buf_;
+  GlobalTensor<int64_t> iGm_, oGm_;
+};
+
 template <typename T>
 __aicore__ inline void RunGather(GM_ADDR self, GM_ADDR index, GM_ADDR out, GM_ADDR tiling) {
   GET_TILING_DATA_WITH_STRUCT(GatherScatterTiling, t, tiling);
@@ -243,6 +293,13 @@ __aicore__ inline void RunScatter(GM_ADDR src, GM_ADDR index, GM_ADDR self, GM_A
 }
 
 }  // namespace
+
+extern "C" __global__ __aicore__ void index_linear_kernel(GM_ADDR idx, GM_ADDR out, GM_ADDR tiling) {
+  GET_TILING_DATA_WITH_STRUCT(npu_kernels::IndexLinearTiling, t, tiling);
+  IndexLinearKernel op;
+  op.Init(idx, out, t);
+  op.Process();
+}
 
 #define GS_GATHER(name, T) \
   extern "C" __global__ __aicore__ void name(GM_ADDR s, GM_ADDR i, GM_ADDR o, GM_ADDR t) { RunGather<T>(s, i, o, t); }

@@ -36,6 +36,22 @@ struct GatherScatterTiling {
   uint32_t idx64 = 0, elem_bytes = 4, block_dim = 1;
 };
 
+// Joint linear index of several index tensors (x[i, j, ...]): idx [q][n] int64 (each index broadcast to
+// the n positions), out[e] = sum_j w_j(e) * (product of the later sizes), w_j = idx[j][e] wrapped once if
+// negative. An index outside [-size, size) fails ascendc_assert naming it, its dim and the size; the
+// caller fills `out` with `total` first, so positions the stopped block did not write stay out of range.
+struct IndexLinearTiling {
+  static constexpr uint32_t kMaxIndices = 8;
+  uint64_t n = 0;
+  uint32_t q = 0;
+  uint32_t dims[kMaxIndices] = {};   // the dims of self the indices address (for the message)
+  uint64_t sizes[kMaxIndices] = {};  // their sizes
+  uint64_t total = 0;                // product of the sizes
+  uint64_t chunk = 0, units_per_core = 0;
+  uint32_t block_dim = 1;
+};
+IndexLinearTiling index_linear_tiling(uint64_t n, uint32_t q, const SocInfo& soc);
+
 // gather: out elements split over the vector cores. scatter: tiles of the destination split over them.
 GatherScatterTiling gather_tiling(uint64_t O, uint64_t D, uint64_t J, uint64_t Q, uint32_t elem_bytes, bool idx64,
                                   const SocInfo& soc);
@@ -44,6 +60,7 @@ GatherScatterTiling scatter_tiling(uint64_t O, uint64_t D, uint64_t J, uint64_t 
 
 }  // namespace npu_kernels
 
+extern "C" void index_linear_kernel(uint8_t* idx, uint8_t* out, uint8_t* tiling);
 // Copies by element size (any dtype): gather and scatter. Additions by dtype: scatter_add.
 extern "C" void gather_kernel_b1(uint8_t* self, uint8_t* index, uint8_t* out, uint8_t* tiling);
 extern "C" void gather_kernel_b2(uint8_t* self, uint8_t* index, uint8_t* out, uint8_t* tiling);

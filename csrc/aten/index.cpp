@@ -8,9 +8,7 @@
 #include <ATen/ExpandUtils.h>
 #include <ATen/native/Resize.h>
 #include <ATen/ops/add.h>
-#include <ATen/ops/mul.h>
 #include <ATen/ops/lt.h>
-#include <ATen/ops/logical_or.h>
 #include <ATen/ops/where.h>
 #include <ATen/ops/masked_fill.h>
 #include <ATen/ops/index_select.h>
@@ -27,12 +25,14 @@
 #include "cumsum.h"
 #include "elementwise.h"
 #include "embedding_backward.h"
+#include "gather_scatter.h"
 #include "index_select.h"
 #include "tril.h"
 
 namespace torch_ops_nn {
 
 TORCH_OPS_NN_REGISTER_KERNEL(index_select_kernel);
+TORCH_OPS_NN_REGISTER_KERNEL(index_linear_kernel);
 TORCH_OPS_NN_REGISTER_KERNEL(index_put_kernel);
 TORCH_OPS_NN_REGISTER_KERNEL(tril_kernel);
 TORCH_OPS_NN_REGISTER_KERNEL(embedding_backward_kernel);
@@ -231,10 +231,10 @@ at::Tensor& cumsum_inplace(at::Tensor& self, int64_t dim, std::optional<c10::Sca
 
 // ---- Several integer index tensors (x[i, j], x[:, i, j], x[i, :, j]: NumPy's advanced indexing). They
 // broadcast to one shape B and address their dims jointly, so those dims act as one dim of their sizes'
-// product, addressed by the linear index sum_j i_j * (product of the later indexed dims' sizes). Each
-// (wrapped) index is first gathered from arange(size), so the index_select kernel's range assert names a
-// bad index and its dim's size; positions with a bad index get the linear index `product` (out of
-// range), since a bad index in one dim could otherwise land on a valid linear position.
+// product, addressed by the linear index sum_j i_j * (product of the later indexed dims' sizes), which the
+// index_linear kernel computes (negatives wrapped; a bad index fails its assert naming the index, its dim
+// and the size). Positions it did not write keep `product` (out of range): kernels go on after a failed
+// assert, and a bad index in one dim could otherwise land on a valid linear position.
 struct JointIndex {
   std::vector<int64_t> dims;  // the indexed dims of self, ascending
   at::Tensor linear;          // int64, shape B
@@ -250,7 +250,7 @@ struct JointIndex {
     return self.permute(perm);
   }
 };
-// nullopt unless there are at least two index tensors and all are int32 / int64.
+// nullopt unless there are two to eight index tensors and all are int32 / int64.
 std::optional<JointIndex> JointIndexOf(const char* op, const at::Tensor& self,
                                        const c10::List<std::optional<at::Tensor>>& indices) {
   if (indices.size() > size_t(self.dim())) return std::nullopt;
@@ -276,21 +276,28 @@ std::optional<JointIndex> JointIndexOf(const char* op, const at::Tensor& self,
                         all);
     }
   }
-  at::Tensor bad;  // some index of this position is out of its dim's range
+  if (idx.size() > npu_kernels::IndexLinearTiling::kMaxIndices) return std::nullopt;
+  // The indices broadcast into the rows of one [q, n] int64 buffer, then the index_linear kernel.
+  const c10::DeviceIndex dev = self.device().index();
+  const int64_t q = int64_t(idx.size()), n = c10::multiply_integers(shape);
+  at::Tensor rows = NpuEmpty({q, n}, c10::kLong, dev);
   int64_t total = 1;
-  for (size_t i = 0; i < idx.size(); ++i) {
-    const int64_t d = self.size(j.dims[i]);
-    total *= d;
-    const at::Tensor w = WrapNegative(idx[i].expand(shape), d).reshape({-1});
-    (void)index_select_npu(at::arange(d, w.options().dtype(c10::kLong)), 0, w);  // the range assert
-    const at::Tensor wl = w.to(c10::kLong);
-    j.linear = j.linear.defined() ? at::add(at::mul(j.linear, d), wl) : wl;
-    const at::Tensor out = at::logical_or(at::lt(wl, 0), at::ge(wl, d));
-    bad = bad.defined() ? at::logical_or(bad, out) : out;
+  auto t = npu_kernels::index_linear_tiling(uint64_t(n), uint32_t(q), SocInfoFor(dev));
+  for (int64_t i = 0; i < q; ++i) {
+    rows.select(0, i).view(shape).copy_(idx[size_t(i)].expand(shape));
+    t.dims[i] = uint32_t(j.dims[size_t(i)]);
+    t.sizes[i] = uint64_t(self.size(j.dims[size_t(i)]));
+    total *= self.size(j.dims[size_t(i)]);
   }
-  // Kernels go on after a failed assert: a bad position must not land on a valid linear one (the
-  // gather or put reports it again instead of reading or writing the wrong element).
-  j.linear = at::masked_fill(j.linear, bad, total).view(shape);
+  t.total = uint64_t(total);
+  at::Tensor linear = NpuEmpty({n}, c10::kLong, dev);
+  linear.fill_(total);
+  if (n > 0) {
+    KernelLaunch launch{"index_linear_kernel", ascendc_host::CoreType::AIV, t.block_dim, dev};
+    if (LogDebugEnabled()) launch.detail = DescribeForLog({{"indices", &rows}});
+    LaunchKernel(std::move(launch), &index_linear_kernel, t, rows.data_ptr(), linear.data_ptr());
+  }
+  j.linear = linear.view(shape);
   j.adjacent = j.dims.back() - j.dims.front() == int64_t(j.dims.size()) - 1;
   return j;
 }
