@@ -39,14 +39,14 @@ struct GatherScatterTiling {
 // Joint linear index of several index tensors (x[i, j, ...]): idx [q][n] int64 (each index broadcast to
 // the n positions), out[e] = sum_j w_j(e) * (product of the later sizes), w_j = idx[j][e] wrapped once if
 // negative. An index outside [-size, size) fails ascendc_assert naming it, its dim and the size; the
-// caller fills `out` with `total` first, so positions the stopped block did not write stay out of range.
+// caller fills `out` with the sizes' product first, so positions a stopped block did not write stay out
+// of range.
 struct IndexLinearTiling {
   static constexpr uint32_t kMaxIndices = 8;
   uint64_t n = 0;
   uint32_t q = 0;
   uint32_t dims[kMaxIndices] = {};   // the dims of self the indices address (for the message)
   uint64_t sizes[kMaxIndices] = {};  // their sizes
-  uint64_t total = 0;                // product of the sizes
   uint64_t chunk = 0, units_per_core = 0;
   uint32_t block_dim = 1;
 };

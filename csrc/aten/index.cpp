@@ -289,7 +289,6 @@ std::optional<JointIndex> JointIndexOf(const char* op, const at::Tensor& self,
     t.sizes[i] = uint64_t(self.size(j.dims[size_t(i)]));
     total *= self.size(j.dims[size_t(i)]);
   }
-  t.total = uint64_t(total);
   at::Tensor linear = NpuEmpty({n}, c10::kLong, dev);
   linear.fill_(total);
   if (n > 0) {
