@@ -161,19 +161,15 @@ class GatherKernel {
   GlobalTensor<T> sGm_, oGm_;
 };
 
-// OP = kAssign: T is the storage by size (scatter). Otherwise T is the dtype and each update combines
-// (scatter_add, scatter_reduce's prod / amax / amin); half and bfloat16 combine in float and round once
-// per update, as the CPU does. amax / amin propagate NaN from either side, as the CPU's scatter_reduce.
-enum ScatterOp : int { kAssign, kAdd, kMul, kMax, kMin };
-
-template <typename A>
-__aicore__ inline A Combine(int op, A cur, A x) {
-  switch (op) {
-    case kAdd: return cur + x;
-    case kMul: return cur * x;
-    case kMax: return (x != x || x > cur) ? x : cur;  // (x != x: NaN; a NaN cur stays)
-    default: return (x != x || x < cur) ? x : cur;
-  }
+// OP = kScatterAssign: T is the storage by size (scatter). Otherwise T is the dtype and each update
+// combines (npu_kernels::ScatterOp); half and bfloat16 combine in float and round once per update, as
+// the CPU does. amax / amin propagate NaN from either side, as the CPU's scatter_reduce.
+template <int OP, typename A>
+__aicore__ inline A Combine(A cur, A x) {
+  if constexpr (OP == npu_kernels::kScatterAdd) return cur + x;
+  else if constexpr (OP == npu_kernels::kScatterMul) return cur * x;
+  else if constexpr (OP == npu_kernels::kScatterMax) return (x != x || x > cur) ? x : cur;  // (x != x: NaN)
+  else return (x != x || x < cur) ? x : cur;
 }
 
 template <typename T, int OP>
@@ -214,12 +210,12 @@ class ScatterKernel {
         if (uint64_t(i) < d0 || uint64_t(i) >= d0 + dn) continue;
         const uint32_t k = uint32_t((uint64_t(i) - d0) * rs + (q - q0));
         const T v = vGm_.GetValue(o * t_.vo + j * t_.vj + q * t_.vq);
-        if constexpr (OP == kAssign) {
+        if constexpr (OP == npu_kernels::kScatterAssign) {
           tile.SetValue(k, v);
         } else if constexpr (std::is_same_v<T, half> || std::is_same_v<T, bfloat16_t>) {
-          tile.SetValue(k, T(Combine<float>(OP, float(tile.GetValue(k)), float(v))));
+          tile.SetValue(k, T(Combine<OP, float>(float(tile.GetValue(k)), float(v))));
         } else {
-          tile.SetValue(k, T(Combine<T>(OP, tile.GetValue(k), v)));
+          tile.SetValue(k, T(Combine<OP, T>(tile.GetValue(k), v)));
         }
       }
     }
@@ -318,11 +314,11 @@ GS_GATHER(gather_kernel_b1, uint8_t)
 GS_GATHER(gather_kernel_b2, uint16_t)
 GS_GATHER(gather_kernel_b4, uint32_t)
 GS_GATHER(gather_kernel_b8, uint64_t)
-GS_SCATTER(scatter_kernel_b1, uint8_t, kAssign)
-GS_SCATTER(scatter_kernel_b2, uint16_t, kAssign)
-GS_SCATTER(scatter_kernel_b4, uint32_t, kAssign)
-GS_SCATTER(scatter_kernel_b8, uint64_t, kAssign)
-GS_SCATTER_ALL(scatter_add_kernel, kAdd)
-GS_SCATTER_ALL(scatter_mul_kernel, kMul)
-GS_SCATTER_ALL(scatter_max_kernel, kMax)
-GS_SCATTER_ALL(scatter_min_kernel, kMin)
+GS_SCATTER(scatter_kernel_b1, uint8_t, npu_kernels::kScatterAssign)
+GS_SCATTER(scatter_kernel_b2, uint16_t, npu_kernels::kScatterAssign)
+GS_SCATTER(scatter_kernel_b4, uint32_t, npu_kernels::kScatterAssign)
+GS_SCATTER(scatter_kernel_b8, uint64_t, npu_kernels::kScatterAssign)
+GS_SCATTER_ALL(scatter_add_kernel, npu_kernels::kScatterAdd)
+GS_SCATTER_ALL(scatter_mul_kernel, npu_kernels::kScatterMul)
+GS_SCATTER_ALL(scatter_max_kernel, npu_kernels::kScatterMax)
+GS_SCATTER_ALL(scatter_min_kernel, npu_kernels::kScatterMin)

@@ -36,6 +36,10 @@ struct GatherScatterTiling {
   uint32_t idx64 = 0, elem_bytes = 4, block_dim = 1;
 };
 
+// What a scatter does with each update (the scatter kernels' template argument; the host picks the
+// kernel by it): assign (scatter), add (scatter_add), and scatter_reduce's prod / amax / amin.
+enum ScatterOp : int { kScatterAssign, kScatterAdd, kScatterMul, kScatterMax, kScatterMin };
+
 // Joint linear index of several index tensors (x[i, j, ...]): idx [q][n] int64 (each index broadcast to
 // the n positions), out[e] = sum_j w_j(e) * (product of the later sizes), w_j = idx[j][e] wrapped once if
 // negative. An index outside [-size, size) fails ascendc_assert naming it, its dim and the size; the

@@ -20,7 +20,6 @@
 #include <ATen/ops/scalar_tensor.h>
 #include <ATen/ops/ones.h>
 #include <ATen/ops/zeros.h>
-#include <ATen/ops/stack.h>
 #include <ATen/ops/aminmax.h>
 #include <c10/core/DeviceGuard.h>
 #include <torch/library.h>
@@ -96,8 +95,7 @@ KernelFn PickBySize(int64_t es, bool gather) {
   }
 }
 
-// What a scatter does with each update: the kernels' ScatterOp (ascendc_kernels/gather_scatter.cpp).
-enum class Combine : int { kAssign, kAdd, kMul, kMax, kMin };
+using Combine = npu_kernels::ScatterOp;
 
 // The combining scatter kernel of a dtype (float32/16, bfloat16, int32, int64), or null.
 KernelFn PickCombine(Combine c, c10::ScalarType t) {
@@ -111,15 +109,15 @@ KernelFn PickCombine(Combine c, c10::ScalarType t) {
     default: return nullptr;                          \
   }
   switch (c) {
-    case Combine::kAdd: GS_PICK(scatter_add_kernel)
-    case Combine::kMul: GS_PICK(scatter_mul_kernel)
-    case Combine::kMax: GS_PICK(scatter_max_kernel)
-    case Combine::kMin: GS_PICK(scatter_min_kernel)
+    case npu_kernels::kScatterAdd: GS_PICK(scatter_add_kernel)
+    case npu_kernels::kScatterMul: GS_PICK(scatter_mul_kernel)
+    case npu_kernels::kScatterMax: GS_PICK(scatter_max_kernel)
+    case npu_kernels::kScatterMin: GS_PICK(scatter_min_kernel)
     default: return nullptr;
   }
 #undef GS_PICK
 }
-KernelFn PickAdd(c10::ScalarType t) { return PickCombine(Combine::kAdd, t); }
+KernelFn PickAdd(c10::ScalarType t) { return PickCombine(npu_kernels::kScatterAdd, t); }
 
 void CheckIndexDtype(const char* op, const at::Tensor& index, bool allow_int32) {
   const bool ok = index.scalar_type() == c10::kLong || (allow_int32 && index.scalar_type() == c10::kInt);
@@ -196,7 +194,7 @@ void LaunchScatter(const char* op, const at::Tensor& dst3, int64_t dim, at::Tens
                                        SocInfoFor(dev));
   t.so = uint64_t(v->so), t.sq = 1;
   SetIndexAndSrc(t, is, vs);
-  KernelFn fn = how == Combine::kAssign ? PickBySize(dst.element_size(), false) : PickCombine(how, dst.scalar_type());
+  KernelFn fn = how == npu_kernels::kScatterAssign ? PickBySize(dst.element_size(), false) : PickCombine(how, dst.scalar_type());
   static const char* const names[] = {"scatter_kernel", "scatter_add_kernel", "scatter_mul_kernel", "scatter_max_kernel",
                                       "scatter_min_kernel"};
   KernelLaunch launch{names[int(how)], ascendc_host::CoreType::AIV, t.block_dim, dev};
@@ -271,7 +269,7 @@ at::Tensor& ScatterTensor(const char* op, const char* fallback, at::Tensor& self
     CallCpuFallback(fallback, add ? "" : "src", {self, dim, index, src});
     return self;
   }
-  return ScatterInto(op, self, dim, index, src, false, add ? Combine::kAdd : Combine::kAssign, dev);
+  return ScatterInto(op, self, dim, index, src, false, add ? npu_kernels::kScatterAdd : npu_kernels::kScatterAssign, dev);
 }
 
 at::Tensor& scatter_src_(at::Tensor& self, int64_t dim, const at::Tensor& index, const at::Tensor& src) {
@@ -285,7 +283,7 @@ at::Tensor NpuScalar(const c10::Scalar& v, c10::ScalarType st, c10::DeviceIndex 
   return t;
 }
 
-// self[index] = value (how = kAssign) or combined with it (scatter's reduce= forms).
+// self[index] = value (how = kScatterAssign) or combined with it (scatter's reduce= forms).
 at::Tensor& ScatterValue(at::Tensor& self, int64_t dim, const at::Tensor& index, const c10::Scalar& value,
                          Combine how, std::optional<c10::string_view> reduce) {
   const char* op = "scatter";
@@ -293,7 +291,7 @@ at::Tensor& ScatterValue(at::Tensor& self, int64_t dim, const at::Tensor& index,
   CheckIndexDtype(op, index, false);
   dim = WrapDim(op, dim, self.dim());
   CheckShapes(op, self, dim, index, nullptr);
-  if (how == Combine::kAssign ? !SupportedBySize(self) : !PickCombine(how, self.scalar_type())) {
+  if (how == npu_kernels::kScatterAssign ? !SupportedBySize(self) : !PickCombine(how, self.scalar_type())) {
     if (reduce) CallCpuFallback("aten::scatter_", "value_reduce", {self, dim, index, value, std::string(*reduce)});
     else CallCpuFallback("aten::scatter_", "value", {self, dim, index, value});
     return self;
@@ -302,7 +300,7 @@ at::Tensor& ScatterValue(at::Tensor& self, int64_t dim, const at::Tensor& index,
 }
 
 at::Tensor& scatter_value_(at::Tensor& self, int64_t dim, const at::Tensor& index, const c10::Scalar& value) {
-  return ScatterValue(self, dim, index, value, Combine::kAssign, std::nullopt);
+  return ScatterValue(self, dim, index, value, npu_kernels::kScatterAssign, std::nullopt);
 }
 
 at::Tensor& scatter_add_inplace(at::Tensor& self, int64_t dim, const at::Tensor& index, const at::Tensor& src) {
@@ -322,12 +320,12 @@ at::Tensor& scatter_reduce_inplace(at::Tensor& self, int64_t dim, const at::Tens
   TORCH_CHECK_TYPE(self.scalar_type() == src.scalar_type(), op, "(): Expected self.dtype to be equal to src.dtype ",
                    "(self is ", self.scalar_type(), ", src is ", src.scalar_type(), ")");
   const bool mean = reduce == "mean";
-  const Combine how = reduce == "sum" || mean ? Combine::kAdd
-                      : reduce == "prod"      ? Combine::kMul
-                      : reduce == "amax"      ? Combine::kMax
-                      : reduce == "amin"      ? Combine::kMin
-                                              : Combine::kAssign;
-  TORCH_CHECK(how != Combine::kAssign, op, "(): reduce argument must be either sum, prod, mean, amax or amin, got ",
+  const Combine how = reduce == "sum" || mean ? npu_kernels::kScatterAdd
+                      : reduce == "prod"      ? npu_kernels::kScatterMul
+                      : reduce == "amax"      ? npu_kernels::kScatterMax
+                      : reduce == "amin"      ? npu_kernels::kScatterMin
+                                              : npu_kernels::kScatterAssign;
+  TORCH_CHECK(how != npu_kernels::kScatterAssign, op, "(): reduce argument must be either sum, prod, mean, amax or amin, got ",
               reduce);
   dim = WrapDim(op, dim, self.dim());
   CheckShapes(op, self, dim, index, &src);
@@ -342,20 +340,20 @@ at::Tensor& scatter_reduce_inplace(at::Tensor& self, int64_t dim, const at::Tens
   if (mean) {
     count = NpuEmpty(self.sizes(), st, dev);
     count.fill_(include_self ? 1 : 0);
-    ScatterInto(op, count, dim, index, NpuScalar(1, st, dev), true, Combine::kAdd, dev);
+    ScatterInto(op, count, dim, index, NpuScalar(1, st, dev), true, npu_kernels::kScatterAdd, dev);
   }
   if (!include_self) {
     c10::Scalar identity = 0;
-    if (how == Combine::kMul) identity = 1;
-    if (how == Combine::kMax)
+    if (how == npu_kernels::kScatterMul) identity = 1;
+    if (how == npu_kernels::kScatterMax)
       identity = integral ? (st == c10::kInt ? c10::Scalar(std::numeric_limits<int32_t>::lowest())
                                              : c10::Scalar(std::numeric_limits<int64_t>::lowest()))
                           : c10::Scalar(-std::numeric_limits<double>::infinity());
-    if (how == Combine::kMin)
+    if (how == npu_kernels::kScatterMin)
       identity = integral ? (st == c10::kInt ? c10::Scalar(std::numeric_limits<int32_t>::max())
                                              : c10::Scalar(std::numeric_limits<int64_t>::max()))
                           : c10::Scalar(std::numeric_limits<double>::infinity());
-    ScatterInto(op, self, dim, index, NpuScalar(identity, st, dev), true, Combine::kAssign, dev);
+    ScatterInto(op, self, dim, index, NpuScalar(identity, st, dev), true, npu_kernels::kScatterAssign, dev);
   }
   ScatterInto(op, self, dim, index, src, false, how, dev);
   if (mean) {
@@ -371,12 +369,12 @@ at::Tensor& scatter_reduce_inplace(at::Tensor& self, int64_t dim, const at::Tens
 Combine ScatterReduceArg(const char* op, c10::string_view reduce) {
   TORCH_CHECK(reduce == "add" || reduce == "multiply", op, "(): reduce argument must be either add or multiply, got ",
               reduce);
-  return reduce == "add" ? Combine::kAdd : Combine::kMul;
+  return reduce == "add" ? npu_kernels::kScatterAdd : npu_kernels::kScatterMul;
 }
 at::Tensor& scatter_src_reduce_(at::Tensor& self, int64_t dim, const at::Tensor& index, const at::Tensor& src,
                                 c10::string_view reduce) {
   const Combine how = ScatterReduceArg("scatter", reduce);
-  return scatter_reduce_inplace(self, dim, index, src, how == Combine::kAdd ? "sum" : "prod", true);
+  return scatter_reduce_inplace(self, dim, index, src, how == npu_kernels::kScatterAdd ? "sum" : "prod", true);
 }
 at::Tensor& scatter_value_reduce_(at::Tensor& self, int64_t dim, const at::Tensor& index, const c10::Scalar& value,
                                   c10::string_view reduce) {
@@ -430,7 +428,7 @@ at::Tensor& IndexAddInto(const char* op, at::Tensor& self, int64_t dim, const at
   ishape[size_t(dim)] = n;
   const at::Tensor i = index.reshape({n}).view(ishape).expand(shape);
   const at::Tensor v = source.reshape(shape);
-  LaunchScatter(op, s, dim, i, v, add ? Combine::kAdd : Combine::kAssign, dev);
+  LaunchScatter(op, s, dim, i, v, add ? npu_kernels::kScatterAdd : npu_kernels::kScatterAssign, dev);
   return self;
 }
 
@@ -485,12 +483,11 @@ at::Tensor& index_copy_inplace(at::Tensor& self, int64_t dim, const at::Tensor& 
 }
 
 // ---- Counting on the scatter_add kernel. The result's length (bincount) or range (histc without one)
-// comes from the data: one aminmax, read back in one synchronization (values are cast to float for it,
+// comes from the data: one aminmax, read back (values are cast to float for it,
 // exact below 2^24; larger int64 values take the CPU fallback).
 std::pair<double, double> DeviceMinMax(const at::Tensor& x) {
   const auto mm = at::aminmax(x.scalar_type() == c10::kFloat ? x : x.to(c10::kFloat));
-  const at::Tensor both = at::stack({std::get<0>(mm), std::get<1>(mm)}).cpu();
-  return {both[0].item<double>(), both[1].item<double>()};
+  return {std::get<0>(mm).item<double>(), std::get<1>(mm).item<double>()};  // (the second read waits for nothing)
 }
 
 at::Tensor bincount_npu(const at::Tensor& self, const std::optional<at::Tensor>& weights_opt, int64_t minlength) {
@@ -522,7 +519,6 @@ at::Tensor bincount_npu(const at::Tensor& self, const std::optional<at::Tensor>&
 }
 
 at::Tensor histc_npu(const at::Tensor& self, int64_t bins, const c10::Scalar& min, const c10::Scalar& max) {
-  const char* op = "histc";
   TORCH_CHECK(bins > 0, "torch.histogram(): bins must be > 0, but got ", bins, " for dimension 0");
   if (!IsNpuFloat(self.scalar_type()))
     return CallCpuFallback("aten::histc", "", {self, bins, min, max}).back().toTensor();
@@ -536,7 +532,6 @@ at::Tensor histc_npu(const at::Tensor& self, int64_t bins, const c10::Scalar& mi
   at::Tensor out = NpuEmpty({bins}, c10::kFloat, self.device().index());
   out.zero_();
   if (self.numel() == 0) return out.to(self.scalar_type());
-  (void)op;
   // The CPU's bin of x: trunc((x - lo) * bins / (hi - lo)) in the input dtype, op by op, with the edges
   // rounded to it; x == hi falls in the last bin; x outside [lo, hi] and NaN are not counted.
   const at::Tensor x = self.reshape({-1});
