@@ -18,6 +18,7 @@
 #include <c10/core/GradMode.h>
 #include <torch/library.h>
 
+#include <ATen/ops/empty.h>
 #include <ATen/ops/eye.h>
 #include <ATen/ops/zeros.h>
 
@@ -462,12 +463,14 @@ std::array<int64_t, 2> Pair(c10::IntArrayRef v, const char* op, const char* name
   return v.size() == 2 ? std::array<int64_t, 2>{v[0], v[1]} : std::array<int64_t, 2>{v[0], v[0]};
 }
 
+at::Tensor ConvTransposeForward(const at::Tensor& x, const at::Tensor& w, const std::optional<at::Tensor>& bias,
+                                const ConvParams& p, std::array<int64_t, 2> output_padding);
+
 at::Tensor convolution_overrideable(const at::Tensor& input, const at::Tensor& weight,
                                     const std::optional<at::Tensor>& bias, c10::IntArrayRef stride,
                                     c10::IntArrayRef padding, c10::IntArrayRef dilation, bool transposed,
                                     c10::IntArrayRef output_padding, int64_t groups) {
-  const char* op = "conv2d";
-  TORCH_CHECK(!transposed, op, ": transposed convolution (conv_transpose2d) is not supported on npu");
+  const char* op = transposed ? "conv_transpose2d" : "conv2d";
   TORCH_CHECK(input.dim() == 4, op, ": expected a 4-D input [N, C, H, W], got a ", input.dim(), "-D tensor of shape ",
               input.sizes(), " (only 2-D convolution is supported on npu; conv1d / conv3d are not)");
   ConvParams p;
@@ -475,6 +478,7 @@ at::Tensor convolution_overrideable(const at::Tensor& input, const at::Tensor& w
   p.padding = Pair(padding, op, "padding");
   p.dilation = Pair(dilation, op, "dilation");
   p.groups = groups;
+  if (transposed) return ConvTransposeForward(input, weight, bias, p, Pair(output_padding, op, "output_padding"));
   ConvEpilogue e;
   if (bias.has_value() && bias->defined()) {
     CheckSameNpuDevice(op, {{"input", &input}, {"bias", &*bias}});
@@ -509,21 +513,23 @@ at::Tensor GradBias(const at::Tensor& go) {
 }
 
 // grad_input: conv(upsample_s(grad_output), flip(W^T per group), stride 1, dilation d).
-at::Tensor GradInput(const at::Tensor& go, const at::Tensor& input, const at::Tensor& weight, const ConvParams& p) {
+// The input's sizes `in_size` and whether the result is channels_last come from the caller (the
+// convolution's input for its backward; the output for conv_transpose2d, which is this map).
+at::Tensor GradInput(const at::Tensor& go, c10::IntArrayRef in_size, bool cl, const at::Tensor& weight,
+                     const ConvParams& p) {
   const int64_t G = p.groups, cout = weight.size(0), cog = cout / G, cig = weight.size(1), cin = cig * G;
   const int64_t kh = weight.size(2), kw = weight.size(3);
-  const int64_t H = input.size(2), W = input.size(3), ho = go.size(2), wo = go.size(3);
-  const bool cl = WantChannelsLast(input, weight);
+  const int64_t H = in_size[2], W = in_size[3], ho = go.size(2), wo = go.size(3);
+  const c10::ScalarType dt = go.scalar_type();
+  const c10::DeviceIndex dev = go.device().index();
   at::Tensor gu = go;
   const int64_t sh = p.stride[0], sw = p.stride[1];
   if (kh == 1 && kw == 1 && (sh > 1 || sw > 1) && p.padding[0] == 0 && p.padding[1] == 0) {
     // 1x1 with a stride: the stride-1 gradient lands on every s-th input pixel, the rest is 0.
-    at::Tensor in_sub = input.slice(2, 0, c10::nullopt, sh).slice(3, 0, c10::nullopt, sw).narrow(2, 0, ho).narrow(3, 0, wo);
     ConvParams p1 = p;
     p1.stride = {1, 1};
-    at::Tensor gs = GradInput(go, in_sub, weight, p1);
-    at::Tensor gi = NpuEmpty(input.sizes(), input.scalar_type(), input.device().index(),
-                             cl ? kCL : c10::MemoryFormat::Contiguous);
+    at::Tensor gs = GradInput(go, {in_size[0], in_size[1], ho, wo}, cl, weight, p1);
+    at::Tensor gi = NpuEmpty(in_size, dt, dev, cl ? kCL : c10::MemoryFormat::Contiguous);
     gi.zero_();
     gi.slice(2, 0, c10::nullopt, sh).slice(3, 0, c10::nullopt, sw).narrow(2, 0, ho).narrow(3, 0, wo).copy_(gs);
     return gi;
@@ -570,8 +576,7 @@ at::Tensor GradInput(const at::Tensor& go, const at::Tensor& input, const at::Te
     if (ok) {
       at::Tensor wt_full = weight.contiguous().view({G, cog, cig, kh, kw}).permute({0, 2, 3, 4, 1}).contiguous()
                                .view({cin, kh, kw, cog});
-      at::Tensor gi = NpuEmpty(input.sizes(), input.scalar_type(), input.device().index(),
-                               cl ? kCL : c10::MemoryFormat::Contiguous);
+      at::Tensor gi = NpuEmpty(in_size, dt, dev, cl ? kCL : c10::MemoryFormat::Contiguous);
       for (const Phase& f : phases) {
         const int64_t a = f.a, b = f.b;
         const int64_t* r = f.r; const int64_t* taps = f.taps; const int64_t* out = f.out;
@@ -750,18 +755,105 @@ at::Tensor GradWeight(const at::Tensor& go, const at::Tensor& input, const at::T
   return dW;
 }
 
+// ---- conv_transpose2d ----------------------------------------------------------------------------
+// The transposed convolution is the input gradient of the convolution it transposes:
+//   conv_transpose2d(x, w) = GradInput(grad_output = x) of conv2d(., w),
+// w [Cin, Cout/groups, kh, kw] being that convolution's weight (Cout -> Cin channels). So it runs on
+// the same cube kernel (taps reversed, stride phases), and its backward is
+//   grad_x = conv2d(grad_y, w),  grad_w = GradWeight(grad_output = x, input = grad_y),  grad_b = sum.
+
+// Output sizes and the argument checks (as PyTorch's, with the numbers).
+std::array<int64_t, 4> ConvTransposeOutSize(const char* op, const at::Tensor& x, const at::Tensor& w,
+                                            const ConvParams& p, std::array<int64_t, 2> output_padding) {
+  TORCH_CHECK(w.dim() == 4, op, ": expected a 4-D weight [Cin, Cout/groups, kh, kw], got a ", w.dim(),
+              "-D tensor of shape ", w.sizes());
+  CheckFloatDtype(op, "input", x);
+  TORCH_CHECK_TYPE(w.scalar_type() == x.scalar_type(), op, ": input dtype ", x.scalar_type(), " and weight dtype ",
+                   w.scalar_type(), " differ");
+  TORCH_CHECK(p.groups >= 1, op, ": groups must be positive, got ", p.groups);
+  TORCH_CHECK(x.size(1) == w.size(0), op, ": the weight of size ", w.sizes(), " expects the input to have ", w.size(0),
+              " channels (its first dim), but the input of size ", x.sizes(), " has ", x.size(1));
+  TORCH_CHECK(w.size(0) % p.groups == 0, op, ": the weight's ", w.size(0), " input channels are not divisible by groups=",
+              p.groups);
+  std::array<int64_t, 4> out{x.size(0), w.size(1) * p.groups, 0, 0};
+  const char* hw[2] = {"height", "width"};
+  for (int i = 0; i < 2; ++i) {
+    const int64_t k = w.size(2 + i), s = p.stride[i], pad = p.padding[i], d = p.dilation[i], op_i = output_padding[i];
+    TORCH_CHECK(op_i >= 0 && op_i < s, op, ": output_padding ", op_i, " (", hw[i], ") must be in [0, stride ", s,
+                ") on npu");
+    out[2 + i] = (x.size(2 + i) - 1) * s - 2 * pad + d * (k - 1) + op_i + 1;
+    TORCH_CHECK(out[2 + i] > 0, op, ": output ", hw[i], " (", x.size(2 + i), " - 1)*", s, " - 2*", pad, " + ", d, "*(", k,
+                " - 1) + ", op_i, " + 1 = ", out[2 + i], " is not positive");
+  }
+  // The convolution this transposes, from the output back to x, must itself be valid.
+  const at::Tensor shape_only = at::empty(out, at::TensorOptions().dtype(x.scalar_type()).device(c10::kMeta));
+  CheckConvArgs(op, shape_only, w, p);
+  return out;
+}
+
+at::Tensor ConvTransposeForward(const at::Tensor& x, const at::Tensor& w, const std::optional<at::Tensor>& bias,
+                                const ConvParams& p, std::array<int64_t, 2> output_padding) {
+  const char* op = "conv_transpose2d";
+  const bool has_bias = bias.has_value() && bias->defined();
+  const at::Tensor no_bias;
+  CheckSameNpuDevice(op, {{"input", &x}, {"weight", &w}, {"bias", has_bias ? &*bias : &no_bias}});
+  const std::array<int64_t, 4> out = ConvTransposeOutSize(op, x, w, p, output_padding);
+  if (has_bias) {
+    TORCH_CHECK(bias->dim() == 1 && bias->size(0) == out[1], op, ": bias must have shape [", out[1],
+                "] (one per output channel), got ", bias->sizes());
+    TORCH_CHECK_TYPE(bias->scalar_type() == x.scalar_type(), op, ": input dtype ", x.scalar_type(), " and bias dtype ",
+                     bias->scalar_type(), " differ");
+  }
+  const bool cl = WantChannelsLast(x, w);
+  at::Tensor y;
+  if (x.numel() == 0) {
+    y = NpuEmpty(out, x.scalar_type(), x.device().index(), cl ? kCL : c10::MemoryFormat::Contiguous);
+    if (y.numel()) y.zero_();
+  } else {
+    y = GradInput(x, out, cl, w, p);
+  }
+  if (has_bias && y.numel()) y.add_(bias->view({1, -1, 1, 1}));
+  return y;
+}
+
+std::tuple<at::Tensor, at::Tensor, at::Tensor> ConvTransposeBackward(const at::Tensor& grad_output, const at::Tensor& x,
+                                                                     const at::Tensor& w, const ConvParams& p,
+                                                                     std::array<int64_t, 2> output_padding,
+                                                                     std::array<bool, 3> output_mask) {
+  const char* op = "conv_transpose2d backward";
+  CheckSameNpuDevice(op, {{"grad_output", &grad_output}, {"input", &x}, {"weight", &w}});
+  const std::array<int64_t, 4> out = ConvTransposeOutSize(op, x, w, p, output_padding);
+  TORCH_CHECK(grad_output.sizes() == c10::IntArrayRef(out), op, ": grad_output of shape ", grad_output.sizes(),
+              " does not match the output shape ", Dims(out));
+  TORCH_CHECK_TYPE(grad_output.scalar_type() == x.scalar_type(), op, ": grad_output dtype ", grad_output.scalar_type(),
+                   " differs from the input's ", x.scalar_type());
+  at::Tensor gi, gw, gb;
+  const bool empty = x.numel() == 0 || grad_output.numel() == 0;
+  if (output_mask[0]) {
+    if (empty) gi = NpuEmpty(x.sizes(), x.scalar_type(), x.device().index()).zero_();
+    else gi = ConvForward(grad_output, w, p);
+  }
+  if (output_mask[1]) {
+    if (empty) gw = NpuEmpty(w.sizes(), w.scalar_type(), w.device().index()).zero_();
+    else gw = GradWeight(x, grad_output, w, p);
+  }
+  if (output_mask[2]) gb = GradBias(grad_output);
+  return {gi, gw, gb};
+}
+
 std::tuple<at::Tensor, at::Tensor, at::Tensor> convolution_backward_overrideable(
     const at::Tensor& grad_output, const at::Tensor& input, const at::Tensor& weight, c10::IntArrayRef stride,
     c10::IntArrayRef padding, c10::IntArrayRef dilation, bool transposed, c10::IntArrayRef output_padding,
     int64_t groups, std::array<bool, 3> output_mask) {
   const char* op = "convolution_backward";
-  TORCH_CHECK(!transposed, op, ": transposed convolution (conv_transpose2d) is not supported on npu");
-  CheckSameNpuDevice(op, {{"grad_output", &grad_output}, {"input", &input}, {"weight", &weight}});
   ConvParams p;
   p.stride = Pair(stride, op, "stride");
   p.padding = Pair(padding, op, "padding");
   p.dilation = Pair(dilation, op, "dilation");
   p.groups = groups;
+  if (transposed)
+    return ConvTransposeBackward(grad_output, input, weight, p, Pair(output_padding, op, "output_padding"), output_mask);
+  CheckSameNpuDevice(op, {{"grad_output", &grad_output}, {"input", &input}, {"weight", &weight}});
   CheckConvArgs(op, input, weight, p);
   TORCH_CHECK_TYPE(grad_output.scalar_type() == input.scalar_type(), op, ": grad_output dtype ",
                    grad_output.scalar_type(), " differs from the input's ", input.scalar_type());
@@ -775,7 +867,7 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> convolution_backward_overrideable
   const bool empty = input.numel() == 0 || grad_output.numel() == 0;
   if (output_mask[0]) {
     if (empty) gi = NpuEmpty(input.sizes(), input.scalar_type(), input.device().index()).zero_();
-    else gi = GradInput(grad_output, input, weight, p);
+    else gi = GradInput(grad_output, input.sizes(), WantChannelsLast(input, weight), weight, p);
   }
   if (output_mask[1]) {
     if (empty) gw = NpuEmpty(weight.sizes(), weight.scalar_type(), weight.device().index()).zero_();

@@ -162,11 +162,6 @@ def test_mixed_devices_and_dtypes(fallback_error):
         F.conv2d(torch.randn(1, 3, 8, 8).double().npu(), torch.randn(4, 3, 3, 3).double().npu())
 
 
-def test_transposed_not_supported(fallback_error):
-    with pytest.raises(RuntimeError, match=r"transposed convolution \(conv_transpose2d\) is not supported on npu"):
-        F.conv_transpose2d(torch.randn(1, 3, 8, 8).npu(), torch.randn(3, 4, 3, 3).npu())
-
-
 # ---- ConvForward's fusion epilogue (C++ API for the fused Conv+BN(+Add)+ReLU ops) -------------
 EPI = torch.ops.torch_ops_nn_conv_testing.conv2d_epilogue
 
