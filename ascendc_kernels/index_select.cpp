@@ -3,13 +3,14 @@
 
 #include "kernel_operator.h"
 #include "index_reader.h"
+#include "norm_util.h"
 
 using namespace AscendC;
 
 namespace npu_kernels {
 
 IndexSelectTiling index_select_tiling(uint64_t outer, uint64_t dim_size, uint64_t inner_bytes, uint64_t n_idx,
-                                      bool idx64, const SocInfo& soc) {
+                                      bool idx64, const SocInfo& soc, bool gather) {
   IndexSelectTiling t;
   t.outer = outer;
   t.dim_size = dim_size;
@@ -26,6 +27,29 @@ IndexSelectTiling index_select_tiling(uint64_t outer, uint64_t dim_size, uint64_
   const ItemSplit sp = SplitItems(t.rows, t.rows * (inner_bytes ? inner_bytes : 1), soc.vector_cores, 16 * 1024);
   t.rows_per_core = sp.per_core;
   t.block_dim = sp.block_dim;
+  if (gather && inner_bytes > 0 && inner_bytes <= 64 && inner_bytes % 2 == 0 && n_idx > 0) {
+    // UB: the offset table (one uint32 per output lane of a slice), then per slice its table and its
+    // output; as many slices per item as fit (up to 64), at least one.
+    const uint32_t lane = inner_bytes % 4 == 0 ? 4 : 2;
+    const uint64_t lanes = n_idx * (inner_bytes / lane);
+    const uint64_t offsets = AlignUp<uint64_t>(lanes * 4, 32);
+    const uint64_t pitch = AlignUp<uint64_t>(dim_size * inner_bytes, 32);
+    const uint64_t out = AlignUp<uint64_t>(n_idx * inner_bytes, 32);
+    const uint64_t room = soc.ub_bytes - 8192 - uint64_t(t.idx_chunk) * 8;
+    if (offsets + pitch + out <= room && pitch * 64 < (uint64_t(1) << 32)) {
+      uint64_t slices = (room - offsets) / (pitch + out);
+      if (slices > 64) slices = 64;
+      if (slices > outer) slices = outer;
+      t.gather = 1;
+      t.lane_bytes = lane;
+      t.table_pitch = uint32_t(pitch);
+      t.slices = uint32_t(slices);
+      t.items = CeilDivU<uint64_t>(outer, slices);
+      const ItemSplit gs = SplitItems(t.items, outer * (dim_size + n_idx) * inner_bytes, soc.vector_cores, 16 * 1024);
+      t.items_per_core = gs.per_core;
+      t.block_dim = gs.block_dim;
+    }
+  }
   return t;
 }
 
@@ -45,11 +69,21 @@ class IndexSelectKernel {
     const uint64_t table = t.outer * t.dim_size * t.inner_bytes, rows = t.rows * t.inner_bytes;
     xGm_.SetGlobalBuffer(reinterpret_cast<__gm__ uint8_t*>(x), PUT ? rows : table);
     yGm_.SetGlobalBuffer(reinterpret_cast<__gm__ uint8_t*>(y), PUT ? table : rows);
-    pipe_.InitBuffer(rowQ_, 2, t.chunk);
+    if (!PUT && t.gather) {
+      const uint32_t lanes = uint32_t(t.n_idx * (t.inner_bytes / t.lane_bytes));
+      pipe_.InitBuffer(offsets_, npu_kernels::AlignUp<uint32_t>(lanes * 4, 32));
+      pipe_.InitBuffer(tables_, t.slices * t.table_pitch);
+      pipe_.InitBuffer(outs_, t.slices * npu_kernels::AlignUp<uint32_t>(uint32_t(t.n_idx * t.inner_bytes), 32));
+    } else {
+      pipe_.InitBuffer(rowQ_, 2, t.chunk);
+    }
     index_.Init(pipe_, index, t.n_idx, t.idx64 != 0, t.idx_chunk);
   }
 
   __aicore__ inline void Process() {
+    if constexpr (!PUT) {
+      if (t_.gather) return ProcessGather();
+    }
     const uint64_t r0 = uint64_t(GetBlockIdx()) * t_.rows_per_core;
     uint64_t r1 = r0 + t_.rows_per_core;
     if (r1 > t_.rows) r1 = t_.rows;
@@ -74,9 +108,53 @@ class IndexSelectKernel {
   }
 
  private:
+  // The gather path (see index_select.h).
+  __aicore__ inline void ProcessGather() {
+    const uint64_t i0 = uint64_t(GetBlockIdx()) * t_.items_per_core;
+    uint64_t i1 = i0 + t_.items_per_core;
+    if (i1 > t_.items) i1 = t_.items;
+    if (i0 >= i1) return;
+    // Offsets: output lane (k, l) reads byte index[k] * inner_bytes + l * lane_bytes of its slice.
+    const uint32_t per = uint32_t(t_.inner_bytes / t_.lane_bytes), lanes = uint32_t(t_.n_idx) * per;
+    LocalTensor<uint32_t> off = offsets_.Get<uint32_t>();
+    for (uint64_t k = 0; k < t_.n_idx; ++k) {
+      const int64_t i = index_(k);
+      ascendc_assert(i >= 0 && i < int64_t(t_.dim_size), "index %lld is out of range for dimension size %llu (at position %llu of index)",
+                     (long long)i, (unsigned long long)t_.dim_size, (unsigned long long)k);
+      const uint32_t base = uint32_t(uint64_t(i) * t_.inner_bytes);
+      for (uint32_t l = 0; l < per; ++l) off.SetValue(uint32_t(k) * per + l, base + l * t_.lane_bytes);
+    }
+    nn_kernels::SyncSToV();
+    const uint32_t out_pitch = npu_kernels::AlignUp<uint32_t>(uint32_t(t_.n_idx * t_.inner_bytes), 32);
+    const uint32_t table_bytes = uint32_t(t_.dim_size * t_.inner_bytes), out_bytes = uint32_t(t_.n_idx * t_.inner_bytes);
+    LocalTensor<uint8_t> tables = tables_.Get<uint8_t>(), outs = outs_.Get<uint8_t>();
+    for (uint64_t it = i0; it < i1; ++it) {
+      const uint64_t o0 = it * t_.slices;
+      const uint32_t ns = uint32_t(t_.outer - o0 < t_.slices ? t_.outer - o0 : t_.slices);
+      nn_kernels::SyncVToMte2();  // the previous item's tables are read
+      DataCopyPad(tables, xGm_[o0 * table_bytes],
+                  DataCopyExtParams(uint16_t(ns), table_bytes, 0, (t_.table_pitch - npu_kernels::AlignUp<uint32_t>(table_bytes, 32)) / 32, 0),
+                  DataCopyPadExtParams<uint8_t>(false, 0, 0, 0));
+      nn_kernels::SyncMte2ToV();
+      nn_kernels::SyncMte3ToV();  // the previous item's outputs have left
+      for (uint32_t s = 0; s < ns; ++s) {
+        if (t_.lane_bytes == 4)
+          Gather(outs[s * out_pitch].ReinterpretCast<uint32_t>(), tables.ReinterpretCast<uint32_t>(), off,
+                 s * t_.table_pitch, lanes);
+        else
+          Gather(outs[s * out_pitch].ReinterpretCast<uint16_t>(), tables.ReinterpretCast<uint16_t>(), off,
+                 s * t_.table_pitch, lanes);
+      }
+      nn_kernels::SyncVToMte3();
+      DataCopyPad(yGm_[o0 * out_bytes], outs,
+                  DataCopyExtParams(uint16_t(ns), out_bytes, (out_pitch - npu_kernels::AlignUp<uint32_t>(out_bytes, 32)) / 32, 0, 0));
+    }
+  }
+
   IndexSelectTiling t_{};
   TPipe pipe_;
   TQueBind<TPosition::VECIN, TPosition::VECOUT, 2> rowQ_;
+  TBuf<TPosition::VECCALC> offsets_, tables_, outs_;
   nn_kernels::IndexReader index_;
   GlobalTensor<uint8_t> xGm_, yGm_;
 };

@@ -5,6 +5,12 @@
 // its position, raised at the next synchronization as for CUDA's device asserts), and moves the row
 // GM -> UB -> GM with DataCopyPad in chunks of at most `chunk` bytes, double buffered. Rows are moved
 // as bytes, so every dtype takes the same path.
+//
+// Short rows (inner_bytes a multiple of 2 up to 64 B, e.g. a select along the last dim): moving each
+// 4-byte row with two DataCopyPads costs ~60 ns an element. Instead a work item is a group of outer
+// slices: their [D][inner] tables are copied into UB at once, each slice's output [n][inner] is one
+// vector Gather through an offset table built once per core (index[k] * inner_bytes + lane offsets,
+// every index checked as above), and the group's outputs leave with one DataCopyPad.
 #pragma once
 #include <cstdint>
 
@@ -19,11 +25,17 @@ struct IndexSelectTiling {
   uint32_t idx_chunk = 0;  // indices per UB load
   uint32_t idx64 = 0;      // index dtype int64 (else int32)
   uint32_t block_dim = 1;
+  // The gather path (index_select only): 0 = off.
+  uint32_t gather = 0;
+  uint32_t lane_bytes = 0;      // 4 or 2: the Gather element
+  uint32_t table_pitch = 0;     // UB bytes per outer slice's table (dim_size * inner_bytes, 32 B aligned)
+  uint32_t slices = 0;          // outer slices per work item
+  uint64_t items = 0, items_per_core = 0;
 };
 
-// Pure: shapes + SoC -> tiling.
+// Pure: shapes + SoC -> tiling. `gather` allows the gather path (index_select; not index_put).
 IndexSelectTiling index_select_tiling(uint64_t outer, uint64_t dim_size, uint64_t inner_bytes, uint64_t n_idx,
-                                      bool idx64, const SocInfo& soc);
+                                      bool idx64, const SocInfo& soc, bool gather = false);
 
 }  // namespace npu_kernels
 

@@ -101,7 +101,7 @@ at::Tensor index_select_npu(const at::Tensor& self, int64_t dim, const at::Tenso
     for (int64_t i = dim + 1; i < int64_t(sizes.size()); ++i) inner *= uint64_t(sizes[i]);
     const at::Tensor idx = index.contiguous();
     const auto t = npu_kernels::index_select_tiling(outer, uint64_t(d), inner * x.element_size(), uint64_t(n_idx),
-                                                    idx.scalar_type() == c10::kLong, SocInfoFor(dev));
+                                                    idx.scalar_type() == c10::kLong, SocInfoFor(dev), /*gather=*/true);
     KernelLaunch launch{"index_select_kernel", ascendc_host::CoreType::AIV, t.block_dim, dev};
     if (LogDebugEnabled()) launch.detail = DescribeForLog({{"self", &x}, {"index", &idx}}) + " dim=" + std::to_string(dim);
     LaunchKernel(std::move(launch), &index_select_kernel, t, x.data_ptr(), idx.data_ptr(), out.data_ptr());

@@ -2,11 +2,28 @@
 // YOLO decoders): out[n, c, h*sh + i, w*sw + j] = x[n, c, h, w] is one device copy from a view of x
 // with zero strides over (i, j); the backward sums each sh x sw block with the reduction kernel.
 // Other ratios take the CPU fallback (same policy as an op without a kernel).
+//
+// upsample_bilinear2d (+ backward), any sizes and scales, align_corners either way: bilinear
+// interpolation is separable, so the forward is, per spatial dim, two index_select gathers of the
+// neighbour rows/columns weighted by their lambdas (the elementwise kernels), and the backward two
+// index_add scatters per dim into zeros (deterministic). The indices and lambdas follow PyTorch's CPU
+// rule, computed on the host in float as the CPU does (ATen/native/UpSample.h): scale = (in - 1) /
+// (out - 1) with align_corners, else 1 / scale_factor when given, else in / out; source = scale * dst
+// (align_corners) or max(scale * (dst + 0.5) - 0.5, 0); i0 = min(floor(source), in - 1), lambda1 =
+// clamp(source - i0, 0, 1), i1 = i0 + 1 unless i0 is the last. float16/bfloat16 compute in float and
+// round once, as the CPU does.
 #include <ATen/core/Tensor.h>
+#include <ATen/TensorOperators.h>
+#include <ATen/ops/empty.h>
+#include <ATen/ops/index_add.h>
+#include <ATen/ops/index_select.h>
+#include <ATen/ops/zeros.h>
 #include <ATen/native/Resize.h>
 #include <torch/library.h>
 
+#include <algorithm>
 #include <cmath>
+#include <vector>
 #include <optional>
 
 #include "aten/op_common.h"
@@ -93,6 +110,132 @@ at::Tensor upsample_nearest2d_backward_npu(const at::Tensor& grad, c10::SymIntAr
   return upsample_nearest2d_backward_out_npu(grad, output_size, input_size, scales_h, scales_w, gi);
 }
 
+
+// ---- bilinear ------------------------------------------------------------------------------------
+
+struct LinearMap {
+  at::Tensor i0, i1, l0, l1;  // device: int64 [out], float [out]
+  bool identity = false;      // out == in: a copy
+};
+
+LinearMap MakeLinearMap(int64_t in, int64_t out, bool align_corners, std::optional<double> scale, c10::Device dev) {
+  LinearMap m;
+  m.identity = in == out;
+  if (m.identity) return m;
+  float ratio;
+  if (align_corners) ratio = out > 1 ? static_cast<float>(in - 1) / static_cast<float>(out - 1) : 0.0f;
+  else ratio = scale && *scale > 0 ? static_cast<float>(1.0 / *scale) : static_cast<float>(in) / static_cast<float>(out);
+  at::Tensor idx = at::empty({2, out}, at::TensorOptions().dtype(c10::kLong));
+  at::Tensor lam = at::empty({2, out}, at::TensorOptions().dtype(c10::kFloat));
+  int64_t* ip = idx.data_ptr<int64_t>();
+  float* lp = lam.data_ptr<float>();
+  for (int64_t o = 0; o < out; ++o) {
+    float src = align_corners ? ratio * static_cast<float>(o) : ratio * (static_cast<float>(o) + 0.5f) - 0.5f;
+    if (!align_corners && src < 0.0f) src = 0.0f;
+    const int64_t i0 = std::min(static_cast<int64_t>(std::floor(src)), in - 1);
+    const float l1 = std::min(std::max(src - static_cast<float>(i0), 0.0f), 1.0f);
+    ip[o] = i0;
+    ip[out + o] = i0 + (i0 < in - 1 ? 1 : 0);
+    lp[o] = 1.0f - l1;
+    lp[out + o] = l1;
+  }
+  idx = idx.to(dev);
+  lam = lam.to(dev);
+  m.i0 = idx[0];
+  m.i1 = idx[1];
+  m.l0 = lam[0];
+  m.l1 = lam[1];
+  return m;
+}
+
+// Lambdas of dim `d` (2 or 3) shaped to broadcast over [N, C, rows, cols].
+at::Tensor Along(const at::Tensor& l, int64_t d) { return d == 2 ? l.view({-1, 1}) : l; }
+
+// x interpolated along dim d (float result).
+at::Tensor InterpDim(const at::Tensor& x, int64_t d, const LinearMap& m) {
+  at::Tensor a = at::index_select(x, d, m.i0) * Along(m.l0, d);
+  return a.add_(at::index_select(x, d, m.i1) * Along(m.l1, d));
+}
+
+// The adjoint of InterpDim: g (float, size out along d) scattered back to size `in` along d.
+at::Tensor InterpDimBackward(const at::Tensor& g, int64_t d, int64_t in, const LinearMap& m) {
+  std::vector<int64_t> size = g.sizes().vec();
+  size[d] = in;
+  at::Tensor r = at::zeros(size, g.options());
+  r.index_add_(d, m.i0, g * Along(m.l0, d));
+  return r.index_add_(d, m.i1, g * Along(m.l1, d));
+}
+
+void CheckBilinearSizes(const char* op, int64_t h, int64_t w, int64_t oh, int64_t ow) {
+  TORCH_CHECK(h > 0 && w > 0 && oh > 0 && ow > 0, op, ": input and output sizes should be greater than 0, but got ",
+              "input (H: ", h, ", W: ", w, ") output (H: ", oh, ", W: ", ow, ")");
+}
+
+at::Tensor& upsample_bilinear2d_out_npu(const at::Tensor& self, c10::SymIntArrayRef output_size, bool align_corners,
+                                        std::optional<double> scales_h, std::optional<double> scales_w,
+                                        at::Tensor& out) {
+  const char* op = "upsample_bilinear2d";
+  CheckSameNpuDevice(op, {{"self", &self}, {"out", &out}});
+  TORCH_CHECK(self.dim() == 4, op, ": expected a 4-D input (N, C, H, W), got ", self.dim(), "-D");
+  TORCH_CHECK(output_size.size() == 2, op, ": output_size must have 2 elements, got ", output_size.size());
+  CheckFloatDtype(op, "self", self);
+  const int64_t h = self.size(2), w = self.size(3);
+  const int64_t oh = output_size[0].expect_int(), ow = output_size[1].expect_int();
+  CheckBilinearSizes(op, h, w, oh, ow);
+  at::native::resize_output(out, {self.size(0), self.size(1), oh, ow});
+  if (out.numel() == 0) return out;
+  const LinearMap mw = MakeLinearMap(w, ow, align_corners, scales_w, self.device());
+  const LinearMap mh = MakeLinearMap(h, oh, align_corners, scales_h, self.device());
+  at::Tensor t = mw.identity ? self : InterpDim(self, 3, mw);
+  if (!mh.identity) t = InterpDim(t, 2, mh);
+  out.copy_(t);
+  return out;
+}
+
+at::Tensor upsample_bilinear2d_npu(const at::Tensor& self, c10::SymIntArrayRef output_size, bool align_corners,
+                                   std::optional<double> scales_h, std::optional<double> scales_w) {
+  // The input's layout, as the CPU kernel keeps it.
+  at::Tensor out = at::empty({0}, self.options());
+  if (self.dim() == 4 && output_size.size() == 2)
+    out = at::empty({self.size(0), self.size(1), output_size[0].expect_int(), output_size[1].expect_int()},
+                    self.options().memory_format(self.suggest_memory_format()));
+  return upsample_bilinear2d_out_npu(self, output_size, align_corners, scales_h, scales_w, out);
+}
+
+at::Tensor& upsample_bilinear2d_backward_out_npu(const at::Tensor& grad, c10::SymIntArrayRef output_size,
+                                                 c10::SymIntArrayRef input_size, bool align_corners,
+                                                 std::optional<double> scales_h, std::optional<double> scales_w,
+                                                 at::Tensor& grad_input) {
+  const char* op = "upsample_bilinear2d_backward";
+  CheckSameNpuDevice(op, {{"grad_output", &grad}, {"grad_input", &grad_input}});
+  TORCH_CHECK(input_size.size() == 4 && output_size.size() == 2, op,
+              ": input_size must have 4 elements and output_size 2, got ", input_size.size(), " and ", output_size.size());
+  CheckFloatDtype(op, "grad_output", grad);
+  const int64_t n = input_size[0].expect_int(), c = input_size[1].expect_int(), h = input_size[2].expect_int(),
+                w = input_size[3].expect_int();
+  const int64_t oh = output_size[0].expect_int(), ow = output_size[1].expect_int();
+  CheckBilinearSizes(op, h, w, oh, ow);
+  TORCH_CHECK(grad.dim() == 4 && grad.size(0) == n && grad.size(1) == c && grad.size(2) == oh && grad.size(3) == ow, op,
+              ": grad_output of shape ", grad.sizes(), " does not match the output shape [", n, ", ", c, ", ", oh, ", ",
+              ow, "]");
+  at::native::resize_output(grad_input, {n, c, h, w});
+  if (grad_input.numel() == 0) return grad_input;
+  const LinearMap mw = MakeLinearMap(w, ow, align_corners, scales_w, grad.device());
+  const LinearMap mh = MakeLinearMap(h, oh, align_corners, scales_h, grad.device());
+  at::Tensor g = grad.scalar_type() == c10::kFloat ? grad : grad.to(c10::kFloat);
+  if (!mh.identity) g = InterpDimBackward(g, 2, h, mh);
+  if (!mw.identity) g = InterpDimBackward(g, 3, w, mw);
+  grad_input.copy_(g);
+  return grad_input;
+}
+
+at::Tensor upsample_bilinear2d_backward_npu(const at::Tensor& grad, c10::SymIntArrayRef output_size,
+                                            c10::SymIntArrayRef input_size, bool align_corners,
+                                            std::optional<double> scales_h, std::optional<double> scales_w) {
+  at::Tensor gi = at::empty({0}, grad.options());
+  return upsample_bilinear2d_backward_out_npu(grad, output_size, input_size, align_corners, scales_h, scales_w, gi);
+}
+
 }  // namespace
 }  // namespace torch_ops_nn
 
@@ -101,4 +244,8 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("upsample_nearest2d.out", TORCH_FN(torch_ops_nn::upsample_nearest2d_out_npu));
   m.impl("upsample_nearest2d_backward", TORCH_FN(torch_ops_nn::upsample_nearest2d_backward_npu));
   m.impl("upsample_nearest2d_backward.grad_input", TORCH_FN(torch_ops_nn::upsample_nearest2d_backward_out_npu));
+  m.impl("upsample_bilinear2d", TORCH_FN(torch_ops_nn::upsample_bilinear2d_npu));
+  m.impl("upsample_bilinear2d.out", TORCH_FN(torch_ops_nn::upsample_bilinear2d_out_npu));
+  m.impl("upsample_bilinear2d_backward", TORCH_FN(torch_ops_nn::upsample_bilinear2d_backward_npu));
+  m.impl("upsample_bilinear2d_backward.grad_input", TORCH_FN(torch_ops_nn::upsample_bilinear2d_backward_out_npu));
 }

@@ -13,7 +13,9 @@ DTYPES = [torch.float32, torch.float16, torch.bfloat16, torch.int64, torch.int32
 
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("shape,dim", [((10, 7), 0), ((10, 7), 1), ((3, 5, 9), 1), ((3, 5, 9), -1), ((1000, 300), 0),
-                                       ((5,), 0), ((2, 70000), 1)])
+                                       ((5,), 0), ((2, 70000), 1),
+                                       # short rows (the gather path): many slices per item and core
+                                       ((300, 40), 1), ((7, 33, 6), 2), ((130, 3, 2), 1)])
 @pytest.mark.parametrize("idx_dtype", [torch.int64, torch.int32])
 def test_index_select_matches_cpu(dtype, shape, dim, idx_dtype):
     g = torch.Generator().manual_seed(7)
@@ -50,6 +52,10 @@ def test_index_select_bad_input():
         x.index_select(0, torch.tensor([-1], device="npu"))
         torch.npu.synchronize()
     assert torch.equal(x.index_select(0, torch.tensor([4], device="npu")).cpu(), x.cpu()[4:5])  # still usable
+    with pytest.raises(RuntimeError, match=r"index 3 is out of range for dimension size 3 \(at position 2 of index\)"):
+        x.index_select(1, torch.tensor([0, 2, 3], device="npu"))  # the gather path (4-byte rows)
+        torch.npu.synchronize()
+    assert torch.equal(x.index_select(1, torch.tensor([2, 0], device="npu")).cpu(), x.cpu()[:, [2, 0]])
     with pytest.raises(IndexError, match=r"Index is supposed to be a vector, got a 2-D tensor"):
         x.index_select(0, torch.tensor([[1]], device="npu"))
     with pytest.raises(TypeError, match=r"Expected dtype int32 or int64 for index, got Float"):

@@ -1,5 +1,7 @@
 """upsample_nearest2d (+ backward) with integer factors: one device copy forward, a block sum backward;
-results and layouts as the CPU's. Other ratios take the CPU fallback (an error under fallback_error)."""
+results and layouts as the CPU's. Other ratios take the CPU fallback (an error under fallback_error).
+upsample_bilinear2d (+ backward) for any sizes and scales, align_corners either way: index_select
+gathers and index_add scatters per dim, against the CPU."""
 import pytest
 import torch
 import torch.nn.functional as F
@@ -30,3 +32,52 @@ def test_upsample_nearest2d_integer_factors(dtype, shape, kw, channels_last):
 def test_upsample_nearest2d_other_ratios_take_the_fallback():
     with pytest.raises(NotImplementedError, match="upsample_nearest2d"):
         F.interpolate(torch.randn(1, 1, 5, 5).to("npu"), size=(7, 7))
+
+
+BILINEAR = [
+    ((2, 3, 5, 7), dict(size=(11, 13))),
+    ((1, 4, 16, 16), dict(scale_factor=2)),
+    ((1, 4, 16, 16), dict(scale_factor=0.5)),           # downsampling
+    ((2, 3, 9, 4), dict(scale_factor=(1.7, 0.6))),      # the scales themselves, not in / out
+    ((2, 3, 9, 4), dict(scale_factor=3, recompute_scale_factor=True)),
+    ((1, 2, 1, 1), dict(size=(4, 6))),                  # one pixel
+    ((2, 3, 5, 7), dict(size=(5, 7))),                  # same size: a copy
+    ((1, 2, 6, 6), dict(size=(1, 9))),                  # to one row
+]
+
+
+@pytest.mark.parametrize("align_corners", [False, True])
+@pytest.mark.parametrize("shape,kw", BILINEAR)
+def test_upsample_bilinear2d_matches_cpu(shape, kw, align_corners):
+    g = torch.Generator().manual_seed(3)
+    x = torch.randn(shape, generator=g)
+    xc, xn = x.clone().requires_grad_(), x.to("npu").requires_grad_()
+    y = F.interpolate(xc, mode="bilinear", align_corners=align_corners, **kw)
+    yn = F.interpolate(xn, mode="bilinear", align_corners=align_corners, **kw)
+    assert yn.device.type == "npu" and yn.shape == y.shape
+    torch.testing.assert_close(yn.detach().cpu(), y.detach(), rtol=1e-6, atol=1e-6)
+    go = torch.randn(y.shape, generator=g)
+    y.backward(go)
+    yn.backward(go.to("npu"))
+    torch.testing.assert_close(xn.grad.cpu(), xc.grad, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+def test_upsample_bilinear2d_half_and_channels_last(dtype):
+    x = torch.randn(2, 8, 7, 9).to(dtype).contiguous(memory_format=torch.channels_last)
+    y = F.interpolate(x.float(), scale_factor=2.5, mode="bilinear").to(dtype)
+    yn = F.interpolate(x.to("npu"), scale_factor=2.5, mode="bilinear")
+    assert yn.dtype == dtype and yn.is_contiguous(memory_format=torch.channels_last)
+    torch.testing.assert_close(yn.cpu().float(), y.float(), rtol=1e-2, atol=1e-2)
+
+
+def test_upsample_bilinear2d_bad_input():
+    with pytest.raises(RuntimeError, match=r"[Ii]nput and output sizes should be greater than 0"):
+        F.interpolate(torch.randn(1, 1, 1, 1).to("npu"), scale_factor=0.5, mode="bilinear")
+    with pytest.raises(RuntimeError, match=r"upsample_bilinear2d: expected a 4-D input \(N, C, H, W\), got 3-D"):
+        torch.ops.aten.upsample_bilinear2d(torch.randn(1, 4, 4).to("npu"), [8, 8], False)
+    with pytest.raises(TypeError, match=r"upsample_bilinear2d: argument 'self' has dtype Int"):
+        torch.ops.aten.upsample_bilinear2d(torch.ones(1, 1, 4, 4, dtype=torch.int32).to("npu"), [8, 8], False)
+    x = torch.randn(1, 2, 3, 3)
+    torch.testing.assert_close(F.interpolate(x.to("npu"), size=(5, 5), mode="bilinear").cpu(),
+                               F.interpolate(x, size=(5, 5), mode="bilinear"))
