@@ -24,7 +24,37 @@ void DtypeDispatch(const c10::OperatorHandle& op, c10::DispatchKeySet ks, torch:
   else RunCpuFallback(op, stack);
 }
 
+// Integer (and bool) inputs of an order-statistic op with float kernels only (max / min / argmax ...):
+// when every value is exact in float32 (|v| < 2^24: always for 8/16-bit and bool, one device check
+// read back for int32 / int64) the float kernel runs on a float copy and its float results are cast
+// back to the input dtype (index results stay int64); otherwise the CPU fallback. Functional
+// overloads only (an out= tensor would have the integer dtype).
+bool ExactAsFloat(const at::Tensor& x);
+
+template <class Fn>
+void IntViaFloatDispatch(const c10::OperatorHandle& op, c10::DispatchKeySet ks, torch::jit::Stack* stack) {
+  static const c10::KernelFunction kernel = c10::KernelFunction::makeFromUnboxedFunction(Fn());
+  const size_t n = op.schema().arguments().size();
+  c10::IValue& first = (*stack)[stack->size() - n];
+  if (!first.isTensor()) return RunCpuFallback(op, stack);
+  const at::Tensor self = first.toTensor();
+  const c10::ScalarType t = self.scalar_type();
+  if (IsNpuFloat(t)) return kernel.callBoxed(op, ks, stack);
+  if (!ExactAsFloat(self)) return RunCpuFallback(op, stack);
+  first = self.to(c10::kFloat);
+  kernel.callBoxed(op, ks, stack);
+  const size_t r = op.schema().returns().size();
+  for (size_t i = stack->size() - r; i < stack->size(); ++i) {
+    c10::IValue& v = (*stack)[i];
+    if (v.isTensor() && v.toTensor().scalar_type() == c10::kFloat) v = v.toTensor().to(t);
+  }
+}
+
 }  // namespace torch_ops_nn
+
+#define NPU_IMPL_INT_VIA_FLOAT(name, fn)                                                                       \
+  m.impl(name, torch::CppFunction::makeFromBoxedFunction<                                                      \
+                   &::torch_ops_nn::IntViaFloatDispatch<decltype(TORCH_FN(fn))>>())
 
 #define NPU_IMPL(name, fn, pred)                                                                               \
   m.impl(name, torch::CppFunction::makeFromBoxedFunction<                                                      \

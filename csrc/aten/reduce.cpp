@@ -856,6 +856,15 @@ at::Tensor IntegerSum(const char* op, const at::Tensor& self, const DimMask& mas
 
 
 }  // namespace
+
+bool ExactAsFloat(const at::Tensor& x) {
+  const c10::ScalarType t = x.scalar_type();
+  if (t == c10::kBool || t == c10::kByte || t == c10::kChar || t == c10::kShort) return true;
+  if (t != c10::kInt && t != c10::kLong) return false;
+  const int64_t lim = int64_t(1) << 24;
+  return x.numel() == 0 || !at::logical_or(at::ge(x, lim), at::le(x, -lim)).any().item<bool>();
+}
+
 }  // namespace torch_ops_nn
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
@@ -864,26 +873,26 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   NPU_IMPL("sum.IntList_out", sum_out, NotDouble);
   NPU_IMPL("nansum", nansum_npu, NotDouble);
   NPU_IMPL("nansum.out", nansum_out, NotDouble);
-  NPU_IMPL("aminmax", aminmax_npu, FloatOnly);
+  NPU_IMPL_INT_VIA_FLOAT("aminmax", aminmax_npu);
   NPU_IMPL("aminmax.out", aminmax_out, FloatOnly);
   NPU_IMPL("count_nonzero.dim_IntList", count_nonzero_npu, NotDouble);
   NPU_IMPL("mean.dim", mean_dim, NotDouble);
   NPU_IMPL("mean.out", mean_out, NotDouble);
-  NPU_IMPL("amax", amax, FloatOnly);
+  NPU_IMPL_INT_VIA_FLOAT("amax", amax);
   NPU_IMPL("amax.out", amax_out, FloatOnly);
-  NPU_IMPL("amin", amin, FloatOnly);
+  NPU_IMPL_INT_VIA_FLOAT("amin", amin);
   NPU_IMPL("amin.out", amin_out, FloatOnly);
-  NPU_IMPL("max", max_all, FloatOnly);
+  NPU_IMPL_INT_VIA_FLOAT("max", max_all);
   NPU_IMPL("max.unary_out", max_all_out, FloatOnly);
-  NPU_IMPL("min", min_all, FloatOnly);
+  NPU_IMPL_INT_VIA_FLOAT("min", min_all);
   NPU_IMPL("min.unary_out", min_all_out, FloatOnly);
-  NPU_IMPL("max.dim", max_dim, FloatOnly);
+  NPU_IMPL_INT_VIA_FLOAT("max.dim", max_dim);
   NPU_IMPL("max.dim_max", max_dim_out, FloatOnly);
-  NPU_IMPL("min.dim", min_dim, FloatOnly);
+  NPU_IMPL_INT_VIA_FLOAT("min.dim", min_dim);
   NPU_IMPL("min.dim_min", min_dim_out, FloatOnly);
-  NPU_IMPL("argmax", argmax_npu, FloatOnly);
+  NPU_IMPL_INT_VIA_FLOAT("argmax", argmax_npu);
   NPU_IMPL("argmax.out", argmax_out, FloatOnly);
-  NPU_IMPL("argmin", argmin_npu, FloatOnly);
+  NPU_IMPL_INT_VIA_FLOAT("argmin", argmin_npu);
   NPU_IMPL("argmin.out", argmin_out, FloatOnly);
   NPU_IMPL("var.correction", var_correction, NotDouble);
   NPU_IMPL("var.correction_out", var_correction_out, NotDouble);

@@ -517,9 +517,10 @@ def test_errors_name_the_op_and_the_rule():
         npu(torch.ones(3, dtype=torch.long)).var()
     with pytest.raises(RuntimeError, match="linalg.vector_norm: Expected a floating point or complex tensor"):
         torch.linalg.vector_norm(npu(torch.ones(3, dtype=torch.long)))
-    # dtypes without a kernel (integers for max-like ops, float64) take the CPU fallback: an error here
+    # dtypes without a kernel (integers beyond 2^24 for max-like ops, float64) take the CPU fallback:
+    # an error here
     with pytest.raises(NotImplementedError, match="'aten::amax' has no native npu kernel"):
-        npu(torch.ones(3, dtype=torch.long)).amax()
+        npu(torch.tensor([2**30, 1], dtype=torch.long)).amax()
     with pytest.raises(NotImplementedError, match="'aten::sum.dim_IntList' has no native npu kernel"):
         npu(torch.ones(3, dtype=torch.float64)).sum()
 
@@ -568,3 +569,37 @@ def test_results_do_not_depend_on_host_threads():
     for r in runs:
         assert r.returncode == 0, r.stderr
     assert runs[0].stdout == runs[1].stdout
+
+
+# ---- max / min / argmax / aminmax of integer and bool tensors: the float kernels on a float copy
+# when every value is exact in float32 (|v| < 2^24), results cast back; larger values take the CPU
+# fallback (an error under fallback_error).
+@pytest.mark.parametrize("dtype", [torch.int64, torch.int32, torch.int16, torch.int8, torch.uint8])
+def test_integer_extremes_match_cpu(dtype):
+    g = torch.Generator().manual_seed(4)
+    lo, hi = (0, 255) if dtype == torch.uint8 else (-100, 100)
+    x = torch.randint(lo, hi, (6, 7, 5), generator=g, dtype=dtype)
+    x[0, 0, 0] = x.max()  # a tie: the first index wins, as on the CPU
+    if dtype in (torch.int64, torch.int32):
+        x[1, 2, 3] = 2**24 - 1
+        x[2, 3, 4] = -(2**24 - 1)
+    xd = x.npu()
+    pairs = [
+        (xd.max(), x.max()), (xd.min(), x.min()), (xd.amax((0, 2)), x.amax((0, 2))),
+        (xd.amin(1, keepdim=True), x.amin(1, keepdim=True)), (xd.max(1).values, x.max(1).values),
+        (xd.max(1).indices, x.max(1).indices), (xd.min(2).values, x.min(2).values), (xd.min(2).indices, x.min(2).indices),
+        (xd.argmax(), x.argmax()), (xd.argmin(1), x.argmin(1)), (torch.aminmax(xd)[0], torch.aminmax(x)[0]),
+        (torch.aminmax(xd, dim=0)[1], torch.aminmax(x, dim=0)[1]),
+    ]
+    for got, want in pairs:
+        assert got.device.type == "npu" and got.dtype == want.dtype
+        assert torch.equal(got.cpu(), want)
+
+
+def test_bool_extremes_and_large_integers():
+    x = torch.rand(5, 9) > 0.5
+    assert torch.equal(x.npu().amax(1).cpu(), x.amax(1)) and x.npu().max().dtype == torch.bool
+    big = torch.tensor([2**40, -5, 3], device="npu")
+    with pytest.raises(NotImplementedError, match=r"aten::max"):
+        big.max()
+    assert torch.tensor([7, -2], device="npu").max().item() == 7  # still usable
