@@ -79,19 +79,21 @@ class CumsumKernel {
     const uint32_t w = uint32_t(t_.inner - c0 < t_.chunk ? t_.inner - c0 : t_.chunk);
     const uint32_t w64 = (w + 63) / 64 * 64;
     LocalTensor<float> acc = acc_.Get<float>(), f = f_.Get<float>();
-    Duplicate(acc, 0.0f, int32_t(w64));
+    Duplicate(acc, t_.prod ? 1.0f : 0.0f, int32_t(w64));
     for (uint64_t r = 0; r < t_.R; ++r) {
       const uint64_t e = (o * t_.R + r) * t_.inner + c0;
       SyncVToMte2();
       DataCopyPad(inb_.Get<uint8_t>(), xGm_[e * isz_], DataCopyExtParams(1, w * isz_, 0, 0, 0),
                   DataCopyPadExtParams<uint8_t>(false, 0, 0, 0));
       SyncMte2ToV();
-      if (in_ == EwDType::F32) Add(acc, acc, inb_.Get<float>(), int32_t(w64));
-      else {
+      LocalTensor<float> v = inb_.Get<float>();
+      if (in_ != EwDType::F32) {
         if (in_ == EwDType::F16) Cast(f, inb_.Get<half>(), RoundMode::CAST_NONE, w64);
         else Cast(f, inb_.Get<bfloat16_t>(), RoundMode::CAST_NONE, w64);
-        Add(acc, acc, f, int32_t(w64));
+        v = f;
       }
+      if (t_.prod) Mul(acc, acc, v, int32_t(w64));
+      else Add(acc, acc, v, int32_t(w64));
       SyncMte3ToV();
       if (out_ == EwDType::F32) Adds(outb_.Get<float>(), acc, 0.0f, int32_t(w64));
       else if (out_ == EwDType::F16) Cast(outb_.Get<half>(), acc, RoundMode::CAST_RINT, w64);
@@ -104,8 +106,9 @@ class CumsumKernel {
   // One scanned line (o, i): elements (o*R + r)*inner + i for r in [0, R), by scalars.
   __aicore__ inline void Line(uint64_t item) {
     const uint64_t o = item / t_.inner, i = item % t_.inner;
-    float accf = 0.0f;
-    int64_t acci = 0;
+    const bool prod = t_.prod != 0;
+    float accf = prod ? 1.0f : 0.0f;
+    uint64_t acci = prod ? 1 : 0;  // unsigned: products wrap (two's complement) as the CPU's int64 do
     const bool contiguous = t_.inner == 1;
     for (uint64_t r0 = 0; r0 < t_.R; r0 += t_.chunk) {
       const uint32_t n = uint32_t(t_.R - r0 < t_.chunk ? t_.R - r0 : t_.chunk);
@@ -123,20 +126,29 @@ class CumsumKernel {
       const uint32_t in_pitch = contiguous ? 1 : 32 / isz_;  // one element per 32 B block when strided
       for (uint32_t k = 0; k < n; ++k) {
         const uint32_t s = k * in_pitch;
+        float vf = 0.0f;
+        uint64_t vi = 0;
         switch (in_) {
-          case EwDType::F32: accf += inb_.Get<float>().GetValue(s); break;
-          case EwDType::F16: accf += float(inb_.Get<half>().GetValue(s)); break;
-          case EwDType::BF16: accf += float(inb_.Get<bfloat16_t>().GetValue(s)); break;
-          case EwDType::I32: acci += inb_.Get<int32_t>().GetValue(s); break;
-          case EwDType::I64: acci += inb_.Get<int64_t>().GetValue(s); break;
-          case EwDType::BOOL: acci += inb_.Get<uint8_t>().GetValue(s) ? 1 : 0; break;
+          case EwDType::F32: vf = inb_.Get<float>().GetValue(s); break;
+          case EwDType::F16: vf = float(inb_.Get<half>().GetValue(s)); break;
+          case EwDType::BF16: vf = float(inb_.Get<bfloat16_t>().GetValue(s)); break;
+          case EwDType::I32: vi = uint64_t(int64_t(inb_.Get<int32_t>().GetValue(s))); break;
+          case EwDType::I64: vi = uint64_t(inb_.Get<int64_t>().GetValue(s)); break;
+          case EwDType::BOOL: vi = inb_.Get<uint8_t>().GetValue(s) ? 1 : 0; break;
+        }
+        if (prod) {
+          accf *= vf;
+          acci *= vi;
+        } else {
+          accf += vf;
+          acci += vi;
         }
         const uint32_t d = contiguous ? k : k * (32 / osz_);
         switch (out_) {
           case EwDType::F32: outb_.Get<float>().SetValue(d, accf); break;
           case EwDType::F16: outb_.Get<half>().SetValue(d, half(accf)); break;
           case EwDType::BF16: outb_.Get<bfloat16_t>().SetValue(d, bfloat16_t(accf)); break;
-          case EwDType::I64: outb_.Get<int64_t>().SetValue(d, acci); break;
+          case EwDType::I64: outb_.Get<int64_t>().SetValue(d, int64_t(acci)); break;
           default: break;
         }
       }

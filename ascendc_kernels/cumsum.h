@@ -1,4 +1,6 @@
-// cumsum on the vector cores over x[outer, R, inner] -> y[outer, R, inner] (contiguous).
+// cumsum and cumprod (`prod` = 1) on the vector cores over x[outer, R, inner] -> y[outer, R, inner]
+// (contiguous). The product runs the same paths with Mul / *= from 1 (integers wrap in int64, as the
+// CPU's).
 //   inner > 1, float dtypes: a work item is (o, a chunk of <= chunk columns); a float accumulator of
 //     the chunk's width adds the R rows in order (DataCopyPad in, Cast, Add, Cast, DataCopyPad out).
 //   inner == 1, or integer dtypes: a work item is one scanned line, summed element by element with
@@ -20,6 +22,7 @@ struct CumsumTiling {
   uint32_t column_mode = 0;
   uint32_t in_dtype = 0, out_dtype = 0;  // EwDType
   uint32_t block_dim = 1;
+  uint32_t prod = 0;       // 1: running product (cumprod)
 };
 
 CumsumTiling cumsum_tiling(uint64_t outer, uint64_t R, uint64_t inner, uint32_t in_dtype, uint32_t out_dtype,

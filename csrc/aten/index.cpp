@@ -191,16 +191,17 @@ at::Tensor embedding_dense_backward_npu(const at::Tensor& grad, const at::Tensor
   return out;
 }
 
-// ---- cumsum (the cumsum kernel; float32/16/bf16 keep their dtype, int32/int64/bool sum exactly into int64)
-at::Tensor& cumsum_out_npu(const at::Tensor& self, int64_t dim, std::optional<c10::ScalarType> dtype, at::Tensor& out) {
-  const char* op = "cumsum";
+// ---- cumsum / cumprod (the cumsum kernel; float32/16/bf16 keep their dtype, int32/int64/bool scan exactly
+// into int64)
+at::Tensor& CumScanOut(const char* op, bool prod, const at::Tensor& self, int64_t dim,
+                       std::optional<c10::ScalarType> dtype, at::Tensor& out) {
   const c10::DeviceIndex dev = CheckSameNpuDevice(op, {{"self", &self}, {"out", &out}});
   dim = WrapDim(op, dim, self.dim());
   // Computed in the input's float dtype, or exactly in int64 for integers; then `out`'s dtype.
   const auto in = EwDTypeOf(self.scalar_type());
   const c10::ScalarType natural = c10::isIntegralType(self.scalar_type(), true) ? c10::kLong : self.scalar_type();
   if (!in) {
-    CallCpuFallback("aten::cumsum", "out", {self, dim, dtype, out});
+    CallCpuFallback(prod ? "aten::cumprod" : "aten::cumsum", "out", {self, dim, dtype, out});
     return out;
   }
   at::native::resize_output(out, self.sizes());
@@ -210,23 +211,40 @@ at::Tensor& cumsum_out_npu(const at::Tensor& self, int64_t dim, std::optional<c1
   for (int64_t i = 0; i < dim; ++i) outer *= uint64_t(x.size(i));
   for (int64_t i = dim + 1; i < x.dim(); ++i) inner *= uint64_t(x.size(i));
   at::Tensor y = NpuEmpty(x.sizes(), natural, dev);
-  const auto t = npu_kernels::cumsum_tiling(outer, uint64_t(x.size(dim)), inner, uint32_t(*in),
-                                            uint32_t(*EwDTypeOf(natural)), SocInfoFor(dev));
+  auto t = npu_kernels::cumsum_tiling(outer, uint64_t(x.size(dim)), inner, uint32_t(*in),
+                                      uint32_t(*EwDTypeOf(natural)), SocInfoFor(dev));
+  t.prod = prod ? 1 : 0;
   KernelLaunch launch{"cumsum_kernel", ascendc_host::CoreType::AIV, t.block_dim, dev};
   if (LogDebugEnabled()) launch.detail = DescribeForLog({{"self", &x}}) + " dim=" + std::to_string(dim);
   LaunchKernel(std::move(launch), &cumsum_kernel, t, x.data_ptr(), y.data_ptr());
   out.copy_(self.dim() == 0 ? y.squeeze(0) : y);  // (casts to out's dtype)
   return out;
 }
-at::Tensor cumsum_npu(const at::Tensor& self, int64_t dim, std::optional<c10::ScalarType> dtype) {
+at::Tensor CumScan(const char* op, bool prod, const at::Tensor& self, int64_t dim,
+                   std::optional<c10::ScalarType> dtype) {
   const c10::ScalarType rt = dtype ? *dtype
                                    : (c10::isIntegralType(self.scalar_type(), true) ? c10::kLong : self.scalar_type());
   at::Tensor out = at::empty({0}, self.options().dtype(rt));
   const at::Tensor src = dtype && c10::isFloatingType(*dtype) && *dtype != self.scalar_type() ? self.to(*dtype) : self;
-  return cumsum_out_npu(src, dim, dtype, out);
+  return CumScanOut(op, prod, src, dim, dtype, out);
+}
+at::Tensor& cumsum_out_npu(const at::Tensor& self, int64_t dim, std::optional<c10::ScalarType> dtype, at::Tensor& out) {
+  return CumScanOut("cumsum", false, self, dim, dtype, out);
+}
+at::Tensor cumsum_npu(const at::Tensor& self, int64_t dim, std::optional<c10::ScalarType> dtype) {
+  return CumScan("cumsum", false, self, dim, dtype);
 }
 at::Tensor& cumsum_inplace(at::Tensor& self, int64_t dim, std::optional<c10::ScalarType> dtype) {
   return self.copy_(cumsum_npu(self, dim, dtype));
+}
+at::Tensor& cumprod_out_npu(const at::Tensor& self, int64_t dim, std::optional<c10::ScalarType> dtype, at::Tensor& out) {
+  return CumScanOut("cumprod", true, self, dim, dtype, out);
+}
+at::Tensor cumprod_npu(const at::Tensor& self, int64_t dim, std::optional<c10::ScalarType> dtype) {
+  return CumScan("cumprod", true, self, dim, dtype);
+}
+at::Tensor& cumprod_inplace(at::Tensor& self, int64_t dim, std::optional<c10::ScalarType> dtype) {
+  return self.copy_(cumprod_npu(self, dim, dtype));
 }
 
 // ---- Several integer index tensors (x[i, j], x[:, i, j], x[i, :, j]: NumPy's advanced indexing). They
@@ -463,6 +481,9 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("cumsum", TORCH_FN(torch_ops_nn::cumsum_npu));
   m.impl("cumsum.out", TORCH_FN(torch_ops_nn::cumsum_out_npu));
   m.impl("cumsum_", TORCH_FN(torch_ops_nn::cumsum_inplace));
+  m.impl("cumprod", TORCH_FN(torch_ops_nn::cumprod_npu));
+  m.impl("cumprod.out", TORCH_FN(torch_ops_nn::cumprod_out_npu));
+  m.impl("cumprod_", TORCH_FN(torch_ops_nn::cumprod_inplace));
   m.impl("embedding_dense_backward", TORCH_FN(torch_ops_nn::embedding_dense_backward_npu));
   m.impl("tril", TORCH_FN(torch_ops_nn::tril_npu));
   m.impl("tril_", TORCH_FN(torch_ops_nn::tril_));

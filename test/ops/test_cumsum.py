@@ -37,3 +37,41 @@ def test_cumsum_inplace_dtype_and_position_ids():
     assert torch.equal((mask.to("npu").cumsum(-1) - 1).cpu(), mask.cumsum(-1) - 1)
     with pytest.raises(IndexError, match=r"Dimension out of range"):
         torch.cumsum(d, 2)
+
+
+# ---- cumprod: the same kernel with a running product ------------------------------------------
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.bfloat16, torch.int32, torch.int64, torch.bool])
+@pytest.mark.parametrize("shape,dim", [((5, 7), 1), ((5, 7), 0), ((3, 4, 6), 1), ((2000,), 0), ((4, 3000), 1),
+                                       ((3, 70, 2), 1)])
+def test_cumprod_matches_cpu(dtype, shape, dim):
+    g = torch.Generator().manual_seed(9)
+    if dtype == torch.bool:
+        x = torch.rand(shape, generator=g) > 0.2
+    elif dtype.is_floating_point:
+        x = (torch.rand(shape, generator=g) * 0.4 + 0.8).to(dtype)  # long products stay in range
+    else:
+        x = torch.randint(-3, 4, shape, generator=g, dtype=dtype)  # int64 products wrap as on the CPU
+    got, want = torch.cumprod(x.npu(), dim), torch.cumprod(x, dim)
+    assert got.device.type == "npu" and got.dtype == want.dtype
+    if dtype.is_floating_point:
+        # float accumulates in float (the CPU in double): relative error grows with the length
+        rel = ((got.cpu().float() - want.float()).abs() / want.float().abs().clamp_min(1e-30)).max().item()
+        assert rel <= (1e-4 if dtype == torch.float32 else 2e-2)
+    else:
+        assert torch.equal(got.cpu(), want)
+
+
+def test_cumprod_backward_inplace_out_and_dtype():
+    x = torch.rand(4, 5, requires_grad=True)
+    x.cumprod(1).sum().backward()
+    xd = x.detach().npu().requires_grad_()
+    xd.cumprod(1).sum().backward()
+    torch.testing.assert_close(xd.grad.cpu(), x.grad)
+    y = torch.tensor([1.5, 2.0, -1.0], device="npu")
+    y.cumprod_(0)
+    assert y.cpu().tolist() == [1.5, 3.0, -3.0]
+    out = torch.empty(0, device="npu", dtype=torch.float32)
+    torch.cumprod(torch.tensor([2, 3, 4], device="npu"), 0, dtype=torch.float32, out=out)
+    assert out.cpu().tolist() == [2.0, 6.0, 24.0]
+    with pytest.raises(IndexError, match=r"Dimension out of range"):
+        torch.cumprod(torch.ones(3, device="npu"), 1)
