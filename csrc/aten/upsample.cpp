@@ -1,7 +1,9 @@
 // upsample_nearest2d (+ backward) on npu for integer scale factors, the common case (UNet / FPN /
 // YOLO decoders): out[n, c, h*sh + i, w*sw + j] = x[n, c, h, w] is one device copy from a view of x
 // with zero strides over (i, j); the backward sums each sh x sw block with the reduction kernel.
-// Other ratios take the CPU fallback (same policy as an op without a kernel).
+// Other ratios, and nearest-exact at any ratio, gather through index maps (PyTorch's nearest_idx /
+// nearest_exact_idx rules, computed on the host in float as the CPU does): one index_select per dim,
+// the backward one index_add per dim.
 //
 // upsample_bilinear2d (+ backward), any sizes and scales, align_corners either way: bilinear
 // interpolation is separable, so the forward is, per spatial dim, two index_select gathers of the
@@ -27,7 +29,6 @@
 #include <optional>
 
 #include "aten/op_common.h"
-#include "core/cpu_fallback.h"
 
 namespace torch_ops_nn {
 namespace {
@@ -49,6 +50,39 @@ at::Tensor BlockView(const at::Tensor& t, int64_t fh, int64_t fw, bool replicate
                       {s[0], s[1], s[2] * fh, s[2], s[3] * fw, s[3]});
 }
 
+// Source index of every output position along one dim (PyTorch's nearest_idx / nearest_exact_idx).
+at::Tensor NearestMap(int64_t in, int64_t out, std::optional<double> scale, bool exact, c10::Device dev) {
+  at::Tensor idx = at::empty({out}, at::TensorOptions().dtype(c10::kLong));
+  int64_t* p = idx.data_ptr<int64_t>();
+  const float s = scale && *scale > 0 ? static_cast<float>(1.0 / *scale) : static_cast<float>(in) / static_cast<float>(out);
+  for (int64_t o = 0; o < out; ++o) {
+    if (!exact && out == in) p[o] = o;
+    else if (!exact && out == 2 * in) p[o] = o >> 1;
+    else {
+      const float src = exact ? (static_cast<float>(o) + 0.5f) * s : static_cast<float>(o) * s;
+      p[o] = std::min(static_cast<int64_t>(std::floor(src)), in - 1);
+    }
+  }
+  return idx.to(dev);
+}
+
+// x [N, C, H, W] gathered to [N, C, oh, ow] through the nearest maps.
+at::Tensor NearestGather(const at::Tensor& x, int64_t oh, int64_t ow, std::optional<double> sh,
+                         std::optional<double> sw, bool exact) {
+  at::Tensor y = at::index_select(x, 3, NearestMap(x.size(3), ow, sw, exact, x.device()));
+  return at::index_select(y, 2, NearestMap(x.size(2), oh, sh, exact, x.device()));
+}
+
+// The adjoint: grad [N, C, oh, ow] summed back to [N, C, h, w].
+at::Tensor NearestScatter(const at::Tensor& grad, int64_t h, int64_t w, std::optional<double> sh,
+                          std::optional<double> sw, bool exact) {
+  const at::Tensor g = grad.scalar_type() == c10::kFloat ? grad : grad.to(c10::kFloat);
+  at::Tensor r = at::zeros({g.size(0), g.size(1), h, g.size(3)}, g.options());
+  r.index_add_(2, NearestMap(h, g.size(2), sh, exact, g.device()), g);
+  at::Tensor q = at::zeros({g.size(0), g.size(1), h, w}, g.options());
+  return q.index_add_(3, NearestMap(w, g.size(3), sw, exact, g.device()), r);
+}
+
 at::Tensor& upsample_nearest2d_out_npu(const at::Tensor& self, c10::SymIntArrayRef output_size,
                                        std::optional<double> scales_h, std::optional<double> scales_w, at::Tensor& out) {
   const char* op = "upsample_nearest2d";
@@ -58,12 +92,13 @@ at::Tensor& upsample_nearest2d_out_npu(const at::Tensor& self, c10::SymIntArrayR
   const int64_t oh = output_size[0].expect_int(), ow = output_size[1].expect_int();
   TORCH_CHECK(oh > 0 && ow > 0, op, ": output size must be positive, got (", oh, ", ", ow, ")");
   const auto fh = IntegerFactor(self.size(2), oh, scales_h), fw = IntegerFactor(self.size(3), ow, scales_w);
-  if (!fh || !fw) {
-    CallCpuFallback("aten::upsample_nearest2d", "out", {self, output_size, scales_h, scales_w, out});
-    return out;
-  }
   at::native::resize_output(out, {self.size(0), self.size(1), oh, ow});
   if (out.numel() == 0) return out;
+  if (!fh || !fw) {
+    TORCH_CHECK(self.size(2) > 0 && self.size(3) > 0, op, ": input sizes should be greater than 0, got ", self.sizes());
+    out.copy_(NearestGather(self, oh, ow, scales_h, scales_w, false));
+    return out;
+  }
   BlockView(out, *fh, *fw, false).copy_(BlockView(self, *fh, *fw, true));
   return out;
 }
@@ -92,13 +127,12 @@ at::Tensor& upsample_nearest2d_backward_out_npu(const at::Tensor& grad, c10::Sym
               ": grad_output of shape ", grad.sizes(), " does not match the output shape [", n, ", ", c, ", ", oh, ", ",
               ow, "]");
   const auto fh = IntegerFactor(h, oh, scales_h), fw = IntegerFactor(w, ow, scales_w);
-  if (!fh || !fw) {
-    CallCpuFallback("aten::upsample_nearest2d_backward", "grad_input",
-                    {grad, output_size, input_size, scales_h, scales_w, grad_input});
-    return grad_input;
-  }
   at::native::resize_output(grad_input, {n, c, h, w});
   if (grad_input.numel() == 0) return grad_input;
+  if (!fh || !fw) {
+    grad_input.copy_(NearestScatter(grad, h, w, scales_h, scales_w, false));
+    return grad_input;
+  }
   grad_input.copy_(BlockView(grad, *fh, *fw, false).sum({3, 5}));
   return grad_input;
 }
@@ -110,6 +144,40 @@ at::Tensor upsample_nearest2d_backward_npu(const at::Tensor& grad, c10::SymIntAr
   return upsample_nearest2d_backward_out_npu(grad, output_size, input_size, scales_h, scales_w, gi);
 }
 
+
+at::Tensor upsample_nearest_exact2d_npu(const at::Tensor& self, c10::SymIntArrayRef output_size,
+                                        std::optional<double> scales_h, std::optional<double> scales_w) {
+  const char* op = "_upsample_nearest_exact2d";
+  CheckSameNpuDevice(op, {{"self", &self}});
+  TORCH_CHECK(self.dim() == 4, op, ": expected a 4-D input (N, C, H, W), got ", self.dim(), "-D");
+  TORCH_CHECK(output_size.size() == 2, op, ": output_size must have 2 elements, got ", output_size.size());
+  const int64_t oh = output_size[0].expect_int(), ow = output_size[1].expect_int();
+  TORCH_CHECK(oh > 0 && ow > 0 && self.size(2) > 0 && self.size(3) > 0, op,
+              ": input and output sizes should be greater than 0, got input ", self.sizes(), " and output (", oh,
+              ", ", ow, ")");
+  at::Tensor out = at::empty({self.size(0), self.size(1), oh, ow},
+                             self.options().memory_format(self.suggest_memory_format()));
+  if (out.numel() == 0) return out;
+  return out.copy_(NearestGather(self, oh, ow, scales_h, scales_w, true));
+}
+
+at::Tensor upsample_nearest_exact2d_backward_npu(const at::Tensor& grad, c10::SymIntArrayRef output_size,
+                                                 c10::SymIntArrayRef input_size, std::optional<double> scales_h,
+                                                 std::optional<double> scales_w) {
+  const char* op = "_upsample_nearest_exact2d_backward";
+  CheckSameNpuDevice(op, {{"grad_output", &grad}});
+  TORCH_CHECK(input_size.size() == 4 && output_size.size() == 2, op,
+              ": input_size must have 4 elements and output_size 2, got ", input_size.size(), " and ", output_size.size());
+  const int64_t n = input_size[0].expect_int(), c = input_size[1].expect_int(), h = input_size[2].expect_int(),
+                w = input_size[3].expect_int();
+  const int64_t oh = output_size[0].expect_int(), ow = output_size[1].expect_int();
+  TORCH_CHECK(grad.dim() == 4 && grad.size(0) == n && grad.size(1) == c && grad.size(2) == oh && grad.size(3) == ow, op,
+              ": grad_output of shape ", grad.sizes(), " does not match the output shape [", n, ", ", c, ", ", oh, ", ",
+              ow, "]");
+  at::Tensor gi = at::empty({n, c, h, w}, grad.options());
+  if (gi.numel() == 0) return gi;
+  return gi.copy_(NearestScatter(grad, h, w, scales_h, scales_w, true));
+}
 
 // ---- bilinear ------------------------------------------------------------------------------------
 
@@ -244,6 +312,8 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("upsample_nearest2d.out", TORCH_FN(torch_ops_nn::upsample_nearest2d_out_npu));
   m.impl("upsample_nearest2d_backward", TORCH_FN(torch_ops_nn::upsample_nearest2d_backward_npu));
   m.impl("upsample_nearest2d_backward.grad_input", TORCH_FN(torch_ops_nn::upsample_nearest2d_backward_out_npu));
+  m.impl("_upsample_nearest_exact2d", TORCH_FN(torch_ops_nn::upsample_nearest_exact2d_npu));
+  m.impl("_upsample_nearest_exact2d_backward", TORCH_FN(torch_ops_nn::upsample_nearest_exact2d_backward_npu));
   m.impl("upsample_bilinear2d", TORCH_FN(torch_ops_nn::upsample_bilinear2d_npu));
   m.impl("upsample_bilinear2d.out", TORCH_FN(torch_ops_nn::upsample_bilinear2d_out_npu));
   m.impl("upsample_bilinear2d_backward", TORCH_FN(torch_ops_nn::upsample_bilinear2d_backward_npu));

@@ -1,5 +1,6 @@
 """upsample_nearest2d (+ backward) with integer factors: one device copy forward, a block sum backward;
-results and layouts as the CPU's. Other ratios take the CPU fallback (an error under fallback_error).
+results and layouts as the CPU's. Other ratios and nearest-exact: index_select gathers through the
+CPU's index rule, index_add scatters backward.
 upsample_bilinear2d (+ backward) for any sizes and scales, align_corners either way: index_select
 gathers and index_add scatters per dim, against the CPU."""
 import pytest
@@ -29,9 +30,30 @@ def test_upsample_nearest2d_integer_factors(dtype, shape, kw, channels_last):
     torch.testing.assert_close(xn.grad.cpu().float(), xc.grad.float(), **tol)
 
 
-def test_upsample_nearest2d_other_ratios_take_the_fallback():
-    with pytest.raises(NotImplementedError, match="upsample_nearest2d"):
-        F.interpolate(torch.randn(1, 1, 5, 5).to("npu"), size=(7, 7))
+NEAREST_OTHER = [
+    ((2, 3, 5, 7), dict(size=(11, 13))),
+    ((1, 4, 16, 16), dict(scale_factor=0.5)),
+    ((2, 3, 9, 4), dict(scale_factor=(1.7, 0.6))),
+    ((2, 3, 9, 4), dict(scale_factor=3, recompute_scale_factor=True)),
+    ((1, 2, 1, 1), dict(size=(3, 2))),
+    ((1, 1, 5, 5), dict(size=(7, 7))),
+]
+
+
+@pytest.mark.parametrize("mode", ["nearest", "nearest-exact"])
+@pytest.mark.parametrize("shape,kw", NEAREST_OTHER + [((2, 3, 5, 7), dict(scale_factor=2))])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16])
+def test_upsample_nearest2d_other_ratios_and_exact(mode, shape, kw, dtype):
+    g = torch.Generator().manual_seed(5)
+    x = torch.randn(shape, generator=g).to(dtype)
+    xc, xn = x.clone().requires_grad_(), x.to("npu").requires_grad_()
+    y, yn = F.interpolate(xc, mode=mode, **kw), F.interpolate(xn, mode=mode, **kw)
+    assert torch.equal(yn.detach().cpu(), y.detach())  # a gather: exact
+    go = torch.randn(y.shape, generator=g).to(dtype)
+    y.backward(go)
+    yn.backward(go.to("npu"))
+    tol = dict(rtol=1e-5, atol=1e-5) if dtype == torch.float32 else dict(rtol=1e-2, atol=1e-2)
+    torch.testing.assert_close(xn.grad.cpu().float(), xc.grad.float(), **tol)
 
 
 BILINEAR = [
