@@ -1,5 +1,5 @@
-// Reflection and replication padding of the last one or two dims (F.pad's "reflect" and "replicate"
-// modes on 2-D/3-D and 3-D/4-D inputs), forward and backward, on npu.
+// Reflection and replication padding of the last one, two or three dims (F.pad's "reflect" and
+// "replicate" modes on 2-D/3-D, 3-D/4-D and 4-D/5-D inputs), forward and backward, on npu.
 //
 // A padded row is a gather of the input row through an index map (reflect: -1 -> 1, n -> n - 2;
 // replicate: clamp), so the forward is one index_select per padded dim (the index_select kernel) and
@@ -86,6 +86,14 @@ at::Tensor reflection_pad1d(const at::Tensor& self, c10::IntArrayRef p) { return
 at::Tensor reflection_pad2d(const at::Tensor& self, c10::IntArrayRef p) { return PadForward("reflection_pad2d", self, p, 2, true); }
 at::Tensor replication_pad1d(const at::Tensor& self, c10::IntArrayRef p) { return PadForward("replication_pad1d", self, p, 1, false); }
 at::Tensor replication_pad2d(const at::Tensor& self, c10::IntArrayRef p) { return PadForward("replication_pad2d", self, p, 2, false); }
+at::Tensor reflection_pad3d(const at::Tensor& self, c10::IntArrayRef p) { return PadForward("reflection_pad3d", self, p, 3, true); }
+at::Tensor replication_pad3d(const at::Tensor& self, c10::IntArrayRef p) { return PadForward("replication_pad3d", self, p, 3, false); }
+at::Tensor reflection_pad3d_backward(const at::Tensor& g, const at::Tensor& self, c10::IntArrayRef p) {
+  return PadBackward("reflection_pad3d_backward", g, self, p, 3, true);
+}
+at::Tensor replication_pad3d_backward(const at::Tensor& g, const at::Tensor& self, c10::IntArrayRef p) {
+  return PadBackward("replication_pad3d_backward", g, self, p, 3, false);
+}
 at::Tensor reflection_pad1d_backward(const at::Tensor& g, const at::Tensor& self, c10::IntArrayRef p) {
   return PadBackward("reflection_pad1d_backward", g, self, p, 1, true);
 }
@@ -112,4 +120,8 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("reflection_pad2d_backward", TORCH_FN(reflection_pad2d_backward));
   m.impl("replication_pad1d_backward", TORCH_FN(replication_pad1d_backward));
   m.impl("replication_pad2d_backward", TORCH_FN(replication_pad2d_backward));
+  m.impl("reflection_pad3d", TORCH_FN(reflection_pad3d));
+  m.impl("replication_pad3d", TORCH_FN(replication_pad3d));
+  m.impl("reflection_pad3d_backward", TORCH_FN(reflection_pad3d_backward));
+  m.impl("replication_pad3d_backward", TORCH_FN(replication_pad3d_backward));
 }

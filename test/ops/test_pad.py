@@ -1,5 +1,6 @@
 """Reflection and replication padding on npu (F.pad modes "reflect" / "replicate": index_select
-gathers forward, deterministic index_add scatters backward) vs PyTorch CPU, and bad inputs."""
+gathers forward, deterministic index_add scatters backward; 1-D, 2-D and 3-D padding) vs PyTorch CPU,
+and bad inputs."""
 import pytest
 import torch
 import torch.nn.functional as F
@@ -11,6 +12,8 @@ CASES = [
     ((1, 2, 4, 4), (-1, 2, 0, 3)),  # a negative pad crops
     ((2, 3, 5, 6), (0, 0, 4, 0)),   # one side only, the largest reflect pad
     ((5, 9), (8, 1)),               # 2-D input, 1-D padding
+    ((2, 3, 4, 5, 6), (1, 2, 0, 3, 2, 1)),  # 5-D, 3-D padding
+    ((3, 4, 5, 6), (2, 0, 1, 1, 3, 3)),     # unbatched 4-D, 3-D padding
 ]
 
 
