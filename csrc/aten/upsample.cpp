@@ -179,59 +179,76 @@ at::Tensor upsample_nearest_exact2d_backward_npu(const at::Tensor& grad, c10::Sy
   return gi.copy_(NearestScatter(grad, h, w, scales_h, scales_w, true));
 }
 
-// ---- bilinear ------------------------------------------------------------------------------------
+// ---- bilinear / bicubic ---------------------------------------------------------------------------
 
-struct LinearMap {
-  at::Tensor i0, i1, l0, l1;  // device: int64 [out], float [out]
-  bool identity = false;      // out == in: a copy
+// The taps of one dim: output o = sum_t w[t][o] * input[idx[t][o]] (2 taps bilinear, 4 bicubic).
+struct TapMap {
+  at::Tensor idx, w;      // device: int64 [taps, out], float [taps, out]
+  bool identity = false;  // out == in: a copy
 };
 
-LinearMap MakeLinearMap(int64_t in, int64_t out, bool align_corners, std::optional<double> scale, c10::Device dev) {
-  LinearMap m;
+float SourceScale(int64_t in, int64_t out, bool align_corners, std::optional<double> scale) {
+  if (align_corners) return out > 1 ? static_cast<float>(in - 1) / static_cast<float>(out - 1) : 0.0f;
+  return scale && *scale > 0 ? static_cast<float>(1.0 / *scale) : static_cast<float>(in) / static_cast<float>(out);
+}
+
+// PyTorch's rules (ATen/native/UpSample.h) in float: bilinear clamps a negative source to 0 and takes
+// i0, i0 + 1 (not past the end) with lambdas 1 - t, t; bicubic keeps the negative source and takes
+// i0 - 1 .. i0 + 2 clamped into the row with the cubic convolution coefficients (A = -0.75) of t.
+TapMap MakeTapMap(int64_t in, int64_t out, bool align_corners, std::optional<double> scale, bool cubic,
+                  c10::Device dev) {
+  TapMap m;
   m.identity = in == out;
   if (m.identity) return m;
-  float ratio;
-  if (align_corners) ratio = out > 1 ? static_cast<float>(in - 1) / static_cast<float>(out - 1) : 0.0f;
-  else ratio = scale && *scale > 0 ? static_cast<float>(1.0 / *scale) : static_cast<float>(in) / static_cast<float>(out);
-  at::Tensor idx = at::empty({2, out}, at::TensorOptions().dtype(c10::kLong));
-  at::Tensor lam = at::empty({2, out}, at::TensorOptions().dtype(c10::kFloat));
+  const int64_t taps = cubic ? 4 : 2;
+  const float ratio = SourceScale(in, out, align_corners, scale);
+  at::Tensor idx = at::empty({taps, out}, at::TensorOptions().dtype(c10::kLong));
+  at::Tensor wt = at::empty({taps, out}, at::TensorOptions().dtype(c10::kFloat));
   int64_t* ip = idx.data_ptr<int64_t>();
-  float* lp = lam.data_ptr<float>();
+  float* wp = wt.data_ptr<float>();
+  const float A = -0.75f;
+  auto conv1 = [&](float x) { return ((A + 2) * x - (A + 3)) * x * x + 1; };
+  auto conv2 = [&](float x) { return ((A * x - 5 * A) * x + 8 * A) * x - 4 * A; };
   for (int64_t o = 0; o < out; ++o) {
     float src = align_corners ? ratio * static_cast<float>(o) : ratio * (static_cast<float>(o) + 0.5f) - 0.5f;
-    if (!align_corners && src < 0.0f) src = 0.0f;
+    if (!cubic && !align_corners && src < 0.0f) src = 0.0f;
     const int64_t i0 = std::min(static_cast<int64_t>(std::floor(src)), in - 1);
-    const float l1 = std::min(std::max(src - static_cast<float>(i0), 0.0f), 1.0f);
-    ip[o] = i0;
-    ip[out + o] = i0 + (i0 < in - 1 ? 1 : 0);
-    lp[o] = 1.0f - l1;
-    lp[out + o] = l1;
+    const float t = std::min(std::max(src - static_cast<float>(i0), 0.0f), 1.0f);
+    if (!cubic) {
+      ip[o] = i0;
+      ip[out + o] = i0 + (i0 < in - 1 ? 1 : 0);
+      wp[o] = 1.0f - t;
+      wp[out + o] = t;
+    } else {
+      const float c[4] = {conv2(t + 1.0f), conv1(t), conv1(1.0f - t), conv2(1.0f - t + 1.0f)};
+      for (int64_t k = 0; k < 4; ++k) {
+        ip[k * out + o] = std::max<int64_t>(std::min<int64_t>(i0 - 1 + k, in - 1), 0);
+        wp[k * out + o] = c[k];
+      }
+    }
   }
-  idx = idx.to(dev);
-  lam = lam.to(dev);
-  m.i0 = idx[0];
-  m.i1 = idx[1];
-  m.l0 = lam[0];
-  m.l1 = lam[1];
+  m.idx = idx.to(dev);
+  m.w = wt.to(dev);
   return m;
 }
 
-// Lambdas of dim `d` (2 or 3) shaped to broadcast over [N, C, rows, cols].
+// Weights of dim `d` (2 or 3) shaped to broadcast over [N, C, rows, cols].
 at::Tensor Along(const at::Tensor& l, int64_t d) { return d == 2 ? l.view({-1, 1}) : l; }
 
 // x interpolated along dim d (float result).
-at::Tensor InterpDim(const at::Tensor& x, int64_t d, const LinearMap& m) {
-  at::Tensor a = at::index_select(x, d, m.i0) * Along(m.l0, d);
-  return a.add_(at::index_select(x, d, m.i1) * Along(m.l1, d));
+at::Tensor InterpDim(const at::Tensor& x, int64_t d, const TapMap& m) {
+  at::Tensor a = at::index_select(x, d, m.idx[0]) * Along(m.w[0], d);
+  for (int64_t t = 1; t < m.idx.size(0); ++t) a.add_(at::index_select(x, d, m.idx[t]) * Along(m.w[t], d));
+  return a;
 }
 
 // The adjoint of InterpDim: g (float, size out along d) scattered back to size `in` along d.
-at::Tensor InterpDimBackward(const at::Tensor& g, int64_t d, int64_t in, const LinearMap& m) {
+at::Tensor InterpDimBackward(const at::Tensor& g, int64_t d, int64_t in, const TapMap& m) {
   std::vector<int64_t> size = g.sizes().vec();
   size[d] = in;
   at::Tensor r = at::zeros(size, g.options());
-  r.index_add_(d, m.i0, g * Along(m.l0, d));
-  return r.index_add_(d, m.i1, g * Along(m.l1, d));
+  for (int64_t t = 0; t < m.idx.size(0); ++t) r.index_add_(d, m.idx[t], g * Along(m.w[t], d));
+  return r;
 }
 
 void CheckBilinearSizes(const char* op, int64_t h, int64_t w, int64_t oh, int64_t ow) {
@@ -239,10 +256,9 @@ void CheckBilinearSizes(const char* op, int64_t h, int64_t w, int64_t oh, int64_
               "input (H: ", h, ", W: ", w, ") output (H: ", oh, ", W: ", ow, ")");
 }
 
-at::Tensor& upsample_bilinear2d_out_npu(const at::Tensor& self, c10::SymIntArrayRef output_size, bool align_corners,
-                                        std::optional<double> scales_h, std::optional<double> scales_w,
-                                        at::Tensor& out) {
-  const char* op = "upsample_bilinear2d";
+at::Tensor& InterpOut(const char* op, bool cubic, const at::Tensor& self, c10::SymIntArrayRef output_size,
+                      bool align_corners, std::optional<double> scales_h, std::optional<double> scales_w,
+                      at::Tensor& out) {
   CheckSameNpuDevice(op, {{"self", &self}, {"out", &out}});
   TORCH_CHECK(self.dim() == 4, op, ": expected a 4-D input (N, C, H, W), got ", self.dim(), "-D");
   TORCH_CHECK(output_size.size() == 2, op, ": output_size must have 2 elements, got ", output_size.size());
@@ -252,29 +268,27 @@ at::Tensor& upsample_bilinear2d_out_npu(const at::Tensor& self, c10::SymIntArray
   CheckBilinearSizes(op, h, w, oh, ow);
   at::native::resize_output(out, {self.size(0), self.size(1), oh, ow});
   if (out.numel() == 0) return out;
-  const LinearMap mw = MakeLinearMap(w, ow, align_corners, scales_w, self.device());
-  const LinearMap mh = MakeLinearMap(h, oh, align_corners, scales_h, self.device());
+  const TapMap mw = MakeTapMap(w, ow, align_corners, scales_w, cubic, self.device());
+  const TapMap mh = MakeTapMap(h, oh, align_corners, scales_h, cubic, self.device());
   at::Tensor t = mw.identity ? self : InterpDim(self, 3, mw);
   if (!mh.identity) t = InterpDim(t, 2, mh);
   out.copy_(t);
   return out;
 }
 
-at::Tensor upsample_bilinear2d_npu(const at::Tensor& self, c10::SymIntArrayRef output_size, bool align_corners,
-                                   std::optional<double> scales_h, std::optional<double> scales_w) {
+at::Tensor Interp(const char* op, bool cubic, const at::Tensor& self, c10::SymIntArrayRef output_size,
+                  bool align_corners, std::optional<double> scales_h, std::optional<double> scales_w) {
   // The input's layout, as the CPU kernel keeps it.
   at::Tensor out = at::empty({0}, self.options());
   if (self.dim() == 4 && output_size.size() == 2)
     out = at::empty({self.size(0), self.size(1), output_size[0].expect_int(), output_size[1].expect_int()},
                     self.options().memory_format(self.suggest_memory_format()));
-  return upsample_bilinear2d_out_npu(self, output_size, align_corners, scales_h, scales_w, out);
+  return InterpOut(op, cubic, self, output_size, align_corners, scales_h, scales_w, out);
 }
 
-at::Tensor& upsample_bilinear2d_backward_out_npu(const at::Tensor& grad, c10::SymIntArrayRef output_size,
-                                                 c10::SymIntArrayRef input_size, bool align_corners,
-                                                 std::optional<double> scales_h, std::optional<double> scales_w,
-                                                 at::Tensor& grad_input) {
-  const char* op = "upsample_bilinear2d_backward";
+at::Tensor& InterpBackwardOut(const char* op, bool cubic, const at::Tensor& grad, c10::SymIntArrayRef output_size,
+                              c10::SymIntArrayRef input_size, bool align_corners, std::optional<double> scales_h,
+                              std::optional<double> scales_w, at::Tensor& grad_input) {
   CheckSameNpuDevice(op, {{"grad_output", &grad}, {"grad_input", &grad_input}});
   TORCH_CHECK(input_size.size() == 4 && output_size.size() == 2, op,
               ": input_size must have 4 elements and output_size 2, got ", input_size.size(), " and ", output_size.size());
@@ -288,8 +302,8 @@ at::Tensor& upsample_bilinear2d_backward_out_npu(const at::Tensor& grad, c10::Sy
               ow, "]");
   at::native::resize_output(grad_input, {n, c, h, w});
   if (grad_input.numel() == 0) return grad_input;
-  const LinearMap mw = MakeLinearMap(w, ow, align_corners, scales_w, grad.device());
-  const LinearMap mh = MakeLinearMap(h, oh, align_corners, scales_h, grad.device());
+  const TapMap mw = MakeTapMap(w, ow, align_corners, scales_w, cubic, grad.device());
+  const TapMap mh = MakeTapMap(h, oh, align_corners, scales_h, cubic, grad.device());
   at::Tensor g = grad.scalar_type() == c10::kFloat ? grad : grad.to(c10::kFloat);
   if (!mh.identity) g = InterpDimBackward(g, 2, h, mh);
   if (!mw.identity) g = InterpDimBackward(g, 3, w, mw);
@@ -297,12 +311,33 @@ at::Tensor& upsample_bilinear2d_backward_out_npu(const at::Tensor& grad, c10::Sy
   return grad_input;
 }
 
-at::Tensor upsample_bilinear2d_backward_npu(const at::Tensor& grad, c10::SymIntArrayRef output_size,
-                                            c10::SymIntArrayRef input_size, bool align_corners,
-                                            std::optional<double> scales_h, std::optional<double> scales_w) {
-  at::Tensor gi = at::empty({0}, grad.options());
-  return upsample_bilinear2d_backward_out_npu(grad, output_size, input_size, align_corners, scales_h, scales_w, gi);
-}
+// The registered forms: (bilinear, bicubic) x (functional, out=), forward and backward.
+#define TORCH_OPS_NN_INTERP_OPS(NAME, CUBIC)                                                                        \
+  at::Tensor upsample_##NAME##2d_npu(const at::Tensor& self, c10::SymIntArrayRef output_size, bool align_corners,   \
+                                     std::optional<double> sh, std::optional<double> sw) {                          \
+    return Interp("upsample_" #NAME "2d", CUBIC, self, output_size, align_corners, sh, sw);                         \
+  }                                                                                                                 \
+  at::Tensor& upsample_##NAME##2d_out_npu(const at::Tensor& self, c10::SymIntArrayRef output_size,                  \
+                                          bool align_corners, std::optional<double> sh, std::optional<double> sw,   \
+                                          at::Tensor& out) {                                                        \
+    return InterpOut("upsample_" #NAME "2d", CUBIC, self, output_size, align_corners, sh, sw, out);                 \
+  }                                                                                                                 \
+  at::Tensor& upsample_##NAME##2d_backward_out_npu(const at::Tensor& grad, c10::SymIntArrayRef output_size,         \
+                                                   c10::SymIntArrayRef input_size, bool align_corners,              \
+                                                   std::optional<double> sh, std::optional<double> sw,              \
+                                                   at::Tensor& grad_input) {                                        \
+    return InterpBackwardOut("upsample_" #NAME "2d_backward", CUBIC, grad, output_size, input_size, align_corners,  \
+                             sh, sw, grad_input);                                                                   \
+  }                                                                                                                 \
+  at::Tensor upsample_##NAME##2d_backward_npu(const at::Tensor& grad, c10::SymIntArrayRef output_size,              \
+                                              c10::SymIntArrayRef input_size, bool align_corners,                   \
+                                              std::optional<double> sh, std::optional<double> sw) {                 \
+    at::Tensor gi = at::empty({0}, grad.options());                                                                 \
+    return upsample_##NAME##2d_backward_out_npu(grad, output_size, input_size, align_corners, sh, sw, gi);         \
+  }
+TORCH_OPS_NN_INTERP_OPS(bilinear, false)
+TORCH_OPS_NN_INTERP_OPS(bicubic, true)
+#undef TORCH_OPS_NN_INTERP_OPS
 
 }  // namespace
 }  // namespace torch_ops_nn
@@ -318,4 +353,8 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("upsample_bilinear2d.out", TORCH_FN(torch_ops_nn::upsample_bilinear2d_out_npu));
   m.impl("upsample_bilinear2d_backward", TORCH_FN(torch_ops_nn::upsample_bilinear2d_backward_npu));
   m.impl("upsample_bilinear2d_backward.grad_input", TORCH_FN(torch_ops_nn::upsample_bilinear2d_backward_out_npu));
+  m.impl("upsample_bicubic2d", TORCH_FN(torch_ops_nn::upsample_bicubic2d_npu));
+  m.impl("upsample_bicubic2d.out", TORCH_FN(torch_ops_nn::upsample_bicubic2d_out_npu));
+  m.impl("upsample_bicubic2d_backward", TORCH_FN(torch_ops_nn::upsample_bicubic2d_backward_npu));
+  m.impl("upsample_bicubic2d_backward.grad_input", TORCH_FN(torch_ops_nn::upsample_bicubic2d_backward_out_npu));
 }
