@@ -29,6 +29,24 @@ GatherScatterTiling gather_tiling(uint64_t O, uint64_t D, uint64_t J, uint64_t Q
   return t;
 }
 
+bool gather_row_mode(GatherScatterTiling& t, const SocInfo& soc) {
+  if (t.Q != 1 || t.sd != 1 || t.ij != 1 || (t.elem_bytes != 2 && t.elem_bytes != 4) || t.D == 0 || t.J == 0)
+    return false;
+  const uint64_t row_bytes = AlignUp<uint64_t>(t.D * t.elem_bytes, 32);
+  const uint32_t chunk = 2048;
+  // UB: the self row; per chunk the indices (8 B), two offset tables, the words (4 B each), two
+  // float copies and a reduction buffer, the output.
+  const uint64_t need = row_bytes + uint64_t(chunk) * (8 + 4 + 4 + 4 + 4 + 4 + 4 + t.elem_bytes) + 1024;
+  if (need + kUbReserve > soc.ub_bytes || t.D >= (uint64_t(1) << 24)) return false;
+  t.row_mode = 1;
+  t.row_chunk = chunk;
+  t.units = t.O;
+  const ItemSplit sp = SplitItems(t.O, t.O * t.J * t.elem_bytes, soc.vector_cores, 16 * 1024);
+  t.units_per_core = sp.per_core;
+  t.block_dim = sp.block_dim;
+  return true;
+}
+
 IndexLinearTiling index_linear_tiling(uint64_t n, uint32_t q, const SocInfo& soc) {
   IndexLinearTiling t;
   t.n = n;
@@ -127,12 +145,41 @@ class GatherKernel {
     sGm_.SetGlobalBuffer(reinterpret_cast<__gm__ T*>(self), (t.O - 1) * t.so + (t.D - 1) * t.sd + (t.Q - 1) * t.sq + 1);
     oGm_.SetGlobalBuffer(reinterpret_cast<__gm__ T*>(out), t.O * t.J * t.Q);
     index_.Init(index, t);
-    pipe_.InitBuffer(buf_, t.chunk * sizeof(T));
+    if (t.row_mode) {
+      const uint32_t C = t.row_chunk;
+      iGm_.SetGlobalBuffer(reinterpret_cast<__gm__ uint32_t*>(index), ((t.O - 1) * t.io + t.J) * (t.idx64 ? 2 : 1));
+      pipe_.InitBuffer(row_, npu_kernels::AlignUp<uint64_t>(t.D * sizeof(T), 32));
+      pipe_.InitBuffer(out_, npu_kernels::AlignUp<uint64_t>(C * sizeof(T), 32));
+      pipe_.InitBuffer(idx_, C * 8);
+      pipe_.InitBuffer(lo_, C * 4);
+      pipe_.InitBuffer(hi_, C * 4);
+      pipe_.InitBuffer(even_, C * 4);
+      pipe_.InitBuffer(odd_, C * 4);
+      pipe_.InitBuffer(f_, C * 4);
+      pipe_.InitBuffer(red_, 128);
+      pipe_.InitBuffer(work_, C * 4);
+      // The scalar path for a chunk with a bad index stages at most C outputs.
+      pipe_.InitBuffer(buf_, npu_kernels::AlignUp<uint64_t>(C * sizeof(T), 32));
+    } else {
+      pipe_.InitBuffer(buf_, t.chunk * sizeof(T));
+    }
   }
 
   __aicore__ inline void Process() {
-    const CoreShare sh = ShareOfThisCore(t_.units, t_.units_per_core);
-    const uint64_t e0 = sh.begin, e1 = sh.end;
+    if constexpr (sizeof(T) == 2 || sizeof(T) == 4) {
+      if (t_.row_mode) return ProcessRows();
+    }
+    ProcessRange(0, 0);
+  }
+
+ private:
+  // Output elements [e0, e1) by scalar reads (e1 = 0: this core's share).
+  __aicore__ inline void ProcessRange(uint64_t e0, uint64_t e1) {
+    if (e1 == 0) {
+      const CoreShare sh = ShareOfThisCore(t_.units, t_.units_per_core);
+      e0 = sh.begin;
+      e1 = sh.end;
+    }
     if (e0 >= e1) return;
     uint64_t q = e0 % t_.Q, j = (e0 / t_.Q) % t_.J, o = e0 / (t_.Q * t_.J);
     LocalTensor<T> b = buf_.Get<T>();
@@ -153,12 +200,78 @@ class GatherKernel {
     }
   }
 
- private:
+  // Row mode (see gather_scatter.h): one unit per row o.
+  __aicore__ inline void ProcessRows() {
+    const CoreShare sh = ShareOfThisCore(t_.units, t_.units_per_core);
+    if (sh.begin >= sh.end) return;
+    const uint32_t C = t_.row_chunk;
+    LocalTensor<T> row = row_.Get<T>(), out = out_.Get<T>();
+    LocalTensor<uint32_t> idx = idx_.Get<uint32_t>(), lo = lo_.Get<uint32_t>(), hi = hi_.Get<uint32_t>();
+    LocalTensor<uint32_t> even = even_.Get<uint32_t>(), odd = odd_.Get<uint32_t>();
+    LocalTensor<float> f = f_.Get<float>(), red = red_.Get<float>(), work = work_.Get<float>();
+    // Byte offsets of the low / high words of int64 index k: 8k / 8k + 4.
+    for (uint32_t k = 0; k < C; ++k) {
+      even.SetValue(k, 8 * k);
+      odd.SetValue(k, 8 * k + 4);
+    }
+    const uint32_t isz = t_.idx64 ? 8 : 4;
+    for (uint64_t o = sh.begin; o < sh.end; ++o) {
+      SyncPipes<HardEvent::V_MTE2>();  // the previous row's Gathers have read `row`
+      DataCopyPad(row, sGm_[o * t_.so], DataCopyExtParams(1, uint32_t(t_.D * sizeof(T)), 0, 0, 0),
+                  DataCopyPadExtParams<T>(false, 0, 0, 0));
+      for (uint64_t j0 = 0; j0 < t_.J; j0 += C) {
+        const uint32_t n = uint32_t(t_.J - j0 < C ? t_.J - j0 : C);
+        const int32_t n64 = int32_t((n + 63) / 64 * 64);
+        SyncPipes<HardEvent::V_MTE2>();  // the previous chunk's indices are read
+        DataCopyPad(idx, iGm_[(o * t_.io + j0) * (isz / 4)], DataCopyExtParams(1, n * isz, 0, 0, 0),
+                    DataCopyPadExtParams<uint32_t>(false, 0, 0, 0));
+        SyncPipes<HardEvent::MTE2_V>();
+        // The index words as int32 (the low words of int64) and, for int64, the high words.
+        if (t_.idx64) {
+          Gather(lo, idx, even, 0u, uint32_t(n64));
+          Gather(hi, idx, odd, 0u, uint32_t(n64));
+        } else {
+          Adds(lo.ReinterpretCast<int32_t>(), idx.ReinterpretCast<int32_t>(), int32_t(0), n64);
+        }
+        // Range: every index + 0.5 in (0, D) (never a zero: a max / min of 0 takes the reductions'
+        // exact +-0 scan) and, for int64, the high words' absolute sum 0.
+        if (t_.idx64) {
+          Cast(f, hi.ReinterpretCast<int32_t>(), RoundMode::CAST_NONE, uint32_t(n64));
+          Abs(f, f, n64);
+          ReduceSum(red[16], f, work, int32_t(n));
+        }
+        Cast(f, lo.ReinterpretCast<int32_t>(), RoundMode::CAST_NONE, uint32_t(n64));
+        Adds(f, f, 0.5f, n64);
+        ReduceMax(red, f, work, int32_t(n));
+        ReduceMin(red[8], f, work, int32_t(n));
+        SyncPipes<HardEvent::V_S>();
+        bool ok = red.GetValue(0) < float(t_.D) && red.GetValue(8) > 0.0f;
+        if (t_.idx64) ok = ok && red.GetValue(16) == 0.0f;
+        if (!ok) {  // the scalar path finds the first bad index and asserts
+          ProcessRange(o * t_.J + j0, o * t_.J + j0 + n);
+          continue;
+        }
+        // Byte offsets (exact in float: D < 2^24; the int32 multiply is the slower vector path).
+        Adds(f, f, -0.5f, n64);
+        Muls(f, f, float(sizeof(T)), n64);
+        Cast(lo.ReinterpretCast<int32_t>(), f, RoundMode::CAST_RINT, uint32_t(n64));
+        SyncPipes<HardEvent::MTE3_V>();  // the previous output chunk has left
+        if constexpr (sizeof(T) == 4)
+          Gather(out.template ReinterpretCast<uint32_t>(), row.template ReinterpretCast<uint32_t>(), lo, 0u, n);
+        else
+          Gather(out.template ReinterpretCast<uint16_t>(), row.template ReinterpretCast<uint16_t>(), lo, 0u, n);
+        SyncPipes<HardEvent::V_MTE3>();
+        DataCopyPad(oGm_[o * t_.J + j0], out, DataCopyExtParams(1, uint32_t(n * sizeof(T)), 0, 0, 0));
+      }
+    }
+  }
+
   GatherScatterTiling t_{};
   TPipe pipe_;
-  TBuf<TPosition::VECCALC> buf_;
+  TBuf<TPosition::VECCALC> buf_, row_, out_, idx_, lo_, hi_, even_, odd_, f_, red_, work_;
   StridedIndex index_;
   GlobalTensor<T> sGm_, oGm_;
+  GlobalTensor<uint32_t> iGm_;
 };
 
 // OP = kScatterAssign: T is the storage by size (scatter). Otherwise T is the dtype and each update

@@ -34,6 +34,13 @@ struct GatherScatterTiling {
   uint32_t row_elems = 0;           // scatter: UB elements per tile row (qblk rounded up to 32 B)
   uint32_t flat = 0;                // scatter: Q == 1 and sd == 1: the tile is one contiguous run of dwin
   uint32_t idx64 = 0, elem_bytes = 4, block_dim = 1;
+  // gather along a contiguous last dim (Q == 1, sd == 1, index rows contiguous, 2- or 4-byte
+  // elements, a self row in UB): per row, the self row and index chunks are copied into UB, the
+  // indices become byte offsets with vector ops (their range checked by a min / max reduction;
+  // a chunk with a bad index takes the scalar path, whose assert names it) and one vector Gather
+  // builds the output chunk. Set by gather_row_mode(); units are then rows.
+  uint32_t row_mode = 0;
+  uint32_t row_chunk = 0;           // indices per UB chunk (multiple of 64)
 };
 
 // What a scatter does with each update (the scatter kernels' template argument; the host picks the
@@ -57,6 +64,9 @@ struct IndexLinearTiling {
 IndexLinearTiling index_linear_tiling(uint64_t n, uint32_t q, const SocInfo& soc);
 
 // gather: out elements split over the vector cores. scatter: tiles of the destination split over them.
+// Switches a gather tiling (strides set) to row mode when it applies; returns whether it did.
+bool gather_row_mode(GatherScatterTiling& t, const SocInfo& soc);
+
 GatherScatterTiling gather_tiling(uint64_t O, uint64_t D, uint64_t J, uint64_t Q, uint32_t elem_bytes, bool idx64,
                                   const SocInfo& soc);
 GatherScatterTiling scatter_tiling(uint64_t O, uint64_t D, uint64_t J, uint64_t Q, uint64_t sd, uint32_t elem_bytes,

@@ -174,6 +174,7 @@ void LaunchGather(const char* op, at::Tensor src3, int64_t dim, at::Tensor index
                                       SocInfoFor(dev));
   t.so = uint64_t(v->so), t.sd = uint64_t(v->sd), t.sq = uint64_t(v->sq);
   SetIndexAndSrc(t, is, {0, 0, 0});
+  npu_kernels::gather_row_mode(t, SocInfoFor(dev));
   KernelLaunch launch{"gather_kernel", ascendc_host::CoreType::AIV, t.block_dim, dev};
   if (LogDebugEnabled()) launch.detail = DescribeForLog({{"self", &src3}, {"index", &index}}) + " dim=" + std::to_string(dim);
   LaunchKernel(std::move(launch), PickBySize(src3.element_size(), true), t, src3.data_ptr(), index.data_ptr(),

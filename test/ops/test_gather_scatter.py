@@ -138,6 +138,31 @@ def test_scatter_add_backward_of_gather():
     torch.testing.assert_close(xd.grad.cpu(), x.grad)
 
 
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.int32])
+@pytest.mark.parametrize("shape,j", [((3, 5000), 4500), ((2, 7, 3136), 3136), ((4, 9), 1)])
+def test_gather_last_dim_rows(dtype, shape, j):
+    # The row path: self rows in UB, indices to offsets with vector ops, one vector Gather per chunk
+    # (chunks of 2048 indices; an expanded index too).
+    g = torch.Generator().manual_seed(11)
+    x = (torch.randn(shape, generator=g) * 100).to(dtype)
+    idx = torch.randint(0, shape[-1], (*shape[:-1], j), generator=g)
+    assert torch.equal(torch.gather(x.npu(), -1, idx.npu()).cpu(), torch.gather(x, -1, idx))
+    e = idx[..., :1, :] if len(shape) == 3 else idx[:1]
+    e = e.expand(idx.shape)
+    assert torch.equal(torch.gather(x.npu(), -1, e.npu()).cpu(), torch.gather(x, -1, e))
+
+
+def test_gather_last_dim_rows_bad_index():
+    x = torch.zeros(3, 3000, device="npu")
+    for bad in [3000, -1, 2**32 + 1]:  # past the end, negative, a nonzero high word
+        idx = torch.zeros(3, 2500, dtype=torch.long)
+        idx[2, 2100] = bad
+        with pytest.raises(RuntimeError, match=rf"index {bad} is out of bounds for dimension with size 3000"):
+            torch.gather(x, 1, idx.npu())
+            torch.npu.synchronize()
+    assert torch.gather(x + 1, 1, torch.zeros(3, 2, dtype=torch.long, device="npu")).sum().item() == 6
+
+
 def test_bad_input_is_a_clear_error_and_the_device_keeps_working():
     x = torch.zeros(4, 5, device="npu")
     with pytest.raises(RuntimeError, match=r"gather_kernel: .*index 5 is out of bounds for dimension with size 5"):
