@@ -24,6 +24,7 @@
 #include <torch/library.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <vector>
 #include <optional>
@@ -48,6 +49,20 @@ at::Tensor BlockView(const at::Tensor& t, int64_t fh, int64_t fw, bool replicate
   if (replicate) return t.as_strided({t.size(0), t.size(1), t.size(2), fh, t.size(3), fw}, {s[0], s[1], s[2], 0, s[3], 0});
   return t.as_strided({t.size(0), t.size(1), t.size(2) / fh, fh, t.size(3) / fw, fw},
                       {s[0], s[1], s[2] * fh, s[2], s[3] * fw, s[3]});
+}
+
+// The sizes of an upsampling backward ([N, C, H, W] input, [OH, OW] output), checked against grad_output.
+std::array<int64_t, 6> BackwardSizes(const char* op, const at::Tensor& grad, c10::SymIntArrayRef output_size,
+                                     c10::SymIntArrayRef input_size) {
+  TORCH_CHECK(input_size.size() == 4 && output_size.size() == 2, op,
+              ": input_size must have 4 elements and output_size 2, got ", input_size.size(), " and ", output_size.size());
+  const int64_t n = input_size[0].expect_int(), c = input_size[1].expect_int(), h = input_size[2].expect_int(),
+                w = input_size[3].expect_int();
+  const int64_t oh = output_size[0].expect_int(), ow = output_size[1].expect_int();
+  TORCH_CHECK(grad.dim() == 4 && grad.size(0) == n && grad.size(1) == c && grad.size(2) == oh && grad.size(3) == ow, op,
+              ": grad_output of shape ", grad.sizes(), " does not match the output shape [", n, ", ", c, ", ", oh, ", ",
+              ow, "]");
+  return {n, c, h, w, oh, ow};
 }
 
 // Source index of every output position along one dim (PyTorch's nearest_idx / nearest_exact_idx).
@@ -118,14 +133,7 @@ at::Tensor& upsample_nearest2d_backward_out_npu(const at::Tensor& grad, c10::Sym
                                                 std::optional<double> scales_w, at::Tensor& grad_input) {
   const char* op = "upsample_nearest2d_backward";
   CheckSameNpuDevice(op, {{"grad_output", &grad}, {"grad_input", &grad_input}});
-  TORCH_CHECK(input_size.size() == 4 && output_size.size() == 2, op,
-              ": input_size must have 4 elements and output_size 2, got ", input_size.size(), " and ", output_size.size());
-  const int64_t n = input_size[0].expect_int(), c = input_size[1].expect_int(), h = input_size[2].expect_int(),
-                w = input_size[3].expect_int();
-  const int64_t oh = output_size[0].expect_int(), ow = output_size[1].expect_int();
-  TORCH_CHECK(grad.dim() == 4 && grad.size(0) == n && grad.size(1) == c && grad.size(2) == oh && grad.size(3) == ow, op,
-              ": grad_output of shape ", grad.sizes(), " does not match the output shape [", n, ", ", c, ", ", oh, ", ",
-              ow, "]");
+  const auto [n, c, h, w, oh, ow] = BackwardSizes(op, grad, output_size, input_size);
   const auto fh = IntegerFactor(h, oh, scales_h), fw = IntegerFactor(w, ow, scales_w);
   at::native::resize_output(grad_input, {n, c, h, w});
   if (grad_input.numel() == 0) return grad_input;
@@ -166,14 +174,7 @@ at::Tensor upsample_nearest_exact2d_backward_npu(const at::Tensor& grad, c10::Sy
                                                  std::optional<double> scales_w) {
   const char* op = "_upsample_nearest_exact2d_backward";
   CheckSameNpuDevice(op, {{"grad_output", &grad}});
-  TORCH_CHECK(input_size.size() == 4 && output_size.size() == 2, op,
-              ": input_size must have 4 elements and output_size 2, got ", input_size.size(), " and ", output_size.size());
-  const int64_t n = input_size[0].expect_int(), c = input_size[1].expect_int(), h = input_size[2].expect_int(),
-                w = input_size[3].expect_int();
-  const int64_t oh = output_size[0].expect_int(), ow = output_size[1].expect_int();
-  TORCH_CHECK(grad.dim() == 4 && grad.size(0) == n && grad.size(1) == c && grad.size(2) == oh && grad.size(3) == ow, op,
-              ": grad_output of shape ", grad.sizes(), " does not match the output shape [", n, ", ", c, ", ", oh, ", ",
-              ow, "]");
+  const auto [n, c, h, w, oh, ow] = BackwardSizes(op, grad, output_size, input_size);
   at::Tensor gi = at::empty({n, c, h, w}, grad.options());
   if (gi.numel() == 0) return gi;
   return gi.copy_(NearestScatter(grad, h, w, scales_h, scales_w, true));
@@ -290,16 +291,9 @@ at::Tensor& InterpBackwardOut(const char* op, bool cubic, const at::Tensor& grad
                               c10::SymIntArrayRef input_size, bool align_corners, std::optional<double> scales_h,
                               std::optional<double> scales_w, at::Tensor& grad_input) {
   CheckSameNpuDevice(op, {{"grad_output", &grad}, {"grad_input", &grad_input}});
-  TORCH_CHECK(input_size.size() == 4 && output_size.size() == 2, op,
-              ": input_size must have 4 elements and output_size 2, got ", input_size.size(), " and ", output_size.size());
   CheckFloatDtype(op, "grad_output", grad);
-  const int64_t n = input_size[0].expect_int(), c = input_size[1].expect_int(), h = input_size[2].expect_int(),
-                w = input_size[3].expect_int();
-  const int64_t oh = output_size[0].expect_int(), ow = output_size[1].expect_int();
+  const auto [n, c, h, w, oh, ow] = BackwardSizes(op, grad, output_size, input_size);
   CheckBilinearSizes(op, h, w, oh, ow);
-  TORCH_CHECK(grad.dim() == 4 && grad.size(0) == n && grad.size(1) == c && grad.size(2) == oh && grad.size(3) == ow, op,
-              ": grad_output of shape ", grad.sizes(), " does not match the output shape [", n, ", ", c, ", ", oh, ", ",
-              ow, "]");
   at::native::resize_output(grad_input, {n, c, h, w});
   if (grad_input.numel() == 0) return grad_input;
   const TapMap mw = MakeTapMap(w, ow, align_corners, scales_w, cubic, grad.device());
