@@ -1,0 +1,162 @@
+// Small ops composed of the native kernels (they took the CPU fallback), each following PyTorch's
+// CPU definition and its argument checks:
+//   eye                      zeros, then the diagonal view filled with 1
+//   bernoulli_(p tensor)     uniform_ then u < p (p checked to lie in [0, 1]: one read-back)
+//   exponential_             -log(1 - u) / lambda, u uniform in [0, 1)
+//   binary_cross_entropy     -w (t max(log x, -100) + (1 - t) max(log(1 - x), -100)), reduced; its
+//                            backward w (x - t) / max(x (1 - x), 1e-12) (x checked in [0, 1])
+//   glu (+ backward)         a * sigmoid(b) over the two halves of `dim`
+//   _prelu_kernel (+ bwd)    x > 0 ? x : w x
+//   norm(p, dim)             linalg_vector_norm
+#include <ATen/TensorOperators.h>
+#include <ATen/core/Tensor.h>
+#include <ATen/native/Resize.h>
+#include <ATen/ops/cat.h>
+#include <ATen/ops/linalg_vector_norm.h>
+#include <ATen/ops/log.h>
+#include <ATen/ops/sigmoid.h>
+#include <ATen/ops/where.h>
+#include <torch/library.h>
+
+#include <optional>
+#include <tuple>
+
+#include "aten/op_common.h"
+
+namespace torch_ops_nn {
+namespace {
+
+using at::Tensor;
+using Gen = std::optional<at::Generator>;
+
+// ---- creation and random -------------------------------------------------------------------------
+
+Tensor& eye_m_out(c10::SymInt n_sym, c10::SymInt m_sym, Tensor& out) {
+  const int64_t n = n_sym.expect_int(), m = m_sym.expect_int();
+  TORCH_CHECK(n >= 0, "eye: n must be greater or equal to 0, got ", n);
+  TORCH_CHECK(m >= 0, "eye: m must be greater or equal to 0, got ", m);
+  CheckSameNpuDevice("eye", {{"out", &out}});
+  at::native::resize_output(out, {n, m});
+  out.zero_();
+  if (n > 0 && m > 0) out.diagonal().fill_(1);
+  return out;
+}
+Tensor& eye_out(c10::SymInt n, Tensor& out) { return eye_m_out(n, n, out); }
+
+Tensor& bernoulli_tensor_(Tensor& self, const Tensor& p, Gen gen) {
+  const char* op = "bernoulli_";
+  CheckSameNpuDevice(op, {{"self", &self}, {"p", &p}});
+  CheckFloatDtype(op, "p", p);
+  TORCH_CHECK(!at::logical_or(p < 0, p > 1).any().item<bool>(), op, ": expects p to be in [0, 1]");
+  Tensor u = at::empty(self.sizes(), p.options().dtype(c10::kFloat));
+  u.uniform_(0.0, 1.0, gen);
+  return self.copy_(u < p);
+}
+
+Tensor& exponential_(Tensor& self, double lambd, Gen gen) {
+  const char* op = "exponential_";
+  CheckSameNpuDevice(op, {{"self", &self}});
+  CheckFloatDtype(op, "self", self);
+  TORCH_CHECK(lambd > 0.0, op, ": expects lambda > 0.0, but found lambda=", lambd);
+  Tensor u = at::empty(self.sizes(), self.options().dtype(c10::kFloat));
+  u.uniform_(0.0, 1.0, gen);
+  return self.copy_(at::log(1 - u) * (-1.0 / lambd));  // 1 - u in (0, 1]: never log(0)
+}
+
+// ---- binary_cross_entropy --------------------------------------------------------------------------
+
+void CheckBce(const char* op, const Tensor& self, const Tensor& target, const std::optional<Tensor>& weight) {
+  CheckSameNpuDevice(op, {{"self", &self}, {"target", &target}, {"weight", weight && weight->defined() ? &*weight : &self}});
+  CheckFloatDtype(op, "self", self);
+  TORCH_CHECK(self.sizes() == target.sizes(), op, ": Using a target size (", target.sizes(),
+              ") that is different to the input size (", self.sizes(), ") is deprecated. Please ensure they have the "
+              "same size.");
+  TORCH_CHECK(!at::logical_or(self < 0, self > 1).any().item<bool>(), op,
+              ": all elements of input should be between 0 and 1");
+}
+
+Tensor Reduce(const Tensor& loss, int64_t reduction) {
+  if (reduction == 1) return loss.mean();
+  if (reduction == 2) return loss.sum();
+  return loss;
+}
+
+Tensor binary_cross_entropy(const Tensor& self, const Tensor& target, const std::optional<Tensor>& weight,
+                            int64_t reduction) {
+  CheckBce("binary_cross_entropy", self, target, weight);
+  Tensor loss = (target * at::log(self).clamp_min(-100) + (1 - target) * at::log(1 - self).clamp_min(-100)) * -1;
+  if (weight && weight->defined()) loss = loss * *weight;
+  return Reduce(loss, reduction);
+}
+
+Tensor binary_cross_entropy_backward(const Tensor& grad, const Tensor& self, const Tensor& target,
+                                     const std::optional<Tensor>& weight, int64_t reduction) {
+  CheckBce("binary_cross_entropy_backward", self, target, weight);
+  Tensor g = grad * (self - target) / (self * (1 - self)).clamp_min(1e-12);
+  if (weight && weight->defined()) g = g * *weight;
+  if (reduction == 1) g = g / double(self.numel());
+  return g;
+}
+
+// ---- glu, prelu, norm ------------------------------------------------------------------------------
+
+std::tuple<Tensor, Tensor> GluHalves(const char* op, const Tensor& self, int64_t dim) {
+  TORCH_CHECK(self.dim() > 0, op, ": glu does not support scalars because halving size must be even");
+  dim = WrapDim(op, dim, self.dim());
+  TORCH_CHECK(self.size(dim) % 2 == 0, op, ": Halving dimension must be even, but dimension ", dim, " is size ",
+              self.size(dim));
+  const int64_t h = self.size(dim) / 2;
+  return {self.narrow(dim, 0, h), self.narrow(dim, h, h)};
+}
+
+Tensor glu_npu(const Tensor& self, int64_t dim) {
+  CheckSameNpuDevice("glu", {{"self", &self}});
+  auto [a, b] = GluHalves("glu", self, dim);
+  return a * at::sigmoid(b);
+}
+Tensor& glu_out(const Tensor& self, int64_t dim, Tensor& out) { return CopyToOut("glu", glu_npu(self, dim), out); }
+
+Tensor glu_backward(const Tensor& grad, const Tensor& self, int64_t dim) {
+  CheckSameNpuDevice("glu_backward", {{"grad_output", &grad}, {"self", &self}});
+  auto [a, b] = GluHalves("glu_backward", self, dim);
+  const Tensor s = at::sigmoid(b);
+  const Tensor ga = grad * s;
+  return at::cat({ga, ga * a * (1 - s)}, WrapDim("glu_backward", dim, self.dim()));
+}
+
+Tensor prelu_kernel(const Tensor& self, const Tensor& weight) {
+  CheckSameNpuDevice("prelu", {{"self", &self}, {"weight", &weight}});
+  return at::where(self > 0, self, weight * self);
+}
+
+std::tuple<Tensor, Tensor> prelu_kernel_backward(const Tensor& grad, const Tensor& self, const Tensor& weight) {
+  CheckSameNpuDevice("prelu_backward", {{"grad_output", &grad}, {"self", &self}, {"weight", &weight}});
+  const Tensor pos = self > 0;
+  return {at::where(pos, grad, weight * grad), at::where(pos, 0.0, self * grad)};
+}
+
+Tensor& norm_out(const Tensor& self, const std::optional<c10::Scalar>& p, at::IntArrayRef dim, bool keepdim,
+                 Tensor& out) {
+  CheckSameNpuDevice("norm", {{"self", &self}, {"out", &out}});
+  const c10::Scalar ord = p.has_value() ? *p : c10::Scalar(2.0);
+  return CopyToOut("norm", at::linalg_vector_norm(self, ord, dim, keepdim), out);
+}
+
+}  // namespace
+}  // namespace torch_ops_nn
+
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  using namespace torch_ops_nn;
+  m.impl("eye.m_out", TORCH_FN(eye_m_out));
+  m.impl("eye.out", TORCH_FN(eye_out));
+  m.impl("bernoulli_.Tensor", TORCH_FN(bernoulli_tensor_));
+  m.impl("exponential_", TORCH_FN(exponential_));
+  m.impl("binary_cross_entropy", TORCH_FN(binary_cross_entropy));
+  m.impl("binary_cross_entropy_backward", TORCH_FN(binary_cross_entropy_backward));
+  m.impl("glu", TORCH_FN(glu_npu));
+  m.impl("glu.out", TORCH_FN(glu_out));
+  m.impl("glu_backward", TORCH_FN(glu_backward));
+  m.impl("_prelu_kernel", TORCH_FN(prelu_kernel));
+  m.impl("_prelu_kernel_backward", TORCH_FN(prelu_kernel_backward));
+  m.impl("norm.out", TORCH_FN(norm_out));
+}

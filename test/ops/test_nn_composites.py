@@ -1,0 +1,84 @@
+"""Small ops composed of the native kernels (csrc/aten/nn_composites.cpp) against the CPU: eye,
+bernoulli with a tensor of probabilities, exponential_, binary_cross_entropy (+ backward), glu (+
+backward), prelu (+ backward), norm(p, dim) (pairwise_distance, triplet loss), and their errors."""
+import pytest
+import torch
+import torch.nn.functional as F
+
+pytestmark = pytest.mark.usefixtures("fallback_error")
+
+
+def test_eye():
+    for args in [(3, 5), (4,), (5, 2), (0, 3)]:
+        assert torch.equal(torch.eye(*args, device="npu").cpu(), torch.eye(*args))
+    assert torch.eye(3, dtype=torch.int64, device="npu").cpu().tolist() == torch.eye(3, dtype=torch.int64).tolist()
+
+
+def test_bernoulli_tensor_and_exponential_laws():
+    torch.manual_seed(0)
+    p = torch.rand(200_000, device="npu")
+    b = torch.bernoulli(p)
+    assert b.dtype == torch.float32 and set(b.unique().cpu().tolist()) <= {0.0, 1.0}
+    assert abs(b.mean().item() - p.mean().item()) < 0.01
+    assert torch.bernoulli(torch.tensor([0.0, 1.0], device="npu")).cpu().tolist() == [0.0, 1.0]
+    e = torch.empty(200_000, device="npu").exponential_(2.0)
+    assert e.min().item() >= 0 and abs(e.mean().item() - 0.5) < 0.01 and abs(e.std().item() - 0.5) < 0.01
+    with pytest.raises(RuntimeError, match=r"bernoulli_: expects p to be in \[0, 1\]"):
+        torch.bernoulli(torch.tensor([1.5], device="npu"))
+    with pytest.raises(RuntimeError, match=r"exponential_: expects lambda > 0.0, but found lambda=-1"):
+        torch.empty(3, device="npu").exponential_(-1)
+
+
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+@pytest.mark.parametrize("weighted", [False, True])
+def test_binary_cross_entropy_matches_cpu(reduction, weighted):
+    g = torch.Generator().manual_seed(1)
+    x = torch.rand(4, 5, generator=g).clamp(0.01, 0.99)
+    x[0, 0], x[0, 1] = 0.0, 1.0  # log(0): clamped at -100 as on the CPU
+    x.requires_grad_()
+    t, w = torch.rand(4, 5, generator=g), torch.rand(4, 5, generator=g)
+    xd = x.detach().npu().requires_grad_()
+    loss = F.binary_cross_entropy(x, t, w if weighted else None, reduction=reduction)
+    lossd = F.binary_cross_entropy(xd, t.npu(), w.npu() if weighted else None, reduction=reduction)
+    torch.testing.assert_close(lossd.detach().cpu(), loss.detach())
+    go = torch.rand(loss.shape, generator=g)
+    loss.backward(go)
+    lossd.backward(go.npu())
+    torch.testing.assert_close(xd.grad.cpu(), x.grad)
+    with pytest.raises(RuntimeError, match=r"all elements of input should be between 0 and 1"):
+        F.binary_cross_entropy(torch.tensor([1.5], device="npu"), torch.tensor([1.0], device="npu"))
+
+
+def test_glu_and_prelu_with_gradients():
+    y = torch.randn(4, 6, 2, requires_grad=True)
+    yd = y.detach().npu().requires_grad_()
+    for dim in (1, -1):
+        y.grad, yd.grad = None, None
+        F.glu(y, dim).pow(2).sum().backward()
+        F.glu(yd, dim).pow(2).sum().backward()
+        torch.testing.assert_close(F.glu(yd, dim).detach().cpu(), F.glu(y, dim).detach())
+        torch.testing.assert_close(yd.grad.cpu(), y.grad)
+    with pytest.raises(RuntimeError, match=r"glu: Halving dimension must be even, but dimension 1 is size 5"):
+        F.glu(torch.randn(3, 5).npu())
+    for n in (1, 3):
+        z = torch.randn(2, 3, 4, requires_grad=True)
+        w = torch.rand(n, requires_grad=True)
+        zd, wd = z.detach().npu().requires_grad_(), w.detach().npu().requires_grad_()
+        F.prelu(z, w).pow(2).sum().backward()
+        F.prelu(zd, wd).pow(2).sum().backward()
+        torch.testing.assert_close(zd.grad.cpu(), z.grad)
+        torch.testing.assert_close(wd.grad.cpu(), w.grad)
+    m = torch.nn.PReLU(3)
+    x = torch.randn(2, 3, 5)
+    torch.testing.assert_close(m.npu()(x.npu()).detach().cpu(), m.cpu()(x).detach())
+
+
+def test_norm_p_dim_and_distances():
+    g = torch.Generator().manual_seed(2)
+    a, c = torch.randn(8, 16, generator=g), torch.randn(8, 16, generator=g)
+    for p in (1, 2, 3, float("inf")):
+        torch.testing.assert_close(torch.norm(a.npu(), p, 1).cpu(), torch.norm(a, p, 1))
+    torch.testing.assert_close(torch.norm(a.npu(), 2, 1, keepdim=True).cpu(), torch.norm(a, 2, 1, keepdim=True))
+    torch.testing.assert_close(F.pairwise_distance(a.npu(), c.npu()).cpu(), F.pairwise_distance(a, c))
+    torch.testing.assert_close(F.triplet_margin_loss(a.npu(), c.npu(), 2 * a.npu()).cpu(),
+                               F.triplet_margin_loss(a, c, 2 * a))
