@@ -8,16 +8,32 @@
 //   glu (+ backward)         a * sigmoid(b) over the two halves of `dim`
 //   _prelu_kernel (+ bwd)    x > 0 ? x : w x
 //   norm(p, dim)             linalg_vector_norm
+//   log2 = log / ln 2; tan = sin / cos; sinh = (expm1(x) - expm1(-x)) / 2 (no cancellation near 0);
+//   hypot = m sqrt(1 + (n / m)^2) with m = max(|a|, |b|) (no overflow); logaddexp = max +
+//   log1p(exp(-|a - b|)) (equal infinities give themselves); signbit from the sign bit (an integer
+//   view: -0 and -NaN too); heaviside = x == 0 ? v : x > 0. Float dtypes; within a few ulp of the CPU.
 #include <ATen/TensorOperators.h>
 #include <ATen/core/Tensor.h>
 #include <ATen/native/Resize.h>
+#include <ATen/ops/abs.h>
 #include <ATen/ops/cat.h>
+#include <ATen/ops/cos.h>
+#include <ATen/ops/exp.h>
+#include <ATen/ops/expm1.h>
+#include <ATen/ops/isinf.h>
+#include <ATen/ops/log1p.h>
+#include <ATen/ops/maximum.h>
+#include <ATen/ops/minimum.h>
+#include <ATen/ops/sin.h>
+#include <ATen/ops/sqrt.h>
 #include <ATen/ops/linalg_vector_norm.h>
 #include <ATen/ops/log.h>
 #include <ATen/ops/sigmoid.h>
 #include <ATen/ops/where.h>
 #include <torch/library.h>
 
+#include <cmath>
+#include <limits>
 #include <optional>
 #include <tuple>
 
@@ -142,6 +158,59 @@ Tensor& norm_out(const Tensor& self, const std::optional<c10::Scalar>& p, at::In
   return CopyToOut("norm", at::linalg_vector_norm(self, ord, dim, keepdim), out);
 }
 
+
+// ---- elementwise math ------------------------------------------------------------------------------
+
+Tensor FloatArg(const char* op, const Tensor& t) {
+  CheckFloatDtype(op, "self", t);
+  return t;
+}
+
+Tensor& log2_out(const Tensor& self, Tensor& out) {
+  return CopyToOut("log2", at::log(FloatArg("log2", self)) * (1.0 / std::log(2.0)), out);
+}
+Tensor& tan_out(const Tensor& self, Tensor& out) {
+  const Tensor x = FloatArg("tan", self);
+  return CopyToOut("tan", at::sin(x) / at::cos(x), out);
+}
+Tensor& sinh_out(const Tensor& self, Tensor& out) {
+  const Tensor x = FloatArg("sinh", self);
+  return CopyToOut("sinh", (at::expm1(x) - at::expm1(-x)) * 0.5, out);
+}
+Tensor& hypot_out(const Tensor& self, const Tensor& other, Tensor& out) {
+  CheckSameNpuDevice("hypot", {{"self", &self}, {"other", &other}, {"out", &out}});
+  const Tensor a = at::abs(FloatArg("hypot", self)), b = at::abs(FloatArg("hypot", other));
+  const Tensor m = at::maximum(a, b), n = at::minimum(a, b);
+  const Tensor r = n / m;
+  Tensor h = m * at::sqrt(r * r + 1);
+  h = at::where(m == 0, 0.0, h);                                 // 0 / 0
+  h = at::where(at::logical_or(at::isinf(a), at::isinf(b)), std::numeric_limits<double>::infinity(), h);
+  return CopyToOut("hypot", h, out);
+}
+Tensor& logaddexp_out(const Tensor& self, const Tensor& other, Tensor& out) {
+  CheckSameNpuDevice("logaddexp", {{"self", &self}, {"other", &other}, {"out", &out}});
+  const Tensor a = FloatArg("logaddexp", self), b = FloatArg("logaddexp", other);
+  const Tensor m = at::maximum(a, b);
+  Tensor r = m + at::log1p(at::exp(-at::abs(a - b)));
+  r = at::where(at::logical_and(at::isinf(a), a == b), a, r);  // equal infinities: a, not NaN
+  return CopyToOut("logaddexp", r, out);
+}
+Tensor& signbit_out(const Tensor& self, Tensor& out) {
+  CheckSameNpuDevice("signbit", {{"self", &self}, {"out", &out}});
+  const c10::ScalarType t = self.scalar_type();
+  Tensor r;
+  if (t == c10::kFloat) r = self.contiguous().view(c10::kInt) < 0;
+  else if (t == c10::kHalf || t == c10::kBFloat16) r = self.contiguous().view(c10::kShort).to(c10::kInt) < 0;
+  else r = self < 0;  // integers
+  return CopyToOut("signbit", r, out);
+}
+Tensor& heaviside_out(const Tensor& self, const Tensor& values, Tensor& out) {
+  CheckSameNpuDevice("heaviside", {{"self", &self}, {"values", &values}, {"out", &out}});
+  TORCH_CHECK_TYPE(self.scalar_type() == values.scalar_type(), "heaviside is not yet implemented for tensors with ",
+                   "different dtypes");
+  return CopyToOut("heaviside", at::where(self == 0, values, (self > 0).to(self.scalar_type())), out);
+}
+
 }  // namespace
 }  // namespace torch_ops_nn
 
@@ -159,4 +228,11 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("_prelu_kernel", TORCH_FN(prelu_kernel));
   m.impl("_prelu_kernel_backward", TORCH_FN(prelu_kernel_backward));
   m.impl("norm.out", TORCH_FN(norm_out));
+  m.impl("log2.out", TORCH_FN(log2_out));
+  m.impl("tan.out", TORCH_FN(tan_out));
+  m.impl("sinh.out", TORCH_FN(sinh_out));
+  m.impl("hypot.out", TORCH_FN(hypot_out));
+  m.impl("logaddexp.out", TORCH_FN(logaddexp_out));
+  m.impl("signbit.out", TORCH_FN(signbit_out));
+  m.impl("heaviside.out", TORCH_FN(heaviside_out));
 }
