@@ -3,11 +3,15 @@
 //   eye                      zeros, then the diagonal view filled with 1
 //   bernoulli_(p tensor)     uniform_ then u < p (p checked to lie in [0, 1]: one read-back)
 //   exponential_             -log(1 - u) / lambda, u uniform in [0, 1)
+//   random_(from, to)        from + floor(u * (to - from)) for ranges up to 2^24 (u has 24 random bits:
+//                            each value's share is within 2^-24 of uniform); wider ranges and
+//                            random_() without bounds keep the CPU fallback
 //   binary_cross_entropy     -w (t max(log x, -100) + (1 - t) max(log(1 - x), -100)), reduced; its
 //                            backward w (x - t) / max(x (1 - x), 1e-12) (x checked in [0, 1])
 //   glu (+ backward)         a * sigmoid(b) over the two halves of `dim`
 //   _prelu_kernel (+ bwd)    x > 0 ? x : w x
 //   norm(p, dim)             linalg_vector_norm
+//   equal                    same sizes and (a == b).all(), one read-back (NaN is unequal, as on the CPU)
 //   log2 = log / ln 2; tan = sin / cos; sinh = (expm1(x) - expm1(-x)) / 2 (no cancellation near 0);
 //   hypot = m sqrt(1 + (n / m)^2) with m = max(|a|, |b|) (no overflow); logaddexp = max +
 //   log1p(exp(-|a - b|)) (equal infinities give themselves); signbit from the sign bit (an integer
@@ -19,6 +23,7 @@
 #include <ATen/ops/cat.h>
 #include <ATen/ops/cos.h>
 #include <ATen/ops/exp.h>
+#include <ATen/ops/floor.h>
 #include <ATen/ops/expm1.h>
 #include <ATen/ops/isinf.h>
 #include <ATen/ops/log1p.h>
@@ -38,6 +43,7 @@
 #include <tuple>
 
 #include "aten/op_common.h"
+#include "core/cpu_fallback.h"
 
 namespace torch_ops_nn {
 namespace {
@@ -78,6 +84,25 @@ Tensor& exponential_(Tensor& self, double lambd, Gen gen) {
   u.uniform_(0.0, 1.0, gen);
   return self.copy_(at::log(1 - u) * (-1.0 / lambd));  // 1 - u in (0, 1]: never log(0)
 }
+
+Tensor& random_from(Tensor& self, int64_t from, std::optional<int64_t> to, Gen gen) {
+  const char* op = "random_";
+  CheckSameNpuDevice(op, {{"self", &self}});
+  if (!to || *to - from > (int64_t(1) << 24) || self.scalar_type() == c10::kDouble) {
+    CallCpuFallback("aten::random_", "from", {self, from, to, gen});
+    return self;
+  }
+  TORCH_CHECK(from < *to, op, " expects 'from' to be less than 'to', but got from=", from, " >= to=", *to);
+  if (self.numel() == 0) return self;
+  Tensor u = at::empty(self.sizes(), self.options().dtype(c10::kFloat));
+  u.uniform_(0.0, 1.0, gen);
+  const double range = double(*to - from);
+  // floor(u * range) < range for u < 1; the clamp guards float rounding of u * range up to range.
+  Tensor k = at::floor(u * range).clamp_max_(range - 1);
+  if (c10::isIntegralType(self.scalar_type(), true)) return self.copy_(k.to(c10::kLong) + from);
+  return self.copy_(k + double(from));
+}
+Tensor& random_to(Tensor& self, int64_t to, Gen gen) { return random_from(self, 0, to, gen); }
 
 // ---- binary_cross_entropy --------------------------------------------------------------------------
 
@@ -159,6 +184,13 @@ Tensor& norm_out(const Tensor& self, const std::optional<c10::Scalar>& p, at::In
 }
 
 
+bool equal_npu(const Tensor& self, const Tensor& other) {
+  CheckSameNpuDevice("equal", {{"self", &self}, {"other", &other}});
+  if (self.sizes() != other.sizes()) return false;
+  if (self.numel() == 0) return true;
+  return (self == other).all().item<bool>();
+}
+
 // ---- elementwise math ------------------------------------------------------------------------------
 
 Tensor FloatArg(const char* op, const Tensor& t) {
@@ -220,6 +252,8 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("eye.out", TORCH_FN(eye_out));
   m.impl("bernoulli_.Tensor", TORCH_FN(bernoulli_tensor_));
   m.impl("exponential_", TORCH_FN(exponential_));
+  m.impl("random_.from", TORCH_FN(random_from));
+  m.impl("random_.to", TORCH_FN(random_to));
   m.impl("binary_cross_entropy", TORCH_FN(binary_cross_entropy));
   m.impl("binary_cross_entropy_backward", TORCH_FN(binary_cross_entropy_backward));
   m.impl("glu", TORCH_FN(glu_npu));
@@ -228,6 +262,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("_prelu_kernel", TORCH_FN(prelu_kernel));
   m.impl("_prelu_kernel_backward", TORCH_FN(prelu_kernel_backward));
   m.impl("norm.out", TORCH_FN(norm_out));
+  m.impl("equal", TORCH_FN(equal_npu));
   m.impl("log2.out", TORCH_FN(log2_out));
   m.impl("tan.out", TORCH_FN(tan_out));
   m.impl("sinh.out", TORCH_FN(sinh_out));

@@ -112,3 +112,31 @@ def test_elementwise_math_matches_cpu(name):
         torch.testing.assert_close(got, want, rtol=1e-6, atol=1e-6, equal_nan=True)
     if name == "signbit":
         assert torch.equal(torch.signbit(x.half().npu()).cpu(), torch.signbit(x.half()))
+
+
+def test_randint_and_random_():
+    torch.manual_seed(3)
+    r = torch.randint(0, 10, (200_000,), device="npu")
+    assert r.dtype == torch.int64 and r.min().item() == 0 and r.max().item() == 9
+    freq = torch.bincount(r.cpu(), minlength=10).float() / 20_000
+    assert (freq - 1).abs().max().item() < 0.05
+    r = torch.randint(-5, 3, (1000,), device="npu", dtype=torch.int32)
+    assert r.dtype == torch.int32 and r.min().item() == -5 and r.max().item() == 2
+    f = torch.empty(1000, device="npu").random_(0, 7)
+    assert f.min().item() == 0 and f.max().item() == 6 and torch.equal(f, f.round())
+    torch.manual_seed(4)
+    a = torch.randint(0, 100, (50,), device="npu").cpu()
+    torch.manual_seed(4)
+    assert torch.equal(torch.randint(0, 100, (50,), device="npu").cpu(), a)
+    with pytest.raises(RuntimeError, match=r"random_ expects 'from' to be less than 'to', but got from=5 >= to=2"):
+        torch.empty(3, device="npu", dtype=torch.long).random_(5, 2)
+
+
+def test_equal():
+    a = torch.randn(5, 4).npu()
+    assert torch.equal(a, a.clone()) and not torch.equal(a, a + 1) and not torch.equal(a, a[:4])
+    nan = torch.tensor([float("nan")]).npu()
+    assert torch.equal(nan, nan) == torch.equal(nan.cpu(), nan.cpu())
+    assert torch.equal(torch.empty(0).npu(), torch.empty(0).npu())
+    assert torch.equal(torch.arange(5).npu(), torch.arange(5).npu())
+    assert torch.equal(torch.tensor([True, False]).npu(), torch.tensor([True, False]).npu())
