@@ -1,5 +1,6 @@
 // Indexing ops on npu: index_select (embedding's forward goes through it) on the index_select kernel
 // (ascendc_kernels/index_select.h); tril / triu on the tril kernel (ascendc_kernels/tril.h).
+#include <ATen/ops/ones.h>
 #include <ATen/ops/ge.h>
 #include <ATen/ops/empty.h>
 #include <ATen/ops/arange.h>
@@ -246,6 +247,31 @@ at::Tensor cumprod_npu(const at::Tensor& self, int64_t dim, std::optional<c10::S
 at::Tensor& cumprod_inplace(at::Tensor& self, int64_t dim, std::optional<c10::ScalarType> dtype) {
   return self.copy_(cumprod_npu(self, dim, dtype));
 }
+// prod over a dim / over all elements: the last element of the running product (the same kernel;
+// integers and bool into int64 as the CPU's prod, float dtypes in float).
+at::Tensor ProdDim(const at::Tensor& self, int64_t dim, bool keepdim, std::optional<c10::ScalarType> dtype) {
+  const char* op = "prod";
+  CheckSameNpuDevice(op, {{"self", &self}});
+  if (self.dim() == 0) return CumScan(op, true, self, 0, dtype);
+  dim = WrapDim(op, dim, self.dim());
+  if (self.size(dim) == 0) {
+    std::vector<int64_t> sizes = self.sizes().vec();
+    if (keepdim) sizes[dim] = 1;
+    else sizes.erase(sizes.begin() + dim);
+    const c10::ScalarType rt =
+        dtype ? *dtype : (c10::isIntegralType(self.scalar_type(), true) ? c10::kLong : self.scalar_type());
+    return at::ones(sizes, self.options().dtype(rt));
+  }
+  at::Tensor r = CumScan(op, true, self, dim, dtype).narrow(dim, self.size(dim) - 1, 1);
+  return keepdim ? r.contiguous() : r.squeeze(dim).contiguous();
+}
+at::Tensor prod_all(const at::Tensor& self, std::optional<c10::ScalarType> dtype) {
+  return ProdDim(self.reshape({-1}), 0, false, dtype);
+}
+at::Tensor& prod_int_out(const at::Tensor& self, int64_t dim, bool keepdim, std::optional<c10::ScalarType> dtype,
+                         at::Tensor& out) {
+  return CopyToOut("prod", ProdDim(self, dim, keepdim, dtype), out);
+}
 
 // ---- Several integer index tensors (x[i, j], x[:, i, j], x[i, :, j]: NumPy's advanced indexing). They
 // broadcast to one shape B and address their dims jointly, so those dims act as one dim of their sizes'
@@ -484,6 +510,8 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("cumprod", TORCH_FN(torch_ops_nn::cumprod_npu));
   m.impl("cumprod.out", TORCH_FN(torch_ops_nn::cumprod_out_npu));
   m.impl("cumprod_", TORCH_FN(torch_ops_nn::cumprod_inplace));
+  m.impl("prod", TORCH_FN(torch_ops_nn::prod_all));
+  m.impl("prod.int_out", TORCH_FN(torch_ops_nn::prod_int_out));
   m.impl("embedding_dense_backward", TORCH_FN(torch_ops_nn::embedding_dense_backward_npu));
   m.impl("tril", TORCH_FN(torch_ops_nn::tril_npu));
   m.impl("tril_", TORCH_FN(torch_ops_nn::tril_));

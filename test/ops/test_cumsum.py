@@ -75,3 +75,36 @@ def test_cumprod_backward_inplace_out_and_dtype():
     assert out.cpu().tolist() == [2.0, 6.0, 24.0]
     with pytest.raises(IndexError, match=r"Dimension out of range"):
         torch.cumprod(torch.ones(3, device="npu"), 1)
+
+
+# ---- prod: the last element of the running product ----------------------------------------------
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.int32, torch.int64, torch.bool])
+@pytest.mark.parametrize("args", [(), (1,), (2, True), (-1,), (0,)])
+def test_prod_matches_cpu(dtype, args):
+    g = torch.Generator().manual_seed(12)
+    if dtype == torch.bool:
+        x = torch.rand(4, 6, 5, generator=g) > 0.1
+    elif dtype.is_floating_point:
+        x = (torch.rand(4, 6, 5, generator=g) * 0.5 + 0.75).to(dtype)
+    else:
+        x = torch.randint(-3, 4, (4, 6, 5), generator=g, dtype=dtype)
+    got, want = x.npu().prod(*args), x.prod(*args)
+    assert got.dtype == want.dtype and got.shape == want.shape
+    if dtype == torch.float16:
+        # float16 multiplies in float and rounds once (as CUDA); the CPU rounds every step
+        assert torch.equal(got.cpu(), x.float().prod(*args).half())
+    elif dtype.is_floating_point:
+        torch.testing.assert_close(got.cpu(), want)
+    else:
+        assert torch.equal(got.cpu(), want)
+
+
+def test_prod_edge_cases_and_gradient():
+    assert torch.equal(torch.zeros(3, 0).npu().prod(1).cpu(), torch.ones(3))
+    assert torch.tensor(2.5).npu().prod().item() == 2.5
+    assert torch.arange(1, 6).npu().prod(dtype=torch.float32).item() == 120.0
+    x = torch.rand(3, 4, requires_grad=True)
+    xd = x.detach().npu().requires_grad_()
+    x.prod(1).sum().backward()
+    xd.prod(1).sum().backward()
+    torch.testing.assert_close(xd.grad.cpu(), x.grad)
