@@ -54,12 +54,17 @@ Tensor QuantileImpl(const char* op, const Tensor& self, const Tensor& q_t, doubl
   TORCH_CHECK_TYPE(self.scalar_type() == c10::kFloat, op,
                    "() input tensor must be either float or double dtype (float32 on npu), got ", self.scalar_type());
   const Interp mode = ParseInterp(op, interpolation);
+  // q on the host (a tensor q is read back once): the range check and, below, the ranks.
+  std::vector<double> qs;
   if (q_t.defined()) {
     TORCH_CHECK(q_t.dim() <= 1, op, "() q must be a scalar or 1D tensor");
     TORCH_CHECK_TYPE(q_t.scalar_type() == self.scalar_type(), op, "() q tensor must be same dtype as the input tensor");
-    TORCH_CHECK(!(at::logical_or(q_t < 0, q_t > 1)).any().item<bool>(), op, "() q values must be in the range [0, 1]");
+    const Tensor qh = q_t.reshape({-1}).to(c10::kCPU, c10::kDouble);
+    qs.assign(qh.data_ptr<double>(), qh.data_ptr<double>() + qh.numel());
+    for (double q : qs) TORCH_CHECK(q >= 0 && q <= 1, op, "() q values must be in the range [0, 1]");
   } else {
     TORCH_CHECK(q_s >= 0 && q_s <= 1, op, "() q must be in the range [0, 1] but got ", q_s);
+    qs.push_back(q_s);
   }
   // Sorted slices along the last dim: [rows..., n].
   const int64_t d = dim ? WrapDim(op, *dim, std::max<int64_t>(self.dim(), 1)) : 0;
@@ -67,15 +72,8 @@ Tensor QuantileImpl(const char* op, const Tensor& self, const Tensor& q_t, doubl
   const Tensor sorted = std::get<0>(at::sort(x, false, d, false)).movedim(d, -1);
   const int64_t n = sorted.size(-1);
   const Tensor nan_last = at::isnan(sorted.narrow(-1, n - 1, 1));  // [rows..., 1]: the slice holds a NaN
-  // q and, for nanquantile, each slice's count of non-NaN values k on the host: the ranks q * (k - 1),
+  // For nanquantile, each slice's count of non-NaN values k on the host too: the ranks q * (k - 1),
   // their neighbours and the weights are computed there in double, exactly as the CPU computes them.
-  std::vector<double> qs;
-  if (q_t.defined()) {
-    const Tensor qh = q_t.reshape({-1}).to(c10::kCPU, c10::kDouble);
-    qs.assign(qh.data_ptr<double>(), qh.data_ptr<double>() + qh.numel());
-  } else {
-    qs.push_back(q_s);
-  }
   const int64_t nq = int64_t(qs.size());
   const int64_t rows = ignore_nan ? sorted.numel() / n : 1;  // 1: every slice has k = n
   std::vector<int64_t> ks(size_t(rows), n);
