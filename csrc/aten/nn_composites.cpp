@@ -12,6 +12,9 @@
 //   _prelu_kernel (+ bwd)    x > 0 ? x : w x
 //   norm(p, dim)             linalg_vector_norm
 //   equal                    same sizes and (a == b).all(), one read-back (NaN is unequal, as on the CPU)
+//   take                     the flat input's index_select (negative indices wrapped, as the CPU)
+//   masked_scatter_          the mask's nonzero positions take the source's first elements in order
+//                            (index_put_ on the flat self); one read-back of the count
 //   log2 = log / ln 2; tan = sin / cos; sinh = (expm1(x) - expm1(-x)) / 2 (no cancellation near 0);
 //   hypot = m sqrt(1 + (n / m)^2) with m = max(|a|, |b|) (no overflow); logaddexp = max +
 //   log1p(exp(-|a - b|)) (equal infinities give themselves); signbit from the sign bit (an integer
@@ -24,6 +27,7 @@
 #include <ATen/ops/cos.h>
 #include <ATen/ops/exp.h>
 #include <ATen/ops/floor.h>
+#include <ATen/ops/index_select.h>
 #include <ATen/ops/expm1.h>
 #include <ATen/ops/isinf.h>
 #include <ATen/ops/log1p.h>
@@ -191,6 +195,37 @@ bool equal_npu(const Tensor& self, const Tensor& other) {
   return (self == other).all().item<bool>();
 }
 
+Tensor take_npu(const Tensor& self, const Tensor& index) {
+  const char* op = "take";
+  CheckSameNpuDevice(op, {{"self", &self}, {"index", &index}});
+  TORCH_CHECK_TYPE(index.scalar_type() == c10::kLong, op, "(): Expected a long tensor for index, but got ",
+                   index.scalar_type());
+  const int64_t n = self.numel();
+  TORCH_CHECK_INDEX(n > 0 || index.numel() == 0, op, "(): tried to take from an empty tensor");
+  if (index.numel() == 0) return at::empty(index.sizes(), self.options());
+  const Tensor flat = index.reshape({-1});
+  const Tensor wrapped = at::where(flat < 0, flat + n, flat);  // out of range fails index_select's check
+  return at::index_select(self.reshape({-1}), 0, wrapped).view(index.sizes());
+}
+
+Tensor& masked_scatter_npu_(Tensor& self, const Tensor& mask, const Tensor& source) {
+  const char* op = "masked_scatter_";
+  CheckSameNpuDevice(op, {{"self", &self}, {"mask", &mask}, {"source", &source}});
+  TORCH_CHECK_TYPE(mask.scalar_type() == c10::kBool, op, ": expected BoolTensor for mask, got ", mask.scalar_type());
+  TORCH_CHECK_TYPE(self.scalar_type() == source.scalar_type(), op, ": expected self and source to have same dtypes ",
+                   "but got ", self.scalar_type(), " and ", source.scalar_type());
+  const Tensor m = mask.expand(self.sizes()).reshape({-1});
+  const Tensor pos = m.nonzero().reshape({-1});  // the count is read back by nonzero
+  const int64_t k = pos.numel();
+  TORCH_CHECK(source.numel() >= k, op, ": Number of elements of source < number of ones in mask (", source.numel(),
+              " < ", k, ")");
+  if (k == 0) return self;
+  Tensor flat = self.is_contiguous() ? self.view({-1}) : self.contiguous().view({-1});
+  flat.index_put_({pos}, source.reshape({-1}).narrow(0, 0, k));
+  if (!self.is_contiguous()) self.copy_(flat.view(self.sizes()));
+  return self;
+}
+
 // ---- elementwise math ------------------------------------------------------------------------------
 
 Tensor FloatArg(const char* op, const Tensor& t) {
@@ -263,6 +298,8 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("_prelu_kernel_backward", TORCH_FN(prelu_kernel_backward));
   m.impl("norm.out", TORCH_FN(norm_out));
   m.impl("equal", TORCH_FN(equal_npu));
+  m.impl("take", TORCH_FN(take_npu));
+  m.impl("masked_scatter_", TORCH_FN(masked_scatter_npu_));
   m.impl("log2.out", TORCH_FN(log2_out));
   m.impl("tan.out", TORCH_FN(tan_out));
   m.impl("sinh.out", TORCH_FN(sinh_out));

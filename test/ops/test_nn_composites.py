@@ -140,3 +140,28 @@ def test_equal():
     assert torch.equal(torch.empty(0).npu(), torch.empty(0).npu())
     assert torch.equal(torch.arange(5).npu(), torch.arange(5).npu())
     assert torch.equal(torch.tensor([True, False]).npu(), torch.tensor([True, False]).npu())
+
+
+def test_take_and_masked_scatter():
+    g = torch.Generator().manual_seed(6)
+    x = torch.randn(4, 5, generator=g)
+    i = torch.tensor([[0, -1], [7, 19]])
+    assert torch.equal(torch.take(x.npu(), i.npu()).cpu(), torch.take(x, i))
+    src = torch.randn(30, generator=g)
+    for m in (torch.rand(4, 5, generator=g) > 0.5, torch.rand(5, generator=g) > 0.5):  # broadcast mask too
+        assert torch.equal(x.npu().masked_scatter(m.npu(), src.npu()).cpu(), x.masked_scatter(m, src))
+    m = torch.rand(4, 5, generator=g) > 0.5
+    xt = x.t().contiguous().t()  # non-contiguous self, in place
+    assert torch.equal(xt.npu().masked_scatter_(m.npu(), src.npu()).cpu(), xt.clone().masked_scatter_(m, src))
+    a, s = torch.randn(4, 5, requires_grad=True), torch.randn(30, requires_grad=True)
+    a.masked_scatter(m, s).pow(2).sum().backward()
+    ad, sd = a.detach().npu().requires_grad_(), s.detach().npu().requires_grad_()
+    ad.masked_scatter(m.npu(), sd).pow(2).sum().backward()
+    torch.testing.assert_close(ad.grad.cpu(), a.grad)
+    torch.testing.assert_close(sd.grad.cpu(), s.grad)
+    with pytest.raises(RuntimeError, match=r"Number of elements of source < number of ones in mask \(2 < 3\)"):
+        torch.zeros(3).npu().masked_scatter_(torch.tensor([True, True, True]).npu(), torch.ones(2).npu())
+    with pytest.raises(RuntimeError, match=r"index 20 is out of range for dimension size 20"):
+        torch.take(x.npu(), torch.tensor([20]).npu())
+        torch.npu.synchronize()
+    assert torch.take(x.npu(), torch.tensor([3]).npu()).item() == x.view(-1)[3].item()  # still usable
