@@ -209,10 +209,13 @@ class GatherKernel {
     LocalTensor<uint32_t> idx = idx_.Get<uint32_t>(), lo = lo_.Get<uint32_t>(), hi = hi_.Get<uint32_t>();
     LocalTensor<uint32_t> even = even_.Get<uint32_t>(), odd = odd_.Get<uint32_t>();
     LocalTensor<float> f = f_.Get<float>(), red = red_.Get<float>(), work = work_.Get<float>();
-    // Byte offsets of the low / high words of int64 index k: 8k / 8k + 4.
-    for (uint32_t k = 0; k < C; ++k) {
-      even.SetValue(k, 8 * k);
-      odd.SetValue(k, 8 * k + 4);
+    // Byte offsets of the low / high words of int64 index k: 8k / 8k + 4, for the lanes a chunk uses.
+    if (t_.idx64) {
+      const uint64_t used = npu_kernels::AlignUp<uint64_t>(t_.J < C ? t_.J : C, 64);
+      for (uint32_t k = 0; k < uint32_t(used); ++k) {
+        even.SetValue(k, 8 * k);
+        odd.SetValue(k, 8 * k + 4);
+      }
     }
     const uint32_t isz = t_.idx64 ? 8 : 4;
     for (uint64_t o = sh.begin; o < sh.end; ++o) {

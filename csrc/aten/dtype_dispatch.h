@@ -29,7 +29,6 @@ void DtypeDispatch(const c10::OperatorHandle& op, c10::DispatchKeySet ks, torch:
 // read back for int32 / int64) the float kernel runs on a float copy and its float results are cast
 // back to the input dtype (index results stay int64); otherwise the CPU fallback. Functional
 // overloads only (an out= tensor would have the integer dtype).
-bool ExactAsFloat(const at::Tensor& x);
 
 template <class Fn>
 void IntViaFloatDispatch(const c10::OperatorHandle& op, c10::DispatchKeySet ks, torch::jit::Stack* stack) {

@@ -2,6 +2,9 @@
 
 #include <ATen/EmptyTensor.h>
 #include <ATen/native/Resize.h>
+#include <ATen/ops/ge.h>
+#include <ATen/ops/le.h>
+#include <ATen/ops/logical_or.h>
 #include <c10/core/DeviceGuard.h>
 
 #include <mutex>
@@ -100,6 +103,14 @@ int64_t WrapDim(const char* op, int64_t dim, int64_t ndim) {
   TORCH_CHECK_INDEX(dim >= -n && dim < n, op, ": Dimension out of range (expected to be in range of [", -n, ", ",
                     n - 1, "], but got ", dim, ")");
   return dim < 0 ? dim + n : dim;
+}
+
+bool ExactAsFloat(const at::Tensor& x) {
+  const c10::ScalarType t = x.scalar_type();
+  if (t == c10::kBool || t == c10::kByte || t == c10::kChar || t == c10::kShort) return true;
+  if (t != c10::kInt && t != c10::kLong) return false;
+  const int64_t lim = int64_t(1) << 24;
+  return x.numel() == 0 || !at::logical_or(at::ge(x, lim), at::le(x, -lim)).any().item<bool>();
 }
 
 at::Tensor& CopyToOut(const char* op, const at::Tensor& result, at::Tensor& out) {

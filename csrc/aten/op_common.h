@@ -23,6 +23,9 @@ c10::DeviceIndex CheckSameNpuDevice(const char* op, std::initializer_list<NamedT
 // "relu: argument 'self' has dtype Int, which is not supported; supported dtypes: Float, Half, BFloat16"
 void CheckFloatDtype(const char* op, const char* arg, const at::Tensor& t);
 bool IsNpuFloat(c10::ScalarType t);  // float32, float16, bfloat16
+// Whether every value of the integer (or bool) tensor x is exact in float32: 8/16-bit integers and
+// bool always; int32 / int64 when every |value| < 2^24 (one flag read back). Other dtypes: false.
+bool ExactAsFloat(const at::Tensor& x);
 // The kernels' dtype code (elementwise.h's EwDType) of float32 / float16 / bfloat16 / int32 / int64 /
 // bool; nullopt for the others.
 std::optional<npu_kernels::EwDType> EwDTypeOf(c10::ScalarType t);

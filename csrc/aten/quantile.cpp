@@ -71,7 +71,6 @@ Tensor QuantileImpl(const char* op, const Tensor& self, const Tensor& q_t, doubl
   const Tensor x = dim ? (self.dim() == 0 ? self.view({1}) : self) : self.reshape({-1});
   const Tensor sorted = std::get<0>(at::sort(x, false, d, false)).movedim(d, -1);
   const int64_t n = sorted.size(-1);
-  const Tensor nan_last = at::isnan(sorted.narrow(-1, n - 1, 1));  // [rows..., 1]: the slice holds a NaN
   // For nanquantile, each slice's count of non-NaN values k on the host too: the ranks q * (k - 1),
   // their neighbours and the weights are computed there in double, exactly as the CPU computes them.
   const int64_t nq = int64_t(qs.size());
@@ -122,7 +121,8 @@ Tensor QuantileImpl(const char* op, const Tensor& self, const Tensor& q_t, doubl
     result = at::where(empty_h.to(dev).view(rv), std::numeric_limits<double>::quiet_NaN(), result);
   }
   if (!q_t.defined() || q_t.dim() == 0) result = result.squeeze(0);
-  if (!ignore_nan) {
+  if (!ignore_nan) {  // a slice holding a NaN (sorted last) gives NaN
+    const Tensor nan_last = at::isnan(sorted.narrow(-1, n - 1, 1));  // [rows..., 1]
     const Tensor m = result.dim() > nan_last.dim() ? nan_last.unsqueeze(0) : nan_last;
     result = at::where(m, std::numeric_limits<double>::quiet_NaN(), result);
   }

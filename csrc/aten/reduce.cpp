@@ -857,14 +857,6 @@ at::Tensor IntegerSum(const char* op, const at::Tensor& self, const DimMask& mas
 
 }  // namespace
 
-bool ExactAsFloat(const at::Tensor& x) {
-  const c10::ScalarType t = x.scalar_type();
-  if (t == c10::kBool || t == c10::kByte || t == c10::kChar || t == c10::kShort) return true;
-  if (t != c10::kInt && t != c10::kLong) return false;
-  const int64_t lim = int64_t(1) << 24;
-  return x.numel() == 0 || !at::logical_or(at::ge(x, lim), at::le(x, -lim)).any().item<bool>();
-}
-
 }  // namespace torch_ops_nn
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {

@@ -75,18 +75,14 @@ Tensor normal_float_tensor(double mean, const Tensor& std, Gen gen) {
 Tensor normal_tensor_tensor(const Tensor& mean, const Tensor& std, Gen gen) {
   return NormalTensor("normal", &mean, 0.0, &std, 1.0, gen);
 }
-Tensor& ToOut(const Tensor& r, Tensor& out) {
-  at::native::resize_output(out, r.sizes());
-  return out.copy_(r);
-}
 Tensor& normal_tensor_float_out(const Tensor& mean, double std, Gen gen, Tensor& out) {
-  return ToOut(normal_tensor_float(mean, std, gen), out);
+  return CopyToOut("normal", normal_tensor_float(mean, std, gen), out);
 }
 Tensor& normal_float_tensor_out(double mean, const Tensor& std, Gen gen, Tensor& out) {
-  return ToOut(normal_float_tensor(mean, std, gen), out);
+  return CopyToOut("normal", normal_float_tensor(mean, std, gen), out);
 }
 Tensor& normal_tensor_tensor_out(const Tensor& mean, const Tensor& std, Gen gen, Tensor& out) {
-  return ToOut(normal_tensor_tensor(mean, std, gen), out);
+  return CopyToOut("normal", normal_tensor_tensor(mean, std, gen), out);
 }
 
 // ---- randperm ---------------------------------------------------------------------------------------
@@ -162,8 +158,7 @@ Tensor multinomial_npu(const Tensor& self, c10::SymInt num_sym, bool replacement
 }
 
 Tensor& multinomial_out(const Tensor& self, c10::SymInt num, bool replacement, Gen gen, Tensor& out) {
-  CheckSameNpuDevice("multinomial", {{"self", &self}, {"out", &out}});
-  return ToOut(multinomial_npu(self, num, replacement, gen), out);
+  return CopyToOut("multinomial", multinomial_npu(self, num, replacement, gen), out);
 }
 
 // ---- linspace ---------------------------------------------------------------------------------------

@@ -88,11 +88,8 @@ std::tuple<at::Tensor, at::Tensor> SortIntegers(const at::Tensor& x, uint64_t ro
     return std::make_tuple(kv, p);
   };
   const c10::ScalarType t = x.scalar_type();
-  // Exact as floats: the small integer dtypes always, int32 / int64 when every |value| < 2^24 (one flag
-  // read back from the device: ids and labels usually are, and one pass beats two or four).
-  const int64_t lim = int64_t(1) << 24;
-  if ((t != c10::kInt && t != c10::kLong) ||
-      !at::logical_or(at::ge(x, lim), at::le(x, -lim)).any().item<bool>()) {
+  // Exact as floats (ids and labels usually are: one pass beats two or four).
+  if (ExactAsFloat(x)) {
     auto [kv, p] = sort_float(x.to(c10::kFloat));
     return {kv.to(t), p};
   }
