@@ -7,9 +7,13 @@
 #include <type_traits>
 
 #include "kernel_operator.h"
+#include "norm_util.h"
 #include "reduce_helpers.h"
 
 using namespace AscendC;
+using nn_kernels::SyncSToV;
+using nn_kernels::SyncVToMte2;
+using nn_kernels::SyncVToS;
 using namespace npu_kernels::reduce_helpers;
 
 namespace npu_kernels {
@@ -140,8 +144,8 @@ ArgReduceTiling arg_reduce_tiling(uint64_t outer, uint64_t R, uint64_t inner, ui
     t.chunk_w = static_cast<uint32_t>(w);
     t.chunks = CeilDivU<uint64_t>(inner, w);
     t.row_stride = AlignUp<uint32_t>(t.chunk_w, 64);  // Compare works on 256 B multiples
-    const uint32_t fixed = t.row_stride * (4 + 4 + 1 + in_bytes + 8) + 256;
-    const uint32_t per_elem = 2 * in_bytes + work_bytes;
+    const uint32_t fixed = t.row_stride * (4 + 4 + 1 + in_bytes + 8 + 4) + 1536;  // + the NaN scan's indices
+    const uint32_t per_elem = 2 * in_bytes + work_bytes + 1;  // + the NaN check's ReduceSum tmp
     uint64_t rows = (budget - fixed) / (uint64_t(t.row_stride) * per_elem);
     if (rows > kMaxBlockCount) rows = kMaxBlockCount;
     if (rows > R) rows = R;
@@ -459,11 +463,19 @@ class ArgReduceKernel {
     pipe_.InitBuffer(bidx_, AlignUpU(outLen_, 64) * sizeof(int32_t));
     pipe_.InitBuffer(outV_, 1, AlignUpU(outLen_, 64) * sizeof(T));
     pipe_.InitBuffer(outI_, 1, AlignUpU(outLen_, 64) * sizeof(int64_t));
-    if (rows_) {
-      pipe_.InitBuffer(tmp_, AlignUpU(t.tile / 16 + 256, 64) * sizeof(float));
-      pipe_.InitBuffer(red_, 64);
-    } else {
+    pipe_.InitBuffer(tmp_, AlignUpU(cap_ / 16 + 256, 64) * sizeof(float));
+    pipe_.InitBuffer(red_, 64);
+    if (!rows_) {
       pipe_.InitBuffer(bits_, t.row_stride / 8);
+      pipe_.InitBuffer(nanIdx_, t.row_stride * sizeof(int32_t));
+      // Lanes past a chunk's columns are never loaded: zero, so the NaN check never sees stale data.
+      for (int b = 0; b < 2; ++b) zeroed_[b] = inQ_.template AllocTensor<T>();
+      for (int b = 0; b < 2; ++b) {
+        if constexpr (sizeof(T) == 2) Duplicate(zeroed_[b].template ReinterpretCast<int16_t>(), int16_t(0), int32_t(cap_));
+        else Duplicate(zeroed_[b].template ReinterpretCast<float>(), 0.0f, int32_t(cap_));
+        inQ_.FreeTensor(zeroed_[b]);
+      }
+      SyncVToMte2();
     }
   }
 
@@ -501,6 +513,25 @@ class ArgReduceKernel {
 
   __aicore__ inline bool Better(float a, float b) const { return t_.is_min ? a < b : a > b; }
 
+  // NaN as on the CPU: the vector Max/Min/Compare skip it, yet a NaN is the extreme of its slice, at its
+  // first index. One ReduceSum per tile screens for it (the sum is NaN when a NaN is there, or +inf and
+  // -inf both); only a tile that fails the screen is searched element by element.
+  __aicore__ inline bool MayHoldNan(const LocalTensor<float>& f, uint32_t n) {
+    LocalTensor<float> red = red_.template Get<float>();
+    ReduceSum(red[8], f, tmp_.template Get<float>(), static_cast<int32_t>(n));
+    SyncVToS();
+    const float s = red.GetValue(8);
+    return s != s;
+  }
+  // The first NaN of f[0:n], or n.
+  __aicore__ inline uint32_t FirstNan(const LocalTensor<float>& f, uint32_t n) {
+    for (uint32_t i = 0; i < n; ++i) {
+      const float v = f.GetValue(i);
+      if (v != v) return i;
+    }
+    return n;
+  }
+
   __aicore__ inline void Emit(uint64_t o, float value, uint64_t index) {
     if (t_.index_in) {
       DataCacheCleanAndInvalid<int64_t, CacheLine::SINGLE_CACHE_LINE, DcciDst::CACHELINE_OUT>(inGm_);
@@ -527,11 +558,14 @@ class ArgReduceKernel {
       inQ_.EnQue(in);
       in = inQ_.template DeQue<T>();
       LocalTensor<float> f = ToFloat(in, k * pitch);
+      const bool screen = MayHoldNan(f, k * pitch);
       for (uint32_t r = 0; r < k; ++r) {
         float v;
         uint32_t idx;
         TileExtreme(f[r * pitch], R, &v, &idx);
-        Emit(it + r, v, idx);
+        const uint32_t nan_at = screen ? FirstNan(f[r * pitch], R) : R;
+        if (nan_at < R) Emit(it + r, f.GetValue(r * pitch + nan_at), nan_at);
+        else Emit(it + r, v, idx);
       }
       inQ_.FreeTensor(in);
       it += k;
@@ -555,6 +589,13 @@ class ArgReduceKernel {
       float v;
       uint32_t idx;
       TileExtreme(f, n, &v, &idx);
+      const uint32_t nan_at = MayHoldNan(f, n) ? FirstNan(f, n) : n;
+      if (nan_at < n) {  // the answer: no later tile can change it
+        best = f.GetValue(nan_at);
+        bi = r0 + off + nan_at;
+        inQ_.FreeTensor(in);
+        break;
+      }
       if (off == 0 || Better(v, best)) {
         best = v;
         bi = r0 + off + idx;
@@ -595,6 +636,8 @@ class ArgReduceKernel {
     LocalTensor<float> bidxBits = bidx.template ReinterpretCast<float>();
     LocalTensor<uint8_t> bits = bits_.template Get<uint8_t>();
     const CMPMODE keep = t_.is_min ? CMPMODE::GE : CMPMODE::LE;  // the old best stays unless strictly beaten
+    LocalTensor<int32_t> nanIdx = nanIdx_.template Get<int32_t>();
+    bool any_nan = false;
     for (uint64_t r = 0; r < t_.R; r += t_.tile) {
       const uint32_t k = static_cast<uint32_t>(MinU(t_.tile, t_.R - r));
       LocalTensor<T> in = inQ_.template AllocTensor<T>();
@@ -615,7 +658,33 @@ class ArgReduceKernel {
         if (t_.is_min) Min(best, best, row, static_cast<int32_t>(rs));
         else Max(best, best, row, static_cast<int32_t>(rs));
       }
+      if (MayHoldNan(f, k * rs)) {  // the first NaN row of each column, by scalar search
+        if (!any_nan) {
+          for (uint32_t c = 0; c < wc; ++c) nanIdx.SetValue(c, -1);
+          any_nan = true;
+        }
+        for (uint32_t c = 0; c < wc; ++c) {
+          if (nanIdx.GetValue(c) >= 0) continue;
+          for (uint32_t j = 0; j < k; ++j) {
+            const float v = f.GetValue(j * rs + c);
+            if (v != v) {
+              nanIdx.SetValue(c, static_cast<int32_t>(r + j));
+              nanVal_ = v;
+              break;
+            }
+          }
+        }
+      }
       inQ_.FreeTensor(in);
+    }
+    if (any_nan) {
+      for (uint32_t c = 0; c < wc; ++c) {
+        const int32_t at = nanIdx.GetValue(c);
+        if (at < 0) continue;
+        best.SetValue(c, nanVal_);
+        bidx.SetValue(c, at);
+      }
+      SyncSToV();
     }
     Flush(o * t_.inner + col0, wc);
   }
@@ -627,7 +696,9 @@ class ArgReduceKernel {
   TPipe pipe_;
   TQue<TPosition::VECIN, 1> inQ_;
   TQue<TPosition::VECOUT, 1> outV_, outI_;
-  TBuf<TPosition::VECCALC> work_, best_, bidx_, tmp_, red_, bits_;
+  TBuf<TPosition::VECCALC> work_, best_, bidx_, tmp_, red_, bits_, nanIdx_;
+  LocalTensor<T> zeroed_[2];
+  float nanVal_ = 0.0f;
   GlobalTensor<T> xGm_, vGm_;
   GlobalTensor<int64_t> inGm_, iGm_;
 };

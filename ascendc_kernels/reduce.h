@@ -37,9 +37,10 @@
 //   Long rows with few items are split into segments like sums; pass 2 picks the best segment and maps its
 //   local index back (one scalar per output row).
 // * Integer sums (bool/uint8/int8/int16/int32/int64 -> int64) are exact: see IntSumTiling / reduce_int.cpp.
-// * NaN: sums propagate NaN. The vector Max/Min/Compare do not, so layer 5 runs max/min/argmax/argmin with a
-//   second pass that finds NaNs (kPreIsNan; for arg reductions the arg max of x != x) and puts NaN (and its
-//   first index) where CPU PyTorch has them.
+// * NaN: sums propagate NaN. The vector Max/Min/Compare do not, so layer 5 runs max/min (amax/amin) with a
+//   second pass that finds NaNs (kPreIsNan) and puts NaN where CPU PyTorch has them. The arg-reduce kernel
+//   (argmax/argmin, max/min.dim) does it in its one pass: a ReduceSum per tile screens for NaN (NaN when
+//   a NaN is there, or both infinities), and only a tile that fails is searched for its first NaN.
 #pragma once
 #include <cstdint>
 

@@ -767,15 +767,18 @@ void VReduce(RedOp op, DT dt, const LO& d, const LO& a, const LO& tmp, int64_t c
       acc = acc + TreeSum(dt, v, 64);
     }
     StoreReduceResult(op, dt, d, acc, 0, false);
-  } else if (dt == DT::F32 && op != RedOp::Sum && !cal_index) {
+  } else if (dt == DT::F32 && op != RedOp::Sum) {
+    // The scan below keeps the first element no later one beats (NaN only when x[0] is NaN): the
+    // vectorized extreme, then the first element equal to it, which also picks the sign of a zero
+    // and is the index.
     const float* x = reinterpret_cast<const float*>(src);
     float best = Kernels().rext_f32(x, size_t(count), op == RedOp::Min);
-    if (best == 0.0f) {  // which zero (+0 / -0) comes first: the exact scan
-      best = x[0];
-      for (int64_t i = 1; i < count; ++i)
-        if (Better(op, x[i], best)) best = x[i];
+    uint64_t bi = 0;
+    if (best == best && (cal_index || best == 0.0f)) {
+      while (!(x[bi] == best)) ++bi;
+      best = x[bi];
     }
-    StoreReduceResult(op, dt, d, best, 0, false);
+    StoreReduceResult(op, dt, d, best, bi, cal_index);
   } else if (op == RedOp::Sum) {
     // Per repeat a tree sum, then the repeat sums added in order (2201 count form).
     float v[128];

@@ -545,12 +545,8 @@ std::tuple<at::Tensor, at::Tensor> ArgImpl(const char* op, const at::Tensor& sel
   at::Tensor x = Contiguous(self);
   uint64_t outer, R, inner;
   SplitAround(x, dim, &outer, &R, &inner);
+  // NaN wins, at its first index, as on the CPU: the kernel finds it in the same pass.
   auto [values, indices] = ArgView(op, x, outer, R, inner, is_min, want_values);
-  // NaN wins, at its first index, as on the CPU: the arg max of (x != x) finds it.
-  auto [has_nan, nan_index] = ArgView(op, at::ne(x, x).to(x.scalar_type()), outer, R, inner, false, true);
-  const at::Tensor nan_here = at::gt(has_nan, 0.5);
-  indices = at::where(nan_here, nan_index, indices);
-  if (want_values) values = at::where(nan_here, std::numeric_limits<double>::quiet_NaN(), values);
   if (want_values) values = values.view(out_sizes);
   return {values, indices.view(out_sizes)};
 }

@@ -340,8 +340,8 @@ NAN_OPS = {
 @pytest.mark.parametrize("shape,dim", [((6, 70, 5), 1), ((6, 70, 5), None), ((3, 4100), -1), ((2500, 3), 0), ((7,), 0)])
 def test_max_like_reductions_propagate_nan(dtype, op, shape, dim):
     """max/min-like reductions return NaN for a slice holding one (arg reductions: the first NaN's
-    index), as on the CPU: the vector Max/Min skip NaN, a second pass puts it back. Rows with and
-    without NaN, and all-NaN rows."""
+    index), as on the CPU: the vector Max/Min skip NaN; amax/amin put it back with a second pass, the
+    arg-reduce kernel finds it in its one pass. Rows with and without NaN, and all-NaN rows."""
     x = sample(shape, dtype, seed=23)
     mask = torch.rand(shape, generator=torch.Generator().manual_seed(24)) < 0.03
     x[mask] = float("nan")
@@ -357,6 +357,38 @@ def test_max_like_reductions_propagate_nan(dtype, op, shape, dim):
         assert g.dtype == w.dtype and g.shape == w.shape
         assert torch.isnan(w).any() if w.is_floating_point() else True
         torch.testing.assert_close(g.cpu(), w, rtol=0, atol=0, equal_nan=True)
+
+
+ARG_OPS = {k: NAN_OPS[k] for k in ("max", "min", "argmax", "argmin")}
+
+
+@pytest.mark.parametrize("op", sorted(ARG_OPS))
+@pytest.mark.parametrize("shape,dim", [((2, 300001), -1), ((5, 9000), 1), ((40, 1000), -1), ((9000, 70), 0),
+                                       ((3, 5000, 7), 1), ((1, 700000), None)])
+def test_arg_reductions_nan_screen(op, shape, dim):
+    """The arg-reduce kernel's per-tile NaN screen: a lone NaN late in a long (streamed, segmented)
+    row, in a later tile of a column, NaN-free slices holding both infinities (the screen fires,
+    the exact search finds nothing), and NaN before and after +-inf."""
+    for case in range(3):
+        x = sample(shape, torch.float32, seed=31 + case)
+        flat = x.view(-1)
+        n = flat.numel()
+        if case == 0:  # one NaN near the end, one in the middle
+            flat[n - 3] = float("nan")
+            flat[n // 2 + 1] = float("nan")
+        elif case == 1:  # infinities only
+            flat[n // 3] = float("inf")
+            flat[n // 3 + 5] = float("-inf")
+            flat[n - 1] = float("inf")
+        else:  # infinities and NaN in the same slices
+            flat[::997] = float("inf")
+            flat[5::1013] = float("-inf")
+            flat[7::4099] = float("nan")
+        got, want = ARG_OPS[op](npu(x), dim), ARG_OPS[op](x, dim)
+        got = got if isinstance(got, tuple) else (got,)
+        want = want if isinstance(want, tuple) else (want,)
+        for g, w in zip(got, want):
+            torch.testing.assert_close(g.cpu(), w, rtol=0, atol=0, equal_nan=True)
 
 
 def test_count_nonzero():
