@@ -82,13 +82,17 @@ ReduceTiling reduce_tiling(uint64_t outer, uint64_t R, uint64_t inner, uint32_t 
   const uint64_t total = outer * R * inner;
   const uint64_t cores = TargetCores(total, soc);
   const uint32_t budget = UbBudget(soc);
-  const uint32_t work_bytes = (in_bytes != 4 ? 4 : 0) + (pre == kPreNonZero || pre == kPreIsNan ? 4 + 1 : pre == kPreNanToZero ? 1 : 0);
+  const uint32_t work_bytes = (in_bytes != 4 ? 4 : 0) + (pre == kPreNonZero ? 4 + 1 : pre == kPreNanToZero ? 1 : 0);
+  // max/min of the values themselves propagate NaN in the kernel (see MayHoldNan)
+  t.nan_scan = comb != kCombSum && (pre == kPreNone || pre == kPreAbs) ? 1 : 0;
+  const uint32_t scan_fixed = t.nan_scan ? 1024 : 0;  // the screen's sum slot and tmp (1/16 per element)
+  const uint32_t scan_elem = t.nan_scan ? 1 : 0;
   if (inner == 1) {
     t.chunks = 1;
     t.chunk_w = 1;
     t.out_tile = kOutTile;
-    const uint32_t out_cost = kOutTile * (4 + out_bytes) + 64 * 8 * 4;  // outputs + staged 8-lane rows
-    const uint32_t per_elem = 2 * in_bytes + work_bytes + 4;  // in x2, work, accumulator
+    const uint32_t out_cost = kOutTile * (4 + out_bytes) + 64 * 8 * 4 + scan_fixed;  // outputs + staged rows
+    const uint32_t per_elem = 2 * in_bytes + work_bytes + 4 + scan_elem;  // in x2, work, accumulator
     uint32_t tile = AlignDown<uint32_t>((budget - out_cost) / per_elem, 64);
     if (tile > kMaxRowTile) tile = kMaxRowTile;
     t.tile = tile;
@@ -100,8 +104,8 @@ ReduceTiling reduce_tiling(uint64_t outer, uint64_t R, uint64_t inner, uint32_t 
     t.chunk_w = static_cast<uint32_t>(w);
     t.chunks = CeilDivU<uint64_t>(inner, w);
     t.row_stride = AlignUp<uint32_t>(t.chunk_w, 16);
-    const uint32_t fixed = t.row_stride * (4 + 4 + 4 + out_bytes) + 1024;  // acc, outF, center, out
-    const uint32_t per_elem = 2 * in_bytes + work_bytes;
+    const uint32_t fixed = t.row_stride * (4 + 4 + 4 + out_bytes + (t.nan_scan ? 4 : 0)) + 1024 + scan_fixed;
+    const uint32_t per_elem = 2 * in_bytes + work_bytes + scan_elem;  // acc, outF, center, out (+ NaN marks)
     uint64_t rows = (budget - fixed) / (uint64_t(t.row_stride) * per_elem);
     if (rows > kMaxBlockCount) rows = kMaxBlockCount;
     if (rows < 1) rows = 1;
@@ -166,6 +170,44 @@ namespace {
 using npu_kernels::ArgReduceTiling;
 using npu_kernels::ReduceTiling;
 
+// NaN as on the CPU: the vector Max/Min/Compare skip it, yet a NaN is the max and the min of its slice
+// (arg reductions: at its first index). One ReduceSum screens a tile (its sum is NaN when a NaN is there,
+// or +inf and -inf both); only a tile that fails the screen is searched element by element.
+// red: >= 8 floats for the sum; tmp: ReduceSum's work buffer for n elements.
+__aicore__ inline bool MayHoldNan(const LocalTensor<float>& f, uint32_t n, const LocalTensor<float>& red,
+                                  const LocalTensor<float>& tmp) {
+  ReduceSum(red, f, tmp, static_cast<int32_t>(n));
+  SyncVToS();
+  const float s = red.GetValue(0);
+  return s != s;
+}
+// The first NaN of f[0:n], or n (scalar reads: the caller screened the tile, which synchronized V -> S).
+__aicore__ inline uint32_t FirstNan(const LocalTensor<float>& f, uint32_t n) {
+  for (uint32_t i = 0; i < n; ++i) {
+    const float v = f.GetValue(i);
+    if (v != v) return i;
+  }
+  return n;
+}
+constexpr uint32_t kNanScreenFloats = 64;  // the screen's sum slot ahead of its tmp in one buffer
+// Zeroes both buffers of a double-buffered input queue (cap elements each): the columns kernels load
+// only a chunk's columns of each row, so the lanes past them stay zero and the screen sees no stale data.
+template <typename T>
+__aicore__ inline void ZeroInputTiles(TQue<TPosition::VECIN, 1>& q, uint32_t cap) {
+  LocalTensor<T> b0 = q.template AllocTensor<T>();
+  LocalTensor<T> b1 = q.template AllocTensor<T>();
+  if constexpr (sizeof(T) == 2) {
+    Duplicate(b0.template ReinterpretCast<int16_t>(), int16_t(0), static_cast<int32_t>(cap));
+    Duplicate(b1.template ReinterpretCast<int16_t>(), int16_t(0), static_cast<int32_t>(cap));
+  } else {
+    Duplicate(b0.template ReinterpretCast<float>(), 0.0f, static_cast<int32_t>(cap));
+    Duplicate(b1.template ReinterpretCast<float>(), 0.0f, static_cast<int32_t>(cap));
+  }
+  q.FreeTensor(b0);
+  q.FreeTensor(b1);
+  SyncVToMte2();
+}
+
 // ----------------------------------------------------------------------------------------- reduce kernel
 template <typename T, typename O>
 class ReduceKernel {
@@ -183,11 +225,11 @@ class ReduceKernel {
     cap_ = rows_ ? t.tile : AlignUpU(t.tile * t.row_stride, 64);
     pipe_.InitBuffer(inQ_, 2, cap_ * sizeof(T));
     if constexpr (!std::is_same_v<T, float>) pipe_.InitBuffer(work_, cap_ * sizeof(float));
-    if (t.pre == npu_kernels::kPreNonZero || t.pre == npu_kernels::kPreIsNan) {
+    if (t.pre == npu_kernels::kPreNonZero) {
       pipe_.InitBuffer(ones_, cap_ * sizeof(float));
       Duplicate(ones_.Get<float>(), 1.0f, static_cast<int32_t>(cap_));
     }
-    if (t.pre == npu_kernels::kPreNonZero || t.pre == npu_kernels::kPreNanToZero || t.pre == npu_kernels::kPreIsNan)
+    if (t.pre == npu_kernels::kPreNonZero || t.pre == npu_kernels::kPreNanToZero)
       pipe_.InitBuffer(bits_, cap_ / 8);
     const uint32_t acc_len = rows_ ? t.tile : t.row_stride;
     pipe_.InitBuffer(acc_, acc_len * sizeof(float));
@@ -196,6 +238,13 @@ class ReduceKernel {
     pipe_.InitBuffer(outQ_, 1, AlignUpU(outLen_, 64) * sizeof(O));
     if (!rows_ && t.pre == npu_kernels::kPreCenterSq) pipe_.InitBuffer(ctr_, t.row_stride * sizeof(float));
     if (rows_) pipe_.InitBuffer(lanes_, kStage * 8 * sizeof(float));
+    if (t.nan_scan) {
+      pipe_.InitBuffer(scr_, AlignUpU(kNanScreenFloats + cap_ / 64 + 64, 64) * sizeof(float));
+      if (!rows_) {
+        pipe_.InitBuffer(nanCol_, t.row_stride * sizeof(int32_t));
+        ZeroInputTiles<T>(inQ_, cap_);
+      }
+    }
   }
 
   __aicore__ inline void Process() {
@@ -224,8 +273,18 @@ class ReduceKernel {
   __aicore__ inline void StageFlush() {
     if (staged_ == 0) return;
     BlockReduceRows(t_.comb, outF_.template Get<float>()[pending_], lanes_.template Get<float>(), staged_, 8);
+    if (nanRows_ > 0) {  // streamed rows that held a NaN
+      SyncVToS();
+      for (uint32_t i = 0; i < nanRows_; ++i) outF_.template Get<float>().SetValue(nanSlot_[i], kNan);
+      SyncSToV();
+      nanRows_ = 0;
+    }
     pending_ += staged_;
     staged_ = 0;
+  }
+  __aicore__ inline bool Screen(const LocalTensor<float>& f, uint32_t n) {
+    LocalTensor<float> scr = scr_.template Get<float>();
+    return ::MayHoldNan(f, n, scr, scr[kNanScreenFloats]);
   }
   // Fills v[n:8] with the identity of the combine (n < 8), so a short row folds like an 8-lane one.
   __aicore__ inline void PadTo8(const LocalTensor<float>& v, uint32_t n) {
@@ -266,13 +325,6 @@ class ReduceKernel {
         Select(f, bits, ones_.template Get<float>(), 0.0f, SELMODE::VSEL_TENSOR_SCALAR_MODE, c64);
         break;
       }
-      case npu_kernels::kPreIsNan: {  // x != x is true only for NaN
-        const uint32_t c64 = AlignUpU(count, 64);
-        LocalTensor<uint8_t> bits = bits_.template Get<uint8_t>();
-        Compare(bits, f, f, CMPMODE::NE, c64);
-        Select(f, bits, ones_.template Get<float>(), 0.0f, SELMODE::VSEL_TENSOR_SCALAR_MODE, c64);
-        break;
-      }
       case npu_kernels::kPreNanToZero: {  // x == x is false only for NaN
         const uint32_t c64 = AlignUpU(count, 64);
         LocalTensor<uint8_t> bits = bits_.template Get<uint8_t>();
@@ -287,6 +339,15 @@ class ReduceKernel {
   __aicore__ inline float Center(uint64_t index) {
     DataCacheCleanAndInvalid<float, CacheLine::SINGLE_CACHE_LINE, DcciDst::CACHELINE_OUT>(cGm_);
     return cGm_.GetValue(index);
+  }
+
+  // NaN results of the k packed rows just reduced into outF_[pending_:].
+  __aicore__ inline void PatchNanRows(const LocalTensor<float>& f, uint32_t k, uint32_t R, uint32_t pitch) {
+    if (!t_.nan_scan || !Screen(f, k * pitch)) return;
+    LocalTensor<float> outF = outF_.template Get<float>();
+    for (uint32_t r = 0; r < k; ++r)
+      if (FirstNan(f[r * pitch], R) < R) outF.SetValue(pending_ + r, kNan);
+    SyncSToV();
   }
 
   // Many short rows per tile (R <= tile, one segment): rows land at a 32 B aligned pitch.
@@ -310,6 +371,7 @@ class ReduceKernel {
       ApplyPre(f, k * pitch);
       if (R <= 64) {  // one WholeReduce repeat per row (a float row fits one repeat), straight into outF_
         WholeReduceRows(t_.comb, outF_.template Get<float>()[pending_], f, R, k, pitch / 8);
+        PatchNanRows(f, k, R, pitch);
         pending_ += k;
         if (pending_ == outLen_) Flush();
       } else {  // one count-form ReduceSum/Max/Min per row (a single read pass), lanes_ as its tmp buffer
@@ -321,6 +383,7 @@ class ReduceKernel {
           else if (t_.comb == npu_kernels::kCombMax) ReduceMax(outF[pending_ + r], f[r * pitch], red, n);
           else ReduceMin(outF[pending_ + r], f[r * pitch], red, n);
         }
+        PatchNanRows(f, k, R, pitch);
         pending_ += k;
         if (pending_ == outLen_) Flush();
       }
@@ -338,7 +401,8 @@ class ReduceKernel {
     const uint64_t base = o * t_.R + r0;
     const float c = t_.pre == npu_kernels::kPreCenterSq ? Center(o) : 0.0f;
     LocalTensor<float> acc = acc_.template Get<float>();
-    for (uint64_t off = 0; off < L; off += t_.tile) {
+    bool nan = false;
+    for (uint64_t off = 0; off < L && !nan; off += t_.tile) {
       const uint32_t n = static_cast<uint32_t>(MinU(t_.tile, L - off));
       LocalTensor<T> in = inQ_.template AllocTensor<T>();
       CopyInContiguous(in, xGm_[base + off], n);
@@ -349,11 +413,13 @@ class ReduceKernel {
       ApplyPre(f, n);
       if (off == 0) DataCopy(acc, f, AlignUpU(n, 8));
       else CombineVec(t_.comb, acc, acc, f, static_cast<int32_t>(n));
+      nan = t_.nan_scan && Screen(f, n) && FirstNan(f, n) < n;  // the row's result: no later tile matters
       inQ_.FreeTensor(in);
     }
     const uint32_t n0 = static_cast<uint32_t>(MinU(L, t_.tile));
     if (n0 < 8) PadTo8(acc, n0);
     FoldTo8(t_.comb, StageSlot(), acc, n0 < 8 ? 8 : n0);
+    if (nan) nanSlot_[nanRows_++] = pending_ + staged_;
     Staged();
   }
 
@@ -400,6 +466,8 @@ class ReduceKernel {
       ctr = ctr_.template Get<float>();
       CopyInContiguous(ctr, cGm_[o * t_.inner + col0], wc);
     }
+    LocalTensor<int32_t> nanCol;
+    bool any_nan = false;
     for (uint64_t r = 0; r < L; r += t_.tile) {
       const uint32_t k = static_cast<uint32_t>(MinU(t_.tile, L - r));
       LocalTensor<T> in = inQ_.template AllocTensor<T>();
@@ -410,10 +478,27 @@ class ReduceKernel {
       if (t_.pre == npu_kernels::kPreCenterSq)
         for (uint32_t i = 0; i < k; ++i) Sub(f[i * rs], f[i * rs], ctr, static_cast<int32_t>(wc));
       ApplyPre(f, k * rs);
+      if (t_.nan_scan && Screen(f, k * rs)) {  // mark the columns holding a NaN (scalar search)
+        nanCol = nanCol_.template Get<int32_t>();
+        if (!any_nan) for (uint32_t c = 0; c < wc; ++c) nanCol.SetValue(c, 0);
+        any_nan = true;
+        for (uint32_t c = 0; c < wc; ++c)
+          for (uint32_t j = 0; j < k && nanCol.GetValue(c) == 0; ++j) {
+            const float v = f.GetValue(j * rs + c);
+            if (v != v) nanCol.SetValue(c, 1);
+          }
+        SyncSToV();  // the scalar reads of f before FoldRows overwrites it
+      }
       FoldRows(t_.comb, f, k, rs);
       if (r == 0) DataCopy(acc, f, rs);
       else CombineVec(t_.comb, acc, acc, f, static_cast<int32_t>(rs));
       inQ_.FreeTensor(in);
+    }
+    if (any_nan) {
+      SyncVToS();
+      for (uint32_t c = 0; c < wc; ++c)
+        if (nanCol.GetValue(c) != 0) acc.SetValue(c, kNan);
+      SyncSToV();
     }
     LocalTensor<O> out = Finalize(acc, wc);
     DataCopyPad(yGm_[os * t_.inner + col0], out, DataCopyExtParams{1, static_cast<uint32_t>(wc * sizeof(O)), 0, 0, 0});
@@ -427,7 +512,10 @@ class ReduceKernel {
   TPipe pipe_;
   TQue<TPosition::VECIN, 1> inQ_;
   TQue<TPosition::VECOUT, 1> outQ_;
-  TBuf<TPosition::VECCALC> work_, acc_, outF_, ones_, bits_, ctr_, lanes_;
+  TBuf<TPosition::VECCALC> work_, acc_, outF_, ones_, bits_, ctr_, lanes_, scr_, nanCol_;
+  static constexpr float kNan = __builtin_nanf("");
+  uint32_t nanSlot_[kStage] = {};  // outF_ slots of staged rows that held a NaN
+  uint32_t nanRows_ = 0;
   GlobalTensor<T> xGm_;
   GlobalTensor<float> cGm_;
   GlobalTensor<O> yGm_;
@@ -468,14 +556,7 @@ class ArgReduceKernel {
     if (!rows_) {
       pipe_.InitBuffer(bits_, t.row_stride / 8);
       pipe_.InitBuffer(nanIdx_, t.row_stride * sizeof(int32_t));
-      // Lanes past a chunk's columns are never loaded: zero, so the NaN check never sees stale data.
-      for (int b = 0; b < 2; ++b) zeroed_[b] = inQ_.template AllocTensor<T>();
-      for (int b = 0; b < 2; ++b) {
-        if constexpr (sizeof(T) == 2) Duplicate(zeroed_[b].template ReinterpretCast<int16_t>(), int16_t(0), int32_t(cap_));
-        else Duplicate(zeroed_[b].template ReinterpretCast<float>(), 0.0f, int32_t(cap_));
-        inQ_.FreeTensor(zeroed_[b]);
-      }
-      SyncVToMte2();
+      ZeroInputTiles<T>(inQ_, cap_);
     }
   }
 
@@ -513,23 +594,8 @@ class ArgReduceKernel {
 
   __aicore__ inline bool Better(float a, float b) const { return t_.is_min ? a < b : a > b; }
 
-  // NaN as on the CPU: the vector Max/Min/Compare skip it, yet a NaN is the extreme of its slice, at its
-  // first index. One ReduceSum per tile screens for it (the sum is NaN when a NaN is there, or +inf and
-  // -inf both); only a tile that fails the screen is searched element by element.
   __aicore__ inline bool MayHoldNan(const LocalTensor<float>& f, uint32_t n) {
-    LocalTensor<float> red = red_.template Get<float>();
-    ReduceSum(red[8], f, tmp_.template Get<float>(), static_cast<int32_t>(n));
-    SyncVToS();
-    const float s = red.GetValue(8);
-    return s != s;
-  }
-  // The first NaN of f[0:n], or n.
-  __aicore__ inline uint32_t FirstNan(const LocalTensor<float>& f, uint32_t n) {
-    for (uint32_t i = 0; i < n; ++i) {
-      const float v = f.GetValue(i);
-      if (v != v) return i;
-    }
-    return n;
+    return ::MayHoldNan(f, n, red_.template Get<float>()[8], tmp_.template Get<float>());
   }
 
   __aicore__ inline void Emit(uint64_t o, float value, uint64_t index) {
@@ -697,7 +763,6 @@ class ArgReduceKernel {
   TQue<TPosition::VECIN, 1> inQ_;
   TQue<TPosition::VECOUT, 1> outV_, outI_;
   TBuf<TPosition::VECCALC> work_, best_, bidx_, tmp_, red_, bits_, nanIdx_;
-  LocalTensor<T> zeroed_[2];
   float nanVal_ = 0.0f;
   GlobalTensor<T> xGm_, vGm_;
   GlobalTensor<int64_t> inGm_, iGm_;

@@ -37,10 +37,9 @@
 //   Long rows with few items are split into segments like sums; pass 2 picks the best segment and maps its
 //   local index back (one scalar per output row).
 // * Integer sums (bool/uint8/int8/int16/int32/int64 -> int64) are exact: see IntSumTiling / reduce_int.cpp.
-// * NaN: sums propagate NaN. The vector Max/Min/Compare do not, so layer 5 runs max/min (amax/amin) with a
-//   second pass that finds NaNs (kPreIsNan) and puts NaN where CPU PyTorch has them. The arg-reduce kernel
-//   (argmax/argmin, max/min.dim) does it in its one pass: a ReduceSum per tile screens for NaN (NaN when
-//   a NaN is there, or both infinities), and only a tile that fails is searched for its first NaN.
+// * NaN: sums propagate NaN. The vector Max/Min/Compare do not, so both kernels put NaN (arg reductions: its
+//   first index) where CPU PyTorch has them, in the same pass: a ReduceSum per tile screens for NaN (the
+//   sum is NaN when a NaN is there, or both infinities), and only a tile that fails is searched.
 #pragma once
 #include <cstdint>
 
@@ -57,7 +56,6 @@ enum ReducePre : uint32_t {
   kPreNonZero,    // x != 0 ? 1 : 0           (norm p = 0, any/all)
   kPreCenterSq,   // (x - center[o, i])^2     (var/std second pass; center is float [outer, inner])
   kPreNanToZero,  // NaN -> 0                 (nansum)
-  kPreIsNan,      // x != x ? 1 : 0           (NaN propagation of max/min: a count of NaNs per output)
 };
 enum ReduceComb : uint32_t { kCombSum = 0, kCombMax, kCombMin };
 // Applied to every output after `scale`: y = post(acc * scale).
@@ -86,6 +84,7 @@ struct ReduceTiling {
   uint32_t post;         // ReducePost
   float scale;           // output scale (mean: 1/R, var: 1/(R - correction))
   float p;               // norm order for kPrePowAbs / kPostPowInv
+  uint32_t nan_scan;     // 1: max/min put NaN where a slice holds one (set by reduce_tiling)
 };
 
 // Pure: shapes + dtype sizes + op + SoC -> tiling. `max_segments` = 1 forbids splitting R (the caller then

@@ -760,11 +760,13 @@ void VReduce(RedOp op, DT dt, const LO& d, const LO& a, const LO& tmp, int64_t c
       Kernels().wsum_f32(sums, 1, x + r0 * 64, 64, kAll, size_t(nr));
       for (uint64_t r = 0; r < nr; ++r) acc = (r0 == 0 && r == 0) ? sums[0] : acc + sums[r];
     }
-    if (uint64_t(count) > full * 64) {
-      float v[128];
+    if (uint64_t(count) > full * 64) {  // the partial repeat, zero-filled, through the same tree
+      alignas(64) float v[64] = {};
       const uint32_t n = uint32_t(uint64_t(count) - full * 64);
-      for (uint32_t e = 0; e < 64; ++e) v[e] = e < n ? x[full * 64 + e] : 0.0f;
-      acc = acc + TreeSum(dt, v, 64);
+      std::memcpy(v, x + full * 64, n * sizeof(float));
+      float s;
+      Kernels().wsum_f32(&s, 1, v, 64, kAll, 1);
+      acc = acc + s;
     }
     StoreReduceResult(op, dt, d, acc, 0, false);
   } else if (dt == DT::F32 && op != RedOp::Sum) {

@@ -22,7 +22,8 @@ using SelFn = void (*)(void* d, const uint8_t* sel, const void* a, const void* b
 using WSumFn = void (*)(float* dst, size_t dst_step, const float* src, size_t src_step, const uint32_t* lanes,
                         size_t repeats);
 // ReduceMax/ReduceMin on float, count form, no index: the first-best scan (x > best / x < best from
-// best = src[0]; NaN never replaces a number, a NaN src[0] is kept). Zero results are rescanned by the caller.
+// best = src[0]; NaN never replaces a number, a NaN src[0] is kept). The caller finds the first element
+// equal to the result (the sign of a zero, the index).
 using RExtFn = float (*)(const float* src, size_t n, bool is_min);
 // Gather/Scatter helpers (byte offsets, 32- or 16-bit elements): the OR and the max of n offsets (for the
 // range/alignment check), and the moves d[i] = *(base + o[i]) / *(base + o[i]) = a[i] (in lane order).

@@ -383,22 +383,8 @@ void CheckExtremeDtype(const char* op, const at::Tensor& self) {
                    ", which is not supported on npu; supported dtypes: Float, Half, BFloat16");
 }
 
-// NaN propagation as on the CPU (the vector Max/Min/Compare skip NaN): per output of a reduction over
-// `mask`, 1 where its slice holds a NaN, else 0 (float). One more pass over the input.
-at::Tensor NanFlags(const char* op, const at::Tensor& self, const DimMask& mask) {
-  PassOp p;
-  p.comb = npu_kernels::kCombMax;
-  p.pre = npu_kernels::kPreIsNan;
-  return ReduceGroups(op, self, mask, c10::kFloat, p);
-}
-
-// y where its slice held no NaN, else NaN.
-at::Tensor WithNan(const at::Tensor& y, const at::Tensor& flags) {
-  return at::where(at::gt(flags.view(y.sizes()), 0.5), std::numeric_limits<double>::quiet_NaN(), y);
-}
-
 // The min and / or the max over `dim` (the one not asked for is undefined); a slice holding a NaN gives
-// NaN, with one NaN pass shared by both.
+// NaN (the kernel's NaN screen, see reduce.h).
 std::pair<at::Tensor, at::Tensor> Extremes(const char* op, const at::Tensor& self, c10::IntArrayRef dim, bool keepdim,
                                            bool want_min, bool want_max) {
   CheckSameNpuDevice(op, {{"self", &self}});
@@ -415,12 +401,11 @@ std::pair<at::Tensor, at::Tensor> Extremes(const char* op, const at::Tensor& sel
     auto empty = [&](bool want) { return want ? NpuEmpty(sizes, self.scalar_type(), self.device().index()) : at::Tensor(); };
     return {empty(want_min), empty(want_max)};
   }
-  const at::Tensor flags = NanFlags(op, self, mask);
   auto one = [&](bool want, npu_kernels::ReduceComb comb) {
     if (!want) return at::Tensor();
     PassOp pass;
     pass.comb = comb;
-    return WithNan(ReduceGroups(op, self, mask, self.scalar_type(), pass), flags).view(sizes);
+    return ReduceGroups(op, self, mask, self.scalar_type(), pass).view(sizes);
   };
   return {one(want_min, npu_kernels::kCombMin), one(want_max, npu_kernels::kCombMax)};
 }
@@ -691,7 +676,6 @@ at::Tensor VectorNorm(const at::Tensor& self, const c10::Scalar& ord, at::Option
   // The input is cast to dtype first when one is given (ATen semantics), so the kernel sees that dtype.
   at::Tensor x = (dtype && *dtype != self.scalar_type()) ? self.to(*dtype) : self;
   at::Tensor y = ReduceGroups(op, x, mask, out_dtype, pass);
-  if (std::isinf(p)) y = WithNan(y, NanFlags(op, x, mask));  // sums propagate NaN themselves
   return y.view(out_sizes);
 }
 
