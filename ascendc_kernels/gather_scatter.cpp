@@ -12,6 +12,7 @@ namespace npu_kernels {
 
 namespace {
 constexpr uint64_t kUbReserve = 8192;
+constexpr uint64_t kRowModeMinJ = 32;  // fewer indices per row: the scalar path
 }
 
 GatherScatterTiling gather_tiling(uint64_t O, uint64_t D, uint64_t J, uint64_t Q, uint32_t elem_bytes, bool idx64,
@@ -32,6 +33,9 @@ GatherScatterTiling gather_tiling(uint64_t O, uint64_t D, uint64_t J, uint64_t Q
 bool gather_row_mode(GatherScatterTiling& t, const SocInfo& soc) {
   if (t.Q != 1 || t.sd != 1 || t.ij != 1 || (t.elem_bytes != 2 && t.elem_bytes != 4) || t.D == 0 || t.J == 0)
     return false;
+  // A row costs a load of D elements and ~20 vector instructions: with a few indices per row the
+  // scalar path's two reads per output are cheaper (one index per row of 1000: 0.45 -> 0.005 ms).
+  if (t.J < kRowModeMinJ) return false;
   const uint64_t row_bytes = AlignUp<uint64_t>(t.D * t.elem_bytes, 32);
   const uint32_t chunk = 2048;
   // UB: the self row; per chunk the indices (8 B), two offset tables, the words (4 B each), two
@@ -41,7 +45,8 @@ bool gather_row_mode(GatherScatterTiling& t, const SocInfo& soc) {
   t.row_mode = 1;
   t.row_chunk = chunk;
   t.units = t.O;
-  const ItemSplit sp = SplitItems(t.O, t.O * t.J * t.elem_bytes, soc.vector_cores, 16 * 1024);
+  // The work of a row is its load and its outputs.
+  const ItemSplit sp = SplitItems(t.O, t.O * (t.D + t.J) * t.elem_bytes, soc.vector_cores, 16 * 1024);
   t.units_per_core = sp.per_core;
   t.block_dim = sp.block_dim;
   return true;

@@ -139,10 +139,11 @@ def test_scatter_add_backward_of_gather():
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.int32])
-@pytest.mark.parametrize("shape,j", [((3, 5000), 4500), ((2, 7, 3136), 3136), ((4, 9), 1)])
+@pytest.mark.parametrize("shape,j", [((3, 5000), 4500), ((2, 7, 3136), 3136), ((4, 9), 1), ((50, 700), 31),
+                                     ((50, 700), 32)])
 def test_gather_last_dim_rows(dtype, shape, j):
-    # The row path: self rows in UB, indices to offsets with vector ops, one vector Gather per chunk
-    # (chunks of 2048 indices; an expanded index too).
+    # The row path (>= 32 indices per row): self rows in UB, indices to offsets with vector ops, one
+    # vector Gather per chunk (chunks of 2048 indices; an expanded index too); fewer: scalar reads.
     g = torch.Generator().manual_seed(11)
     x = (torch.randn(shape, generator=g) * 100).to(dtype)
     idx = torch.randint(0, shape[-1], (*shape[:-1], j), generator=g)
