@@ -36,6 +36,7 @@
 #include "aten/op_common.h"
 #include "aten/tensor_stamp.h"
 #include "conv2d.h"
+#include "conv_depthwise.h"
 #include "conv_fold.h"
 
 namespace torch_ops_nn {
@@ -43,6 +44,7 @@ namespace torch_ops_nn {
 TORCH_OPS_NN_REGISTER_KERNEL(conv2d_kernel);
 TORCH_OPS_NN_REGISTER_KERNEL(conv2d_dw_kernel);
 TORCH_OPS_NN_REGISTER_KERNEL(conv_fold_kernel);
+TORCH_OPS_NN_REGISTER_KERNEL(conv_depthwise_kernel);
 
 namespace {
 
@@ -410,6 +412,40 @@ std::optional<Unfolded> UnfoldWidthIntoChannels(const at::Tensor& x, const at::T
   return Unfolded{xu, wu, w_frac, gu};
 }
 
+// A depthwise convolution (groups = C = Cout) at stride 1 of an NCHW input, with the epilogue's
+// per-channel scale / shift / ReLU, on the vector cores (conv_depthwise.h); undefined when it does not
+// apply (a residual, channels_last, other strides, a padding or width the kernel does not take).
+at::Tensor DepthwiseForward(const at::Tensor& x, const at::Tensor& w, const Geom& g, const at::Tensor& scale,
+                            const at::Tensor& shift, const ConvEpilogue& e, bool out_cl) {
+  if (g.groups != g.c || g.cout != g.c || g.groups == 1 || g.sh != 1 || g.sw != 1 || e.residual.defined() || out_cl ||
+      !x.is_contiguous() || g.n * g.c == 0)
+    return {};
+  const c10::DeviceIndex dev = x.device().index();
+  auto t = npu_kernels::conv_depthwise_tiling(uint32_t(g.n), uint32_t(g.c), uint32_t(g.h), uint32_t(g.w),
+                                              uint32_t(g.kh), uint32_t(g.kw), uint32_t(g.dh), uint32_t(g.dw),
+                                              uint32_t(g.pt), uint32_t(g.pb), uint32_t(g.pl), uint32_t(g.pr),
+                                              uint32_t(x.element_size()), SocInfoFor(dev));
+  if (!t.ok) return {};
+  t.has_scale = scale.defined() ? 1 : 0;
+  t.has_shift = shift.defined() ? 1 : 0;
+  t.relu = e.relu ? 1 : 0;
+  const at::Tensor wf = w.scalar_type() == c10::kFloat ? Contiguous(w) : ScaleCast(w, 1.0, c10::kFloat);
+  at::Tensor y = NpuEmpty({g.n, g.c, int64_t(t.ho), int64_t(t.wo)}, x.scalar_type(), dev);
+  using Fn = void (*)(uint8_t*, uint8_t*, uint8_t*, uint8_t*, uint8_t*, uint8_t*);
+  Fn kernel = PickFloatKernel<Fn>("conv2d", x.scalar_type(), &conv_depthwise_kernel_float,
+                                  &conv_depthwise_kernel_half, &conv_depthwise_kernel_bf16);
+  KernelLaunch launch{"conv_depthwise_kernel", ascendc_host::CoreType::AIV, t.block_dim, dev};
+  if (LogDebugEnabled()) {
+    std::ostringstream d;
+    d << "x=" << x.sizes() << " k=" << g.kh << "x" << g.kw << " rows=" << t.rows << " pitch=" << t.pitch;
+    launch.detail = d.str();
+  }
+  LaunchKernel(std::move(launch), kernel, t, x.data_ptr(), wf.data_ptr(),
+               scale.defined() ? scale.data_ptr() : nullptr, shift.defined() ? shift.data_ptr() : nullptr,
+               y.data_ptr());
+  return y;
+}
+
 }  // namespace
 
 at::Tensor ConvForward(const at::Tensor& x, const at::Tensor& w, const ConvParams& p, const ConvEpilogue& e) {
@@ -443,6 +479,7 @@ at::Tensor ConvForward(const at::Tensor& x, const at::Tensor& w, const ConvParam
     TORCH_CHECK_TYPE(e.residual.scalar_type() == x.scalar_type(), op, ": residual dtype ", e.residual.scalar_type(),
                      " must be the input's ", x.scalar_type());
   }
+  if (at::Tensor y = DepthwiseForward(x, w, g, scale, shift, e, out_cl); y.defined()) return y;
   if (auto u = UnfoldWidthIntoChannels(x, w, g))
     return ConvCore(op, u->x, u->w, u->g, false, out_cl, scale, shift, e.residual, e.relu, -1, -1, u->w_frac, u->x_5hd);
   // Weights as [cout][kh][kw][cg] (a no-op for 1x1 kernels and channels_last weights).

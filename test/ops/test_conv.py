@@ -470,3 +470,55 @@ def test_epilogue_on_other_host_isas(isa):
                        env=env, timeout=600)
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-2000:]
     assert "12 passed" in r.stdout
+
+
+# (N, C, H, W, k, padding, dilation): stride-1 depthwise convs take the vector-core kernel
+# (conv_depthwise.h): one plane per unit or row chunks of a large one, top / bottom rows of zeros,
+# left padding by DataCopyPad, the right by zero columns, dilation, no padding.
+DEPTHWISE = [
+    (2, 16, 28, 28, 3, 1, 1),
+    (2, 24, 30, 17, 5, 2, 1),
+    (1, 8, 9, 7, 7, 3, 1),
+    (2, 16, 20, 20, 3, 2, 2),
+    (1, 4, 5, 5, 3, 0, 1),
+    (2, 3, 150, 150, 3, 1, 1),  # row chunks
+    (1, 2, 14, 40, 5, 0, 3),
+]
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.bfloat16])
+@pytest.mark.parametrize("case", DEPTHWISE)
+@pytest.mark.parametrize("bias", [False, True])
+def test_depthwise_vector_kernel(fallback_error, dtype, case, bias):
+    n, c, h, w, k, p, d = case
+    g = torch.Generator().manual_seed(sum(case))
+    x = torch.randn(n, c, h, w, generator=g).to(dtype)
+    wt = torch.randn(c, 1, k, k, generator=g).to(dtype)
+    b = torch.randn(c, generator=g).to(dtype) if bias else None
+    want = F.conv2d(x.float(), wt.float(), None if b is None else b.float(), padding=p, dilation=d, groups=c)
+    got = F.conv2d(x.npu(), wt.npu(), None if b is None else b.npu(), padding=p, dilation=d, groups=c)
+    assert got.dtype == dtype and got.shape == want.shape
+    tol = {torch.float32: 1e-5, torch.float16: 4e-3, torch.bfloat16: 3e-2}[dtype]
+    torch.testing.assert_close(got.float().cpu(), want, rtol=tol, atol=tol * want.abs().max().item())
+
+
+def test_depthwise_fused_bn_relu_and_backward(fallback_error):
+    """The depthwise kernel with a folded BN and ReLU (the fused op and the FX pass use it), and the
+    gradients of a depthwise conv (the cube's backward) against the CPU."""
+    import torch_ops_nn
+    g = torch.Generator().manual_seed(3)
+    x = torch.randn(2, 12, 15, 15, generator=g)
+    w = torch.randn(12, 1, 3, 3, generator=g)
+    bn = [torch.rand(12, generator=g) + 0.5, torch.randn(12, generator=g), torch.randn(12, generator=g),
+          torch.rand(12, generator=g) + 0.5]
+    want = torch.relu(F.batch_norm(F.conv2d(x, w, padding=1, groups=12), bn[2], bn[3], bn[0], bn[1], False))
+    got = torch_ops_nn.fused_conv_bn_relu(x.npu(), w.npu(), bn_weight=bn[0].npu(), bn_bias=bn[1].npu(),
+                                          running_mean=bn[2].npu(), running_var=bn[3].npu(), padding=(1, 1),
+                                          groups=12)
+    torch.testing.assert_close(got.cpu(), want, rtol=1e-5, atol=1e-5)
+    xc, wc = x.clone().requires_grad_(), w.clone().requires_grad_()
+    xd, wd = x.npu().requires_grad_(), w.npu().requires_grad_()
+    F.conv2d(xc, wc, padding=2, dilation=2, groups=12).square().sum().backward()
+    F.conv2d(xd, wd, padding=2, dilation=2, groups=12).square().sum().backward()
+    torch.testing.assert_close(xd.grad.cpu(), xc.grad, rtol=1e-4, atol=1e-4)
+    torch.testing.assert_close(wd.grad.cpu(), wc.grad, rtol=1e-4, atol=1e-3)

@@ -1,0 +1,46 @@
+// Depthwise 2-D convolution (groups = C = Cout, stride 1) on the vector cores: MobileNet's and
+// EfficientNet's 3x3 / 5x5 layers, ConvNeXt's 7x7. On the cube a depthwise conv is C GEMMs of one
+// input channel (padded to a 32 B fractal row) by one output channel (padded to 16): >100x the work.
+// Here each (image, channel) plane is a sum of kh * kw shifted copies of itself, weighted by a scalar:
+//
+//   for each tap column j: X_j[r][col] = x_padded[r0 - pt + r][col + j * dw]   (DataCopyPad: the
+//       GM side starts anywhere, leftPadding / the zero columns give the padding)
+//   O[0 : R * pitch] = sum over taps (i, j) of w[c][i][j] * X_j[i * dh * pitch : ...]   (Muls, Axpy)
+//   y = O * scale + shift (+ ReLU)  (per-channel scalars: bias, or a folded BN)
+//
+// X_j rows have an aligned pitch, so every tap's operand starts on a 32 B block; O's columns past
+// Wo are never stored. x, y: NCHW contiguous; w, scale, shift: float.
+#pragma once
+#include <cstdint>
+
+#include "tiling_common.h"
+
+namespace npu_kernels {
+
+struct ConvDepthwiseTiling {
+  uint32_t n, c, h, w, kh, kw, dh, dw, pt, pl, ho, wo;
+  uint32_t pitch;      // UB row pitch in elements (a multiple of 16), >= wo and every X_j row's data
+  uint32_t rows;       // output rows per unit
+  uint32_t in_rows;    // input rows per unit: rows + (kh - 1) * dh
+  uint32_t chunks;     // units per plane
+  uint32_t elem_bytes;
+  uint32_t has_scale, has_shift, relu;
+  uint64_t units, units_per_core;
+  uint32_t block_dim;
+  uint32_t ok;         // 0: a padding beyond DataCopyPad's 32 B or a row that does not fit the UB
+};
+
+// Pure: shapes + SoC -> tiling (stride 1).
+ConvDepthwiseTiling conv_depthwise_tiling(uint32_t n, uint32_t c, uint32_t h, uint32_t w, uint32_t kh, uint32_t kw, uint32_t dh,
+                            uint32_t dw, uint32_t pt, uint32_t pb, uint32_t pl, uint32_t pr, uint32_t elem_bytes,
+                            const SocInfo& soc);
+
+}  // namespace npu_kernels
+
+// x: [n][c][h][w]; wt: float [c][kh * kw]; scale / shift: float [c] (unused unless has_*); y: [n][c][ho][wo].
+extern "C" void conv_depthwise_kernel_float(uint8_t* x, uint8_t* wt, uint8_t* scale, uint8_t* shift, uint8_t* y,
+                                     uint8_t* tiling);
+extern "C" void conv_depthwise_kernel_half(uint8_t* x, uint8_t* wt, uint8_t* scale, uint8_t* shift, uint8_t* y,
+                                    uint8_t* tiling);
+extern "C" void conv_depthwise_kernel_bf16(uint8_t* x, uint8_t* wt, uint8_t* scale, uint8_t* shift, uint8_t* y,
+                                    uint8_t* tiling);
