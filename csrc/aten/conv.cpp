@@ -412,17 +412,40 @@ std::optional<Unfolded> UnfoldWidthIntoChannels(const at::Tensor& x, const at::T
   return Unfolded{xu, wu, w_frac, gu};
 }
 
-// A depthwise convolution (groups = C = Cout) at stride 1 of an NCHW input, with the epilogue's
-// per-channel scale / shift / ReLU, on the vector cores (conv_depthwise.h); undefined when it does not
-// apply (a residual, channels_last, other strides, a padding or width the kernel does not take).
+// The strided depthwise kernel's Gather offsets for one geometry, built on the host once (a host
+// tensor: no device memory stays behind) and copied to the device per call.
+at::Tensor DepthwiseOffsets(const npu_kernels::ConvDepthwiseTiling& t, c10::DeviceIndex dev) {
+  static std::mutex mu;
+  static auto& cache = *new std::map<std::vector<uint32_t>, at::Tensor>;
+  const std::vector<uint32_t> key{t.u_rows, t.pitch, t.sh, t.sw, t.bpitch, t.wo};
+  at::Tensor host;
+  {
+    std::lock_guard<std::mutex> g(mu);
+    auto it = cache.find(key);
+    if (it != cache.end()) {
+      host = it->second;
+    } else {
+      host = at::empty({int64_t(t.u_rows) * t.pitch}, at::TensorOptions().dtype(at::kInt));
+      npu_kernels::conv_depthwise_offsets(t, reinterpret_cast<uint32_t*>(host.data_ptr<int32_t>()));
+      if (cache.size() > 64) cache.clear();
+      cache.emplace(key, host);
+    }
+  }
+  return host.to(at::Device(c10::DeviceType::PrivateUse1, dev));
+}
+
+// A depthwise convolution (groups = C = Cout) of an NCHW input, with the epilogue's per-channel
+// scale / shift / ReLU, on the vector cores (conv_depthwise.h); undefined when it does not apply (a
+// residual, channels_last, a padding or size the kernel does not take).
 at::Tensor DepthwiseForward(const at::Tensor& x, const at::Tensor& w, const Geom& g, const at::Tensor& scale,
                             const at::Tensor& shift, const ConvEpilogue& e, bool out_cl) {
-  if (g.groups != g.c || g.cout != g.c || g.groups == 1 || g.sh != 1 || g.sw != 1 || e.residual.defined() || out_cl ||
-      !x.is_contiguous() || g.n * g.c == 0)
+  if (g.groups != g.c || g.cout != g.c || g.groups == 1 || e.residual.defined() || out_cl || !x.is_contiguous() ||
+      g.n * g.c == 0)
     return {};
   const c10::DeviceIndex dev = x.device().index();
   auto t = npu_kernels::conv_depthwise_tiling(uint32_t(g.n), uint32_t(g.c), uint32_t(g.h), uint32_t(g.w),
-                                              uint32_t(g.kh), uint32_t(g.kw), uint32_t(g.dh), uint32_t(g.dw),
+                                              uint32_t(g.kh), uint32_t(g.kw), uint32_t(g.sh), uint32_t(g.sw),
+                                              uint32_t(g.dh), uint32_t(g.dw),
                                               uint32_t(g.pt), uint32_t(g.pb), uint32_t(g.pl), uint32_t(g.pr),
                                               uint32_t(x.element_size()), SocInfoFor(dev));
   if (!t.ok) return {};
@@ -431,18 +454,20 @@ at::Tensor DepthwiseForward(const at::Tensor& x, const at::Tensor& w, const Geom
   t.relu = e.relu ? 1 : 0;
   const at::Tensor wf = w.scalar_type() == c10::kFloat ? Contiguous(w) : ScaleCast(w, 1.0, c10::kFloat);
   at::Tensor y = NpuEmpty({g.n, g.c, int64_t(t.ho), int64_t(t.wo)}, x.scalar_type(), dev);
-  using Fn = void (*)(uint8_t*, uint8_t*, uint8_t*, uint8_t*, uint8_t*, uint8_t*);
+  const at::Tensor off = t.strided ? DepthwiseOffsets(t, dev) : at::Tensor();
+  using Fn = void (*)(uint8_t*, uint8_t*, uint8_t*, uint8_t*, uint8_t*, uint8_t*, uint8_t*);
   Fn kernel = PickFloatKernel<Fn>("conv2d", x.scalar_type(), &conv_depthwise_kernel_float,
                                   &conv_depthwise_kernel_half, &conv_depthwise_kernel_bf16);
   KernelLaunch launch{"conv_depthwise_kernel", ascendc_host::CoreType::AIV, t.block_dim, dev};
   if (LogDebugEnabled()) {
     std::ostringstream d;
-    d << "x=" << x.sizes() << " k=" << g.kh << "x" << g.kw << " rows=" << t.rows << " pitch=" << t.pitch;
+    d << "x=" << x.sizes() << " k=" << g.kh << "x" << g.kw << " s=" << g.sh << "x" << g.sw << " rows=" << t.rows
+      << " pitch=" << t.pitch;
     launch.detail = d.str();
   }
   LaunchKernel(std::move(launch), kernel, t, x.data_ptr(), wf.data_ptr(),
                scale.defined() ? scale.data_ptr() : nullptr, shift.defined() ? shift.data_ptr() : nullptr,
-               y.data_ptr());
+               off.defined() ? off.data_ptr() : nullptr, y.data_ptr());
   return y;
 }
 

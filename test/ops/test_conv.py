@@ -472,17 +472,26 @@ def test_epilogue_on_other_host_isas(isa):
     assert "12 passed" in r.stdout
 
 
-# (N, C, H, W, k, padding, dilation): stride-1 depthwise convs take the vector-core kernel
-# (conv_depthwise.h): one plane per unit or row chunks of a large one, top / bottom rows of zeros,
-# left padding by DataCopyPad, the right by zero columns, dilation, no padding.
+# (N, C, H, W, k, stride, padding, dilation): depthwise convs take the vector-core kernel
+# (conv_depthwise.h): one plane per unit or row chunks of a large one, top / bottom rows of zeros;
+# stride 1: left padding by DataCopyPad, the right by zero columns; strided: row phases and tap
+# columns gathered from the loaded rows (stride 2, 3, unequal strides, with dilation).
 DEPTHWISE = [
-    (2, 16, 28, 28, 3, 1, 1),
-    (2, 24, 30, 17, 5, 2, 1),
-    (1, 8, 9, 7, 7, 3, 1),
-    (2, 16, 20, 20, 3, 2, 2),
-    (1, 4, 5, 5, 3, 0, 1),
-    (2, 3, 150, 150, 3, 1, 1),  # row chunks
-    (1, 2, 14, 40, 5, 0, 3),
+    (2, 16, 28, 28, 3, 1, 1, 1),
+    (2, 24, 30, 17, 5, 1, 2, 1),
+    (1, 8, 9, 7, 7, 1, 3, 1),
+    (2, 16, 20, 20, 3, 1, 2, 2),
+    (1, 4, 5, 5, 3, 1, 0, 1),
+    (2, 3, 150, 150, 3, 1, 1, 1),  # row chunks
+    (1, 2, 14, 40, 5, 1, 0, 3),
+    (2, 16, 28, 28, 3, 2, 1, 1),
+    (2, 24, 30, 17, 5, 2, 2, 1),
+    (1, 8, 9, 7, 7, 2, 3, 1),
+    (2, 16, 20, 21, 3, (2, 1), 2, 2),
+    (1, 3, 11, 13, 3, (1, 2), 1, 1),
+    (1, 4, 5, 5, 3, 3, 0, 1),
+    (1, 2, 301, 160, 3, 2, 1, 1),  # strided row chunks
+    (1, 3, 8, 8, 3, 1, 9, 5),      # stride 1, padding past DataCopyPad's 32 B: the cube
 ]
 
 
@@ -490,13 +499,14 @@ DEPTHWISE = [
 @pytest.mark.parametrize("case", DEPTHWISE)
 @pytest.mark.parametrize("bias", [False, True])
 def test_depthwise_vector_kernel(fallback_error, dtype, case, bias):
-    n, c, h, w, k, p, d = case
-    g = torch.Generator().manual_seed(sum(case))
+    n, c, h, w, k, s, p, d = case
+    g = torch.Generator().manual_seed(n * c * h * w + k)
     x = torch.randn(n, c, h, w, generator=g).to(dtype)
     wt = torch.randn(c, 1, k, k, generator=g).to(dtype)
     b = torch.randn(c, generator=g).to(dtype) if bias else None
-    want = F.conv2d(x.float(), wt.float(), None if b is None else b.float(), padding=p, dilation=d, groups=c)
-    got = F.conv2d(x.npu(), wt.npu(), None if b is None else b.npu(), padding=p, dilation=d, groups=c)
+    kw = dict(stride=s, padding=p, dilation=d, groups=c)
+    want = F.conv2d(x.float(), wt.float(), None if b is None else b.float(), **kw)
+    got = F.conv2d(x.npu(), wt.npu(), None if b is None else b.npu(), **kw)
     assert got.dtype == dtype and got.shape == want.shape
     tol = {torch.float32: 1e-5, torch.float16: 4e-3, torch.bfloat16: 3e-2}[dtype]
     torch.testing.assert_close(got.float().cpu(), want, rtol=tol, atol=tol * want.abs().max().item())
