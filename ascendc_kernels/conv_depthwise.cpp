@@ -12,8 +12,10 @@ namespace npu_kernels {
 
 ConvDepthwiseTiling conv_depthwise_tiling(uint32_t n, uint32_t c, uint32_t h, uint32_t w, uint32_t kh, uint32_t kw,
                                           uint32_t sh, uint32_t sw, uint32_t dh, uint32_t dw, uint32_t pt, uint32_t pb,
-                                          uint32_t pl, uint32_t pr, uint32_t elem_bytes, const SocInfo& soc) {
+                                          uint32_t pl, uint32_t pr, uint32_t elem_bytes, bool grad_weight,
+                                          const SocInfo& soc) {
   ConvDepthwiseTiling t{};
+  t.grad_weight = grad_weight ? 1 : 0;
   t.n = n; t.c = c; t.h = h; t.w = w; t.kh = kh; t.kw = kw; t.dh = dh; t.dw = dw; t.pt = pt; t.pl = pl;
   t.sh = sh; t.sw = sw;
   t.elem_bytes = elem_bytes;
@@ -23,6 +25,8 @@ ConvDepthwiseTiling conv_depthwise_tiling(uint32_t n, uint32_t c, uint32_t h, ui
   t.wo = uint32_t((w + pl + pr - effw) / sw + 1);
   const uint64_t stage = elem_bytes == 4 ? 0 : elem_bytes;  // the 16-bit staging copy of a float buffer
   const uint64_t budget = soc.ub_bytes - 8 * 1024;
+  // Per output row besides O: grad_weight's G (+ staging) and ReduceSum's tmp (1/64 of a row, rounded).
+  const uint64_t gw_row = grad_weight ? uint64_t(AlignUp<uint32_t>(t.wo, 16)) * (4 + stage + 1) : 0;
   uint64_t rows = 0;
   if (sh == 1 && sw == 1) {
     // Every tap column's row starts inside the input (or in the left padding, <= 32 B of zeros).
@@ -31,8 +35,8 @@ ConvDepthwiseTiling conv_depthwise_tiling(uint32_t n, uint32_t c, uint32_t h, ui
     const uint64_t per_row = uint64_t(t.pitch) * (4 + stage);
     // kw input buffers of rows + (kh - 1) * dh rows, and the output rows.
     const uint64_t halo = uint64_t(kh - 1) * dh;
-    if ((kw * (halo + 1) + 1) * per_row > budget) return t;
-    rows = (budget / per_row - kw * halo) / (kw + 1);
+    if ((kw * (halo + 1) + 1) * per_row + gw_row > budget) return t;
+    rows = (budget - kw * halo * per_row) / ((kw + 1) * per_row + gw_row);
     if (rows > 4095 - halo) rows = 4095 - halo;  // DataCopyPad's blockCount
   } else {
     t.strided = 1;
@@ -47,7 +51,7 @@ ConvDepthwiseTiling conv_depthwise_tiling(uint32_t n, uint32_t c, uint32_t h, ui
     // B: (rows + shift) * sh rows; X: phases * kw buffers of rows + shift rows; O: rows; the table.
     auto need = [&](uint64_t r) {
       return (r + shift) * sh * t.bpitch * (4 + stage) + uint64_t(phases) * kw * (r + shift) * t.pitch * 4 +
-             r * t.pitch * (4 + stage) + (r + shift) * t.pitch * 4;
+             r * t.pitch * (4 + stage) + (r + shift) * t.pitch * 4 + r * gw_row;
     };
     if (need(1) > budget) return t;
     rows = 1;
@@ -94,11 +98,25 @@ class ConvDepthwiseKernel {
                               const ConvDepthwiseTiling& t) {
     t_ = t;
     xGm_.SetGlobalBuffer(reinterpret_cast<__gm__ T*>(x), uint64_t(t.n) * t.c * t.h * t.w);
-    yGm_.SetGlobalBuffer(reinterpret_cast<__gm__ T*>(y), uint64_t(t.n) * t.c * t.ho * t.wo);
-    wGm_.SetGlobalBuffer(reinterpret_cast<__gm__ float*>(wt), uint64_t(t.c) * t.kh * t.kw);
+    if (!t.grad_weight) {
+      yGm_.SetGlobalBuffer(reinterpret_cast<__gm__ T*>(y), uint64_t(t.n) * t.c * t.ho * t.wo);
+      wGm_.SetGlobalBuffer(reinterpret_cast<__gm__ float*>(wt), uint64_t(t.c) * t.kh * t.kw);
+      DataCacheCleanAndInvalid<float, CacheLine::ENTIRE_DATA_CACHE>(wGm_);  // written by earlier kernels
+    }
     if (t.has_scale) sGm_.SetGlobalBuffer(reinterpret_cast<__gm__ float*>(scale), t.c);
     if (t.has_shift) bGm_.SetGlobalBuffer(reinterpret_cast<__gm__ float*>(shift), t.c);
-    DataCacheCleanAndInvalid<float, CacheLine::ENTIRE_DATA_CACHE>(wGm_);  // written by earlier kernels
+    if (t.grad_weight) {
+      goGm_.SetGlobalBuffer(reinterpret_cast<__gm__ T*>(scale), uint64_t(t.n) * t.c * t.ho * t.wo);
+      pGm_.SetGlobalBuffer(reinterpret_cast<__gm__ float*>(y), t.units * t.kh * t.kw);
+      pipe_.InitBuffer(g_, t.rows * t.pitch * sizeof(float));
+      pipe_.InitBuffer(red_, (t.rows * t.pitch / 64 + 64) * sizeof(float));
+      pipe_.InitBuffer(res_, (t.kh * t.kw + 8) / 8 * 8 * sizeof(float));
+      if constexpr (!std::is_same_v<T, float>) {
+        pipe_.InitBuffer(gT_, t.rows * t.pitch * sizeof(T));
+        Duplicate(gT_.Get<int16_t>(), int16_t(0), int32_t(t.rows * t.pitch));
+      }
+      Duplicate(g_.Get<float>(), 0.0f, int32_t(t.rows * t.pitch));  // the columns past wo stay 0
+    }
     const uint32_t out_elems = t.rows * t.pitch;
     // Stride 1: kw buffers X_j of in_rows rows (loaded). Strided: B (loaded), and one X_aj of u_rows
     // rows per used row phase a and tap column j (gathered).
@@ -183,15 +201,18 @@ class ConvDepthwiseKernel {
     const uint32_t R = t_.ho - r0 < t_.rows ? t_.ho - r0 : t_.rows;
     const uint32_t ch = uint32_t(plane % t_.c);
     SyncVToMte2();  // the previous unit's vector ops have read the buffers
+    if (t_.grad_weight) LoadGradOutput(plane, r0, R);
     if (t_.strided) LoadStrided(plane, r0, R);
     else LoadStride1(plane, r0, R);
     SyncMte3ToV();  // the previous unit's output has left UB
+    if (t_.grad_weight) return WeightGradient(u, R);
     LocalTensor<float> o = out_.Get<float>();
     const int32_t cnt = int32_t(R * t_.pitch);
     const uint64_t w0 = uint64_t(ch) * t_.kh * t_.kw;
     for (uint32_t i = 0; i < t_.kh; ++i)
       for (uint32_t j = 0; j < t_.kw; ++j) {
-        const float wv = wGm_.GetValue(w0 + i * t_.kw + j);
+        const float wv = t_.flip ? wGm_.GetValue(w0 + (t_.kh - 1 - i) * t_.kw + (t_.kw - 1 - j))
+                                 : wGm_.GetValue(w0 + i * t_.kw + j);
         if (i == 0 && j == 0) Muls(o, Tap(i, j), wv, cnt);
         else Axpy(o, Tap(i, j), wv, cnt);
       }
@@ -207,6 +228,30 @@ class ConvDepthwiseKernel {
     const uint32_t ub_row = (t_.wo * esz + 31) / 32 * 32;
     DataCopyPad(yGm_[(plane * t_.ho + r0) * t_.wo], out,
                 DataCopyExtParams(uint16_t(R), t_.wo * esz, (t_.pitch * esz - ub_row) / 32, 0, 0));
+  }
+
+  // grad_output rows r0.. of the plane into G (columns past wo: 0).
+  __aicore__ inline void LoadGradOutput(uint64_t plane, uint32_t r0, uint32_t R) {
+    const uint32_t ub_row = (t_.wo * esz + 31) / 32 * 32;
+    LocalTensor<T> gs = g_.Get<float>().template ReinterpretCast<T>();
+    if constexpr (!std::is_same_v<T, float>) gs = gT_.Get<T>();
+    DataCopyPad(gs, goGm_[(plane * t_.ho + r0) * t_.wo],
+                DataCopyExtParams(uint16_t(R), t_.wo * esz, 0, (t_.pitch * esz - ub_row) / 32, 0),
+                DataCopyPadExtParams<T>(true, 0, uint8_t(ub_row / esz - t_.wo), T(0)));
+  }
+
+  // Per tap the sum of G * X_tap over the unit's rows into res_, then one write of the partials.
+  __aicore__ inline void WeightGradient(uint64_t u, uint32_t R) {
+    const int32_t cnt = int32_t(R * t_.pitch);
+    LocalTensor<float> g = g_.Get<float>(), prod = out_.Get<float>(), res = res_.Get<float>();
+    if constexpr (!std::is_same_v<T, float>) Cast(g, gT_.Get<T>(), RoundMode::CAST_NONE, uint32_t(cnt));
+    for (uint32_t i = 0; i < t_.kh; ++i)
+      for (uint32_t j = 0; j < t_.kw; ++j) {
+        Mul(prod, g, Tap(i, j), cnt);
+        ReduceSum(res[i * t_.kw + j], prod, red_.Get<float>(), cnt);
+      }
+    SyncVToMte3();
+    DataCopyPad(pGm_[u * t_.kh * t_.kw], res, DataCopyExtParams(1, t_.kh * t_.kw * 4, 0, 0, 0));
   }
 
   // X_j[r][col] = x_padded[r0 - pt + r][col + j * dw] by one load per tap column.
@@ -254,11 +299,11 @@ class ConvDepthwiseKernel {
 
   ConvDepthwiseTiling t_{};
   TPipe pipe_;
-  TBuf<TPosition::VECCALC> in_, out_, inT_, outT_, x_, off_;
+  TBuf<TPosition::VECCALC> in_, out_, inT_, outT_, x_, off_, g_, gT_, red_, res_;
   uint32_t phaseSlot_[32] = {};
   uint32_t phases_ = 0;
-  GlobalTensor<T> xGm_, yGm_;
-  GlobalTensor<float> wGm_, sGm_, bGm_;
+  GlobalTensor<T> xGm_, yGm_, goGm_;
+  GlobalTensor<float> wGm_, sGm_, bGm_, pGm_;
 };
 
 template <typename T>

@@ -14,6 +14,11 @@
 //   X_aj[u][v] = B[a + u * sh][v * sw + j * dw + lead - pl]
 // (one offset table for all, shifted by the Gather's base address), so tap (i, j) is again one Axpy
 // over X_aj from row (i * dh) / sh. x, y: NCHW contiguous; w, scale, shift: float.
+//
+// The same kernel gives the backward: grad_input is this convolution of grad_output (zeros inserted
+// between its pixels for a stride) with the flipped kernel (`flip`); grad_weight (`grad_weight` mode)
+// loads a unit's grad_output rows G and per tap sums G * X_tap (Mul, ReduceSum): one partial
+// [kh * kw] per unit, summed over images and row chunks by the caller.
 #pragma once
 #include <cstdint>
 
@@ -29,6 +34,8 @@ struct ConvDepthwiseTiling {
   uint32_t chunks;     // units per plane
   uint32_t elem_bytes;
   uint32_t has_scale, has_shift, relu;
+  uint32_t flip;         // the weight read as w[c][kh - 1 - i][kw - 1 - j]
+  uint32_t grad_weight;  // 1: y is float [units][kh * kw] partial weight gradients, go the grad_output
   // strided path
   uint32_t sh, sw, strided;
   uint32_t lead;        // zero columns of B before a row's data (>= pl, a multiple of 16)
@@ -44,7 +51,8 @@ struct ConvDepthwiseTiling {
 // Pure: shapes + SoC -> tiling.
 ConvDepthwiseTiling conv_depthwise_tiling(uint32_t n, uint32_t c, uint32_t h, uint32_t w, uint32_t kh, uint32_t kw,
                                           uint32_t sh, uint32_t sw, uint32_t dh, uint32_t dw, uint32_t pt, uint32_t pb,
-                                          uint32_t pl, uint32_t pr, uint32_t elem_bytes, const SocInfo& soc);
+                                          uint32_t pl, uint32_t pr, uint32_t elem_bytes, bool grad_weight,
+                                          const SocInfo& soc);
 // The strided path's Gather offsets (bytes into B), u_rows * pitch entries: row u, column v ->
 // (u * sh * bpitch + v * sw) * 4 for v < wo, else 0.
 void conv_depthwise_offsets(const ConvDepthwiseTiling& t, uint32_t* out);
@@ -52,7 +60,8 @@ void conv_depthwise_offsets(const ConvDepthwiseTiling& t, uint32_t* out);
 }  // namespace npu_kernels
 
 // x: [n][c][h][w]; wt: float [c][kh * kw]; scale / shift: float [c] (unused unless has_*); offsets:
-// conv_depthwise_offsets' table (strided only); y: [n][c][ho][wo].
+// conv_depthwise_offsets' table (strided only); y: [n][c][ho][wo] (grad_weight: the partials, and
+// scale is grad_output [n][c][ho][wo] in x's dtype).
 extern "C" void conv_depthwise_kernel_float(uint8_t* x, uint8_t* wt, uint8_t* scale, uint8_t* shift, uint8_t* offsets,
                                             uint8_t* y, uint8_t* tiling);
 extern "C" void conv_depthwise_kernel_half(uint8_t* x, uint8_t* wt, uint8_t* scale, uint8_t* shift, uint8_t* offsets,

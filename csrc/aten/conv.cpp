@@ -437,37 +437,52 @@ at::Tensor DepthwiseOffsets(const npu_kernels::ConvDepthwiseTiling& t, c10::Devi
 // A depthwise convolution (groups = C = Cout) of an NCHW input, with the epilogue's per-channel
 // scale / shift / ReLU, on the vector cores (conv_depthwise.h); undefined when it does not apply (a
 // residual, channels_last, a padding or size the kernel does not take).
-at::Tensor DepthwiseForward(const at::Tensor& x, const at::Tensor& w, const Geom& g, const at::Tensor& scale,
-                            const at::Tensor& shift, const ConvEpilogue& e, bool out_cl) {
-  if (g.groups != g.c || g.cout != g.c || g.groups == 1 || e.residual.defined() || out_cl || !x.is_contiguous() ||
-      g.n * g.c == 0)
-    return {};
+bool IsDepthwise(const Geom& g) { return g.groups == g.c && g.cout == g.c && g.groups > 1; }
+
+npu_kernels::ConvDepthwiseTiling DepthwiseTiling(const Geom& g, uint32_t elem_bytes, bool grad_weight,
+                                                 c10::DeviceIndex dev) {
+  npu_kernels::ConvDepthwiseTiling t{};
+  for (int64_t v : {g.n, g.c, g.h, g.w, g.kh, g.kw, g.sh, g.sw, g.dh, g.dw, g.pt, g.pb, g.pl, g.pr})
+    if (v < 0 || v > int64_t(1) << 30) return t;  // ok = 0
+  return npu_kernels::conv_depthwise_tiling(uint32_t(g.n), uint32_t(g.c), uint32_t(g.h), uint32_t(g.w), uint32_t(g.kh),
+                                            uint32_t(g.kw), uint32_t(g.sh), uint32_t(g.sw), uint32_t(g.dh),
+                                            uint32_t(g.dw), uint32_t(g.pt), uint32_t(g.pb), uint32_t(g.pl),
+                                            uint32_t(g.pr), elem_bytes, grad_weight, SocInfoFor(dev));
+}
+
+using DepthwiseFn = void (*)(uint8_t*, uint8_t*, uint8_t*, uint8_t*, uint8_t*, uint8_t*, uint8_t*);
+
+void LaunchDepthwise(const char* what, const npu_kernels::ConvDepthwiseTiling& t, const at::Tensor& x, const Geom& g,
+                     void* w, void* scale, void* shift, void* y) {
   const c10::DeviceIndex dev = x.device().index();
-  auto t = npu_kernels::conv_depthwise_tiling(uint32_t(g.n), uint32_t(g.c), uint32_t(g.h), uint32_t(g.w),
-                                              uint32_t(g.kh), uint32_t(g.kw), uint32_t(g.sh), uint32_t(g.sw),
-                                              uint32_t(g.dh), uint32_t(g.dw),
-                                              uint32_t(g.pt), uint32_t(g.pb), uint32_t(g.pl), uint32_t(g.pr),
-                                              uint32_t(x.element_size()), SocInfoFor(dev));
+  const at::Tensor off = t.strided ? DepthwiseOffsets(t, dev) : at::Tensor();
+  DepthwiseFn kernel = PickFloatKernel<DepthwiseFn>("conv2d", x.scalar_type(), &conv_depthwise_kernel_float,
+                                                    &conv_depthwise_kernel_half, &conv_depthwise_kernel_bf16);
+  KernelLaunch launch{"conv_depthwise_kernel", ascendc_host::CoreType::AIV, t.block_dim, dev};
+  if (LogDebugEnabled()) {
+    std::ostringstream d;
+    d << what << " x=" << x.sizes() << " k=" << g.kh << "x" << g.kw << " s=" << g.sh << "x" << g.sw
+      << " rows=" << t.rows << " pitch=" << t.pitch;
+    launch.detail = d.str();
+  }
+  LaunchKernel(std::move(launch), kernel, t, x.data_ptr(), w, scale, shift, off.defined() ? off.data_ptr() : nullptr,
+               y);
+}
+
+at::Tensor DepthwiseForward(const at::Tensor& x, const at::Tensor& w, const Geom& g, const at::Tensor& scale,
+                            const at::Tensor& shift, const ConvEpilogue& e, bool out_cl, bool flip = false) {
+  if (!IsDepthwise(g) || e.residual.defined() || out_cl || !x.is_contiguous() || g.n * g.c == 0) return {};
+  const c10::DeviceIndex dev = x.device().index();
+  auto t = DepthwiseTiling(g, uint32_t(x.element_size()), false, dev);
   if (!t.ok) return {};
   t.has_scale = scale.defined() ? 1 : 0;
   t.has_shift = shift.defined() ? 1 : 0;
   t.relu = e.relu ? 1 : 0;
+  t.flip = flip ? 1 : 0;
   const at::Tensor wf = w.scalar_type() == c10::kFloat ? Contiguous(w) : ScaleCast(w, 1.0, c10::kFloat);
   at::Tensor y = NpuEmpty({g.n, g.c, int64_t(t.ho), int64_t(t.wo)}, x.scalar_type(), dev);
-  const at::Tensor off = t.strided ? DepthwiseOffsets(t, dev) : at::Tensor();
-  using Fn = void (*)(uint8_t*, uint8_t*, uint8_t*, uint8_t*, uint8_t*, uint8_t*, uint8_t*);
-  Fn kernel = PickFloatKernel<Fn>("conv2d", x.scalar_type(), &conv_depthwise_kernel_float,
-                                  &conv_depthwise_kernel_half, &conv_depthwise_kernel_bf16);
-  KernelLaunch launch{"conv_depthwise_kernel", ascendc_host::CoreType::AIV, t.block_dim, dev};
-  if (LogDebugEnabled()) {
-    std::ostringstream d;
-    d << "x=" << x.sizes() << " k=" << g.kh << "x" << g.kw << " s=" << g.sh << "x" << g.sw << " rows=" << t.rows
-      << " pitch=" << t.pitch;
-    launch.detail = d.str();
-  }
-  LaunchKernel(std::move(launch), kernel, t, x.data_ptr(), wf.data_ptr(),
-               scale.defined() ? scale.data_ptr() : nullptr, shift.defined() ? shift.data_ptr() : nullptr,
-               off.defined() ? off.data_ptr() : nullptr, y.data_ptr());
+  LaunchDepthwise("conv2d", t, x, g, wf.data_ptr(), scale.defined() ? scale.data_ptr() : nullptr,
+                  shift.defined() ? shift.data_ptr() : nullptr, y.data_ptr());
   return y;
 }
 
@@ -903,6 +918,41 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> ConvTransposeBackward(const at::T
   return {gi, gw, gb};
 }
 
+// Depthwise backward on the vector kernel (conv_depthwise.h); undefined when it does not apply.
+// grad_input: the convolution of grad_output (zeros between its pixels for a stride) with the flipped
+// kernel, padded so that it lands on the input's pixels.
+at::Tensor DepthwiseGradInput(const at::Tensor& go, const at::Tensor& weight, const Geom& g) {
+  const int64_t ho = go.size(2), wo = go.size(3);
+  const int64_t effh = (g.kh - 1) * g.dh + 1, effw = (g.kw - 1) * g.dw + 1;
+  at::Tensor gd = Contiguous(go);
+  const int64_t lh = (ho - 1) * g.sh + 1, lw = (wo - 1) * g.sw + 1;
+  if (g.sh > 1 || g.sw > 1) {
+    at::Tensor z = NpuEmpty({g.n, g.c, lh, lw}, go.scalar_type(), go.device().index());
+    z.zero_();
+    z.slice(2, 0, c10::nullopt, g.sh).slice(3, 0, c10::nullopt, g.sw).copy_(gd);
+    gd = z;
+  }
+  const Geom gi{g.n, g.c, lh, lw, g.c, g.c, g.kh, g.kw, 1, 1, g.dh, g.dw,
+                effh - 1 - g.pt, g.h - lh + g.pt, effw - 1 - g.pl, g.w - lw + g.pl};
+  if (gi.pt < 0 || gi.pb < 0 || gi.pl < 0 || gi.pr < 0) return {};
+  at::Tensor r = DepthwiseForward(gd, weight, gi, {}, {}, ConvEpilogue{}, false, /*flip=*/true);
+  if (r.defined() && (r.size(2) != g.h || r.size(3) != g.w)) return {};
+  return r;
+}
+
+// grad_weight: per (image, channel, row chunk) the kernel's partial sums of grad_output times each
+// tap's input, summed here over images and chunks.
+at::Tensor DepthwiseGradWeight(const at::Tensor& go, const at::Tensor& input, const at::Tensor& weight, const Geom& g) {
+  const c10::DeviceIndex dev = input.device().index();
+  const auto t = DepthwiseTiling(g, uint32_t(input.element_size()), true, dev);
+  if (!t.ok || int64_t(t.ho) != go.size(2) || int64_t(t.wo) != go.size(3)) return {};
+  const at::Tensor x = Contiguous(input), gd = Contiguous(go);
+  at::Tensor partial = NpuEmpty({int64_t(t.units), g.kh * g.kw}, c10::kFloat, dev);
+  LaunchDepthwise("convolution_backward (grad_weight)", t, x, g, nullptr, gd.data_ptr(), nullptr, partial.data_ptr());
+  at::Tensor gw = partial.view({g.n, g.c, int64_t(t.chunks), g.kh * g.kw}).sum(c10::IntArrayRef{0, 2});
+  return gw.view(weight.sizes()).to(weight.scalar_type());
+}
+
 std::tuple<at::Tensor, at::Tensor, at::Tensor> convolution_backward_overrideable(
     const at::Tensor& grad_output, const at::Tensor& input, const at::Tensor& weight, c10::IntArrayRef stride,
     c10::IntArrayRef padding, c10::IntArrayRef dilation, bool transposed, c10::IntArrayRef output_padding,
@@ -927,11 +977,18 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> convolution_backward_overrideable
               Dims({input.size(0), weight.size(0), ho, wo}));
   at::Tensor gi, gw, gb;
   const bool empty = input.numel() == 0 || grad_output.numel() == 0;
-  if (output_mask[0]) {
+  const Geom g{input.size(0), input.size(1), input.size(2), input.size(3), weight.size(0), p.groups, weight.size(2),
+               weight.size(3), p.stride[0], p.stride[1], p.dilation[0], p.dilation[1], p.padding[0], p.padding[0],
+               p.padding[1], p.padding[1]};
+  if (!empty && IsDepthwise(g) && !WantChannelsLast(input, weight)) {
+    if (output_mask[0]) gi = DepthwiseGradInput(grad_output, weight, g);
+    if (output_mask[1]) gw = DepthwiseGradWeight(grad_output, input, weight, g);
+  }
+  if (output_mask[0] && !gi.defined()) {
     if (empty) gi = NpuEmpty(input.sizes(), input.scalar_type(), input.device().index()).zero_();
     else gi = GradInput(grad_output, input.sizes(), WantChannelsLast(input, weight), weight, p);
   }
-  if (output_mask[1]) {
+  if (output_mask[1] && !gw.defined()) {
     if (empty) gw = NpuEmpty(weight.sizes(), weight.scalar_type(), weight.device().index()).zero_();
     else gw = GradWeight(grad_output, input, weight, p);
   }

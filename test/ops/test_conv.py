@@ -512,6 +512,28 @@ def test_depthwise_vector_kernel(fallback_error, dtype, case, bias):
     torch.testing.assert_close(got.float().cpu(), want, rtol=tol, atol=tol * want.abs().max().item())
 
 
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16])
+@pytest.mark.parametrize("case", DEPTHWISE)
+def test_depthwise_backward_vector_kernel(fallback_error, dtype, case):
+    """grad_input (the flipped kernel over grad_output, zeros inserted for a stride) and grad_weight
+    (per-unit partial sums) of depthwise convs against the CPU."""
+    n, c, h, w, k, s, p, d = case
+    g = torch.Generator().manual_seed(n * c * h * w + k + 1)
+    x = torch.randn(n, c, h, w, generator=g).to(dtype)
+    wt = torch.randn(c, 1, k, k, generator=g).to(dtype)
+    kw = dict(stride=s, padding=p, dilation=d, groups=c)
+    xc, wc = x.float().clone().requires_grad_(), wt.float().clone().requires_grad_()
+    y = F.conv2d(xc, wc, **kw)
+    go = torch.randn(y.shape, generator=g).to(dtype)
+    y.backward(go.float())
+    xd, wd = x.npu().requires_grad_(), wt.npu().requires_grad_()
+    F.conv2d(xd, wd, **kw).backward(go.npu())
+    assert xd.grad.dtype == dtype and wd.grad.dtype == dtype
+    tol = 1e-5 if dtype == torch.float32 else 2e-3
+    torch.testing.assert_close(xd.grad.float().cpu(), xc.grad, rtol=tol, atol=tol * xc.grad.abs().max().item())
+    torch.testing.assert_close(wd.grad.float().cpu(), wc.grad, rtol=tol, atol=tol * wc.grad.abs().max().item())
+
+
 def test_depthwise_fused_bn_relu_and_backward(fallback_error):
     """The depthwise kernel with a folded BN and ReLU (the fused op and the FX pass use it), and the
     gradients of a depthwise conv (the cube's backward) against the CPU."""
