@@ -434,9 +434,10 @@ at::Tensor DepthwiseOffsets(const npu_kernels::ConvDepthwiseTiling& t, c10::Devi
   return host.to(at::Device(c10::DeviceType::PrivateUse1, dev));
 }
 
-// A depthwise convolution (groups = C = Cout) of an NCHW input, with the epilogue's per-channel
-// scale / shift / ReLU, on the vector cores (conv_depthwise.h); undefined when it does not apply (a
-// residual, channels_last, a padding or size the kernel does not take).
+// A depthwise convolution (groups = C = Cout), with the epilogue's per-channel scale / shift / ReLU,
+// on the vector cores (conv_depthwise.h), which read and write NCHW (a channels_last input and output
+// cost a copy each, far less than the cube's one-channel GEMMs); undefined when it does not apply (a
+// residual, a padding or size the kernel does not take).
 bool IsDepthwise(const Geom& g) { return g.groups == g.c && g.cout == g.c && g.groups > 1; }
 
 npu_kernels::ConvDepthwiseTiling DepthwiseTiling(const Geom& g, uint32_t elem_bytes, bool grad_weight,
@@ -469,12 +470,13 @@ void LaunchDepthwise(const char* what, const npu_kernels::ConvDepthwiseTiling& t
                y);
 }
 
-at::Tensor DepthwiseForward(const at::Tensor& x, const at::Tensor& w, const Geom& g, const at::Tensor& scale,
+at::Tensor DepthwiseForward(const at::Tensor& x_in, const at::Tensor& w, const Geom& g, const at::Tensor& scale,
                             const at::Tensor& shift, const ConvEpilogue& e, bool out_cl, bool flip = false) {
-  if (!IsDepthwise(g) || e.residual.defined() || out_cl || !x.is_contiguous() || g.n * g.c == 0) return {};
-  const c10::DeviceIndex dev = x.device().index();
-  auto t = DepthwiseTiling(g, uint32_t(x.element_size()), false, dev);
+  if (!IsDepthwise(g) || e.residual.defined() || g.n * g.c == 0) return {};
+  const c10::DeviceIndex dev = x_in.device().index();
+  auto t = DepthwiseTiling(g, uint32_t(x_in.element_size()), false, dev);
   if (!t.ok) return {};
+  const at::Tensor x = Contiguous(x_in);
   t.has_scale = scale.defined() ? 1 : 0;
   t.has_shift = shift.defined() ? 1 : 0;
   t.relu = e.relu ? 1 : 0;
@@ -483,6 +485,7 @@ at::Tensor DepthwiseForward(const at::Tensor& x, const at::Tensor& w, const Geom
   at::Tensor y = NpuEmpty({g.n, g.c, int64_t(t.ho), int64_t(t.wo)}, x.scalar_type(), dev);
   LaunchDepthwise("conv2d", t, x, g, wf.data_ptr(), scale.defined() ? scale.data_ptr() : nullptr,
                   shift.defined() ? shift.data_ptr() : nullptr, y.data_ptr());
+  if (out_cl) return y.contiguous(kCL);
   return y;
 }
 
@@ -980,9 +983,16 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> convolution_backward_overrideable
   const Geom g{input.size(0), input.size(1), input.size(2), input.size(3), weight.size(0), p.groups, weight.size(2),
                weight.size(3), p.stride[0], p.stride[1], p.dilation[0], p.dilation[1], p.padding[0], p.padding[0],
                p.padding[1], p.padding[1]};
-  if (!empty && IsDepthwise(g) && !WantChannelsLast(input, weight)) {
-    if (output_mask[0]) gi = DepthwiseGradInput(grad_output, weight, g);
-    if (output_mask[1]) gw = DepthwiseGradWeight(grad_output, input, weight, g);
+  if (!empty && IsDepthwise(g)) {
+    const bool cl = WantChannelsLast(input, weight);
+    if (output_mask[0]) {
+      gi = DepthwiseGradInput(grad_output, weight, g);
+      if (gi.defined() && cl) gi = gi.contiguous(kCL);
+    }
+    if (output_mask[1]) {
+      gw = DepthwiseGradWeight(grad_output, input, weight, g);
+      if (gw.defined() && cl) gw = gw.contiguous(kCL);
+    }
   }
   if (output_mask[0] && !gi.defined()) {
     if (empty) gi = NpuEmpty(input.sizes(), input.scalar_type(), input.device().index()).zero_();

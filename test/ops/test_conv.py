@@ -554,3 +554,21 @@ def test_depthwise_fused_bn_relu_and_backward(fallback_error):
     F.conv2d(xd, wd, padding=2, dilation=2, groups=12).square().sum().backward()
     torch.testing.assert_close(xd.grad.cpu(), xc.grad, rtol=1e-4, atol=1e-4)
     torch.testing.assert_close(wd.grad.cpu(), wc.grad, rtol=1e-4, atol=1e-3)
+
+
+def test_depthwise_channels_last(fallback_error):
+    """channels_last in, channels_last out (and gradients), through the NCHW depthwise kernel."""
+    g = torch.Generator().manual_seed(9)
+    x = torch.randn(2, 10, 13, 12, generator=g).contiguous(memory_format=torch.channels_last)
+    w = torch.randn(10, 1, 5, 5, generator=g)
+    xc, wc = x.clone().requires_grad_(), w.clone().requires_grad_()
+    y = F.conv2d(xc, wc, stride=2, padding=2, groups=10)
+    go = torch.randn(y.shape, generator=g)
+    y.backward(go)
+    xd, wd = x.npu().requires_grad_(), w.npu().requires_grad_()
+    yd = F.conv2d(xd, wd, stride=2, padding=2, groups=10)
+    yd.backward(go.npu())
+    assert yd.is_contiguous(memory_format=torch.channels_last)
+    torch.testing.assert_close(yd.detach().cpu(), y.detach(), rtol=1e-5, atol=1e-5)
+    torch.testing.assert_close(xd.grad.cpu(), xc.grad, rtol=1e-5, atol=1e-5)
+    torch.testing.assert_close(wd.grad.cpu(), wc.grad, rtol=1e-5, atol=1e-4)
