@@ -8,6 +8,7 @@
 #include <type_traits>
 
 #include "elementwise_copy.h"
+#include "vec_math.h"
 #include "kernel_operator.h"
 
 using namespace AscendC;
@@ -288,37 +289,6 @@ __aicore__ inline void TwoPhi(const LocalTensor<float>& out, const LocalTensor<f
   Adds(C, C, 2.0f, L);      // 2 - erfc
   CompareScalar(bits, x, 0.0f, CMPMODE::GE, L);
   Select(out, bits, C, out, SELMODE::VSEL_TENSOR_TENSOR_MODE, L);
-}
-
-// out = tanh(x). |x| >= 0.3: (1 - e)/(1 + e) with e = exp(-2|x|) (the error of e is amplified by at most
-// e/(1-e) < 1.3 there); |x| < 0.3: the odd Taylor series to x^11 (truncation < 1e-9 relative).
-__aicore__ inline void Tanh(const LocalTensor<float>& out, const LocalTensor<float>& x, const LocalTensor<float>& A,
-                            const LocalTensor<float>& B, const LocalTensor<float>& C,
-                            const LocalTensor<uint8_t>& bits, uint32_t L) {
-  Abs(A, x, L);
-  Muls(B, A, -2.0f, L);
-  Exp(B, B, L);
-  Muls(C, B, -1.0f, L);
-  Adds(C, C, 1.0f, L);
-  Adds(B, B, 1.0f, L);
-  Div(C, C, B, L);          // tanh(|x|)
-  Muls(B, C, -1.0f, L);
-  CompareScalar(bits, x, 0.0f, CMPMODE::LT, L);
-  Select(C, bits, B, C, SELMODE::VSEL_TENSOR_TENSOR_MODE, L);
-  Mul(out, x, x, L);        // z = x^2
-  Muls(B, out, -1382.0f / 155925.0f, L);
-  Adds(B, B, 62.0f / 2835.0f, L);
-  Mul(B, B, out, L);
-  Adds(B, B, -17.0f / 315.0f, L);
-  Mul(B, B, out, L);
-  Adds(B, B, 2.0f / 15.0f, L);
-  Mul(B, B, out, L);
-  Adds(B, B, -1.0f / 3.0f, L);
-  Mul(B, B, out, L);
-  Adds(B, B, 1.0f, L);
-  Mul(B, B, x, L);
-  CompareScalar(bits, A, 0.3f, CMPMODE::LT, L);
-  Select(out, bits, B, C, SELMODE::VSEL_TENSOR_TENSOR_MODE, L);
 }
 
 CMPMODE CmpModeOf(EwOp op) {
@@ -624,13 +594,8 @@ void ComputeFloat(const ElementwiseTiling& t, Operands<float>& o) {
       Div(y, K0, T0, L);
       break;
     case EwOp::kReciprocal: Div(y, K0, x0, L); break;
-    case EwOp::kSigmoid:
-      Muls(T0, x0, -1.0f, L);
-      Exp(T0, T0, L);
-      Adds(T0, T0, 1.0f, L);
-      Div(y, K0, T0, L);
-      break;
-    case EwOp::kTanh: Tanh(y, x0, T0, T1, T2, B0, L); break;
+    case EwOp::kSigmoid: npu_kernels::vec_math::Sigmoid(y, x0, K0, T0, L); break;
+    case EwOp::kTanh: npu_kernels::vec_math::Tanh(y, x0, T0, T1, T2, B0, L); break;
     case EwOp::kRelu:
       Relu(y, x0, L);
       PropagateNaN(y, x0, B0, L);
@@ -810,7 +775,7 @@ void ComputeFloat(const ElementwiseTiling& t, Operands<float>& o) {
       if (op == EwOp::kSoftplus) {
         Adds(y, T2, 0.0f, L);
       } else {
-        Tanh(y, T2, T0, T1, o.T[3], B0, L);
+        npu_kernels::vec_math::Tanh(y, T2, T0, T1, o.T[3], B0, L);
         Mul(y, y, x0, L);
       }
       break;

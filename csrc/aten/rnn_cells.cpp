@@ -2,15 +2,19 @@
 // non-CPU input (aten::lstm & co. compute the two gate matmuls with linear, then one fused cell per
 // step). They have no CPU kernel, so without these the CPU fallback fails outright.
 //
-// Each cell is composed of the native elementwise kernels, by the documented equations:
+// The LSTM cell of float32 tensors runs as one Ascend C kernel (lstm_cell.h) when no gradient is
+// needed; otherwise, and for the GRU cell and 16-bit dtypes, each cell is composed of the native
+// elementwise kernels, by the documented equations:
 //   LSTM: gates = input_gates + hidden_gates (+ input_bias + hidden_bias), chunks i, f, g, o;
 //         i, f, o = sigmoid, g = tanh; cy = f * cx + i * g; hy = o * tanh(cy).
 //   GRU:  chunks r, z, n of the input and hidden gates (each with its bias); r, z = sigmoid(ig + hg);
 //         n = tanh(ig_n + r * hg_n); hy = n + z * (hx - n)   (= (1 - z) * n + z * hx).
 // The workspace output holds the activated gates (LSTM: i, f, g, o; GRU: r, z, ig_n, hg_n, n), the
-// shapes ATen's fused-cell backward expects. Registered for the npu and its autograd key: every op used
-// is differentiable, so autograd gives the gradients (the fused cells' own backward ops are not needed).
+// shapes ATen's fused-cell backward expects. Registered for the npu and its autograd key: every op of
+// the composition is differentiable, so autograd gives the gradients (the fused cells' own backward
+// ops are not needed).
 #include <ATen/TensorOperators.h>
+#include <c10/core/GradMode.h>
 #include <ATen/core/Tensor.h>
 #include <ATen/ops/cat.h>
 #include <ATen/ops/sigmoid.h>
@@ -20,9 +24,14 @@
 #include <optional>
 #include <tuple>
 
+#include "aten/kernel_launch.h"
 #include "aten/op_common.h"
+#include "lstm_cell.h"
 
 namespace torch_ops_nn {
+
+TORCH_OPS_NN_REGISTER_KERNEL(lstm_cell_kernel);
+
 namespace {
 
 using at::Tensor;
@@ -43,10 +52,49 @@ void CheckCell(const char* op, const Tensor& ig, const Tensor& hg, const Tensor&
 
 bool HasBias(const std::optional<Tensor>& b) { return b.has_value() && b->defined(); }
 
+bool AnyRequiresGrad(std::initializer_list<const Tensor*> ts) {
+  for (const Tensor* t : ts)
+    if (t->defined() && t->requires_grad()) return true;
+  return false;
+}
+
+// The kernel path (float32); nullopt when it does not apply.
+std::optional<std::tuple<Tensor, Tensor, Tensor>> LstmCellKernel(const Tensor& ig, const Tensor& hg, const Tensor& cx,
+                                                                  const std::optional<Tensor>& ib,
+                                                                  const std::optional<Tensor>& hb) {
+  for (const Tensor* t : {&ig, &hg, &cx})
+    if (t->scalar_type() != c10::kFloat) return std::nullopt;
+  for (const auto* b : {&ib, &hb})
+    if (HasBias(*b) && (*b)->scalar_type() != c10::kFloat) return std::nullopt;
+  const c10::DeviceIndex dev = ig.device().index();
+  const int64_t batch = ig.size(0), hidden = cx.size(1);
+  if (batch >= (int64_t(1) << 31) || hidden >= (int64_t(1) << 24)) return std::nullopt;
+  const auto t = npu_kernels::lstm_cell_tiling(uint32_t(batch), uint32_t(hidden), HasBias(ib) || HasBias(hb),
+                                               SocInfoFor(dev));
+  if (!t.ok) return std::nullopt;
+  Tensor bias;
+  if (HasBias(ib) && HasBias(hb)) bias = Contiguous(*ib + *hb);
+  else if (HasBias(ib) || HasBias(hb)) bias = Contiguous(HasBias(ib) ? *ib : *hb);
+  const Tensor a = Contiguous(ig), b = Contiguous(hg), c = Contiguous(cx);
+  Tensor hy = NpuEmpty({batch, hidden}, c10::kFloat, dev), cy = NpuEmpty({batch, hidden}, c10::kFloat, dev);
+  Tensor ws = NpuEmpty({batch, 4 * hidden}, c10::kFloat, dev);
+  KernelLaunch launch{"lstm_cell_kernel", ascendc_host::CoreType::AIV, t.block_dim, dev};
+  if (LogDebugEnabled()) launch.detail = "batch=" + std::to_string(batch) + " hidden=" + std::to_string(hidden);
+  LaunchKernel(std::move(launch), &lstm_cell_kernel, t, a.data_ptr(), b.data_ptr(),
+               bias.defined() ? bias.data_ptr() : nullptr, c.data_ptr(), hy.data_ptr(), cy.data_ptr(), ws.data_ptr());
+  return std::make_tuple(hy, cy, ws);
+}
+
 std::tuple<Tensor, Tensor, Tensor> fused_lstm_cell(const Tensor& input_gates, const Tensor& hidden_gates,
                                                    const Tensor& cx, const std::optional<Tensor>& input_bias,
                                                    const std::optional<Tensor>& hidden_bias) {
   CheckCell("_thnn_fused_lstm_cell", input_gates, hidden_gates, cx, 4, input_bias, hidden_bias);
+  const Tensor none;
+  const bool grad = at::GradMode::is_enabled() &&
+                    AnyRequiresGrad({&input_gates, &hidden_gates, &cx, input_bias ? &*input_bias : &none,
+                                     hidden_bias ? &*hidden_bias : &none});
+  if (!grad)
+    if (auto r = LstmCellKernel(input_gates, hidden_gates, cx, input_bias, hidden_bias)) return *r;
   Tensor gates = input_gates + hidden_gates;
   if (HasBias(input_bias)) gates = gates + *input_bias;
   if (HasBias(hidden_bias)) gates = gates + *hidden_bias;

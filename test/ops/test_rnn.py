@@ -1,6 +1,7 @@
-"""nn.LSTM / nn.GRU / nn.RNN and their cells on npu (ATen's fused LSTM / GRU cells, composed of native
-kernels): outputs, final states and every gradient against the CPU, packed sequences, float16, and
-clear errors for bad cell input."""
+"""nn.LSTM / nn.GRU / nn.RNN and their cells on npu (ATen's fused LSTM / GRU cells: the LSTM cell's
+Ascend C kernel when no gradient is needed, compositions of native kernels otherwise): outputs, final
+states and every gradient against the CPU, packed sequences, float16, and clear errors for bad cell
+input."""
 import copy
 
 import pytest
@@ -69,6 +70,29 @@ def test_packed_sequences():
     torch.testing.assert_close(yd.cpu(), y, rtol=1e-5, atol=1e-5)
     torch.testing.assert_close(hd.cpu(), h, rtol=1e-5, atol=1e-5)
     torch.testing.assert_close(cd.cpu(), c, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("hidden,batch", [(48, 5), (512, 16), (100, 3), (7, 1000), (2300, 2), (2500, 2)])
+@pytest.mark.parametrize("bias", [True, False])
+def test_lstm_cell_kernel_without_grad(hidden, batch, bias):
+    """Inference (no_grad): the fused cell kernel; batches over several units, a hidden size that is
+    no multiple of 8, one too wide for the kernel (the composition), with and without bias."""
+    torch.manual_seed(hidden + batch)
+    m = torch.nn.LSTM(24, hidden, 2, bias=bias)
+    md = copy.deepcopy(m).npu()
+    x = torch.randn(3, batch, 24)
+    with torch.no_grad():
+        want, (h, c) = m(x)
+        got, (hd, cd) = md(x.npu())
+    for g, w in ((got, want), (hd, h), (cd, c)):
+        torch.testing.assert_close(g.cpu(), w, rtol=1e-5, atol=1e-5)
+    ig, hg, cx = torch.randn(batch, 4 * hidden), torch.randn(batch, 4 * hidden), torch.randn(batch, hidden)
+    hy, cy, ws = torch.ops.aten._thnn_fused_lstm_cell(ig.npu(), hg.npu(), cx.npu())
+    gates = (ig + hg).chunk(4, 1)
+    i, f, gg, o = gates[0].sigmoid(), gates[1].sigmoid(), gates[2].tanh(), gates[3].sigmoid()
+    torch.testing.assert_close(cy.cpu(), f * cx + i * gg, rtol=1e-5, atol=1e-5)
+    torch.testing.assert_close(hy.cpu(), o * (f * cx + i * gg).tanh(), rtol=1e-5, atol=1e-5)
+    torch.testing.assert_close(ws.cpu(), torch.cat([i, f, gg, o], 1), rtol=1e-5, atol=1e-5)
 
 
 def test_half():
