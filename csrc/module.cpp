@@ -24,6 +24,7 @@
 
 namespace torch_ops_nn {
 void ClearConvWeightCache();  // aten/conv.cpp
+void ClearMatmulWeightCache();  // aten/matmul.cpp
 }
 namespace py = pybind11;
 using namespace torch_ops_nn;
@@ -135,6 +136,7 @@ PYBIND11_MODULE(_C, m) {
   m.def("_empty_cache", [] {
     ClearFoldCache();  // cached BN folds of conv_bn_act hold device memory
     ClearConvWeightCache();  // so do cached channels_last conv weights (aten/conv.cpp)
+    ClearMatmulWeightCache();  // and packed Linear weights (aten/matmul.cpp)
     py::gil_scoped_release no_gil;
     GetNpuAllocator()->emptyCache({0, 0});
   });

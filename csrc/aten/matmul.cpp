@@ -11,9 +11,13 @@
 #include <c10/core/DeviceGuard.h>
 #include <torch/library.h>
 
-#include <sstream>
 #include <atomic>
+#include <cstdlib>
+#include <map>
+#include <mutex>
+#include <sstream>
 #include <string>
+#include <tuple>
 
 #include "aten/kernel_launch.h"
 #include "aten/op_common.h"
@@ -65,7 +69,92 @@ Operand Classify(const at::Tensor& x) {
   return {c, false, C, x.size(0) == 1 ? 0 : R * C};
 }
 
+// Packed copies of a transposed B operand (a Linear's weight: B = w.t(), w [N, K] row-major) in the
+// kernel's L1 panel order [ceil(K/C0)][N16][C0], so repeated matmuls with the same weight (inference:
+// an LSTM's steps, a decoder's tokens) skip the ND -> NZ scatter of every B panel in every tile: for
+// an LSTM's 16 x 512 x 2048 steps that scatter took twice the cube's time. Keyed by the storage (the
+// .t() view is a new tensor every call) and checked against its version counter, so an in-place
+// update is never missed; a weak reference to the storage drops the copy when it is freed. Packed on
+// the second sighting (a one-off operand is not worth the copy); never for tensors autograd tracks
+// (training changes them every step) or inference tensors (no version counter).
+// TORCH_OPS_NN_MATMUL_WEIGHT_CACHE=0 turns it off.
+struct PackedB {
+  c10::weak_intrusive_ptr<c10::StorageImpl> storage;
+  uint32_t version;
+  at::Tensor packed;  // undefined after the first sighting
+};
+using PackKey = std::tuple<const c10::StorageImpl*, int64_t, int64_t, int64_t, int64_t, c10::ScalarType>;
+std::mutex g_pack_mu;
+std::map<PackKey, PackedB>& g_pack = *new std::map<PackKey, PackedB>;  // never destroyed (device tensors)
+uint64_t g_pack_bytes = 0;
+constexpr uint64_t kMaxPackBytes = uint64_t(512) << 20;
+
+at::Tensor PackTransposedB(const at::Tensor& w, int64_t N, int64_t K) {
+  const int64_t c0 = 32 / int64_t(w.element_size()), k1 = (K + c0 - 1) / c0, n16 = (N + 15) / 16 * 16;
+  at::Tensor f = NpuEmpty({k1 * n16 * c0}, w.scalar_type(), w.device().index());
+  f.zero_();
+  at::Tensor src = w;
+  if (K % c0 != 0) {  // zero-pad K to whole C0 groups
+    src = NpuEmpty({N, k1 * c0}, w.scalar_type(), w.device().index());
+    src.zero_();
+    src.narrow(1, 0, K).copy_(w);
+  }
+  // f[k1][n][c] = src[n][k1 * C0 + c]
+  f.as_strided({N, k1, c0}, {c0, n16 * c0, 1}).copy_(src.view({N, k1, c0}));
+  return f;
+}
+
+// The cached packed copy of b (a K x N operand stored transposed: the op's own argument, whose version
+// counter is the user's -- views made inside a kernel get fresh counters), or undefined.
+at::Tensor CachedPackedB(const at::Tensor& b) {
+  static const bool enabled = [] {
+    const char* v = std::getenv("TORCH_OPS_NN_MATMUL_WEIGHT_CACHE");
+    return !(v && v[0] == '0');
+  }();
+  if (!enabled || b.dim() != 2 || b.is_inference() || (c10::GradMode::is_enabled() && b.requires_grad())) return {};
+  const int64_t K = b.size(0), N = b.size(1);
+  if (b.stride(0) != 1 || b.stride(1) != K || N < 16 || K < 16) return {};  // w = b.t() contiguous [N, K]
+  const PackKey key{b.storage().unsafeGetStorageImpl(), b.storage_offset(), N, K, b.stride(1), b.scalar_type()};
+  std::lock_guard<std::mutex> g(g_pack_mu);
+  for (auto it = g_pack.begin(); it != g_pack.end();) {  // drop the copies of freed storages
+    if (it->second.storage.expired()) {
+      if (it->second.packed.defined()) g_pack_bytes -= uint64_t(it->second.packed.nbytes());
+      it = g_pack.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  auto it = g_pack.find(key);
+  const uint32_t version = b._version();
+  if (it != g_pack.end() && it->second.version == version) {
+    if (it->second.packed.defined()) return it->second.packed;
+    at::Tensor packed = PackTransposedB(b.t(), N, K);  // the second sighting
+    const uint64_t bytes = uint64_t(packed.nbytes());
+    if (bytes > kMaxPackBytes / 4) return {};
+    if (g_pack_bytes + bytes > kMaxPackBytes) {
+      for (auto& e : g_pack) e.second.packed = at::Tensor();
+      g_pack_bytes = 0;
+    }
+    it->second.packed = packed;
+    g_pack_bytes += bytes;
+    return packed;
+  }
+  if (it != g_pack.end()) {  // written since: start over
+    if (it->second.packed.defined()) g_pack_bytes -= uint64_t(it->second.packed.nbytes());
+    g_pack.erase(it);
+  }
+  g_pack.emplace(key, PackedB{c10::weak_intrusive_ptr<c10::StorageImpl>(b.storage().getWeakStorageImpl()), version, {}});
+  return {};
+}
+
 }  // namespace
+
+// Drops every packed matmul operand (torch.npu.empty_cache calls it).
+void ClearMatmulWeightCache() {
+  std::lock_guard<std::mutex> g(g_pack_mu);
+  g_pack.clear();
+  g_pack_bytes = 0;
+}
 
 at::Tensor ScaleCast(const at::Tensor& x_in, double scale, c10::ScalarType dtype) {
   at::Tensor x = Contiguous(x_in);
@@ -119,15 +208,16 @@ void CubeBatchedMatmul(const char* op, const at::Tensor& a, const at::Tensor& b,
     t.r_batch = uint64_t(ep.residual.size(0) == 1 ? 0 : ep.residual.stride(0));
   }
   void* b_ptr = Bm.t.data_ptr();
-  if (ep.b_nz.defined() && Bm.trans && Bm.batch == 0) {
+  const at::Tensor& b_nz = ep.b_nz;
+  if (b_nz.defined() && Bm.trans && Bm.batch == 0) {
     const int64_t c0 = 32 / esz, n16 = (N + 15) / 16 * 16;
-    TORCH_CHECK(ep.b_nz.scalar_type() == out.scalar_type() && ep.b_nz.is_contiguous() &&
-                    ep.b_nz.numel() == (K + c0 - 1) / c0 * n16 * c0,
-                op, ": internal error: packed B of ", ep.b_nz.numel(), " elements does not match K ", K, " x N ", N);
+    TORCH_CHECK(b_nz.scalar_type() == out.scalar_type() && b_nz.is_contiguous() &&
+                    b_nz.numel() == (K + c0 - 1) / c0 * n16 * c0,
+                op, ": internal error: packed B of ", b_nz.numel(), " elements does not match K ", K, " x N ", N);
     if (n16 <= 65535) {
       t.b_nz = 1;
       t.b_n16 = uint32_t(n16);
-      b_ptr = ep.b_nz.data_ptr();
+      b_ptr = b_nz.data_ptr();
     }
   }
   using Fn = void (*)(uint8_t*, uint8_t*, uint8_t*, uint8_t*, uint8_t*, uint8_t*, uint8_t*);
@@ -194,11 +284,13 @@ at::Tensor AlphaScale(double alpha, int64_t N, c10::DeviceIndex dev) {
 
 // addmm / baddbmm core: out3 [B, M, N] contiguous.
 void AddMatmulInto(const char* op, const at::Tensor& self, const at::Tensor& a3, const at::Tensor& b3,
-                   const at::Scalar& beta_s, const at::Scalar& alpha_s, const at::Tensor& out3, bool batched) {
+                   const at::Scalar& beta_s, const at::Scalar& alpha_s, const at::Tensor& out3, bool batched,
+                   const at::Tensor& b_nz = {}) {
   const int64_t B = out3.size(0), M = out3.size(1), N = out3.size(2), K = a3.size(2);
   const double beta = beta_s.toDouble(), alpha = alpha_s.toDouble();
   const c10::DeviceIndex dev = out3.device().index();
   MatmulEpilogue ep;
+  ep.b_nz = b_nz;
   if (self.defined()) AddSelfToEpilogue(op, self, beta, batched ? B : -1, M, N, out3.scalar_type(), ep);
   if (out3.numel() == 0) return;
   if (K == 0) {  // alpha * (empty sum) = 0: the result is beta * self
@@ -245,7 +337,9 @@ at::Tensor& mm_out(const at::Tensor& self, const at::Tensor& mat2, at::Tensor& o
   const int64_t M = self.size(0), N = mat2.size(1);
   return WriteOut(out, {M, N}, self.scalar_type(), {&self, &mat2}, [&](const at::Tensor& o) {
     if (self.size(1) == 0) { o.zero_(); return; }
-    CubeBatchedMatmul("mm", As3D(self), As3D(mat2), As3D(o));
+    MatmulEpilogue ep;
+    ep.b_nz = CachedPackedB(mat2);
+    CubeBatchedMatmul("mm", As3D(self), As3D(mat2), As3D(o), ep);
   });
 }
 
@@ -255,7 +349,9 @@ at::Tensor mm(const at::Tensor& self, const at::Tensor& mat2) {
   at::Tensor out = NpuEmpty({self.size(0), mat2.size(1)}, self.scalar_type(), self.device().index());
   if (out.numel() == 0) return out;
   if (self.size(1) == 0) return out.zero_();
-  CubeBatchedMatmul("mm", As3D(self), As3D(mat2), As3D(out));
+  MatmulEpilogue ep;
+  ep.b_nz = CachedPackedB(mat2);
+  CubeBatchedMatmul("mm", As3D(self), As3D(mat2), As3D(out), ep);
   return out;
 }
 
@@ -293,7 +389,7 @@ at::Tensor& addmm_out(const at::Tensor& self, const at::Tensor& mat1, const at::
   // In place on self (addmm_): the epilogue reads each residual element right before writing the
   // same element, so a contiguous self may be the output.
   return WriteOut(out, {M, N}, mat1.scalar_type(), {&mat1, &mat2}, [&](const at::Tensor& o) {
-    AddMatmulInto("addmm", self, As3D(mat1), As3D(mat2), beta, alpha, As3D(o), false);
+    AddMatmulInto("addmm", self, As3D(mat1), As3D(mat2), beta, alpha, As3D(o), false, CachedPackedB(mat2));
   });
 }
 
@@ -302,7 +398,7 @@ at::Tensor addmm(const at::Tensor& self, const at::Tensor& mat1, const at::Tenso
   CheckSameNpuDevice("addmm", {{"self", &self}, {"mat1", &mat1}, {"mat2", &mat2}});
   CheckMatmulArgs("addmm", mat1, mat2, 2, "mat1", "mat2");
   at::Tensor out = NpuEmpty({mat1.size(0), mat2.size(1)}, mat1.scalar_type(), mat1.device().index());
-  AddMatmulInto("addmm", self, As3D(mat1), As3D(mat2), beta, alpha, As3D(out), false);
+  AddMatmulInto("addmm", self, As3D(mat1), As3D(mat2), beta, alpha, As3D(out), false, CachedPackedB(mat2));
   return out;
 }
 

@@ -287,3 +287,40 @@ def test_mm_float32_precision_high(fallback_error, shape):
         torch.set_float32_matmul_precision(old)
     mag = a.double().abs() @ b.double().abs()
     assert ((got - ref).abs() / mag).max().item() <= 3e-5
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16])
+@pytest.mark.parametrize("k", [64, 37])
+def test_linear_weight_packed_copy_follows_updates(fallback_error, dtype, k):
+    """Inference Linear weights are packed once (on their second use) into the cube's panel order
+    and reused: an in-place update, a freed weight whose memory is reused, and empty_cache all give
+    fresh results; K that is no multiple of C0 is zero-padded in the packed copy."""
+    g = torch.Generator().manual_seed(k)
+    tol = dict(rtol=1e-5, atol=1e-4) if dtype == torch.float32 else dict(rtol=2e-3, atol=2e-2)
+    w = torch.randn(40, k, generator=g).to(dtype)
+    x = torch.randn(5, k, generator=g).to(dtype)
+    wd, xd = w.npu(), x.npu()
+    want = (x.float() @ w.float().t())
+    with torch.no_grad():
+        for _ in range(3):  # first sighting, packing, cached
+            torch.testing.assert_close(F.linear(xd, wd).float().cpu(), want, **tol)
+        wd.mul_(2)  # in place: the version counter moves
+        torch.testing.assert_close(F.linear(xd, wd).float().cpu(), 2 * want, **tol)
+        torch.testing.assert_close(F.linear(xd, wd).float().cpu(), 2 * want, **tol)
+        del wd  # a new weight in the freed memory
+        w2 = torch.randn(40, k, generator=g).to(dtype)
+        w2d = w2.npu()
+        for _ in range(3):
+            torch.testing.assert_close(F.linear(xd, w2d).float().cpu(), x.float() @ w2.float().t(), **tol)
+        torch.npu.empty_cache()
+        torch.testing.assert_close(F.linear(xd, w2d).float().cpu(), x.float() @ w2.float().t(), **tol)
+    # Training (autograd tracks the weight): never packed, and the results follow every step.
+    lin = torch.nn.Linear(k, 40).to(dtype).npu()
+    opt = torch.optim.SGD(lin.parameters(), lr=0.1)
+    for _ in range(3):
+        out = lin(xd)
+        want = (x.float() @ lin.weight.detach().float().cpu().t() + lin.bias.detach().float().cpu())
+        torch.testing.assert_close(out.detach().float().cpu(), want, **tol)
+        out.float().square().sum().backward()
+        opt.step()
+        opt.zero_grad()
