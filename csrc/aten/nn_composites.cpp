@@ -18,7 +18,16 @@
 //   log2 = log / ln 2; tan = sin / cos; sinh = (expm1(x) - expm1(-x)) / 2 (no cancellation near 0);
 //   hypot = m sqrt(1 + (n / m)^2) with m = max(|a|, |b|) (no overflow); logaddexp = max +
 //   log1p(exp(-|a - b|)) (equal infinities give themselves); signbit from the sign bit (an integer
-//   view: -0 and -NaN too); heaviside = x == 0 ? v : x > 0. Float dtypes; within a few ulp of the CPU.
+//   view: -0 and -NaN too); heaviside = x == 0 ? v : x > 0.
+//   log10 = log / ln 10; logit = log(x / (1 - x)) (x clamped to [eps, 1 - eps] when eps is given);
+//   cosh = h/2 * h + 1/2 / h^2 with h = exp(|x| / 2) (finite up to cosh's own overflow); asinh, acosh
+//   and atanh through log1p (no cancellation near 0 / 1; atanh from |x|; log(2x) beyond 2^28); exp2 = exp(f ln 2) *
+//   2^n with n = round(x), f = x - n exact, 2^n built from its exponent bits (two factors, so the
+//   whole float range); atan by two half-angle steps t / (1 + sqrt(1 + t^2)) to |t| <= tan(pi/16)
+//   and the odd series to t^13 (< 3e-12), 1 / x beyond 1; asin = atan(x / sqrt((1 - x)(1 + x))),
+//   acos = 2 atan(sqrt((1 - x) / (1 + x))), atan2 from atan(min / max) and the quadrant, IEEE's
+//   signed zeros and infinities included. Float dtypes (16-bit ones computed in float); within a few
+//   ulp of the CPU.
 #include <ATen/TensorOperators.h>
 #include <ATen/core/Tensor.h>
 #include <ATen/native/Resize.h>
@@ -38,6 +47,10 @@
 #include <ATen/ops/linalg_vector_norm.h>
 #include <ATen/ops/log.h>
 #include <ATen/ops/sigmoid.h>
+#include <ATen/ops/broadcast_tensors.h>
+#include <ATen/ops/clamp.h>
+#include <ATen/ops/full_like.h>
+#include <ATen/ops/round.h>
 #include <ATen/ops/where.h>
 #include <torch/library.h>
 
@@ -271,6 +284,104 @@ Tensor& signbit_out(const Tensor& self, Tensor& out) {
   else r = self < 0;  // integers
   return CopyToOut("signbit", r, out);
 }
+// 16-bit floats (and integers, which these ops promote to float) are computed in float; the result
+// is rounded once into out's dtype.
+Tensor F32(const char* op, const Tensor& t) {
+  if (!at::isIntegralType(t.scalar_type(), /*includeBool=*/true)) CheckFloatDtype(op, "self", t);
+  return t.scalar_type() == c10::kFloat ? t : t.to(c10::kFloat);
+}
+Tensor SignBit(const Tensor& x) { return x.contiguous().view(c10::kInt) < 0; }  // float32 x
+Tensor WithSignOf(const Tensor& r, const Tensor& x) { return at::where(SignBit(x), -r, r); }
+
+Tensor& log10_out(const Tensor& self, Tensor& out) {
+  return CopyToOut("log10", at::log(F32("log10", self)) * (1.0 / std::log(10.0)), out);
+}
+Tensor& logit_out(const Tensor& self, std::optional<double> eps, Tensor& out) {
+  Tensor x = F32("logit", self);
+  if (eps) x = at::clamp(x, *eps, 1.0 - *eps);
+  return CopyToOut("logit", at::log(x / (1 - x)), out);
+}
+// The CPU's rule: eps given: 0 outside [eps, 1 - eps]; none: NaN outside [0, 1]; else g / (x (1 - x)).
+Tensor& logit_backward_out(const Tensor& grad, const Tensor& self, std::optional<double> eps, Tensor& grad_input) {
+  CheckSameNpuDevice("logit_backward", {{"grad_output", &grad}, {"self", &self}, {"grad_input", &grad_input}});
+  const Tensor x = F32("logit_backward", self), g = F32("logit_backward", grad);
+  Tensor r = g / (x * (1 - x));
+  if (eps) r = at::where(at::logical_or(x < *eps, x > 1 - *eps), 0.0, r);
+  else r = at::where(at::logical_or(x < 0, x > 1), std::numeric_limits<double>::quiet_NaN(), r);
+  return CopyToOut("logit_backward", r, grad_input);
+}
+Tensor logit_npu(const Tensor& self, std::optional<double> eps) {
+  Tensor out = NpuEmpty(self.sizes(), at::isFloatingType(self.scalar_type()) ? self.scalar_type() : c10::kFloat,
+                        self.device().index());
+  return logit_out(self, eps, out);
+}
+Tensor& logit_npu_(Tensor& self, std::optional<double> eps) { return logit_out(self, eps, self); }
+Tensor& cosh_out(const Tensor& self, Tensor& out) {
+  const Tensor h = at::exp(at::abs(F32("cosh", self)) * 0.5);
+  return CopyToOut("cosh", (h * 0.5) * h + 0.5 / (h * h), out);
+}
+constexpr double kBig = 268435456.0;  // 2^28: beyond it sqrt(x^2 + 1) is |x| in float
+const double kLn2 = std::log(2.0);
+Tensor& asinh_out(const Tensor& self, Tensor& out) {
+  const Tensor x = F32("asinh", self), a = at::abs(x);
+  const Tensor small = at::log1p(a + a * a / (1 + at::sqrt(a * a + 1)));
+  return CopyToOut("asinh", WithSignOf(at::where(a > kBig, at::log(a) + kLn2, small), x), out);
+}
+Tensor& acosh_out(const Tensor& self, Tensor& out) {
+  const Tensor x = F32("acosh", self), d = x - 1;
+  const Tensor small = at::log1p(d + at::sqrt(d * (x + 1)));
+  const Tensor r = at::where(x > kBig, at::log(x) + kLn2, small);
+  return CopyToOut("acosh", at::where(x < 1, std::numeric_limits<double>::quiet_NaN(), r), out);
+}
+Tensor& atanh_out(const Tensor& self, Tensor& out) {
+  const Tensor x = F32("atanh", self), a = at::abs(x);  // odd: from |x|, so no log1p near -1
+  return CopyToOut("atanh", WithSignOf(at::log1p(2 * a / (1 - a)) * 0.5, x), out);
+}
+Tensor& exp2_out(const Tensor& self, Tensor& out) {
+  const Tensor x = F32("exp2", self);
+  const Tensor n = at::clamp(at::round(x), -252.0, 254.0);
+  const Tensor e = at::exp((x - n) * kLn2);
+  // 2^k for k in [-126, 127]: the float with biased exponent k + 127 and a zero mantissa.
+  auto pow2 = [](const Tensor& k) { return ((k.to(c10::kInt) + 127) * 8388608).view(c10::kFloat); };
+  const Tensor n1 = at::floor(n * 0.5);
+  return CopyToOut("exp2", e * pow2(n1) * pow2(n - n1), out);
+}
+// atan of t in [0, inf] (NaN passes): 1 / t beyond 1, two half-angle steps, the odd series.
+Tensor AtanNonNeg(const Tensor& a) {
+  const Tensor inv = a > 1;
+  Tensor t = at::where(inv, 1 / a, a);
+  for (int i = 0; i < 2; ++i) t = t / (1 + at::sqrt(t * t + 1));
+  const Tensor z = t * t;
+  Tensor p = at::full_like(t, 1.0 / 13);
+  for (int k = 11; k >= 1; k -= 2) p = p * z + ((k / 2) % 2 ? -1.0 / k : 1.0 / k);
+  const Tensor r = p * t * 4;
+  return at::where(inv, M_PI / 2 - r, r);
+}
+Tensor& atan_out(const Tensor& self, Tensor& out) {
+  const Tensor x = F32("atan", self);
+  return CopyToOut("atan", WithSignOf(AtanNonNeg(at::abs(x)), x), out);
+}
+Tensor& asin_out(const Tensor& self, Tensor& out) {
+  const Tensor x = F32("asin", self);
+  return CopyToOut("asin", WithSignOf(AtanNonNeg(at::abs(x) / at::sqrt((1 - x) * (1 + x))), x), out);
+}
+Tensor& acos_out(const Tensor& self, Tensor& out) {
+  const Tensor x = F32("acos", self);
+  return CopyToOut("acos", AtanNonNeg(at::sqrt((1 - x) / (1 + x))) * 2, out);
+}
+Tensor& atan2_out(const Tensor& self, const Tensor& other, Tensor& out) {
+  CheckSameNpuDevice("atan2", {{"self", &self}, {"other", &other}, {"out", &out}});
+  const auto yx = at::broadcast_tensors({F32("atan2", self), F32("atan2", other)});
+  const Tensor &y = yx[0], &x = yx[1];
+  const Tensor a = at::abs(x), b = at::abs(y), swap = b > a;
+  Tensor t = at::where(swap, a / b, b / a);  // in [0, 1]
+  t = at::where(at::logical_and(a == 0, b == 0), 0.0, t);                  // 0 / 0
+  t = at::where(at::logical_and(at::isinf(a), at::isinf(b)), 1.0, t);      // inf / inf
+  Tensor r = AtanNonNeg(t);
+  r = at::where(swap, M_PI / 2 - r, r);
+  r = at::where(SignBit(x), M_PI - r, r);  // x < 0 or -0
+  return CopyToOut("atan2", WithSignOf(r, y), out);
+}
 Tensor& heaviside_out(const Tensor& self, const Tensor& values, Tensor& out) {
   CheckSameNpuDevice("heaviside", {{"self", &self}, {"values", &values}, {"out", &out}});
   TORCH_CHECK_TYPE(self.scalar_type() == values.scalar_type(), "heaviside is not yet implemented for tensors with ",
@@ -307,4 +418,18 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("logaddexp.out", TORCH_FN(logaddexp_out));
   m.impl("signbit.out", TORCH_FN(signbit_out));
   m.impl("heaviside.out", TORCH_FN(heaviside_out));
+  m.impl("log10.out", TORCH_FN(log10_out));
+  m.impl("logit.out", TORCH_FN(logit_out));
+  m.impl("logit", TORCH_FN(logit_npu));
+  m.impl("logit_", TORCH_FN(logit_npu_));
+  m.impl("logit_backward.grad_input", TORCH_FN(logit_backward_out));
+  m.impl("cosh.out", TORCH_FN(cosh_out));
+  m.impl("asinh.out", TORCH_FN(asinh_out));
+  m.impl("acosh.out", TORCH_FN(acosh_out));
+  m.impl("atanh.out", TORCH_FN(atanh_out));
+  m.impl("exp2.out", TORCH_FN(exp2_out));
+  m.impl("atan.out", TORCH_FN(atan_out));
+  m.impl("asin.out", TORCH_FN(asin_out));
+  m.impl("acos.out", TORCH_FN(acos_out));
+  m.impl("atan2.out", TORCH_FN(atan2_out));
 }

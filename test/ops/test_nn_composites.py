@@ -114,6 +114,58 @@ def test_elementwise_math_matches_cpu(name):
         assert torch.equal(torch.signbit(x.half().npu()).cpu(), torch.signbit(x.half()))
 
 
+_SPECIAL = [0.0, -0.0, 1.0, -1.0, 0.5, -0.5, 1e-30, -1e-30, 1e-3, 0.9999, -0.9999, 2.0, -2.0, 10.0, 100.0,
+            -100.0, 88.5, 89.0, -89.0, 127.9, 128.5, -149.0, 1e20, -1e20, 3e38, float("inf"), -float("inf"),
+            float("nan")]
+
+
+@pytest.mark.parametrize("name", ["log10", "logit", "cosh", "asinh", "acosh", "atanh", "exp2", "atan", "asin",
+                                  "acos"])
+def test_inverse_trig_hyperbolic_and_log10_match_cpu(name):
+    """Compositions over the native kernels, against the CPU at a few ulp over random values and
+    the special ones (signed zeros, domain edges, overflow edges, infinities, NaN); float16 and
+    integer inputs (promoted to float); the gradient through ATen's formulas."""
+    g = torch.Generator().manual_seed(5)
+    x = torch.cat([torch.tensor(_SPECIAL), torch.randn(3000, generator=g) * 3, torch.rand(2000, generator=g) * 2 - 1,
+                   torch.randn(500, generator=g) * 100])
+    f = getattr(torch, name)
+    got, want = f(x.npu()).cpu(), f(x)
+    torch.testing.assert_close(got, want, rtol=2e-6, atol=1e-37, equal_nan=True)
+    z = ~want[:2].isnan()  # f(+-0): the sign of a zero result
+    assert torch.equal(torch.signbit(got[:2][z]), torch.signbit(want[:2][z]))
+    h = x.clamp(-60000, 60000).half()
+    torch.testing.assert_close(f(h.npu()).cpu(), f(h), rtol=1e-3, atol=1e-3, equal_nan=True)
+    i = torch.arange(-3, 4)
+    torch.testing.assert_close(f(i.npu()).cpu(), f(i), rtol=2e-6, atol=1e-37, equal_nan=True)
+    xg = (torch.rand(50, generator=g) * 0.8 + (1.1 if name == "acosh" else 0.1)).requires_grad_()  # in the domain
+    xd = xg.detach().npu().requires_grad_()
+    f(xd).sum().backward()
+    f(xg).sum().backward()
+    torch.testing.assert_close(xd.grad.cpu(), xg.grad, rtol=1e-5, atol=1e-6)
+
+
+def test_atan2_quadrants_signed_zeros_and_infinities():
+    sp = torch.tensor(_SPECIAL)
+    yy, xx = torch.meshgrid(sp, sp, indexing="ij")
+    g = torch.Generator().manual_seed(6)
+    y = torch.cat([yy.flatten(), torch.randn(3000, generator=g)])
+    x = torch.cat([xx.flatten(), torch.randn(3000, generator=g)])
+    got, want = torch.atan2(y.npu(), x.npu()).cpu(), torch.atan2(y, x)
+    torch.testing.assert_close(got, want, rtol=2e-6, atol=1e-37, equal_nan=True)
+    assert torch.equal(torch.signbit(got[~want.isnan()]), torch.signbit(want[~want.isnan()]))
+    torch.testing.assert_close(torch.atan2(y[:5].npu(), torch.tensor(2.0).npu()).cpu(), torch.atan2(y[:5], torch.tensor(2.0)))
+
+
+def test_logit_eps_and_in_place():
+    x = torch.tensor([0.0, 1e-8, 0.3, 0.999999, 1.0, 1.5, -0.1])
+    for eps in (None, 1e-6, 0.1):
+        torch.testing.assert_close(torch.logit(x.npu(), eps).cpu(), torch.logit(x, eps), rtol=2e-6, atol=0,
+                                   equal_nan=True)
+    xd = x.npu()
+    xd.logit_(1e-6)
+    torch.testing.assert_close(xd.cpu(), torch.logit(x, 1e-6), rtol=2e-6, atol=0)
+
+
 def test_randint_and_random_():
     torch.manual_seed(3)
     r = torch.randint(0, 10, (200_000,), device="npu")
