@@ -1,0 +1,68 @@
+"""1-D interpolation (linear / nearest / nearest-exact, + backward) through the 2-D kernels,
+adaptive_max_pool2d (+ backward) when the output divides the input, repeat_interleave with a tensor
+of repeats: against the CPU, with bad input."""
+import pytest
+import torch
+import torch.nn.functional as F
+
+pytestmark = pytest.mark.usefixtures("fallback_error")
+
+
+@pytest.mark.parametrize("mode,align", [("linear", False), ("linear", True), ("nearest", None),
+                                        ("nearest-exact", None)])
+@pytest.mark.parametrize("size,scale", [(37, None), (8, None), (None, 2.5), (None, 0.4)])
+def test_interpolate_1d(mode, align, size, scale):
+    g = torch.Generator().manual_seed(3)
+    x = torch.randn(2, 3, 20, generator=g, requires_grad=True)
+    kw = dict(size=size, scale_factor=scale, mode=mode)
+    if align is not None:
+        kw["align_corners"] = align
+    y = F.interpolate(x, **kw)
+    go = torch.randn(y.shape, generator=g)
+    y.backward(go)
+    xd = x.detach().npu().requires_grad_()
+    yd = F.interpolate(xd, **kw)
+    yd.backward(go.npu())
+    torch.testing.assert_close(yd.detach().cpu(), y.detach(), rtol=1e-5, atol=1e-5)
+    torch.testing.assert_close(xd.grad.cpu(), x.grad, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("shape,out", [((2, 3, 8, 12), (1, 1)), ((2, 3, 8, 12), (4, 3)), ((3, 9, 6), (3, 2)),
+                                       ((1, 2, 7, 7), (7, 7))])
+def test_adaptive_max_pool2d(shape, out):
+    g = torch.Generator().manual_seed(4)
+    x = torch.randn(shape, generator=g)
+    x.view(-1)[::5] = 0.5  # ties: the first maximum's index, as the CPU
+    xc = x.clone().requires_grad_()
+    y, idx = F.adaptive_max_pool2d(xc, out, return_indices=True)
+    y.backward(torch.ones_like(y))
+    xd = x.npu().requires_grad_()
+    yd, idxd = F.adaptive_max_pool2d(xd, out, return_indices=True)
+    yd.backward(torch.ones_like(yd))
+    torch.testing.assert_close(yd.detach().cpu(), y.detach())
+    assert torch.equal(idxd.cpu(), idx)
+    torch.testing.assert_close(xd.grad.cpu(), xc.grad)
+
+
+def test_adaptive_max_pool2d_uneven_regions_take_the_fallback():
+    x = torch.randn(1, 2, 7, 5)
+    with pytest.raises(NotImplementedError, match="adaptive_max_pool2d"):
+        F.adaptive_max_pool2d(x.npu(), (3, 2))
+
+
+def test_repeat_interleave_tensor_repeats():
+    g = torch.Generator().manual_seed(5)
+    x = torch.randn(6, 4, generator=g)
+    r = torch.tensor([0, 3, 1, 0, 2, 5])
+    for dim in (0, None):
+        got = torch.repeat_interleave(x.npu(), r.npu() if dim == 0 else r.repeat(4)[:24].npu(), dim=dim)
+        want = torch.repeat_interleave(x, r if dim == 0 else r.repeat(4)[:24], dim=dim)
+        assert torch.equal(got.cpu(), want)
+    assert torch.equal(torch.repeat_interleave(r.npu()).cpu(), torch.repeat_interleave(r))
+    assert torch.equal(torch.repeat_interleave(x.npu(), r.npu(), dim=0, output_size=11).cpu(),
+                       torch.repeat_interleave(x, r, dim=0))
+    assert torch.repeat_interleave(torch.zeros(0, dtype=torch.long).npu()).numel() == 0
+    with pytest.raises(RuntimeError, match="repeats can not be negative"):
+        torch.repeat_interleave(torch.tensor([1, -1]).npu())
+    with pytest.raises(RuntimeError, match="allocated size does not match required size"):
+        torch.repeat_interleave(x.npu(), r.npu(), dim=0, output_size=5)
