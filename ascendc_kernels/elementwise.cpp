@@ -77,6 +77,7 @@ EwOpInfo GetEwOpInfo(EwOp op) {
     case EwOp::kLeakyRelu: return {1, 0, 0, false, false};
     case EwOp::kGelu: return {1, 3, 1, false, false};
     case EwOp::kErf: return {1, 4, 1, false, false};
+    case EwOp::kErfc: return {1, 4, 1, false, false};
     case EwOp::kSin: case EwOp::kCos: return {1, 5, 0, false, false};
     case EwOp::kGeluTanh: case EwOp::kSilu: return {1, 1, 0, false, false};
     case EwOp::kHardswish: return {1, 1, 1, false, false};
@@ -115,7 +116,7 @@ const char* EwOpName(EwOp op) {
       "sigmoid_backward", "tanh_backward", "gelu_backward", "gelu_tanh_backward", "silu_backward",
       "hardtanh_backward", "leaky_relu_backward", "hardswish_backward", "hardsigmoid_backward", "isnan",
       "nan_to_num", "log1p", "expm1", "elu", "softplus", "mish", "frac", "hardshrink", "softshrink",
-      "elu_backward", "softplus_backward", "shrink_backward", "remainder", "fmod", "erf", "sin", "cos"};
+      "elu_backward", "softplus_backward", "shrink_backward", "remainder", "fmod", "erf", "sin", "cos", "erfc"};
   static_assert(sizeof(names) / sizeof(names[0]) == size_t(EwOp::kNumOps), "EwOpName table");
   return uint32_t(op) < uint32_t(EwOp::kNumOps) ? names[uint32_t(op)] : "?";
 }
@@ -289,6 +290,47 @@ __aicore__ inline void TwoPhi(const LocalTensor<float>& out, const LocalTensor<f
   Adds(C, C, 2.0f, L);      // 2 - erfc
   CompareScalar(bits, x, 0.0f, CMPMODE::GE, L);
   Select(out, bits, C, out, SELMODE::VSEL_TENSOR_TENSOR_MODE, L);
+}
+
+// out = erfc(x). z = |x|: erfc(z) = t exp(-z^2 + P(t)) (TwoPhi's fit), with z^2 kept exact where
+// it matters: z = zh + zl by Veltkamp's split (zh has 12 significant bits, so zh^2 is exact) and
+// exp(-zh^2) * exp(P(t) - zl (z + zh)): one rounding of a large exponent would cost z^2 ulp (3e-6 of
+// erfc(5)). x < 0: 2 - erfc(|x|). A, B, C, D scratch; `one` a tile of 1.0f.
+__aicore__ inline void Erfc(const LocalTensor<float>& out, const LocalTensor<float>& x, const LocalTensor<float>& A,
+                            const LocalTensor<float>& B, const LocalTensor<float>& C, const LocalTensor<float>& D,
+                            const LocalTensor<float>& one, const LocalTensor<uint8_t>& bits, uint32_t L) {
+  Abs(A, x, L);
+  Mins(A, A, 10.5f, L);     // z: erfc(10.5) is below float's range (and the split stays finite)
+  Muls(B, A, 0.5f, L);
+  Adds(B, B, 1.0f, L);
+  Div(B, one, B, L);        // t
+  static const float c[] = {0.17087277f, -0.82215223f, 1.48851587f, -1.13520398f, 0.27886807f,
+                            -0.18628806f, 0.09678418f, 0.37409196f, 1.00002368f, -1.26551223f};
+  Muls(out, B, c[0], L);
+  Adds(out, out, c[1], L);
+  for (int k = 2; k < 10; ++k) {
+    Mul(out, out, B, L);
+    Adds(out, out, c[k], L);
+  }
+  Muls(C, A, 4097.0f, L);   // Veltkamp: zh = c - (c - z)
+  Sub(D, C, A, L);
+  Sub(C, C, D, L);          // zh
+  Sub(D, A, C, L);          // zl
+  Add(A, A, C, L);          // z + zh
+  Mul(D, D, A, L);          // zl (z + zh)
+  Sub(out, out, D, L);
+  Exp(out, out, L);
+  Mul(C, C, C, L);          // zh^2, exact
+  Muls(C, C, -1.0f, L);
+  Exp(C, C, L);
+  Mul(out, out, C, L);
+  Mul(out, out, B, L);      // erfc(|x|)
+  Muls(C, out, -1.0f, L);
+  Adds(C, C, 2.0f, L);      // 2 - erfc(|x|)
+  CompareScalar(bits, x, 0.0f, CMPMODE::LT, L);
+  Select(out, bits, C, out, SELMODE::VSEL_TENSOR_TENSOR_MODE, L);
+  Compare(bits, x, x, CMPMODE::EQ, L);  // NaN stays NaN (the clamp dropped it)
+  Select(out, bits, out, __builtin_nanf(""), SELMODE::VSEL_TENSOR_SCALAR_MODE, L);
 }
 
 CMPMODE CmpModeOf(EwOp op) {
@@ -637,6 +679,7 @@ void ComputeFloat(const ElementwiseTiling& t, Operands<float>& o) {
       Select(y, B0, T1, T2, TT, L);
       break;
     }
+    case EwOp::kErfc: Erfc(y, x0, T0, T1, T2, o.T[3], K0, B0, L); break;
     case EwOp::kSin:
     case EwOp::kCos: {
       // Octant reduction as in Cephes' sinf/cosf: j = the even integer nearest above floor(|x| 4/pi),

@@ -104,6 +104,7 @@ enum class EwOp : uint32_t {
   kFmod,         // x0 - trunc(x0 / x1) * x1, exact (C's fmod)
   kErf,          // erf(x)
   kSin, kCos,    // |x| < 8192 (layer 5 sends larger arguments to the CPU)
+  kErfc,         // erfc(x), relative precision in the tail (see Erfc)
   kNumOps
 };
 

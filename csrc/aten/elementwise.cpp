@@ -1288,6 +1288,7 @@ TORCH_OPS_NN_UNARY(sgn, "sgn", EwOp::kSign, PwResult::kPromote, false)
 
 TORCH_OPS_NN_UNARY(log1p, "log1p", EwOp::kLog1p, PwResult::kPromoteFloat, false)
 TORCH_OPS_NN_UNARY(erf, "erf", EwOp::kErf, PwResult::kPromoteFloat, false)
+TORCH_OPS_NN_UNARY(erfc, "erfc", EwOp::kErfc, PwResult::kPromoteFloat, false)
 TORCH_OPS_NN_UNARY(expm1, "expm1", EwOp::kExpm1, PwResult::kPromoteFloat, false)
 
 // ---- isnan / nan_to_num / frac
@@ -1580,6 +1581,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   TORCH_OPS_NN_REG_UNARY(round)
   TORCH_OPS_NN_REG_UNARY(log1p)
   TORCH_OPS_NN_REG_UNARY(erf)
+  TORCH_OPS_NN_REG_UNARY(erfc)
   TORCH_OPS_NN_REG_UNARY(sin)
   TORCH_OPS_NN_REG_UNARY(cos)
   TORCH_OPS_NN_REG_UNARY(expm1)

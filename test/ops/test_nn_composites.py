@@ -120,9 +120,10 @@ _SPECIAL = [0.0, -0.0, 1.0, -1.0, 0.5, -0.5, 1e-30, -1e-30, 1e-3, 0.9999, -0.999
 
 
 @pytest.mark.parametrize("name", ["log10", "logit", "cosh", "asinh", "acosh", "atanh", "exp2", "atan", "asin",
-                                  "acos"])
+                                  "acos", "erfc"])
 def test_inverse_trig_hyperbolic_and_log10_match_cpu(name):
-    """Compositions over the native kernels, against the CPU at a few ulp over random values and
+    """Compositions over the native kernels (erfc: an elementwise kernel op, relative in its tail),
+    against the CPU at a few ulp over random values and
     the special ones (signed zeros, domain edges, overflow edges, infinities, NaN); float16 and
     integer inputs (promoted to float); the gradient through ATen's formulas."""
     g = torch.Generator().manual_seed(5)
