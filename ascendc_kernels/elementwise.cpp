@@ -262,6 +262,23 @@ __aicore__ inline void Expm1(const LocalTensor<float>& out, const LocalTensor<fl
   Select(out, bits, out, __builtin_inff(), SELMODE::VSEL_TENSOR_SCALAR_MODE, L);
 }
 
+// The fit of erfc(z) = t exp(-z^2 + P(t)), t = 1 / (1 + z / 2) (Press et al., Numerical Recipes
+// §6.2, fractional error < 1.2e-7) for z >= 0: t into `t`, P(t) into `p`.
+__aicore__ inline void ErfcFit(const LocalTensor<float>& p, const LocalTensor<float>& t, const LocalTensor<float>& z,
+                               const LocalTensor<float>& one, uint32_t L) {
+  Muls(t, z, 0.5f, L);
+  Adds(t, t, 1.0f, L);
+  Div(t, one, t, L);
+  static const float c[] = {0.17087277f, -0.82215223f, 1.48851587f, -1.13520398f, 0.27886807f,
+                            -0.18628806f, 0.09678418f, 0.37409196f, 1.00002368f, -1.26551223f};
+  Muls(p, t, c[0], L);
+  Adds(p, p, c[1], L);
+  for (int k = 2; k < 10; ++k) {
+    Mul(p, p, t, L);
+    Adds(p, p, c[k], L);
+  }
+}
+
 // out = 1 + erf(x / sqrt(2)) = erfc(-x / sqrt(2)). erfc(z), z >= 0, by the Chebyshev-fitted form of
 // Press et al., Numerical Recipes §6.2 (fractional error < 1.2e-7): t = 1/(1 + z/2),
 // erfc(z) = t * exp(-z^2 + P(t)); for x < 0 erfc is used directly, so the tail keeps relative precision.
@@ -271,17 +288,7 @@ __aicore__ inline void TwoPhi(const LocalTensor<float>& out, const LocalTensor<f
                               const LocalTensor<uint8_t>& bits, uint32_t L) {
   Abs(A, x, L);
   Muls(A, A, kSqrt1_2, L);  // z
-  Muls(B, A, 0.5f, L);
-  Adds(B, B, 1.0f, L);
-  Div(B, one, B, L);        // t
-  static const float c[] = {0.17087277f, -0.82215223f, 1.48851587f, -1.13520398f, 0.27886807f,
-                            -0.18628806f, 0.09678418f, 0.37409196f, 1.00002368f, -1.26551223f};
-  Muls(out, B, c[0], L);
-  Adds(out, out, c[1], L);
-  for (int k = 2; k < 10; ++k) {
-    Mul(out, out, B, L);
-    Adds(out, out, c[k], L);
-  }
+  ErfcFit(out, B, A, one, L);
   Mul(C, A, A, L);
   Sub(out, out, C, L);
   Exp(out, out, L);
@@ -301,17 +308,7 @@ __aicore__ inline void Erfc(const LocalTensor<float>& out, const LocalTensor<flo
                             const LocalTensor<float>& one, const LocalTensor<uint8_t>& bits, uint32_t L) {
   Abs(A, x, L);
   Mins(A, A, 10.5f, L);     // z: erfc(10.5) is below float's range (and the split stays finite)
-  Muls(B, A, 0.5f, L);
-  Adds(B, B, 1.0f, L);
-  Div(B, one, B, L);        // t
-  static const float c[] = {0.17087277f, -0.82215223f, 1.48851587f, -1.13520398f, 0.27886807f,
-                            -0.18628806f, 0.09678418f, 0.37409196f, 1.00002368f, -1.26551223f};
-  Muls(out, B, c[0], L);
-  Adds(out, out, c[1], L);
-  for (int k = 2; k < 10; ++k) {
-    Mul(out, out, B, L);
-    Adds(out, out, c[k], L);
-  }
+  ErfcFit(out, B, A, one, L);
   Muls(C, A, 4097.0f, L);   // Veltkamp: zh = c - (c - z)
   Sub(D, C, A, L);
   Sub(C, C, D, L);          // zh

@@ -328,26 +328,34 @@ struct Unfolded {
   bool x_5hd = false;  // x is [n][c1][h][wo][c0] (conv_fold_kernel), else channels_last
 };
 
-// The Gather offsets of conv_fold_kernel for one geometry, built on the host once (a host tensor:
-// no device memory stays behind) and copied to the device per call.
-at::Tensor FoldOffsets(const npu_kernels::ConvFoldTiling& t, c10::DeviceIndex dev) {
+// A kernel's offset table for one geometry (`key`, `n` uint32 entries written by `fill`), built on
+// the host once (a host tensor: no device memory stays behind) and copied to the device per call.
+template <typename Fill>
+at::Tensor CachedOffsetTable(const char* kind, std::vector<uint32_t> key, int64_t n, Fill&& fill,
+                             c10::DeviceIndex dev) {
   static std::mutex mu;
-  static auto& cache = *new std::map<std::vector<uint32_t>, at::Tensor>;
-  const std::vector<uint32_t> key{t.c, t.w, t.kw, t.sw, t.pl, t.pr, t.x_cl, t.elem_bytes, t.rows};
+  static auto& cache = *new std::map<std::pair<std::string, std::vector<uint32_t>>, at::Tensor>;
+  const auto k = std::make_pair(std::string(kind), std::move(key));
   at::Tensor host;
   {
     std::lock_guard<std::mutex> g(mu);
-    auto it = cache.find(key);
+    auto it = cache.find(k);
     if (it != cache.end()) {
       host = it->second;
     } else {
-      host = at::empty({int64_t(t.out_elems)}, at::TensorOptions().dtype(at::kInt));
-      npu_kernels::conv_fold_offsets(t, reinterpret_cast<uint32_t*>(host.data_ptr<int32_t>()));
-      if (cache.size() > 64) cache.clear();
-      cache.emplace(key, host);
+      host = at::empty({n}, at::TensorOptions().dtype(at::kInt));
+      fill(reinterpret_cast<uint32_t*>(host.data_ptr<int32_t>()));
+      if (cache.size() > 128) cache.clear();
+      cache.emplace(k, host);
     }
   }
   return host.to(at::Device(c10::DeviceType::PrivateUse1, dev));
+}
+
+// The Gather offsets of conv_fold_kernel for one geometry.
+at::Tensor FoldOffsets(const npu_kernels::ConvFoldTiling& t, c10::DeviceIndex dev) {
+  return CachedOffsetTable("fold", {t.c, t.w, t.kw, t.sw, t.pl, t.pr, t.x_cl, t.elem_bytes, t.rows},
+                           int64_t(t.out_elems), [&](uint32_t* o) { npu_kernels::conv_fold_offsets(t, o); }, dev);
 }
 
 // x (NCHW or NHWC, made contiguous in the nearer of the two) folded into 5HD by conv_fold_kernel,
@@ -412,26 +420,10 @@ std::optional<Unfolded> UnfoldWidthIntoChannels(const at::Tensor& x, const at::T
   return Unfolded{xu, wu, w_frac, gu};
 }
 
-// The strided depthwise kernel's Gather offsets for one geometry, built on the host once (a host
-// tensor: no device memory stays behind) and copied to the device per call.
+// The strided depthwise kernel's Gather offsets for one geometry.
 at::Tensor DepthwiseOffsets(const npu_kernels::ConvDepthwiseTiling& t, c10::DeviceIndex dev) {
-  static std::mutex mu;
-  static auto& cache = *new std::map<std::vector<uint32_t>, at::Tensor>;
-  const std::vector<uint32_t> key{t.u_rows, t.pitch, t.sh, t.sw, t.bpitch, t.wo};
-  at::Tensor host;
-  {
-    std::lock_guard<std::mutex> g(mu);
-    auto it = cache.find(key);
-    if (it != cache.end()) {
-      host = it->second;
-    } else {
-      host = at::empty({int64_t(t.u_rows) * t.pitch}, at::TensorOptions().dtype(at::kInt));
-      npu_kernels::conv_depthwise_offsets(t, reinterpret_cast<uint32_t*>(host.data_ptr<int32_t>()));
-      if (cache.size() > 64) cache.clear();
-      cache.emplace(key, host);
-    }
-  }
-  return host.to(at::Device(c10::DeviceType::PrivateUse1, dev));
+  return CachedOffsetTable("depthwise", {t.u_rows, t.pitch, t.sh, t.sw, t.bpitch, t.wo}, int64_t(t.u_rows) * t.pitch,
+                           [&](uint32_t* o) { npu_kernels::conv_depthwise_offsets(t, o); }, dev);
 }
 
 // A depthwise convolution (groups = C = Cout), with the epilogue's per-channel scale / shift / ReLU,
