@@ -6,12 +6,22 @@
 //     with kernel = stride = input / output (the same regions, the same flat H * W indices, and
 //     the first maximum on ties); other sizes (overlapping regions of varying size) take the CPU
 //     fallback
+//   _cdist_forward (torch.cdist's direct path; large p = 2 inputs already take the mm form): the norm
+//     of the broadcast differences [.., P, R, M] over M; _cdist_backward by PyTorch's per-p rule
+//     (p = 2: diff / d, 0 where d = 0; p = 1: sign; inf: sign where |diff| = d; other p:
+//     diff |diff|^(p-2) / d^(p-1), 0 where d or diff is 0), summed over the other set
 //   repeat_interleave(repeats): output position j belongs to the input i whose running total of
 //     repeats first exceeds j, one searchsorted over the cumsum (the total read back once, or
 //     output_size); repeats are checked non-negative and 1-D
 #include <ATen/TensorOperators.h>
 #include <ATen/core/Tensor.h>
+#include <ATen/ops/abs.h>
 #include <ATen/ops/arange.h>
+#include <ATen/ops/linalg_vector_norm.h>
+#include <ATen/ops/pow.h>
+#include <ATen/ops/sign.h>
+#include <ATen/ops/where.h>
+#include <ATen/ops/zeros_like.h>
 #include <ATen/ops/cumsum.h>
 #include <ATen/ops/max_pool2d_with_indices.h>
 #include <ATen/ops/max_pool2d_with_indices_backward.h>
@@ -24,6 +34,7 @@
 #include <ATen/ops/_upsample_nearest_exact2d_backward.h>
 #include <torch/library.h>
 
+#include <cmath>
 #include <optional>
 #include <tuple>
 
@@ -100,6 +111,39 @@ Tensor adaptive_max_pool2d_backward_npu(const Tensor& grad, const Tensor& self, 
   return CallCpuFallback("aten::adaptive_max_pool2d_backward", "", {grad, self, indices})[0].toTensor();
 }
 
+void CheckCdist(const char* op, const Tensor& x1, const Tensor& x2, double p) {
+  CheckSameNpuDevice(op, {{"x1", &x1}, {"x2", &x2}});
+  TORCH_CHECK(x1.dim() >= 2 && x2.dim() >= 2, op, ": x1 and x2 must have at least 2 dimensions, got ", x1.sizes(),
+              " and ", x2.sizes());
+  TORCH_CHECK(x1.size(-1) == x2.size(-1), op, ": X1 and X2 must have the same number of columns. X1: ",
+              x1.size(-1), " X2: ", x2.size(-1));
+  TORCH_CHECK(p >= 0, op, " only supports non-negative p values, got ", p);
+}
+Tensor Diffs(const Tensor& x1, const Tensor& x2) { return x1.unsqueeze(-2) - x2.unsqueeze(-3); }  // [.., P, R, M]
+
+Tensor cdist_forward_npu(const Tensor& x1, const Tensor& x2, double p, std::optional<int64_t> /*compute_mode*/) {
+  CheckCdist("cdist", x1, x2, p);
+  CheckFloatDtype("cdist", "x1", x1);
+  return at::linalg_vector_norm(Diffs(x1, x2), p, {-1}, false, std::nullopt);
+}
+Tensor cdist_backward_npu(const Tensor& grad, const Tensor& x1, const Tensor& x2, double p, const Tensor& cdist) {
+  CheckCdist("_cdist_backward", x1, x2, p);
+  if (p == 0 || x1.numel() == 0 || x2.numel() == 0) return at::zeros_like(x1);
+  const Tensor diff = Diffs(x1, x2), d = cdist.unsqueeze(-1), g = grad.unsqueeze(-1);
+  Tensor r;
+  if (p == 1) {
+    r = at::sign(diff);
+  } else if (p == 2) {
+    r = at::where(d == 0, 0.0, diff / d);
+  } else if (std::isinf(p)) {
+    r = at::sign(diff) * (at::abs(diff) == d);
+  } else {
+    r = diff * at::pow(at::abs(diff), p - 2) / at::pow(d, p - 1);
+    r = at::where(at::logical_or(d == 0, diff == 0), 0.0, r);
+  }
+  return (r * g).sum(-2);
+}
+
 Tensor repeat_interleave_npu(const Tensor& repeats, std::optional<c10::SymInt> output_size) {
   CheckSameNpuDevice("repeat_interleave", {{"repeats", &repeats}});
   TORCH_CHECK(repeats.dim() == 1, "repeat_interleave: repeats must be 0-dim or 1-dim tensor, got ", repeats.dim(),
@@ -130,4 +174,6 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("adaptive_max_pool2d", TORCH_FN(torch_ops_nn::adaptive_max_pool2d_npu));
   m.impl("adaptive_max_pool2d_backward", TORCH_FN(torch_ops_nn::adaptive_max_pool2d_backward_npu));
   m.impl("repeat_interleave.Tensor", TORCH_FN(torch_ops_nn::repeat_interleave_npu));
+  m.impl("_cdist_forward", TORCH_FN(torch_ops_nn::cdist_forward_npu));
+  m.impl("_cdist_backward", TORCH_FN(torch_ops_nn::cdist_backward_npu));
 }

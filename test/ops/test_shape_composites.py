@@ -66,3 +66,27 @@ def test_repeat_interleave_tensor_repeats():
         torch.repeat_interleave(torch.tensor([1, -1]).npu())
     with pytest.raises(RuntimeError, match="allocated size does not match required size"):
         torch.repeat_interleave(x.npu(), r.npu(), dim=0, output_size=5)
+
+
+@pytest.mark.parametrize("p", [0.0, 0.5, 1.0, 2.0, 3.0, float("inf")])
+@pytest.mark.parametrize("shapes", [((10, 5), (7, 5)), ((2, 6, 4), (2, 3, 4)), ((1, 4), (5, 4))])
+def test_cdist_direct_path_and_gradients(p, shapes):
+    """torch.cdist's direct path (_cdist_forward, _cdist_backward) against the CPU, with repeated
+    points (zero distances: the gradient is 0 there, not NaN) and ties for p = inf."""
+    g = torch.Generator().manual_seed(int(min(p, 9.0) * 10) + len(shapes[0]))
+    a = torch.randn(shapes[0], generator=g)
+    b = torch.randn(shapes[1], generator=g)
+    b[..., 0, :] = a[..., 0, :]  # a zero distance
+    a[..., -1, 1] = a[..., -1, 0]  # ties inside a row
+    ac, bc = a.clone().requires_grad_(), b.clone().requires_grad_()
+    ad, bd = a.npu().requires_grad_(), b.npu().requires_grad_()
+    want = torch.cdist(ac, bc, p=p)
+    got = torch.cdist(ad, bd, p=p)
+    torch.testing.assert_close(got.detach().cpu(), want.detach(), rtol=1e-5, atol=1e-5)
+    go = torch.randn(want.shape, generator=g)
+    want.backward(go)
+    got.backward(go.npu())
+    torch.testing.assert_close(ad.grad.cpu(), ac.grad, rtol=1e-4, atol=1e-5)
+    torch.testing.assert_close(bd.grad.cpu(), bc.grad, rtol=1e-4, atol=1e-5)
+    with pytest.raises(RuntimeError, match="must have the same number of columns"):
+        torch.cdist(ad, torch.randn(3, 9).npu())
