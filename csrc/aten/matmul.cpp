@@ -13,6 +13,7 @@
 
 #include <atomic>
 #include <cstdlib>
+#include <iterator>
 #include <map>
 #include <mutex>
 #include <sstream>
@@ -74,7 +75,8 @@ Operand Classify(const at::Tensor& x) {
 // an LSTM's steps, a decoder's tokens) skip the ND -> NZ scatter of every B panel in every tile: for
 // an LSTM's 16 x 512 x 2048 steps that scatter took twice the cube's time. Keyed by the storage (the
 // .t() view is a new tensor every call) and checked against its version counter, so an in-place
-// update is never missed; a weak reference to the storage drops the copy when it is freed. Packed on
+// update is never missed; a weak reference to the storage tells a freed storage's entry apart (copies
+// of freed storages are dropped whenever a new operand is seen). Packed on
 // the second sighting (a one-off operand is not worth the copy); never for tensors autograd tracks
 // (training changes them every step) or inference tensors (no version counter).
 // TORCH_OPS_NN_MATMUL_WEIGHT_CACHE=0 turns it off.
@@ -116,15 +118,16 @@ at::Tensor CachedPackedB(const at::Tensor& b) {
   if (b.stride(0) != 1 || b.stride(1) != K || N < 16 || K < 16) return {};  // w = b.t() contiguous [N, K]
   const PackKey key{b.storage().unsafeGetStorageImpl(), b.storage_offset(), N, K, b.stride(1), b.scalar_type()};
   std::lock_guard<std::mutex> g(g_pack_mu);
-  for (auto it = g_pack.begin(); it != g_pack.end();) {  // drop the copies of freed storages
-    if (it->second.storage.expired()) {
-      if (it->second.packed.defined()) g_pack_bytes -= uint64_t(it->second.packed.nbytes());
-      it = g_pack.erase(it);
-    } else {
-      ++it;
-    }
-  }
+  auto drop = [](std::map<PackKey, PackedB>::iterator e) {
+    if (e->second.packed.defined()) g_pack_bytes -= uint64_t(e->second.packed.nbytes());
+    return g_pack.erase(e);
+  };
   auto it = g_pack.find(key);
+  // An entry of a freed storage whose address came back is not this storage's.
+  if (it != g_pack.end() && it->second.storage.lock().get() != std::get<0>(key)) {
+    drop(it);
+    it = g_pack.end();
+  }
   const uint32_t version = b._version();
   if (it != g_pack.end() && it->second.version == version) {
     if (it->second.packed.defined()) return it->second.packed;
@@ -139,10 +142,8 @@ at::Tensor CachedPackedB(const at::Tensor& b) {
     g_pack_bytes += bytes;
     return packed;
   }
-  if (it != g_pack.end()) {  // written since: start over
-    if (it->second.packed.defined()) g_pack_bytes -= uint64_t(it->second.packed.nbytes());
-    g_pack.erase(it);
-  }
+  if (it != g_pack.end()) drop(it);  // written since: start over
+  for (auto e = g_pack.begin(); e != g_pack.end();) e = e->second.storage.expired() ? drop(e) : std::next(e);
   g_pack.emplace(key, PackedB{c10::weak_intrusive_ptr<c10::StorageImpl>(b.storage().getWeakStorageImpl()), version, {}});
   return {};
 }
