@@ -108,6 +108,51 @@ GatherScatterTiling scatter_tiling(uint64_t O, uint64_t D, uint64_t J, uint64_t 
   return t;
 }
 
+bool scatter_bucket_tiling(GatherScatterTiling& t, bool vrow_ok, const SocInfo& soc) {
+  constexpr uint64_t kPairs = 1024, kStageBytes = 32 * 1024, kMaxRowElems = 4096;
+  const uint64_t eb = t.elem_bytes, row_min = 32 / eb;
+  const bool flat = t.Q == 1 && t.sd == 1;
+  // UB: the tile, a chunk of pairs; for the row path the staged src rows and two float rows.
+  uint64_t qblk = 1, rs = 1;
+  uint64_t budget = soc.ub_bytes - kUbReserve - kPairs * 8;
+  if (!flat) {
+    qblk = t.Q < kMaxRowElems ? t.Q : kMaxRowElems;
+    rs = AlignUp<uint64_t>(qblk * eb, 32) / eb;
+    vrow_ok = vrow_ok && qblk >= 8;
+    if (vrow_ok) budget -= kStageBytes + 2 * rs * 4;
+  } else {
+    vrow_ok = false;
+  }
+  // half / bfloat16 row adds keep a float copy of the tile (rounded once at the end, as the CPU does).
+  const uint64_t tile_eb = vrow_ok && eb == 2 ? eb + 4 : eb;
+  uint64_t cap = flat ? AlignDown<uint64_t>(budget / eb, row_min) : budget / (rs * tile_eb);
+  if (!flat && cap > 4095) cap = 4095;  // DataCopyPad's blockCount
+  const uint64_t qtiles = CeilDivU<uint64_t>(t.Q, qblk);
+  // Rows per window: enough windows to give every core a few units, at most a tile.
+  uint64_t want = CeilDivU<uint64_t>(t.D * t.O * qtiles, uint64_t(soc.vector_cores) * 2);
+  if (want > cap) want = cap;
+  uint32_t shift = 0;
+  while ((uint64_t(2) << shift) <= want) ++shift;
+  if (CeilDivU<uint64_t>(t.D, uint64_t(1) << shift) > 2048) return false;
+  t.bucket = 1;
+  t.shift = shift;
+  t.flat = flat ? 1 : 0;
+  t.qblk = qblk;
+  t.row_elems = uint32_t(rs);
+  t.dwin = uint64_t(1) << shift;
+  t.vrow = vrow_ok ? 1 : 0;
+  t.pairs_chunk = uint32_t(kPairs);
+  t.vrow_stage = vrow_ok ? uint32_t(kStageBytes / (rs * eb) < 16 ? kStageBytes / (rs * eb) : 16) : 0;
+  if (vrow_ok && t.vrow_stage == 0) t.vrow_stage = 1;
+  t.qtiles = qtiles;
+  t.dtiles = CeilDivU<uint64_t>(t.D, t.dwin);
+  t.units = t.O * t.qtiles * t.dtiles;
+  const ItemSplit sp = SplitItems(t.units, t.units, soc.vector_cores, 1);
+  t.units_per_core = sp.per_core;
+  t.block_dim = sp.block_dim;
+  return true;
+}
+
 }  // namespace npu_kernels
 
 namespace {
@@ -296,17 +341,33 @@ __aicore__ inline A Combine(A cur, A x) {
 template <typename T, int OP>
 class ScatterKernel {
  public:
-  __aicore__ inline void Init(GM_ADDR src, GM_ADDR index, GM_ADDR self, const GatherScatterTiling& t) {
+  __aicore__ inline void Init(GM_ADDR src, GM_ADDR index, GM_ADDR self, GM_ADDR ws, const GatherScatterTiling& t) {
     t_ = t;
     vGm_.SetGlobalBuffer(reinterpret_cast<__gm__ T*>(src), (t.O - 1) * t.vo + (t.J - 1) * t.vj + (t.Q - 1) * t.vq + 1);
     sGm_.SetGlobalBuffer(reinterpret_cast<__gm__ T*>(self), (t.O - 1) * t.so + (t.D - 1) * t.sd + t.Q);
-    index_.Init(index, t);
     pipe_.InitBuffer(tile_, uint64_t(t.dwin) * t.row_elems * sizeof(T));
+    if (t.bucket) {
+      wsGm_.SetGlobalBuffer(reinterpret_cast<__gm__ uint32_t*>(ws), t.ws_words);
+      DataCacheCleanAndInvalid<uint32_t, CacheLine::ENTIRE_DATA_CACHE>(wsGm_);  // written by the bucket kernels
+      pipe_.InitBuffer(pairs_, uint64_t(t.pairs_chunk) * 8);
+      if (t.vrow) {
+        pipe_.InitBuffer(stage_, uint64_t(t.vrow_stage) * t.row_elems * sizeof(T));
+        if constexpr (sizeof(T) == 2) {
+          pipe_.InitBuffer(tileF_, uint64_t(t.dwin) * t.row_elems * 4);
+          pipe_.InitBuffer(fb_, uint64_t(t.row_elems) * 4);
+        }
+      }
+    } else {
+      index_.Init(index, t);
+    }
   }
 
   __aicore__ inline void Process() {
     const CoreShare sh = ShareOfThisCore(t_.units, t_.units_per_core);
-    for (uint64_t u = sh.begin; u < sh.end; ++u) Tile(u);
+    for (uint64_t u = sh.begin; u < sh.end; ++u) {
+      if (t_.bucket) BucketTile(u);
+      else Tile(u);
+    }
   }
 
  private:
@@ -330,14 +391,7 @@ class ScatterKernel {
         CheckIndex(i, t_.D, o, j, q);
         if (uint64_t(i) < d0 || uint64_t(i) >= d0 + dn) continue;
         const uint32_t k = uint32_t((uint64_t(i) - d0) * rs + (q - q0));
-        const T v = vGm_.GetValue(o * t_.vo + j * t_.vj + q * t_.vq);
-        if constexpr (OP == npu_kernels::kScatterAssign) {
-          tile.SetValue(k, v);
-        } else if constexpr (std::is_same_v<T, half> || std::is_same_v<T, bfloat16_t>) {
-          tile.SetValue(k, T(Combine<OP, float>(float(tile.GetValue(k)), float(v))));
-        } else {
-          tile.SetValue(k, T(Combine<OP, T>(tile.GetValue(k), v)));
-        }
+        Update(tile, k, vGm_.GetValue(o * t_.vo + j * t_.vj + q * t_.vq));
       }
     }
     SyncSToMte3();
@@ -347,11 +401,126 @@ class ScatterKernel {
     DataCopyPad(sGm_[at], tile, w);
   }
 
+  // Bucketed: the tile's window is t_.dwin rows; only its pairs (row in window, j), in j order.
+  __aicore__ inline void BucketTile(uint64_t u) {
+    const uint64_t dt = u % t_.dtiles, qt = (u / t_.dtiles) % t_.qtiles, o = u / (t_.dtiles * t_.qtiles);
+    const uint64_t s = wsGm_.GetValue(t_.starts_at + dt), e = wsGm_.GetValue(t_.starts_at + dt + 1);
+    if (s >= e) return;  // nobody updates this window: it stays as it is in GM
+    const uint64_t d0 = dt * t_.dwin, q0 = qt * t_.qblk;
+    const uint64_t dn = t_.D - d0 < t_.dwin ? t_.D - d0 : t_.dwin, qn = t_.Q - q0 < t_.qblk ? t_.Q - q0 : t_.qblk;
+    const uint64_t at = o * t_.so + d0 * t_.sd + q0;
+    const uint64_t rs = t_.flat ? 1 : npu_kernels::AlignUp<uint64_t>(qn * sizeof(T), 32) / sizeof(T);
+    const DataCopyExtParams p = t_.flat ? DataCopyExtParams(1, uint32_t(dn * sizeof(T)), 0, 0, 0)
+                                        : DataCopyExtParams(uint16_t(dn), uint32_t(qn * sizeof(T)),
+                                                            uint32_t((t_.sd - qn) * sizeof(T)), 0, 0);
+    LocalTensor<T> tile = tile_.Get<T>();
+    LocalTensor<uint32_t> pairs = pairs_.Get<uint32_t>();
+    SyncPipes<HardEvent::MTE3_MTE2>();  // the previous tile has left UB
+    DataCopyPad(tile, sGm_[at], p, DataCopyPadExtParams<T>(false, 0, 0, T(0)));
+    const bool rows = t_.vrow && qn >= 8;
+    constexpr bool kWidened = OP == npu_kernels::kScatterAdd && (std::is_same_v<T, half> || std::is_same_v<T, bfloat16_t>);
+    if constexpr (kWidened) {
+      if (rows) {  // the updates add into a float copy of the tile
+        SyncMte2ToV();
+        Cast(tileF_.Get<float>(), tile, RoundMode::CAST_NONE, uint32_t(dn * rs));
+      }
+    }
+    for (uint64_t c = s; c < e; c += t_.pairs_chunk) {
+      const uint32_t m = uint32_t(e - c < t_.pairs_chunk ? e - c : t_.pairs_chunk);
+      SyncSToMte2();  // the previous chunk's pairs are read
+      DataCopyPad(pairs, wsGm_[t_.pairs_at + 2 * c], DataCopyExtParams(1, m * 8, 0, 0, 0),
+                  DataCopyPadExtParams<uint32_t>(false, 0, 0, 0));
+      SyncMte2ToS();
+      if (rows) {
+        RowUpdates(tile, pairs, m, rs, o * t_.vo + q0, qn);
+        continue;
+      }
+      if (t_.payload) {
+        if constexpr (sizeof(T) <= 4) {
+          for (uint32_t k = 0; k < m; ++k) Update(tile, pairs.GetValue(2 * k), FromBits(pairs.GetValue(2 * k + 1)));
+        }
+        continue;
+      }
+      for (uint32_t k = 0; k < m; ++k) {
+        const uint64_t r = pairs.GetValue(2 * k), j = pairs.GetValue(2 * k + 1);
+        for (uint64_t q = q0; q < q0 + qn; ++q)
+          Update(tile, uint32_t(r * rs + (q - q0)), vGm_.GetValue(o * t_.vo + j * t_.vj + q * t_.vq));
+      }
+    }
+    if constexpr (kWidened) {
+      if (rows) Cast(tile, tileF_.Get<float>(), RoundMode::CAST_RINT, uint32_t(dn * rs));
+    }
+    if (rows) SyncPipes<HardEvent::V_MTE3>();
+    SyncPipes<HardEvent::MTE2_MTE3>();
+    SyncSToMte3();
+    const DataCopyExtParams w = t_.flat ? p
+                                        : DataCopyExtParams(uint16_t(dn), uint32_t(qn * sizeof(T)), 0,
+                                                            uint32_t((t_.sd - qn) * sizeof(T)), 0);
+    DataCopyPad(sGm_[at], tile, w);
+  }
+
+  // Whole-row updates of m pairs: copies land in the tile row by DMA; adds stage up to vrow_stage src
+  // rows, then one vector Add each (half / bfloat16 into the tile's float copy).
+  __aicore__ inline void RowUpdates(const LocalTensor<T>& tile, const LocalTensor<uint32_t>& pairs, uint32_t m,
+                                    uint64_t rs, uint64_t src0, uint64_t qn) {
+    const DataCopyExtParams row(1, uint32_t(qn * sizeof(T)), 0, 0, 0);
+    if constexpr (OP == npu_kernels::kScatterAssign) {
+      for (uint32_t k = 0; k < m; ++k) {
+        const uint64_t r = pairs.GetValue(2 * k), j = pairs.GetValue(2 * k + 1);
+        DataCopyPad(tile[uint32_t(r * rs)], vGm_[src0 + j * t_.vj], row, DataCopyPadExtParams<T>(false, 0, 0, T(0)));
+      }
+    } else if constexpr (OP == npu_kernels::kScatterAdd &&
+                         (std::is_same_v<T, float> || std::is_same_v<T, half> || std::is_same_v<T, bfloat16_t> ||
+                          std::is_same_v<T, int32_t>)) {
+      LocalTensor<T> stage = stage_.Get<T>();
+      for (uint32_t k0 = 0; k0 < m; k0 += t_.vrow_stage) {
+        const uint32_t kn = m - k0 < t_.vrow_stage ? m - k0 : t_.vrow_stage;
+        SyncVToMte2();  // the previous batch's adds have read the stage
+        for (uint32_t k = 0; k < kn; ++k)
+          DataCopyPad(stage[uint32_t(k * rs)], vGm_[src0 + uint64_t(pairs.GetValue(2 * (k0 + k) + 1)) * t_.vj], row,
+                      DataCopyPadExtParams<T>(false, 0, 0, T(0)));
+        SyncMte2ToV();
+        for (uint32_t k = 0; k < kn; ++k) {
+          const uint32_t at = uint32_t(uint64_t(pairs.GetValue(2 * (k0 + k))) * rs);
+          const LocalTensor<T> add = stage[uint32_t(k * rs)];
+          if constexpr (std::is_same_v<T, float> || std::is_same_v<T, int32_t>) {
+            Add(tile[at], tile[at], add, int32_t(qn));
+          } else {
+            const LocalTensor<float> dst = tileF_.Get<float>()[at], fb = fb_.Get<float>();
+            Cast(fb, add, RoundMode::CAST_NONE, uint32_t(qn));
+            Add(dst, dst, fb, int32_t(qn));
+          }
+        }
+      }
+      SyncVToS();  // the pairs buffer is reloaded next
+    }
+  }
+
+  // The element whose bits are the low sizeof(T) bytes of `b` (a pair's payload).
+  __aicore__ inline static T FromBits(uint32_t b) {
+    union {
+      uint32_t word;
+      T value;
+    } u{b};
+    return u.value;
+  }
+
+  __aicore__ inline void Update(const LocalTensor<T>& tile, uint32_t k, T v) {
+    if constexpr (OP == npu_kernels::kScatterAssign) {
+      tile.SetValue(k, v);
+    } else if constexpr (std::is_same_v<T, half> || std::is_same_v<T, bfloat16_t>) {
+      tile.SetValue(k, T(Combine<OP, float>(float(tile.GetValue(k)), float(v))));
+    } else {
+      tile.SetValue(k, T(Combine<OP, T>(tile.GetValue(k), v)));
+    }
+  }
+
   GatherScatterTiling t_{};
   TPipe pipe_;
-  TBuf<TPosition::VECCALC> tile_;
+  TBuf<TPosition::VECCALC> tile_, pairs_, stage_, tileF_, fb_;
   StridedIndex index_;
   GlobalTensor<T> vGm_, sGm_;
+  GlobalTensor<uint32_t> wsGm_;
 };
 
 class IndexLinearKernel {
@@ -402,10 +571,10 @@ __aicore__ inline void RunGather(GM_ADDR self, GM_ADDR index, GM_ADDR out, GM_AD
 }
 
 template <typename T, int OP>
-__aicore__ inline void RunScatter(GM_ADDR src, GM_ADDR index, GM_ADDR self, GM_ADDR tiling) {
+__aicore__ inline void RunScatter(GM_ADDR src, GM_ADDR index, GM_ADDR self, GM_ADDR ws, GM_ADDR tiling) {
   GET_TILING_DATA_WITH_STRUCT(GatherScatterTiling, t, tiling);
   ScatterKernel<T, OP> op;
-  op.Init(src, index, self, t);
+  op.Init(src, index, self, ws, t);
   op.Process();
 }
 
@@ -421,8 +590,8 @@ extern "C" __global__ __aicore__ void index_linear_kernel(GM_ADDR idx, GM_ADDR o
 #define GS_GATHER(name, T) \
   extern "C" __global__ __aicore__ void name(GM_ADDR s, GM_ADDR i, GM_ADDR o, GM_ADDR t) { RunGather<T>(s, i, o, t); }
 #define GS_SCATTER(name, T, OP)                                                          \
-  extern "C" __global__ __aicore__ void name(GM_ADDR v, GM_ADDR i, GM_ADDR s, GM_ADDR t) { \
-    RunScatter<T, OP>(v, i, s, t);                                                       \
+  extern "C" __global__ __aicore__ void name(GM_ADDR v, GM_ADDR i, GM_ADDR s, GM_ADDR w, GM_ADDR t) { \
+    RunScatter<T, OP>(v, i, s, w, t);                                                                 \
   }
 #define GS_SCATTER_ALL(prefix, OP)                \
   GS_SCATTER(prefix##_float, float, OP)           \

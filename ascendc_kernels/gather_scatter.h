@@ -41,6 +41,15 @@ struct GatherScatterTiling {
   // builds the output chunk. Set by gather_row_mode(); units are then rows.
   uint32_t row_mode = 0;
   uint32_t row_chunk = 0;           // indices per UB chunk (multiple of 64)
+  // scatter with an index shared by every row o and column q (index_add, an expanded index, 1-D):
+  // bucketed (see index_bucket.h). The windows are the d tiles (dwin = 2^shift rows); a unit walks
+  // only its window's (row in window, j) pairs from the workspace and skips a window nobody updates.
+  // vrow: whole rows per update (src rows contiguous; assign or add of float32/16, bfloat16, int32):
+  // a DMA of the src row and, for add, one vector Add per update.
+  uint32_t bucket = 0, shift = 0, vrow = 0, pairs_chunk = 0;
+  uint32_t vrow_stage = 0;          // src rows staged per batch of vector adds
+  uint32_t payload = 0;             // the pairs carry the update's value (O == Q == 1, <= 4-byte elements)
+  uint64_t starts_at = 0, pairs_at = 0, ws_words = 0;
 };
 
 // What a scatter does with each update (the scatter kernels' template argument; the host picks the
@@ -71,6 +80,10 @@ GatherScatterTiling gather_tiling(uint64_t O, uint64_t D, uint64_t J, uint64_t Q
                                   const SocInfo& soc);
 GatherScatterTiling scatter_tiling(uint64_t O, uint64_t D, uint64_t J, uint64_t Q, uint64_t sd, uint32_t elem_bytes,
                                    bool idx64, const SocInfo& soc);
+// The bucketed form of a scatter whose index is shared (see `bucket`): tiles of 2^shift rows (whole rows
+// when they fit), enough windows for the cores. vrow_ok: the update can take the row path (the host
+// knows the op, dtype and src strides). Returns false when the windows would be too many.
+bool scatter_bucket_tiling(GatherScatterTiling& t, bool vrow_ok, const SocInfo& soc);
 
 }  // namespace npu_kernels
 
@@ -80,22 +93,23 @@ extern "C" void gather_kernel_b1(uint8_t* self, uint8_t* index, uint8_t* out, ui
 extern "C" void gather_kernel_b2(uint8_t* self, uint8_t* index, uint8_t* out, uint8_t* tiling);
 extern "C" void gather_kernel_b4(uint8_t* self, uint8_t* index, uint8_t* out, uint8_t* tiling);
 extern "C" void gather_kernel_b8(uint8_t* self, uint8_t* index, uint8_t* out, uint8_t* tiling);
-extern "C" void scatter_kernel_b1(uint8_t* src, uint8_t* index, uint8_t* self, uint8_t* tiling);
-extern "C" void scatter_kernel_b2(uint8_t* src, uint8_t* index, uint8_t* self, uint8_t* tiling);
-extern "C" void scatter_kernel_b4(uint8_t* src, uint8_t* index, uint8_t* self, uint8_t* tiling);
-extern "C" void scatter_kernel_b8(uint8_t* src, uint8_t* index, uint8_t* self, uint8_t* tiling);
-extern "C" void scatter_add_kernel_float(uint8_t* src, uint8_t* index, uint8_t* self, uint8_t* tiling);
-extern "C" void scatter_add_kernel_half(uint8_t* src, uint8_t* index, uint8_t* self, uint8_t* tiling);
-extern "C" void scatter_add_kernel_bf16(uint8_t* src, uint8_t* index, uint8_t* self, uint8_t* tiling);
-extern "C" void scatter_add_kernel_int32(uint8_t* src, uint8_t* index, uint8_t* self, uint8_t* tiling);
-extern "C" void scatter_add_kernel_int64(uint8_t* src, uint8_t* index, uint8_t* self, uint8_t* tiling);
+// Scatters take the bucket workspace (unused unless t.bucket) after self.
+extern "C" void scatter_kernel_b1(uint8_t* src, uint8_t* index, uint8_t* self, uint8_t* ws, uint8_t* tiling);
+extern "C" void scatter_kernel_b2(uint8_t* src, uint8_t* index, uint8_t* self, uint8_t* ws, uint8_t* tiling);
+extern "C" void scatter_kernel_b4(uint8_t* src, uint8_t* index, uint8_t* self, uint8_t* ws, uint8_t* tiling);
+extern "C" void scatter_kernel_b8(uint8_t* src, uint8_t* index, uint8_t* self, uint8_t* ws, uint8_t* tiling);
+extern "C" void scatter_add_kernel_float(uint8_t* src, uint8_t* index, uint8_t* self, uint8_t* ws, uint8_t* tiling);
+extern "C" void scatter_add_kernel_half(uint8_t* src, uint8_t* index, uint8_t* self, uint8_t* ws, uint8_t* tiling);
+extern "C" void scatter_add_kernel_bf16(uint8_t* src, uint8_t* index, uint8_t* self, uint8_t* ws, uint8_t* tiling);
+extern "C" void scatter_add_kernel_int32(uint8_t* src, uint8_t* index, uint8_t* self, uint8_t* ws, uint8_t* tiling);
+extern "C" void scatter_add_kernel_int64(uint8_t* src, uint8_t* index, uint8_t* self, uint8_t* ws, uint8_t* tiling);
 // scatter_reduce's prod / amax / amin (sum is scatter_add; mean adds and counts), by dtype.
 #define GS_DECLARE_REDUCE(prefix)                                                                \
-  extern "C" void prefix##_float(uint8_t* src, uint8_t* index, uint8_t* self, uint8_t* tiling); \
-  extern "C" void prefix##_half(uint8_t* src, uint8_t* index, uint8_t* self, uint8_t* tiling);  \
-  extern "C" void prefix##_bf16(uint8_t* src, uint8_t* index, uint8_t* self, uint8_t* tiling);  \
-  extern "C" void prefix##_int32(uint8_t* src, uint8_t* index, uint8_t* self, uint8_t* tiling); \
-  extern "C" void prefix##_int64(uint8_t* src, uint8_t* index, uint8_t* self, uint8_t* tiling);
+  extern "C" void prefix##_float(uint8_t* src, uint8_t* index, uint8_t* self, uint8_t* ws, uint8_t* tiling); \
+  extern "C" void prefix##_half(uint8_t* src, uint8_t* index, uint8_t* self, uint8_t* ws, uint8_t* tiling);  \
+  extern "C" void prefix##_bf16(uint8_t* src, uint8_t* index, uint8_t* self, uint8_t* ws, uint8_t* tiling);  \
+  extern "C" void prefix##_int32(uint8_t* src, uint8_t* index, uint8_t* self, uint8_t* ws, uint8_t* tiling); \
+  extern "C" void prefix##_int64(uint8_t* src, uint8_t* index, uint8_t* self, uint8_t* ws, uint8_t* tiling);
 GS_DECLARE_REDUCE(scatter_mul_kernel)
 GS_DECLARE_REDUCE(scatter_max_kernel)
 GS_DECLARE_REDUCE(scatter_min_kernel)

@@ -37,16 +37,21 @@
 #include "core/cpu_fallback.h"
 #include "embedding_backward.h"
 #include "gather_scatter.h"
+#include "index_bucket.h"
 
 namespace torch_ops_nn {
 
 TORCH_OPS_NN_REGISTER_KERNEL(gather_kernel);
 TORCH_OPS_NN_REGISTER_KERNEL(scatter_kernel);
 TORCH_OPS_NN_REGISTER_KERNEL(scatter_add_kernel);
+TORCH_OPS_NN_REGISTER_KERNEL(index_bucket_count_kernel);
+TORCH_OPS_NN_REGISTER_KERNEL(index_bucket_scan_kernel);
+TORCH_OPS_NN_REGISTER_KERNEL(index_bucket_place_kernel);
 
 namespace {
 
 using KernelFn = void (*)(uint8_t*, uint8_t*, uint8_t*, uint8_t*);
+using ScatterFn = void (*)(uint8_t*, uint8_t*, uint8_t*, uint8_t*, uint8_t*);
 
 // [outer, dim, inner] element strides of `t` around `dim`, when the dims before `dim` (and those after)
 // collapse into one stride each; size-1 dims are ignored.
@@ -85,12 +90,21 @@ std::array<int64_t, 3> Strides3(at::Tensor& t, int64_t dim) {
   return {v->so, v->sd, v->sq};
 }
 
-KernelFn PickBySize(int64_t es, bool gather) {
+KernelFn PickGather(int64_t es) {
   switch (es) {
-    case 1: return gather ? &gather_kernel_b1 : &scatter_kernel_b1;
-    case 2: return gather ? &gather_kernel_b2 : &scatter_kernel_b2;
-    case 4: return gather ? &gather_kernel_b4 : &scatter_kernel_b4;
-    case 8: return gather ? &gather_kernel_b8 : &scatter_kernel_b8;
+    case 1: return &gather_kernel_b1;
+    case 2: return &gather_kernel_b2;
+    case 4: return &gather_kernel_b4;
+    case 8: return &gather_kernel_b8;
+    default: return nullptr;
+  }
+}
+ScatterFn PickScatter(int64_t es) {
+  switch (es) {
+    case 1: return &scatter_kernel_b1;
+    case 2: return &scatter_kernel_b2;
+    case 4: return &scatter_kernel_b4;
+    case 8: return &scatter_kernel_b8;
     default: return nullptr;
   }
 }
@@ -98,7 +112,7 @@ KernelFn PickBySize(int64_t es, bool gather) {
 using Combine = npu_kernels::ScatterOp;
 
 // The combining scatter kernel of a dtype (float32/16, bfloat16, int32, int64), or null.
-KernelFn PickCombine(Combine c, c10::ScalarType t) {
+ScatterFn PickCombine(Combine c, c10::ScalarType t) {
 #define GS_PICK(prefix)                               \
   switch (t) {                                        \
     case c10::kFloat: return &prefix##_float;         \
@@ -117,7 +131,7 @@ KernelFn PickCombine(Combine c, c10::ScalarType t) {
   }
 #undef GS_PICK
 }
-KernelFn PickAdd(c10::ScalarType t) { return PickCombine(npu_kernels::kScatterAdd, t); }
+ScatterFn PickAdd(c10::ScalarType t) { return PickCombine(npu_kernels::kScatterAdd, t); }
 
 void CheckIndexDtype(const char* op, const at::Tensor& index, bool allow_int32) {
   const bool ok = index.scalar_type() == c10::kLong || (allow_int32 && index.scalar_type() == c10::kInt);
@@ -177,8 +191,41 @@ void LaunchGather(const char* op, at::Tensor src3, int64_t dim, at::Tensor index
   npu_kernels::gather_row_mode(t, SocInfoFor(dev));
   KernelLaunch launch{"gather_kernel", ascendc_host::CoreType::AIV, t.block_dim, dev};
   if (LogDebugEnabled()) launch.detail = DescribeForLog({{"self", &src3}, {"index", &index}}) + " dim=" + std::to_string(dim);
-  LaunchKernel(std::move(launch), PickBySize(src3.element_size(), true), t, src3.data_ptr(), index.data_ptr(),
+  LaunchKernel(std::move(launch), PickGather(src3.element_size()), t, src3.data_ptr(), index.data_ptr(),
                out.data_ptr());
+}
+
+// The bucket workspace of a scatter whose index is shared (index_bucket.h): the index's positions j
+// (element stride `ij`) sorted by window of 2^shift indices; fills the scatter tiling's workspace
+// fields. Undefined when the windows or positions are too many for the bucket kernels.
+// With one update per position (O == Q == 1) of a src element of <= 4 bytes, the pairs carry the values
+// (src is read in order here, not at scattered positions by the scatter).
+at::Tensor BucketIndex(const char* op, const at::Tensor& index, int64_t ij, const at::Tensor& src, int64_t vj,
+                       c10::DeviceIndex dev, npu_kernels::GatherScatterTiling* t) {
+  const bool idx64 = index.scalar_type() == c10::kLong;
+  const uint64_t J = t->J;
+  auto bk = npu_kernels::index_bucket_tiling(J, t->D, t->shift, idx64, SocInfoFor(dev));
+  if (bk.W == 0) return {};
+  if (t->O == 1 && t->Q == 1 && vj != 0 && src.element_size() <= 4) {
+    bk.payload = uint32_t(src.element_size());
+    bk.src_stride = uint64_t(vj);
+    t->payload = 1;
+  }
+  // The positions as one contiguous vector (index[0, j, 0] at stride ij).
+  const at::Tensor idx = ij == 1 ? index : index.as_strided({int64_t(J)}, {ij}, index.storage_offset()).contiguous();
+  at::Tensor ws = NpuEmpty({int64_t(bk.ws_words)}, c10::kInt, dev);
+  KernelLaunch count{"index_bucket_count_kernel", ascendc_host::CoreType::AIV, bk.block_dim, dev};
+  if (LogDebugEnabled())
+    count.detail = std::string(op) + " positions=" + std::to_string(J) + " windows=" + std::to_string(bk.W);
+  LaunchKernel(std::move(count), &index_bucket_count_kernel, bk, idx.data_ptr(), ws.data_ptr());
+  LaunchKernel(KernelLaunch{"index_bucket_scan_kernel", ascendc_host::CoreType::AIV, 1, dev}, &index_bucket_scan_kernel,
+               bk, ws.data_ptr());
+  LaunchKernel(KernelLaunch{"index_bucket_place_kernel", ascendc_host::CoreType::AIV, bk.block_dim, dev},
+               &index_bucket_place_kernel, bk, idx.data_ptr(), src.data_ptr(), ws.data_ptr());
+  t->starts_at = bk.starts_at;
+  t->pairs_at = bk.pairs_at;
+  t->ws_words = bk.ws_words;
+  return ws;
 }
 
 // dst3 (self narrowed; same dims as index) [index] = / += src (the index's shape, any strides).
@@ -195,12 +242,30 @@ void LaunchScatter(const char* op, const at::Tensor& dst3, int64_t dim, at::Tens
                                        SocInfoFor(dev));
   t.so = uint64_t(v->so), t.sq = 1;
   SetIndexAndSrc(t, is, vs);
-  KernelFn fn = how == npu_kernels::kScatterAssign ? PickBySize(dst.element_size(), false) : PickCombine(how, dst.scalar_type());
+  ScatterFn fn = how == npu_kernels::kScatterAssign ? PickScatter(dst.element_size()) : PickCombine(how, dst.scalar_type());
   static const char* const names[] = {"scatter_kernel", "scatter_add_kernel", "scatter_mul_kernel", "scatter_max_kernel",
                                       "scatter_min_kernel"};
+  // An index shared by every row and column (index_add, an expanded index, 1-D): bucketed by window
+  // when the destination spans several windows or the updates are many.
+  at::Tensor ws;
+  const bool shared = (v->O == 1 || is[0] == 0) && (v->Q == 1 || is[2] == 0);
+  const c10::ScalarType st = dst.scalar_type();
+  const bool vrow_ok = vs[2] == 1 && v->Q >= 8 &&
+                       (how == npu_kernels::kScatterAssign ||
+                        (how == npu_kernels::kScatterAdd && (IsNpuFloat(st) || st == c10::kInt)));
+  if (shared && (t.dtiles >= 2 || (vrow_ok && t.J * t.Q >= 4096))) {
+    npu_kernels::GatherScatterTiling bt = t;
+    if (npu_kernels::scatter_bucket_tiling(bt, vrow_ok, SocInfoFor(dev))) {
+      ws = BucketIndex(op, index, is[1], src, vs[1], dev, &bt);
+      if (ws.defined()) t = bt;
+    }
+  }
   KernelLaunch launch{names[int(how)], ascendc_host::CoreType::AIV, t.block_dim, dev};
-  if (LogDebugEnabled()) launch.detail = DescribeForLog({{"self", &dst}, {"index", &index}, {"src", &src}}) + " dim=" + std::to_string(dim);
-  LaunchKernel(std::move(launch), fn, t, src.data_ptr(), index.data_ptr(), dst.data_ptr());
+  if (LogDebugEnabled())
+    launch.detail = DescribeForLog({{"self", &dst}, {"index", &index}, {"src", &src}}) + " dim=" + std::to_string(dim) +
+                    (t.bucket ? " bucketed windows=" + std::to_string(t.dtiles) + (t.vrow ? " rows" : "") : "");
+  LaunchKernel(std::move(launch), fn, t, src.data_ptr(), index.data_ptr(), dst.data_ptr(),
+               ws.defined() ? ws.data_ptr() : index.data_ptr());
   if (!direct) dst3.copy_(dst);
 }
 
@@ -400,7 +465,7 @@ constexpr char kScatter[] = "scatter", kScatterAdd[] = "scatter_add", kIndexAdd[
 
 // ---- index_add_ / index_copy_ (and index_put_ with accumulate=True): self[.., index[j], ..] (+)= source[.., j, ..]
 // with a vector index, negatives as given (index_put_ wraps them before). The scatter kernels with the
-// index broadcast over the other dims.
+// index broadcast over the other dims (bucketed by window, whole rows by vector adds, when it pays).
 at::Tensor& IndexAddInto(const char* op, at::Tensor& self, int64_t dim, const at::Tensor& index,
                          const at::Tensor& source, bool add) {
   const c10::DeviceIndex dev = CheckSameNpuDevice(op, {{"self", &self}, {"index", &index}, {"source", &source}});
@@ -408,22 +473,6 @@ at::Tensor& IndexAddInto(const char* op, at::Tensor& self, int64_t dim, const at
   if (n == 0 || self.numel() == 0) return self;
   at::assert_no_internal_overlap(self);
   const at::Tensor s = self.dim() == 0 ? self.view({1}) : self;
-  if (add && dim == 0 && s.is_contiguous() && IsNpuFloat(s.scalar_type())) {
-    // Whole rows: the embedding_backward kernel in accumulate mode (each core owns a range of rows and
-    // adds every source row that lands there, in index order, with vector adds).
-    const int64_t rows = s.size(0), q = s.numel() / rows;
-    const at::Tensor src = Contiguous(source), idx = index.reshape({n}).contiguous();
-    auto t = npu_kernels::embedding_backward_tiling(uint64_t(n), uint64_t(q), uint64_t(rows), -1,
-                                                    idx.scalar_type() == c10::kLong, uint32_t(s.element_size()),
-                                                    SocInfoFor(dev));
-    t.accumulate = 1;
-    KernelFn fn = PickFloatKernel<KernelFn>(op, s.scalar_type(), &embedding_backward_kernel_float,
-                                            &embedding_backward_kernel_half, &embedding_backward_kernel_bf16);
-    KernelLaunch launch{"embedding_backward_kernel", ascendc_host::CoreType::AIV, t.block_dim, dev};
-    if (LogDebugEnabled()) launch.detail = DescribeForLog({{"self", &s}, {"index", &idx}, {"source", &src}});
-    LaunchKernel(std::move(launch), fn, t, src.data_ptr(), idx.data_ptr(), s.data_ptr());
-    return self;
-  }
   std::vector<int64_t> shape(s.sizes().begin(), s.sizes().end()), ishape(size_t(s.dim()), 1);
   shape[size_t(dim)] = n;
   ishape[size_t(dim)] = n;

@@ -1,0 +1,148 @@
+"""Scatters whose index is shared by every row and column (index_add, index_copy, index_put with
+accumulate, scatter / scatter_add / scatter_reduce with a 1-D or an expanded index) take the bucketed path
+when the destination spans several UB windows or the row updates are many: the index is sorted by
+window first (index_bucket_* kernels) and each window applies only its updates, in index order. Checked
+against the CPU (bit for bit where the CPU's order of additions is the same), with repeats, every dtype
+the kernels take, both index dtypes, strided operands, rows wider than a tile, windows nobody updates,
+and a bad index (a clear error naming the position; the device keeps working)."""
+import pytest
+import torch
+
+from torch_ops_nn import _C
+
+pytestmark = pytest.mark.usefixtures("fallback_error")
+
+
+def _gen(seed):
+    return torch.Generator().manual_seed(seed)
+
+
+def _bucketed(fn):
+    """Runs fn, returns its result and whether the bucket kernels ran."""
+    _C._reset_kernel_counters()
+    out = fn()
+    torch.npu.synchronize()
+    return out, "index_bucket_place_kernel" in _C._kernel_counters()
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.bfloat16, torch.int32, torch.int64])
+@pytest.mark.parametrize("idx_dtype", [torch.int64, torch.int32])
+def test_index_add_rows(dtype, idx_dtype):
+    g = _gen(0)
+    x = (torch.randn(10000, 64, generator=g) * 10).to(dtype)
+    src = (torch.randn(20000, 64, generator=g) * 10).to(dtype)
+    i = torch.randint(0, 10000, (20000,), generator=g).to(idx_dtype)  # ~2 updates per row
+    got, used = _bucketed(lambda: x.npu().index_add_(0, i.npu(), src.npu()))
+    assert used
+    want = x.clone().index_add_(0, i, src)
+    if dtype in (torch.float16, torch.bfloat16):
+        # Added in float, rounded once (the CPU's way with an int64 index; with int32 it rounds per update)
+        if idx_dtype == torch.int64:
+            assert torch.equal(got.cpu(), want)
+        torch.testing.assert_close(got.cpu().float(), want.float(), rtol=1e-2, atol=0.07 if dtype == torch.float16 else 0.5)
+    else:  # the same additions in the same order
+        assert torch.equal(got.cpu(), want)
+
+
+def test_index_add_inner_dim_wide_rows_and_alpha():
+    g = _gen(1)
+    # dim 1 of [4, 3000, 40]: the index is shared by the 4 outer rows
+    x, src = torch.randn(4, 3000, 40, generator=g), torch.randn(4, 5000, 40, generator=g)
+    i = torch.randint(0, 3000, (5000,), generator=g)
+    got, used = _bucketed(lambda: x.npu().index_add(1, i.npu(), src.npu(), alpha=0.5))
+    assert used
+    torch.testing.assert_close(got.cpu(), x.index_add(1, i, src, alpha=0.5))
+    # rows wider than a tile (5000 columns: 4096 + 904)
+    x, src = torch.randn(300, 5000, generator=g), torch.randn(1000, 5000, generator=g)
+    i = torch.randint(0, 300, (1000,), generator=g)
+    got, used = _bucketed(lambda: x.npu().index_add_(0, i.npu(), src.npu()))
+    assert used
+    assert torch.equal(got.cpu(), x.clone().index_add_(0, i, src))
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.int64, torch.uint8, torch.bool])
+def test_index_copy_and_index_put(dtype):
+    g = _gen(2)
+    x = (torch.randn(20000, 48, generator=g) * 10).to(dtype)
+    i = torch.randperm(20000, generator=g)[:9000]
+    src = (torch.randn(9000, 48, generator=g) * 10).to(dtype)
+    got, used = _bucketed(lambda: x.npu().index_copy_(0, i.npu(), src.npu()))
+    assert used
+    assert torch.equal(got.cpu(), x.clone().index_copy_(0, i, src))
+    if dtype in (torch.float32, torch.int64):
+        r = torch.randint(-20000, 20000, (30000,), generator=g)  # negatives wrap; repeats accumulate
+        v = (torch.randn(30000, 48, generator=g) * 10).to(dtype)
+        got = x.npu().index_put_((r.npu(),), v.npu(), accumulate=True)
+        want = x.clone().index_put_((r,), v, accumulate=True)
+        torch.testing.assert_close(got.cpu(), want)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.bfloat16, torch.int32, torch.int64])
+def test_scatter_add_1d_many_windows(dtype):
+    """1-D: the pairs carry the values (<= 4-byte elements) or the positions (int64)."""
+    g = _gen(3)
+    x = (torch.randn(300000, generator=g) * 10).to(dtype)
+    i = torch.randint(0, 300000, (1 << 20,), generator=g)
+    s = (torch.randn(1 << 20, generator=g) * 10).to(dtype)
+    got, used = _bucketed(lambda: x.npu().scatter_add_(0, i.npu(), s.npu()))
+    assert used
+    want = x.clone().scatter_add_(0, i, s)
+    if dtype in (torch.float16, torch.bfloat16):
+        # rounded after every update here; the CPU's sum accumulates a run of updates in float
+        torch.testing.assert_close(got.cpu().float(), want.float(), rtol=2e-2, atol=0.5)
+    else:
+        assert torch.equal(got.cpu(), want)
+    # strided src and index (every other element)
+    got = x.npu().scatter_add_(0, i.npu()[::2], s.npu()[::2])
+    want = x.clone().scatter_add_(0, i[::2], s[::2])
+    torch.testing.assert_close(got.cpu().float(), want.float(), rtol=2e-2, atol=0.5)
+
+
+@pytest.mark.parametrize("reduce", ["sum", "prod", "mean", "amax", "amin"])
+def test_scatter_reduce_1d_and_expanded_index(reduce):
+    g = _gen(4)
+    x = torch.randn(200000, generator=g)
+    i = torch.randint(0, 200000, (400000,), generator=g)
+    s = torch.randn(400000, generator=g)
+    got, used = _bucketed(lambda: x.npu().scatter_reduce(0, i.npu(), s.npu(), reduce, include_self=False))
+    assert used
+    torch.testing.assert_close(got.cpu(), x.scatter_reduce(0, i, s, reduce, include_self=False))
+    # an index expanded over the columns (torch_scatter's form), src transposed (strided rows)
+    xe = torch.randn(5000, 32, generator=g)
+    ie = torch.randint(0, 5000, (20000, 1), generator=g).expand(-1, 32)
+    se = torch.randn(32, 20000, generator=g).t()
+    got, used = _bucketed(lambda: xe.npu().scatter_reduce(0, ie[:, :1].npu().expand(-1, 32), se.npu(), reduce))
+    assert used
+    torch.testing.assert_close(got.cpu(), xe.scatter_reduce(0, ie, se, reduce))
+
+
+def test_scatter_value_and_untouched_windows():
+    g = _gen(5)
+    x = torch.randn(1 << 20, generator=g)
+    i = torch.tensor([5, 900000, 5, 1048575])  # three windows of many updated, the rest kept as they are
+    got, used = _bucketed(lambda: x.npu().scatter_(0, i.npu(), 2.5))
+    assert used
+    assert torch.equal(got.cpu(), x.clone().scatter_(0, i, 2.5))
+    got = x.npu().index_add_(0, i.npu(), torch.ones(4, device="npu"))
+    assert torch.equal(got.cpu(), x.clone().index_add_(0, i, torch.ones(4)))
+    # bincount / histc count through scatter_add of a broadcast one
+    v = torch.randint(0, 200000, (300000,), generator=g)
+    assert torch.equal(torch.bincount(v.npu(), minlength=200000).cpu(), torch.bincount(v, minlength=200000))
+
+
+def test_bad_index_is_a_clear_error_and_the_device_keeps_working():
+    x = torch.zeros(300000, device="npu")
+    i = torch.randint(0, 300000, (100000,))
+    i[77777] = 300000
+    with pytest.raises(RuntimeError, match=r"index_bucket_count_kernel: .*index 300000 is out of bounds for dimension "
+                                           r"with size 300000 \(at position 77777 of index\)"):
+        x.scatter_add_(0, i.npu(), torch.ones(100000, device="npu"))
+        torch.npu.synchronize()
+    rows = torch.zeros(10000, 16, device="npu")
+    with pytest.raises(RuntimeError, match=r"index -1 is out of bounds for dimension with size 10000 "
+                                           r"\(at position 3 of index\)"):
+        rows.index_add_(0, torch.tensor([0, 1, 2, -1] * 2000, device="npu"), torch.ones(8000, 16, device="npu"))
+        torch.npu.synchronize()
+    i[77777] = 7
+    got = torch.zeros(300000).npu().scatter_add_(0, i.npu(), torch.ones(100000, device="npu"))
+    assert torch.equal(got.cpu(), torch.zeros(300000).scatter_add_(0, i, torch.ones(100000)))
