@@ -22,6 +22,12 @@ IndexBucketTiling index_bucket_tiling(uint64_t J, uint64_t D, uint32_t shift, bo
     return t;
   }
   t.W = uint32_t(W);
+  // The place kernel's UB: the index chunk, a window per position, the stage (a chunk of pairs plus up
+  // to 3 pad pairs per window touched), four words per window. The largest chunk that fits, <= 8192.
+  const uint64_t isz = idx64 ? 8 : 4, budget = soc.ub_bytes - 8192;
+  t.chunk = 8192;
+  auto need = [&](uint64_t c) { return c * (isz + 4 + 8) + 3 * (c < W ? c : W) * 8 + 64 + 4 * AlignUp<uint64_t>(W * 4, 32); };
+  while (t.chunk > 256 && need(t.chunk) > budget) t.chunk /= 2;
   // Ranges of whole chunks, about 16K positions per block at least.
   const ItemSplit sp = SplitItems(CeilDivU<uint64_t>(J, t.chunk), J * 8, soc.vector_cores, 128 * 1024);
   t.per_block = sp.per_core * t.chunk;

@@ -30,7 +30,7 @@ struct IndexBucketTiling {
   uint64_t per_block = 0;        // positions per block (count and place kernels)
   uint64_t starts_at = 0, pairs_at = 0, ws_words = 0;  // workspace layout (uint32 words)
   uint32_t shift = 0, W = 1;     // window = index >> shift; windows
-  uint32_t chunk = 2048;         // positions per UB chunk
+  uint32_t chunk = 2048;         // positions per UB chunk (set by the tiling)
   uint32_t idx64 = 1, block_dim = 1;
   uint32_t payload = 0;          // 0: position; 1, 2, 4: the src element's bytes (zero-extended)
   uint64_t src_stride = 0;       // src elements between positions (payload)

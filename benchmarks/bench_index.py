@@ -34,6 +34,11 @@ def main() -> None:
     rows = torch.randint(0, 10000, (50000,), generator=g)
     src_rows = torch.randn(50000, 128, generator=g)
     mask = torch.rand(4096, 256, generator=g) < 0.5
+    # message passing: 100k edges into 10k nodes of 64 features
+    nodes = torch.zeros(10000, 64)
+    edge_dst = torch.randint(0, 10000, (100000,), generator=g)
+    msg = torch.randn(100000, 64, generator=g)
+    bins = torch.randint(0, 1000, (1 << 20,), generator=g)
     cases = [  # name, statement, tensors
         ("gather (1024,1000) dim 1, one per row", "torch.gather(x, 1, i)", dict(x=x1k, i=label)),
         ("gather (1024,1000) dim 1, full", "torch.gather(x, 1, i)", dict(x=x1k, i=i1k)),
@@ -44,6 +49,13 @@ def main() -> None:
         ("scatter_add (4096,256) dim 0", "x.scatter_add(0, i, s)", dict(x=x256, i=i256, s=x256)),
         ("scatter_add 1M -> 1M", "x.scatter_add(0, i, s)", dict(x=flat, i=iflat, s=flat)),
         ("index_add (10000,128) <- 50000 rows", "x.index_add(0, i, s)", dict(x=table, i=rows, s=src_rows)),
+        ("index_add 1M -> 1M", "x.index_add(0, i, s)", dict(x=flat, i=iflat, s=flat)),
+        ("scatter_add edges: (100k,64) expanded index", "x.scatter_add(0, i.view(-1, 1).expand(-1, 64), s)",
+         dict(x=nodes, i=edge_dst, s=msg)),
+        ("scatter_reduce amax edges (100k,64)",
+         "x.scatter_reduce(0, i.view(-1, 1).expand(-1, 64), s, 'amax', include_self=False)",
+         dict(x=nodes, i=edge_dst, s=msg)),
+        ("bincount 1M into 1000", "torch.bincount(i, minlength=1000)", dict(i=bins)),
         ("x[i] += rows (index_put_ accumulate)", "x.index_put_((i,), s, accumulate=True)",
          dict(x=table.clone(), i=rows, s=src_rows)),
         ("x[i] = rows (index_put_)", "x.index_put_((i,), s)", dict(x=table.clone(), i=rows, s=src_rows)),
