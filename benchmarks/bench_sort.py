@@ -1,5 +1,6 @@
-"""Sorting: npu (the sort kernel: Sort32 + MrgSort in UB, merge passes over GM for long rows; integers as
-a radix sort over 16-bit digits; topk beyond its kernel, median and unique over the sort) vs PyTorch CPU.
+"""Sorting: npu (the sort kernel: Sort32 + MrgSort in UB, merge passes over GM for long rows; long 1-D
+integers as an LSD radix sort by bytes, other integers over 16-bit digits; topk beyond its kernel, median
+and unique over the sort) vs PyTorch CPU.
 
     python benchmarks/bench_sort.py [--min-time 0.5]
 
@@ -33,8 +34,10 @@ def main() -> None:
         ("argsort (4096,256) dim 0", "torch.argsort(x, dim=0)", dict(x=torch.randn(4096, 256, generator=g))),
         ("sort 64K", "torch.sort(x)", dict(x=torch.randn(1 << 16, generator=g))),
         ("sort 1M", "torch.sort(x)", dict(x=torch.randn(1 << 20, generator=g))),
-        ("argsort int64 1M (radix: 4 digit passes)", "torch.argsort(x)",
+        ("argsort int64 1M (radix: 8 byte passes)", "torch.argsort(x)",
          dict(x=torch.randint(-(1 << 62), 1 << 62, (1 << 20,), generator=g))),
+        ("argsort int64 1M ids < 2^20 (3 passes)", "torch.argsort(x)",
+         dict(x=torch.randint(0, 1 << 20, (1 << 20,), generator=g))),
         ("argsort int32 (1024,1000) dim 1", "torch.argsort(x, dim=1)",
          dict(x=torch.randint(-(1 << 30), 1 << 30, (1024, 1000), generator=g, dtype=torch.int32))),
         ("topk k=100 of (64,50000)", "torch.topk(x, 100, dim=1)", dict(x=torch.randn(64, 50000, generator=g))),

@@ -8,6 +8,7 @@
 // digits, gathered in the order of the passes before); int16 / int8 / uint8 / bool, and int32 / int64
 // tensors whose values all lie within 2^24, sort as their exact float values.
 #include <ATen/core/Tensor.h>
+#include <ATen/ops/arange.h>
 #include <ATen/ops/any.h>
 #include <ATen/ops/gather.h>
 #include <ATen/ops/ge.h>
@@ -16,6 +17,7 @@
 #include <ATen/ops/zeros.h>
 #include <torch/library.h>
 
+#include <algorithm>
 #include <optional>
 #include <tuple>
 
@@ -24,12 +26,17 @@
 #include "aten/sort_ops.h"
 #include "core/cpu_fallback.h"
 #include "elementwise.h"
+#include "index_bucket.h"
+#include "radix_sort.h"
 #include "sort.h"
 
 namespace torch_ops_nn {
 
 TORCH_OPS_NN_REGISTER_KERNEL(sort_kernel);
 TORCH_OPS_NN_REGISTER_KERNEL(sort_digit_kernel);
+TORCH_OPS_NN_REGISTER_KERNEL(radix_range_kernel);
+TORCH_OPS_NN_REGISTER_KERNEL(radix_count_kernel);
+TORCH_OPS_NN_REGISTER_KERNEL(radix_place_kernel);
 
 namespace {
 
@@ -79,6 +86,50 @@ at::Tensor DigitScores(const at::Tensor& x, uint32_t digit, c10::DeviceIndex dev
   return out;
 }
 
+// A long 1-D int32 / int64 x: an LSD radix sort by bytes (radix_sort.h), over the bytes of its range
+// only (max - min; ids below 2^24: three passes).
+constexpr uint64_t kRadixMinLength = 16384;
+std::tuple<at::Tensor, at::Tensor> RadixSort(const at::Tensor& x, bool descending, c10::DeviceIndex dev) {
+  const c10::ScalarType t = x.scalar_type();
+  const bool wide = t == c10::kLong;
+  const uint64_t n = uint64_t(x.numel());
+  const auto& soc = SocInfoFor(dev);
+  // The range: each block's (min, max), read back (one synchronization).
+  const auto rt0 = npu_kernels::radix_tiling(n, wide, 0, 0, 0, true, soc);
+  at::Tensor ext = NpuEmpty({int64_t(rt0.block_dim), 2}, c10::kLong, dev);
+  LaunchKernel(KernelLaunch{"radix_range_kernel", ascendc_host::CoreType::AIV, rt0.block_dim, dev}, &radix_range_kernel,
+               rt0, x.data_ptr(), ext.data_ptr());
+  const at::Tensor host = ext.cpu();
+  const int64_t* e = host.data_ptr<int64_t>();
+  int64_t lo = e[0], hi = e[1];
+  for (uint32_t b = 1; b < rt0.block_dim; ++b) lo = std::min(lo, e[2 * b]), hi = std::max(hi, e[2 * b + 1]);
+  // Every key - lo lies in [0, hi - lo] (wrapping in the key's width): only its bytes need passes.
+  const uint64_t span = wide ? uint64_t(hi) - uint64_t(lo) : uint64_t(uint32_t(int32_t(hi) - int32_t(lo)));
+  uint32_t passes = 0;
+  for (uint64_t d = span; d != 0; d >>= 8) ++passes;
+  if (passes == 0) return {x.clone(), at::arange(int64_t(n), x.options().dtype(c10::kLong))};  // all equal
+  const uint64_t base = wide ? uint64_t(lo) : uint64_t(uint32_t(int32_t(lo)));
+  at::Tensor keys[2] = {NpuEmpty(x.sizes(), t, dev), NpuEmpty(x.sizes(), t, dev)};
+  at::Tensor vals[2] = {NpuEmpty(x.sizes(), c10::kInt, dev), NpuEmpty(x.sizes(), c10::kInt, dev)};
+  at::Tensor ws;
+  for (uint32_t p = 0; p < passes; ++p) {
+    const auto rt = npu_kernels::radix_tiling(n, wide, base, 8 * p, descending ? 0xFFu : 0u, p == 0, soc);
+    if (!ws.defined()) ws = NpuEmpty({int64_t(rt.ws_words)}, c10::kInt, dev);
+    const at::Tensor& kin = p == 0 ? x : keys[(p - 1) % 2];
+    const at::Tensor& vin = p == 0 ? vals[1] : vals[(p - 1) % 2];  // (unused on the first pass)
+    const at::Tensor &kout = keys[p % 2], &vout = vals[p % 2];
+    KernelLaunch count{"radix_count_kernel", ascendc_host::CoreType::AIV, rt.block_dim, dev};
+    if (LogDebugEnabled()) count.detail = DescribeForLog({{"self", &x}}) + " pass=" + std::to_string(p);
+    LaunchKernel(std::move(count), &radix_count_kernel, rt, kin.data_ptr(), ws.data_ptr());
+    LaunchKernel(KernelLaunch{"index_bucket_scan_kernel", ascendc_host::CoreType::AIV, 1, dev},
+                 &index_bucket_scan_kernel, npu_kernels::radix_scan_tiling(rt), ws.data_ptr());
+    LaunchKernel(KernelLaunch{"radix_place_kernel", ascendc_host::CoreType::AIV, rt.block_dim, dev},
+                 &radix_place_kernel, rt, kin.data_ptr(), vin.data_ptr(), kout.data_ptr(), vout.data_ptr(),
+                 ws.data_ptr());
+  }
+  return {keys[(passes - 1) % 2], vals[(passes - 1) % 2].to(c10::kLong)};
+}
+
 // The stable sort of the rows of the contiguous integer x [.., n] (see the file comment).
 std::tuple<at::Tensor, at::Tensor> SortIntegers(const at::Tensor& x, uint64_t rows, uint32_t n, bool descending,
                                                 c10::DeviceIndex dev) {
@@ -88,6 +139,7 @@ std::tuple<at::Tensor, at::Tensor> SortIntegers(const at::Tensor& x, uint64_t ro
     return std::make_tuple(kv, p);
   };
   const c10::ScalarType t = x.scalar_type();
+  if (rows == 1 && n >= kRadixMinLength && (t == c10::kInt || t == c10::kLong)) return RadixSort(x, descending, dev);
   // Exact as floats (ids and labels usually are: one pass beats two or four).
   if (ExactAsFloat(x)) {
     auto [kv, p] = sort_float(x.to(c10::kFloat));

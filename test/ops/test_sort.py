@@ -1,7 +1,8 @@
 """sort / argsort / msort (the sort kernel: float dtypes, any dim, stable) against the CPU's stable sort:
 values and indices exactly — ties included — for rows sorted in one UB batch, in one tile, and in tiles
 merged over one to three passes; NaN ranked above +inf as on the CPU; integers (the radix sort over
-16-bit digits); out=, autograd, edge shapes, bad input and the float64 fallback."""
+16-bit digits; long 1-D int32 / int64 by an LSD radix sort over the bytes of their range); out=,
+autograd, edge shapes, bad input and the float64 fallback."""
 import pytest
 import torch
 
@@ -132,6 +133,48 @@ def test_integer_sort_radix_over_digits_matches_cpu(dtype, shape, dim, descendin
     # int32 / int64: 16-bit digits, least significant first, each pass a stable float sort; smaller
     # integers and bool: their exact float values.
     _check(_int_data(shape, dtype, seed=shape[0]), dim, descending)
+
+
+def _radix_used(fn):
+    from torch_ops_nn import _C
+    _C._reset_kernel_counters()
+    out = fn()
+    torch.npu.synchronize()
+    return out, _C._kernel_counters().get("radix_place_kernel", {}).get("launches", 0)
+
+
+@pytest.mark.parametrize("dtype", [torch.int32, torch.int64])
+@pytest.mark.parametrize("lo,hi,passes", [(None, None, None), (-1000, 1000, 2), (0, 1 << 20, 3), (7, 8, 0),
+                                          (-(1 << 30), 5, 4)])
+@pytest.mark.parametrize("descending", [False, True])
+def test_long_1d_integer_sort_is_a_radix_sort_over_the_range(dtype, lo, hi, passes, descending):
+    """The passes cover the bytes of max - min only (none when all values are equal); the extremes of the
+    dtype, ties and a span that wraps the dtype's signed range included; stable in both directions."""
+    if lo is None:  # the dtype's full range: every byte differs
+        x = _int_data((70000,), dtype, seed=3)
+        passes = 8 if dtype == torch.int64 else 4
+    else:
+        x = torch.randint(lo, hi, (70000,), generator=torch.Generator().manual_seed(4), dtype=dtype)
+    (got_v, got_i), launches = _radix_used(lambda: torch.sort(x.to("npu"), descending=descending, stable=True))
+    want_v, want_i = torch.sort(x, descending=descending, stable=True)
+    assert launches == passes
+    assert got_v.dtype == dtype and got_i.dtype == torch.int64
+    assert torch.equal(got_v.cpu(), want_v) and torch.equal(got_i.cpu(), want_i)
+
+
+def test_radix_sort_through_argsort_unique_and_views():
+    g = torch.Generator().manual_seed(5)
+    x = torch.randint(-50, 50, (3, 40000), generator=g)
+    col = x.to("npu")[1]  # a row view; and a strided view
+    assert torch.equal(torch.argsort(col, stable=True).cpu(), torch.argsort(x[1], stable=True))
+    assert torch.equal(torch.sort(x.to("npu")[:, ::2].reshape(-1), stable=True)[1].cpu(),
+                       torch.sort(x[:, ::2].reshape(-1), stable=True)[1])
+    u, c = torch.unique(x.to("npu").view(-1), return_counts=True)
+    wu, wc = torch.unique(x.view(-1), return_counts=True)
+    assert torch.equal(u.cpu(), wu) and torch.equal(c.cpu(), wc)
+    v, i = torch.empty(0, dtype=torch.int64, device="npu"), torch.empty(0, dtype=torch.int64, device="npu")
+    torch.sort(x.to("npu")[2], stable=True, out=(v, i))
+    assert torch.equal(v.cpu(), torch.sort(x[2], stable=True)[0])
 
 
 def test_float64_sort_is_a_cpu_fallback():
