@@ -24,6 +24,12 @@ IndexSelectTiling index_select_tiling(uint64_t outer, uint64_t dim_size, uint64_
   uint64_t chunk = AlignUp<uint64_t>(inner_bytes ? inner_bytes : 32, 32);
   if (chunk > budget / 2) chunk = AlignDown<uint64_t>(budget / 2, 32);
   t.chunk = uint32_t(chunk);
+  if (inner_bytes > 0 && inner_bytes <= 4096) {
+    const uint64_t pitch = AlignUp<uint64_t>(inner_bytes, 32);
+    uint64_t batch = budget / pitch;
+    if (batch > 256) batch = 256;
+    if (batch >= 2) t.batch = uint32_t(batch), t.batch_pitch = uint32_t(pitch);
+  }
   const ItemSplit sp = SplitItems(t.rows, t.rows * (inner_bytes ? inner_bytes : 1), soc.vector_cores, 16 * 1024);
   t.rows_per_core = sp.per_core;
   t.block_dim = sp.block_dim;
@@ -74,6 +80,8 @@ class IndexSelectKernel {
       pipe_.InitBuffer(offsets_, npu_kernels::AlignUp<uint32_t>(lanes * 4, 32));
       pipe_.InitBuffer(tables_, t.slices * t.table_pitch);
       pipe_.InitBuffer(outs_, t.slices * npu_kernels::AlignUp<uint32_t>(uint32_t(t.n_idx * t.inner_bytes), 32));
+    } else if (t.batch) {
+      pipe_.InitBuffer(batch_, uint64_t(t.batch) * t.batch_pitch);
     } else {
       pipe_.InitBuffer(rowQ_, 2, t.chunk);
     }
@@ -87,6 +95,7 @@ class IndexSelectKernel {
     const uint64_t r0 = uint64_t(GetBlockIdx()) * t_.rows_per_core;
     uint64_t r1 = r0 + t_.rows_per_core;
     if (r1 > t_.rows) r1 = t_.rows;
+    if (t_.batch) return ProcessBatches(r0, r1);
     for (uint64_t r = r0; r < r1; ++r) {
       const uint64_t o = r / t_.n_idx, k = r % t_.n_idx;
       const int64_t i = index_(k);
@@ -108,6 +117,39 @@ class IndexSelectKernel {
   }
 
  private:
+  // Index k's row of slice o, checked.
+  __aicore__ inline uint64_t TableRow(uint64_t r) {
+    const uint64_t o = r / t_.n_idx, k = r % t_.n_idx;
+    const int64_t i = index_(k);
+    ascendc_assert(i >= 0 && i < int64_t(t_.dim_size), "index %lld is out of range for dimension size %llu (at position %llu of index)",
+                   (long long)i, (unsigned long long)t_.dim_size, (unsigned long long)k);
+    return (o * t_.dim_size + uint64_t(i)) * t_.inner_bytes;
+  }
+
+  // Rows [r0, r1) `batch` at a time (see index_select.h): the side with consecutive rows moves the batch
+  // with one DataCopyPad.
+  __aicore__ inline void ProcessBatches(uint64_t r0, uint64_t r1) {
+    LocalTensor<uint8_t> b = batch_.Get<uint8_t>();
+    const uint32_t len = uint32_t(t_.inner_bytes), pitch = t_.batch_pitch;
+    for (uint64_t g = r0; g < r1; g += t_.batch) {
+      const uint32_t m = uint32_t(r1 - g < t_.batch ? r1 - g : t_.batch);
+      const DataCopyExtParams all(uint16_t(m), len, 0, 0, 0);  // m consecutive rows, 32 B-aligned in UB
+      nn_kernels::SyncPipes<HardEvent::MTE3_MTE2>();  // the previous batch has left UB
+      if constexpr (PUT) {
+        DataCopyPad(b, xGm_[g * len], all, DataCopyPadExtParams<uint8_t>(false, 0, 0, 0));
+        nn_kernels::SyncPipes<HardEvent::MTE2_MTE3>();
+        for (uint32_t k = 0; k < m; ++k)
+          DataCopyPad(yGm_[TableRow(g + k)], b[k * pitch], DataCopyExtParams(1, len, 0, 0, 0));
+      } else {
+        for (uint32_t k = 0; k < m; ++k)
+          DataCopyPad(b[k * pitch], xGm_[TableRow(g + k)], DataCopyExtParams(1, len, 0, 0, 0),
+                      DataCopyPadExtParams<uint8_t>(false, 0, 0, 0));
+        nn_kernels::SyncPipes<HardEvent::MTE2_MTE3>();
+        DataCopyPad(yGm_[g * len], b, all);
+      }
+    }
+  }
+
   // The gather path (see index_select.h).
   __aicore__ inline void ProcessGather() {
     const uint64_t i0 = uint64_t(GetBlockIdx()) * t_.items_per_core;
@@ -154,7 +196,7 @@ class IndexSelectKernel {
   IndexSelectTiling t_{};
   TPipe pipe_;
   TQueBind<TPosition::VECIN, TPosition::VECOUT, 2> rowQ_;
-  TBuf<TPosition::VECCALC> offsets_, tables_, outs_;
+  TBuf<TPosition::VECCALC> offsets_, tables_, outs_, batch_;
   nn_kernels::IndexReader index_;
   GlobalTensor<uint8_t> xGm_, yGm_;
 };

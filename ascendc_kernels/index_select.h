@@ -25,6 +25,10 @@ struct IndexSelectTiling {
   uint32_t idx_chunk = 0;  // indices per UB load
   uint32_t idx64 = 0;      // index dtype int64 (else int32)
   uint32_t block_dim = 1;
+  // Rows of <= 4 KB move `batch` at a time: index_select gathers them into UB and writes the batch out
+  // with one DataCopyPad (the output rows are consecutive); index_put_ reads the batch's consecutive
+  // value rows with one. 0: one row at a time (double buffered).
+  uint32_t batch = 0, batch_pitch = 0;
   // The gather path (index_select only): 0 = off.
   uint32_t gather = 0;
   uint32_t lane_bytes = 0;      // 4 or 2: the Gather element

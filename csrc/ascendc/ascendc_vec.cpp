@@ -12,7 +12,9 @@ namespace ascendc_host {
 
 // ------------------------------------------------------------------ kernel table selection
 namespace vk {
-const Table& Kernels() {
+std::atomic<const Table*> g_table{nullptr};
+
+const Table* BuildTable() {
   static const Table table = [] {
     Table t;
     FillGeneric(t);
@@ -28,7 +30,8 @@ const Table& Kernels() {
 #endif
     return t;
   }();
-  return table;
+  g_table.store(&table, std::memory_order_release);
+  return &table;
 }
 }  // namespace vk
 

@@ -2,6 +2,7 @@
 // portable). ascendc_vec.cpp picks the table once (__builtin_cpu_supports) and drives it for the count
 // form directly and for the mask/repeat form on gathered repeats. A null entry = unsupported dtype.
 #pragma once
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 
@@ -63,6 +64,13 @@ struct Table {
 void FillGeneric(Table& t);  // every entry, portable code
 void FillAvx2(Table& t);     // overrides the hot entries (x86-64 only)
 void FillAvx512(Table& t);
-const Table& Kernels();
+// The table for this CPU, built on first use. Called on every DMA and vector instruction: the hot path
+// is one acquire load (the build stays out of line, so callers keep a short prologue).
+extern std::atomic<const Table*> g_table;
+const Table* BuildTable();
+inline const Table& Kernels() {
+  const Table* t = g_table.load(std::memory_order_acquire);
+  return __builtin_expect(t != nullptr, 1) ? *t : *BuildTable();
+}
 
 }  // namespace ascendc_host::vk
