@@ -173,6 +173,11 @@ class StridedIndex {
   __aicore__ inline int64_t operator()(uint64_t off) const {
     return idx64_ ? i64_.GetValue(off) : int64_t(i32_.GetValue(off));
   }
+  template <typename I>
+  __aicore__ inline const GlobalTensor<I>& Typed() const {
+    if constexpr (sizeof(I) == 8) return i64_;
+    else return i32_;
+  }
 
  private:
   GlobalTensor<int32_t> i32_;
@@ -385,20 +390,40 @@ class ScatterKernel {
     SyncPipes<HardEvent::MTE3_MTE2>();  // the previous tile has left UB
     DataCopyPad(tile, sGm_[at], p, DataCopyPadExtParams<T>(false, 0, 0, T(0)));
     SyncMte2ToS();
-    for (uint64_t j = 0; j < t_.J; ++j) {
-      for (uint64_t q = q0; q < q0 + qn; ++q) {
-        const int64_t i = index_(o * t_.io + j * t_.ij + q * t_.iq);
-        CheckIndex(i, t_.D, o, j, q);
-        if (uint64_t(i) < d0 || uint64_t(i) >= d0 + dn) continue;
-        const uint32_t k = uint32_t((uint64_t(i) - d0) * rs + (q - q0));
-        Update(tile, k, vGm_.GetValue(o * t_.vo + j * t_.vj + q * t_.vq));
-      }
-    }
+    if (t_.idx64) Walk<int64_t>(tile, o, d0, dn, q0, qn, rs);
+    else Walk<int32_t>(tile, o, d0, dn, q0, qn, rs);
     SyncSToMte3();
     const DataCopyExtParams w = t_.flat ? p
                                         : DataCopyExtParams(uint16_t(dn), uint32_t(qn * sizeof(T)), 0,
                                                             uint32_t((t_.sd - qn) * sizeof(T)), 0);
     DataCopyPad(sGm_[at], tile, w);
+  }
+
+  // Every update of row o's columns [q0, q0 + qn) that lands in rows [d0, d0 + dn), in (j, q) order.
+  // I: the index dtype (one typed read per update; a single column walks j alone).
+  template <typename I>
+  __aicore__ inline void Walk(const LocalTensor<T>& tile, uint64_t o, uint64_t d0, uint64_t dn, uint64_t q0,
+                              uint64_t qn, uint64_t rs) {
+    const GlobalTensor<I>& idx = index_.template Typed<I>();
+    const uint64_t J = t_.J, D = t_.D, ij = t_.ij, vj = t_.vj;
+    if (qn == 1) {
+      const uint64_t ib = o * t_.io + q0 * t_.iq, vb = o * t_.vo + q0 * t_.vq;
+      for (uint64_t j = 0; j < J; ++j) {
+        const int64_t i = int64_t(idx.GetValue(ib + j * ij));
+        if (uint64_t(i) >= D) CheckIndex(i, D, o, j, q0);  // (negative: huge as unsigned)
+        const uint64_t r = uint64_t(i) - d0;
+        if (r < dn) Update(tile, uint32_t(r * rs), vGm_.GetValue(vb + j * vj));
+      }
+      return;
+    }
+    for (uint64_t j = 0; j < J; ++j) {
+      for (uint64_t q = q0; q < q0 + qn; ++q) {
+        const int64_t i = int64_t(idx.GetValue(o * t_.io + j * ij + q * t_.iq));
+        if (uint64_t(i) >= D) CheckIndex(i, D, o, j, q);
+        const uint64_t r = uint64_t(i) - d0;
+        if (r < dn) Update(tile, uint32_t(r * rs + (q - q0)), vGm_.GetValue(o * t_.vo + j * vj + q * t_.vq));
+      }
+    }
   }
 
   // Bucketed: the tile's window is t_.dwin rows; only its pairs (row in window, j), in j order.

@@ -47,10 +47,18 @@ class GlobalTensor {
     }
     return r;
   }
-  T GetValue(uint64_t offset) const { Check("GlobalTensor::GetValue", offset); return ptr_[offset]; }
-  T& operator()(uint64_t offset) const { Check("GlobalTensor::operator()", offset); return ptr_[offset]; }
+  // Scalar accesses: inlined into the kernels' loops whatever their size (the checks' failure paths
+  // stay out of line), so a scalar loop is loads and compares, not calls.
+  [[gnu::always_inline]] T GetValue(uint64_t offset) const { Check("GlobalTensor::GetValue", offset); return ptr_[offset]; }
+  [[gnu::always_inline]] T& operator()(uint64_t offset) const {
+    Check("GlobalTensor::operator()", offset);
+    return ptr_[offset];
+  }
   template <typename U>
-  void SetValue(uint64_t offset, U value) const { Check("GlobalTensor::SetValue", offset); ptr_[offset] = T(value); }
+  [[gnu::always_inline]] void SetValue(uint64_t offset, U value) const {
+    Check("GlobalTensor::SetValue", offset);
+    ptr_[offset] = T(value);
+  }
   uint64_t GetSize() const { return size_; }
   T* GetPhyAddr() const { return ptr_; }
   T* GetPhyAddr(uint64_t offset) const { return ptr_ + offset; }
@@ -70,9 +78,11 @@ class GlobalTensor {
   }
 
  private:
-  void Check(const char* what, uint64_t offset) const {
-    if (size_ != 0 && offset >= size_ && ascendc_host::CurrentCore().cfg.bounds_check)
-      ascendc_host::FailGlobalIndex(what, offset, size_);
+  [[gnu::always_inline]] void Check(const char* what, uint64_t offset) const {
+    if (__builtin_expect(offset >= size_, 0) && size_ != 0) CheckFailed(what, offset);
+  }
+  [[gnu::noinline, gnu::cold]] void CheckFailed(const char* what, uint64_t offset) const {
+    if (ascendc_host::CurrentCore().cfg.bounds_check) ascendc_host::FailGlobalIndex(what, offset, size_);
   }
   T* ptr_ = nullptr;
   uint64_t size_ = 0;  // elements; 0 = unknown (not checked)
@@ -112,10 +122,13 @@ class LocalTensor {
       ascendc_host::FailLocalIndex("LocalTensor::operator[] offset", offset, size_, pos_);
     return LocalTensor(ptr_ + offset, size_ - offset, pos_);
   }
-  T GetValue(uint32_t i) const { CheckScalar("LocalTensor::GetValue", i); return ptr_[i]; }
-  T& operator()(uint32_t i) const { CheckScalar("LocalTensor::operator()", i); return ptr_[i]; }
+  [[gnu::always_inline]] T GetValue(uint32_t i) const { CheckScalar("LocalTensor::GetValue", i); return ptr_[i]; }
+  [[gnu::always_inline]] T& operator()(uint32_t i) const { CheckScalar("LocalTensor::operator()", i); return ptr_[i]; }
   template <typename U>
-  void SetValue(uint32_t i, U value) const { CheckScalar("LocalTensor::SetValue", i); ptr_[i] = T(value); }
+  [[gnu::always_inline]] void SetValue(uint32_t i, U value) const {
+    CheckScalar("LocalTensor::SetValue", i);
+    ptr_[i] = T(value);
+  }
 
   uint32_t GetSize() const { return size_; }
   void SetSize(uint32_t size) {
@@ -144,10 +157,12 @@ class LocalTensor {
   LocalTensor& operator=(const LocalTensor&) = default;
 
  private:
-  void CheckScalar(const char* what, uint32_t i) const {
-    if (__builtin_expect(!ascendc_host::IsVecPosition(pos_), 0)) ascendc_host::FailScalarPosition(what, pos_);
-    if (__builtin_expect(i >= size_, 0) && ascendc_host::CurrentCore().cfg.bounds_check)
-      ascendc_host::FailLocalIndex(what, i, size_, pos_);
+  [[gnu::always_inline]] void CheckScalar(const char* what, uint32_t i) const {
+    if (__builtin_expect(!ascendc_host::IsVecPosition(pos_) || i >= size_, 0)) CheckScalarFailed(what, i);
+  }
+  [[gnu::noinline, gnu::cold]] void CheckScalarFailed(const char* what, uint32_t i) const {
+    if (!ascendc_host::IsVecPosition(pos_)) ascendc_host::FailScalarPosition(what, pos_);
+    if (ascendc_host::CurrentCore().cfg.bounds_check) ascendc_host::FailLocalIndex(what, i, size_, pos_);
   }
   T* ptr_ = nullptr;
   uint32_t size_ = 0;
