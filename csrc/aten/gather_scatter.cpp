@@ -197,7 +197,8 @@ void LaunchGather(const char* op, at::Tensor src3, int64_t dim, at::Tensor index
 
 // The bucket workspace of a scatter whose index is shared (index_bucket.h): the index's positions j
 // (element stride `ij`) sorted by window of 2^shift indices; fills the scatter tiling's workspace
-// fields. Undefined when the windows or positions are too many for the bucket kernels.
+// fields. Undefined when the windows or positions are too many for the bucket kernels, or the workspace
+// does not fit in device memory.
 // With one update per position (O == Q == 1) of a src element of <= 4 bytes, the pairs carry the values
 // (src is read in order here, not at scattered positions by the scatter).
 at::Tensor BucketIndex(const char* op, const at::Tensor& index, int64_t ij, const at::Tensor& src, int64_t vj,
@@ -212,8 +213,13 @@ at::Tensor BucketIndex(const char* op, const at::Tensor& index, int64_t ij, cons
     t->payload = 1;
   }
   // The positions as one contiguous vector (index[0, j, 0] at stride ij).
+  at::Tensor ws;
+  try {  // 8 bytes per update: when the device has no room, the unbucketed scatter (no workspace) runs
+    ws = NpuEmpty({int64_t(bk.ws_words)}, c10::kInt, dev);
+  } catch (const c10::OutOfMemoryError&) {
+    return {};
+  }
   const at::Tensor idx = ij == 1 ? index : index.as_strided({int64_t(J)}, {ij}, index.storage_offset()).contiguous();
-  at::Tensor ws = NpuEmpty({int64_t(bk.ws_words)}, c10::kInt, dev);
   KernelLaunch count{"index_bucket_count_kernel", ascendc_host::CoreType::AIV, bk.block_dim, dev};
   if (LogDebugEnabled())
     count.detail = std::string(op) + " positions=" + std::to_string(J) + " windows=" + std::to_string(bk.W);
