@@ -548,6 +548,56 @@ class ScatterKernel {
   GlobalTensor<uint32_t> wsGm_;
 };
 
+// Integer scatter_add into a private copy (see gather_scatter.h). T: int32_t / int64_t; I: the index type.
+template <typename T, typename I>
+class ScatterAddPrivate {
+ public:
+  __aicore__ inline void Init(GM_ADDR src, GM_ADDR index, GM_ADDR partial, const GatherScatterTiling& t) {
+    t_ = t;
+    vGm_.SetGlobalBuffer(reinterpret_cast<__gm__ T*>(src), (t.J - 1) * t.vj + 1);
+    iGm_.SetGlobalBuffer(reinterpret_cast<__gm__ I*>(index), (t.J - 1) * t.ij + 1);
+    pGm_.SetGlobalBuffer(reinterpret_cast<__gm__ T*>(partial), uint64_t(t.block_dim) * t.row_elems);
+    DataCacheCleanAndInvalid<I, CacheLine::ENTIRE_DATA_CACHE>(iGm_);  // data written by earlier kernels
+    pipe_.InitBuffer(tile_, uint64_t(t.row_elems) * sizeof(T));
+  }
+
+  __aicore__ inline void Process() {
+    const CoreShare sh = ShareOfThisCore(t_.J, t_.units_per_core);
+    LocalTensor<T> tile = tile_.Get<T>();
+    Duplicate(tile.template ReinterpretCast<int32_t>(), int32_t(0), int32_t(t_.row_elems * sizeof(T) / 4));
+    SyncVToS();
+    const uint64_t D = t_.D, ij = t_.ij, vj = t_.vj;
+    for (uint64_t j = sh.begin; j < sh.end; ++j) {
+      const int64_t i = int64_t(iGm_.GetValue(j * ij));
+      if (uint64_t(i) >= D) CheckIndex(i, D, 0, j, 0);
+      tile.SetValue(uint32_t(i), T(tile.GetValue(uint32_t(i)) + vGm_.GetValue(j * vj)));
+    }
+    SyncSToMte3();
+    DataCopyPad(pGm_[uint64_t(GetBlockIdx()) * t_.row_elems], tile, DataCopyExtParams(1, uint32_t(D * sizeof(T)), 0, 0, 0));
+  }
+
+ private:
+  GatherScatterTiling t_{};
+  TPipe pipe_;
+  TBuf<TPosition::VECCALC> tile_;
+  GlobalTensor<T> vGm_, pGm_;
+  GlobalTensor<I> iGm_;
+};
+
+template <typename T>
+__aicore__ inline void RunScatterAddPrivate(GM_ADDR src, GM_ADDR index, GM_ADDR partial, GM_ADDR tiling) {
+  GET_TILING_DATA_WITH_STRUCT(GatherScatterTiling, t, tiling);
+  if (t.idx64) {
+    ScatterAddPrivate<T, int64_t> op;
+    op.Init(src, index, partial, t);
+    op.Process();
+  } else {
+    ScatterAddPrivate<T, int32_t> op;
+    op.Init(src, index, partial, t);
+    op.Process();
+  }
+}
+
 class IndexLinearKernel {
  public:
   __aicore__ inline void Init(GM_ADDR idx, GM_ADDR out, const npu_kernels::IndexLinearTiling& t) {
@@ -624,6 +674,13 @@ extern "C" __global__ __aicore__ void index_linear_kernel(GM_ADDR idx, GM_ADDR o
   GS_SCATTER(prefix##_bf16, bfloat16_t, OP)       \
   GS_SCATTER(prefix##_int32, int32_t, OP)         \
   GS_SCATTER(prefix##_int64, int64_t, OP)
+
+extern "C" __global__ __aicore__ void scatter_add_private_kernel_int32(GM_ADDR v, GM_ADDR i, GM_ADDR p, GM_ADDR t) {
+  RunScatterAddPrivate<int32_t>(v, i, p, t);
+}
+extern "C" __global__ __aicore__ void scatter_add_private_kernel_int64(GM_ADDR v, GM_ADDR i, GM_ADDR p, GM_ADDR t) {
+  RunScatterAddPrivate<int64_t>(v, i, p, t);
+}
 
 GS_GATHER(gather_kernel_b1, uint8_t)
 GS_GATHER(gather_kernel_b2, uint16_t)

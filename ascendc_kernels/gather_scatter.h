@@ -103,6 +103,12 @@ extern "C" void scatter_add_kernel_half(uint8_t* src, uint8_t* index, uint8_t* s
 extern "C" void scatter_add_kernel_bf16(uint8_t* src, uint8_t* index, uint8_t* self, uint8_t* ws, uint8_t* tiling);
 extern "C" void scatter_add_kernel_int32(uint8_t* src, uint8_t* index, uint8_t* self, uint8_t* ws, uint8_t* tiling);
 extern "C" void scatter_add_kernel_int64(uint8_t* src, uint8_t* index, uint8_t* self, uint8_t* ws, uint8_t* tiling);
+// Integer scatter_add of many updates into a short 1-D destination (bincount's counting): block b adds
+// its range of updates into a private zeroed copy of the destination in UB and writes it to row b of
+// `partial` [block_dim][pitch]; the host adds the rows' sum (exact: integer addition is associative).
+// Tiling: J, D, ij, vj, idx64; units_per_core = updates per block, row_elems = pitch.
+extern "C" void scatter_add_private_kernel_int32(uint8_t* src, uint8_t* index, uint8_t* partial, uint8_t* tiling);
+extern "C" void scatter_add_private_kernel_int64(uint8_t* src, uint8_t* index, uint8_t* partial, uint8_t* tiling);
 // scatter_reduce's prod / amax / amin (sum is scatter_add; mean adds and counts), by dtype.
 #define GS_DECLARE_REDUCE(prefix)                                                                \
   extern "C" void prefix##_float(uint8_t* src, uint8_t* index, uint8_t* self, uint8_t* ws, uint8_t* tiling); \

@@ -34,6 +34,7 @@
 
 #include "aten/kernel_launch.h"
 #include "aten/op_common.h"
+#include "aten/sort_ops.h"
 #include "core/cpu_fallback.h"
 #include "embedding_backward.h"
 #include "gather_scatter.h"
@@ -44,6 +45,7 @@ namespace torch_ops_nn {
 TORCH_OPS_NN_REGISTER_KERNEL(gather_kernel);
 TORCH_OPS_NN_REGISTER_KERNEL(scatter_kernel);
 TORCH_OPS_NN_REGISTER_KERNEL(scatter_add_kernel);
+TORCH_OPS_NN_REGISTER_KERNEL(scatter_add_private_kernel);
 TORCH_OPS_NN_REGISTER_KERNEL(index_bucket_count_kernel);
 TORCH_OPS_NN_REGISTER_KERNEL(index_bucket_scan_kernel);
 TORCH_OPS_NN_REGISTER_KERNEL(index_bucket_place_kernel);
@@ -234,6 +236,9 @@ at::Tensor BucketIndex(const char* op, const at::Tensor& index, int64_t ij, cons
   return ws;
 }
 
+// Integer scatter_add with private copies: at least this many updates, into at most this many elements.
+constexpr uint64_t kPrivateMinUpdates = 65536, kPrivateMaxLength = 16384;
+
 // dst3 (self narrowed; same dims as index) [index] = / += src (the index's shape, any strides).
 void LaunchScatter(const char* op, const at::Tensor& dst3, int64_t dim, at::Tensor index, at::Tensor src, Combine how,
                    c10::DeviceIndex dev) {
@@ -251,11 +256,31 @@ void LaunchScatter(const char* op, const at::Tensor& dst3, int64_t dim, at::Tens
   ScatterFn fn = how == npu_kernels::kScatterAssign ? PickScatter(dst.element_size()) : PickCombine(how, dst.scalar_type());
   static const char* const names[] = {"scatter_kernel", "scatter_add_kernel", "scatter_mul_kernel", "scatter_max_kernel",
                                       "scatter_min_kernel"};
+  // Many integer additions into a short 1-D destination (bincount): private copies per block, summed.
+  const c10::ScalarType dt = dst.scalar_type();
+  if (how == npu_kernels::kScatterAdd && (dt == c10::kInt || dt == c10::kLong) && v->O == 1 && v->Q == 1 &&
+      t.flat && t.dtiles == 1 && t.J >= kPrivateMinUpdates && t.D <= kPrivateMaxLength) {
+    npu_kernels::GatherScatterTiling pt = t;
+    const uint64_t per_elem = 32 / uint64_t(dst.element_size());
+    pt.row_elems = uint32_t((t.D + per_elem - 1) / per_elem * per_elem);
+    const uint64_t blocks = std::min<uint64_t>(uint64_t(MaxBlockDim(dev, ascendc_host::CoreType::AIV)),
+                                               t.J / (kPrivateMinUpdates / 2));
+    pt.units_per_core = (t.J + blocks - 1) / blocks;
+    pt.block_dim = uint32_t((t.J + pt.units_per_core - 1) / pt.units_per_core);
+    at::Tensor partial = NpuEmpty({int64_t(pt.block_dim), int64_t(pt.row_elems)}, dt, dev);
+    KernelLaunch launch{"scatter_add_private_kernel", ascendc_host::CoreType::AIV, pt.block_dim, dev};
+    if (LogDebugEnabled()) launch.detail = DescribeForLog({{"self", &dst}, {"index", &index}, {"src", &src}});
+    LaunchKernel(std::move(launch), dt == c10::kInt ? &scatter_add_private_kernel_int32 : &scatter_add_private_kernel_int64,
+                 pt, src.data_ptr(), index.data_ptr(), partial.data_ptr());
+    dst.add_(partial.narrow(1, 0, int64_t(t.D)).sum(0).view(dst.sizes()));
+    if (!direct) dst3.copy_(dst);
+    return;
+  }
   // An index shared by every row and column (index_add, an expanded index, 1-D): bucketed by window
   // when the destination spans several windows or the updates are many.
   at::Tensor ws;
   const bool shared = (v->O == 1 || is[0] == 0) && (v->Q == 1 || is[2] == 0);
-  const c10::ScalarType st = dst.scalar_type();
+  const c10::ScalarType st = dt;
   const bool vrow_ok = vs[2] == 1 && v->Q >= 8 &&
                        (how == npu_kernels::kScatterAssign ||
                         (how == npu_kernels::kScatterAdd && (IsNpuFloat(st) || st == c10::kInt)));
@@ -539,9 +564,13 @@ at::Tensor& index_copy_inplace(at::Tensor& self, int64_t dim, const at::Tensor& 
 }
 
 // ---- Counting on the scatter_add kernel. The result's length (bincount) or range (histc without one)
-// comes from the data: one aminmax, read back (values are cast to float for it,
-// exact below 2^24; larger int64 values take the CPU fallback).
+// comes from the data, read back: int32 / int64 through the radix sort's exact range kernel, floats
+// through aminmax (bincount's values beyond 2^24 take the CPU fallback).
 std::pair<double, double> DeviceMinMax(const at::Tensor& x) {
+  if (x.scalar_type() == c10::kLong || x.scalar_type() == c10::kInt) {  // exact, one pass, no float copy
+    const auto [lo, hi] = DeviceIntRange(Contiguous(x));
+    return {double(lo), double(hi)};
+  }
   const auto mm = at::aminmax(x.scalar_type() == c10::kFloat ? x : x.to(c10::kFloat));
   return {std::get<0>(mm).item<double>(), std::get<1>(mm).item<double>()};  // (the second read waits for nothing)
 }
@@ -570,7 +599,7 @@ at::Tensor bincount_npu(const at::Tensor& self, const std::optional<at::Tensor>&
   at::Tensor out = NpuEmpty({n}, rt, dev);
   out.zero_();
   const at::Tensor idx = self.to(c10::kLong);
-  const at::Tensor src = weights.defined() ? weights : at::ones({self.size(0)}, self.options().dtype(rt));
+  const at::Tensor src = weights.defined() ? weights : at::ones({1}, self.options().dtype(rt)).expand({self.size(0)});
   return out.scatter_add_(0, idx, src);
 }
 
@@ -583,11 +612,9 @@ at::Tensor histc_npu(const at::Tensor& self, int64_t bins, const c10::Scalar& mi
   if (lo == hi) { lo -= 1; hi += 1; }
   TORCH_CHECK(std::isfinite(lo) && std::isfinite(hi), "torch.histc: range of [", lo, ", ", hi, "] is not finite");
   TORCH_CHECK(lo < hi, "torch.histc: max must be larger than min");
-  // Counts accumulate in float (a float16 count stops at 2048: the CPU's half histc loses counts there,
-  // by an amount that depends on its threading), then take the input's dtype.
-  at::Tensor out = NpuEmpty({bins}, c10::kFloat, self.device().index());
-  out.zero_();
-  if (self.numel() == 0) return out.to(self.scalar_type());
+  // Counts accumulate exactly in int32 (a float16 count stops at 2048: the CPU's half histc loses counts
+  // there, by an amount that depends on its threading), then take the input's dtype.
+  if (self.numel() == 0) return at::zeros({bins}, self.options());
   // The CPU's bin of x: trunc((x - lo) * bins / (hi - lo)) in the input dtype, op by op, with the edges
   // rounded to it; x == hi falls in the last bin; x outside [lo, hi] and NaN are not counted.
   const at::Tensor x = self.reshape({-1});
@@ -595,7 +622,9 @@ at::Tensor histc_npu(const at::Tensor& self, int64_t bins, const c10::Scalar& mi
   const at::Tensor pos = at::div(at::mul(at::sub(x, elo), double(bins)), at::sub(ehi, elo));
   const at::Tensor inside = at::logical_and(at::ge(x, elo), at::le(x, ehi));
   const at::Tensor bin = at::clamp(at::where(inside, pos, 0.0).to(c10::kLong), 0, bins - 1);
-  return out.scatter_add_(0, bin, inside.to(c10::kFloat)).to(self.scalar_type());
+  at::Tensor counts = at::zeros({bins}, x.options().dtype(c10::kInt));  // exact integer counts
+  counts.scatter_add_(0, bin, inside.to(c10::kInt));
+  return counts.to(self.scalar_type());
 }
 
 }  // namespace

@@ -38,10 +38,6 @@ TORCH_OPS_NN_REGISTER_KERNEL(radix_range_kernel);
 TORCH_OPS_NN_REGISTER_KERNEL(radix_count_kernel);
 TORCH_OPS_NN_REGISTER_KERNEL(radix_place_kernel);
 
-namespace {
-
-}  // namespace
-
 void LaunchSortRows(const at::Tensor& x, uint64_t rows, uint32_t n, uint32_t limit, bool descending,
                     const at::Tensor& v, const at::Tensor& i, c10::DeviceIndex dev) {
   const auto& soc = SocInfoFor(dev);
@@ -86,6 +82,24 @@ at::Tensor DigitScores(const at::Tensor& x, uint32_t digit, c10::DeviceIndex dev
   return out;
 }
 
+}  // namespace
+
+std::pair<int64_t, int64_t> DeviceIntRange(const at::Tensor& x) {
+  const c10::DeviceIndex dev = x.device().index();
+  const auto rt = npu_kernels::radix_tiling(uint64_t(x.numel()), x.scalar_type() == c10::kLong, 0, 0, 0, true,
+                                            SocInfoFor(dev));
+  at::Tensor ext = NpuEmpty({int64_t(rt.block_dim), 2}, c10::kLong, dev);
+  LaunchKernel(KernelLaunch{"radix_range_kernel", ascendc_host::CoreType::AIV, rt.block_dim, dev}, &radix_range_kernel,
+               rt, x.data_ptr(), ext.data_ptr());
+  const at::Tensor host = ext.cpu();
+  const int64_t* e = host.data_ptr<int64_t>();
+  int64_t lo = e[0], hi = e[1];
+  for (uint32_t b = 1; b < rt.block_dim; ++b) lo = std::min(lo, e[2 * b]), hi = std::max(hi, e[2 * b + 1]);
+  return {lo, hi};
+}
+
+namespace {
+
 // A long 1-D int32 / int64 x: an LSD radix sort by bytes (radix_sort.h), over the bytes of its range
 // only (max - min; ids below 2^24: three passes).
 constexpr uint64_t kRadixMinLength = 16384;
@@ -94,15 +108,7 @@ std::tuple<at::Tensor, at::Tensor> RadixSort(const at::Tensor& x, bool descendin
   const bool wide = t == c10::kLong;
   const uint64_t n = uint64_t(x.numel());
   const auto& soc = SocInfoFor(dev);
-  // The range: each block's (min, max), read back (one synchronization).
-  const auto rt0 = npu_kernels::radix_tiling(n, wide, 0, 0, 0, true, soc);
-  at::Tensor ext = NpuEmpty({int64_t(rt0.block_dim), 2}, c10::kLong, dev);
-  LaunchKernel(KernelLaunch{"radix_range_kernel", ascendc_host::CoreType::AIV, rt0.block_dim, dev}, &radix_range_kernel,
-               rt0, x.data_ptr(), ext.data_ptr());
-  const at::Tensor host = ext.cpu();
-  const int64_t* e = host.data_ptr<int64_t>();
-  int64_t lo = e[0], hi = e[1];
-  for (uint32_t b = 1; b < rt0.block_dim; ++b) lo = std::min(lo, e[2 * b]), hi = std::max(hi, e[2 * b + 1]);
+  const auto [lo, hi] = DeviceIntRange(x);
   // Every key - lo lies in [0, hi - lo] (wrapping in the key's width): only its bytes need passes.
   const uint64_t span = wide ? uint64_t(hi) - uint64_t(lo) : uint64_t(uint32_t(int32_t(hi) - int32_t(lo)));
   uint32_t passes = 0;

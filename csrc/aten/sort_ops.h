@@ -5,6 +5,7 @@
 #include <ATen/core/Tensor.h>
 
 #include <cstdint>
+#include <utility>
 
 namespace torch_ops_nn {
 
@@ -13,5 +14,9 @@ bool SortableOnNpu(c10::ScalarType t);
 
 void LaunchSortRows(const at::Tensor& x, uint64_t rows, uint32_t n, uint32_t limit, bool descending,
                     const at::Tensor& v, const at::Tensor& i, c10::DeviceIndex dev);
+
+// The exact (min, max) of a contiguous, non-empty int32 / int64 tensor: one pass of radix_range_kernel
+// (per-block extremes), read back (synchronizes).
+std::pair<int64_t, int64_t> DeviceIntRange(const at::Tensor& x);
 
 }  // namespace torch_ops_nn

@@ -4,7 +4,8 @@ when the destination spans several UB windows or the row updates are many: the i
 window first (index_bucket_* kernels) and each window applies only its updates, in index order. Checked
 against the CPU (bit for bit where the CPU's order of additions is the same), with repeats, every dtype
 the kernels take, both index dtypes, strided operands, rows wider than a tile, windows nobody updates,
-and a bad index (a clear error naming the position; the device keeps working)."""
+and a bad index (a clear error naming the position; the device keeps working). Also the private copies
+of integer counts into a short destination (bincount, histc)."""
 import pytest
 import torch
 
@@ -167,3 +168,27 @@ print("equal:", torch.equal(got, x.index_add(0, i, s)))
     r = run_python(code, {"TORCH_OPS_NN_DEVICE_MEMORY": "40MB"})
     assert r.returncode == 0, r.stderr
     assert "bucketed: False" in r.stdout and "equal: True" in r.stdout
+
+
+@pytest.mark.parametrize("dtype", [torch.int32, torch.int64])
+def test_integer_counts_into_a_short_destination_use_private_copies(dtype):
+    """Many integer additions into a short 1-D destination (bincount, histc): each block adds into its own
+    zeroed copy, the copies' sum is added to self (exact for integers, whatever the order)."""
+    g = _gen(6)
+    x = torch.randint(-100, 100, (3000,), generator=g, dtype=dtype)
+    i = torch.randint(0, 3000, (200000,), generator=g)
+    s = torch.randint(-1000, 1000, (200000,), generator=g, dtype=dtype)
+    _C._reset_kernel_counters()
+    got = x.npu().scatter_add_(0, i.npu(), s.npu())
+    torch.npu.synchronize()
+    assert "scatter_add_private_kernel" in _C._kernel_counters()
+    assert torch.equal(got.cpu(), x.clone().scatter_add_(0, i, s))
+    v = torch.randint(0, 700, (300000,), generator=g)
+    assert torch.equal(torch.bincount(v.npu()).cpu(), torch.bincount(v))
+    h = torch.randn(300000, generator=g)
+    assert torch.equal(torch.histc(h.npu(), bins=50, min=-2, max=2).cpu(), torch.histc(h, bins=50, min=-2, max=2))
+    i[123456] = 3000
+    with pytest.raises(RuntimeError, match=r"scatter_add_private_kernel: .*index 3000 is out of bounds for dimension "
+                                           r"with size 3000"):
+        x.npu().scatter_add_(0, i.npu(), s.npu())
+        torch.npu.synchronize()
