@@ -457,7 +457,7 @@ class ScatterKernel {
                   DataCopyPadExtParams<uint32_t>(false, 0, 0, 0));
       SyncMte2ToS();
       if (rows) {
-        RowUpdates(tile, pairs, m, rs, o * t_.vo + q0, qn);
+        RowUpdates(tile, pairs, m, rs, o * t_.vo + q0 * t_.vq, qn);
         continue;
       }
       if (t_.payload) {
@@ -490,6 +490,21 @@ class ScatterKernel {
                                     uint64_t rs, uint64_t src0, uint64_t qn) {
     const DataCopyExtParams row(1, uint32_t(qn * sizeof(T)), 0, 0, 0);
     if constexpr (OP == npu_kernels::kScatterAssign) {
+      if constexpr (sizeof(T) == 2 || sizeof(T) == 4) {
+        if (t_.vj == 0 && t_.vq == 0) {  // one value (scatter_'s value form): a Duplicate per row
+          using W = std::conditional_t<sizeof(T) == 2, int16_t, int32_t>;
+          const T value = vGm_.GetValue(src0);
+          W bits;
+          static_assert(sizeof(W) == sizeof(T));
+          __builtin_memcpy(&bits, &value, sizeof(T));
+          SyncMte2ToV();
+          for (uint32_t k = 0; k < m; ++k)
+            Duplicate(tile[uint32_t(uint64_t(pairs.GetValue(2 * k)) * rs)].template ReinterpretCast<W>(), bits,
+                      int32_t(qn));
+          SyncVToS();
+          return;
+        }
+      }
       for (uint32_t k = 0; k < m; ++k) {
         const uint64_t r = pairs.GetValue(2 * k), j = pairs.GetValue(2 * k + 1);
         DataCopyPad(tile[uint32_t(r * rs)], vGm_[src0 + j * t_.vj], row, DataCopyPadExtParams<T>(false, 0, 0, T(0)));

@@ -281,7 +281,8 @@ void LaunchScatter(const char* op, const at::Tensor& dst3, int64_t dim, at::Tens
   at::Tensor ws;
   const bool shared = (v->O == 1 || is[0] == 0) && (v->Q == 1 || is[2] == 0);
   const c10::ScalarType st = dt;
-  const bool vrow_ok = vs[2] == 1 && v->Q >= 8 &&
+  const bool one_value = vs[1] == 0 && vs[2] == 0 && (dst.element_size() == 2 || dst.element_size() == 4);
+  const bool vrow_ok = (vs[2] == 1 || (one_value && how == npu_kernels::kScatterAssign)) && v->Q >= 8 &&
                        (how == npu_kernels::kScatterAssign ||
                         (how == npu_kernels::kScatterAdd && (IsNpuFloat(st) || st == c10::kInt)));
   if (shared && (t.dtiles >= 2 || (vrow_ok && t.J * t.Q >= 4096))) {

@@ -126,6 +126,15 @@ def test_scatter_value_and_untouched_windows():
     assert torch.equal(got.cpu(), x.clone().scatter_(0, i, 2.5))
     got = x.npu().index_add_(0, i.npu(), torch.ones(4, device="npu"))
     assert torch.equal(got.cpu(), x.clone().index_add_(0, i, torch.ones(4)))
+    # one value into whole rows (a Duplicate per row), rows wider than a tile
+    xr = torch.randn(300, 5000, generator=g)
+    ir = torch.randint(0, 300, (1000, 1), generator=g)
+    got, used = _bucketed(lambda: xr.npu().scatter_(0, ir.npu().expand(-1, 5000), -3.5))
+    assert used
+    assert torch.equal(got.cpu(), xr.clone().scatter_(0, ir.expand(-1, 5000), -3.5))
+    xh = xr.half()
+    assert torch.equal(xh.npu().scatter_(0, ir.npu().expand(-1, 5000), 1.25).cpu(),
+                       xh.clone().scatter_(0, ir.expand(-1, 5000), 1.25))
     # bincount / histc count through scatter_add of a broadcast one
     v = torch.randint(0, 200000, (300000,), generator=g)
     assert torch.equal(torch.bincount(v.npu(), minlength=200000).cpu(), torch.bincount(v, minlength=200000))
