@@ -376,27 +376,39 @@ class ScatterKernel {
   }
 
  private:
+  // Unit u's destination tile: self[o, d0:d0+dn, q0:q0+qn] at GM element `at`, its rows rs elements apart
+  // in UB (32 B-aligned), moved in and out with `load` / `store`.
+  struct Span {
+    uint64_t dt, o, d0, dn, q0, qn, at, rs;
+    DataCopyExtParams load, store;
+  };
+  __aicore__ inline Span SpanOf(uint64_t u) const {
+    Span s;
+    s.dt = u % t_.dtiles;
+    const uint64_t qt = (u / t_.dtiles) % t_.qtiles;
+    s.o = u / (t_.dtiles * t_.qtiles);
+    s.d0 = s.dt * t_.dwin, s.q0 = qt * t_.qblk;
+    s.dn = t_.D - s.d0 < t_.dwin ? t_.D - s.d0 : t_.dwin;
+    s.qn = t_.Q - s.q0 < t_.qblk ? t_.Q - s.q0 : t_.qblk;
+    s.at = s.o * t_.so + s.d0 * t_.sd + s.q0;
+    s.rs = t_.flat ? 1 : npu_kernels::AlignUp<uint64_t>(s.qn * sizeof(T), 32) / sizeof(T);
+    const uint32_t row = uint32_t(s.qn * sizeof(T)), gap = uint32_t((t_.sd - s.qn) * sizeof(T));
+    s.load = t_.flat ? DataCopyExtParams(1, uint32_t(s.dn * sizeof(T)), 0, 0, 0)
+                     : DataCopyExtParams(uint16_t(s.dn), row, gap, 0, 0);
+    s.store = t_.flat ? s.load : DataCopyExtParams(uint16_t(s.dn), row, 0, gap, 0);
+    return s;
+  }
+
   __aicore__ inline void Tile(uint64_t u) {
-    const uint64_t dt = u % t_.dtiles, qt = (u / t_.dtiles) % t_.qtiles, o = u / (t_.dtiles * t_.qtiles);
-    const uint64_t d0 = dt * t_.dwin, q0 = qt * t_.qblk;
-    const uint64_t dn = t_.D - d0 < t_.dwin ? t_.D - d0 : t_.dwin, qn = t_.Q - q0 < t_.qblk ? t_.Q - q0 : t_.qblk;
-    const uint64_t at = o * t_.so + d0 * t_.sd + q0;
-    // UB row stride of this tile: the rows land 32 B-aligned.
-    const uint64_t rs = t_.flat ? 1 : npu_kernels::AlignUp<uint64_t>(qn * sizeof(T), 32) / sizeof(T);
-    const DataCopyExtParams p = t_.flat ? DataCopyExtParams(1, uint32_t(dn * sizeof(T)), 0, 0, 0)
-                                        : DataCopyExtParams(uint16_t(dn), uint32_t(qn * sizeof(T)),
-                                                            uint32_t((t_.sd - qn) * sizeof(T)), 0, 0);
+    const Span s = SpanOf(u);
     LocalTensor<T> tile = tile_.Get<T>();
     SyncPipes<HardEvent::MTE3_MTE2>();  // the previous tile has left UB
-    DataCopyPad(tile, sGm_[at], p, DataCopyPadExtParams<T>(false, 0, 0, T(0)));
+    DataCopyPad(tile, sGm_[s.at], s.load, DataCopyPadExtParams<T>(false, 0, 0, T(0)));
     SyncMte2ToS();
-    if (t_.idx64) Walk<int64_t>(tile, o, d0, dn, q0, qn, rs);
-    else Walk<int32_t>(tile, o, d0, dn, q0, qn, rs);
+    if (t_.idx64) Walk<int64_t>(tile, s.o, s.d0, s.dn, s.q0, s.qn, s.rs);
+    else Walk<int32_t>(tile, s.o, s.d0, s.dn, s.q0, s.qn, s.rs);
     SyncSToMte3();
-    const DataCopyExtParams w = t_.flat ? p
-                                        : DataCopyExtParams(uint16_t(dn), uint32_t(qn * sizeof(T)), 0,
-                                                            uint32_t((t_.sd - qn) * sizeof(T)), 0);
-    DataCopyPad(sGm_[at], tile, w);
+    DataCopyPad(sGm_[s.at], tile, s.store);
   }
 
   // Every update of row o's columns [q0, q0 + qn) that lands in rows [d0, d0 + dn), in (j, q) order.
@@ -428,20 +440,14 @@ class ScatterKernel {
 
   // Bucketed: the tile's window is t_.dwin rows; only its pairs (row in window, j), in j order.
   __aicore__ inline void BucketTile(uint64_t u) {
-    const uint64_t dt = u % t_.dtiles, qt = (u / t_.dtiles) % t_.qtiles, o = u / (t_.dtiles * t_.qtiles);
-    const uint64_t s = wsGm_.GetValue(t_.starts_at + dt), e = wsGm_.GetValue(t_.starts_at + dt + 1);
+    const Span sp = SpanOf(u);
+    const uint64_t s = wsGm_.GetValue(t_.starts_at + sp.dt), e = wsGm_.GetValue(t_.starts_at + sp.dt + 1);
     if (s >= e) return;  // nobody updates this window: it stays as it is in GM
-    const uint64_t d0 = dt * t_.dwin, q0 = qt * t_.qblk;
-    const uint64_t dn = t_.D - d0 < t_.dwin ? t_.D - d0 : t_.dwin, qn = t_.Q - q0 < t_.qblk ? t_.Q - q0 : t_.qblk;
-    const uint64_t at = o * t_.so + d0 * t_.sd + q0;
-    const uint64_t rs = t_.flat ? 1 : npu_kernels::AlignUp<uint64_t>(qn * sizeof(T), 32) / sizeof(T);
-    const DataCopyExtParams p = t_.flat ? DataCopyExtParams(1, uint32_t(dn * sizeof(T)), 0, 0, 0)
-                                        : DataCopyExtParams(uint16_t(dn), uint32_t(qn * sizeof(T)),
-                                                            uint32_t((t_.sd - qn) * sizeof(T)), 0, 0);
+    const uint64_t o = sp.o, dn = sp.dn, q0 = sp.q0, qn = sp.qn, rs = sp.rs;
     LocalTensor<T> tile = tile_.Get<T>();
     LocalTensor<uint32_t> pairs = pairs_.Get<uint32_t>();
     SyncPipes<HardEvent::MTE3_MTE2>();  // the previous tile has left UB
-    DataCopyPad(tile, sGm_[at], p, DataCopyPadExtParams<T>(false, 0, 0, T(0)));
+    DataCopyPad(tile, sGm_[sp.at], sp.load, DataCopyPadExtParams<T>(false, 0, 0, T(0)));
     const bool rows = t_.vrow && qn >= 8;
     constexpr bool kWidened = OP == npu_kernels::kScatterAdd && (std::is_same_v<T, half> || std::is_same_v<T, bfloat16_t>);
     if constexpr (kWidened) {
@@ -478,10 +484,7 @@ class ScatterKernel {
     if (rows) SyncPipes<HardEvent::V_MTE3>();
     SyncPipes<HardEvent::MTE2_MTE3>();
     SyncSToMte3();
-    const DataCopyExtParams w = t_.flat ? p
-                                        : DataCopyExtParams(uint16_t(dn), uint32_t(qn * sizeof(T)), 0,
-                                                            uint32_t((t_.sd - qn) * sizeof(T)), 0);
-    DataCopyPad(sGm_[at], tile, w);
+    DataCopyPad(sGm_[sp.at], tile, sp.store);
   }
 
   // Whole-row updates of m pairs: copies land in the tile row by DMA; adds stage up to vrow_stage src
@@ -602,15 +605,8 @@ class ScatterAddPrivate {
 template <typename T>
 __aicore__ inline void RunScatterAddPrivate(GM_ADDR src, GM_ADDR index, GM_ADDR partial, GM_ADDR tiling) {
   GET_TILING_DATA_WITH_STRUCT(GatherScatterTiling, t, tiling);
-  if (t.idx64) {
-    ScatterAddPrivate<T, int64_t> op;
-    op.Init(src, index, partial, t);
-    op.Process();
-  } else {
-    ScatterAddPrivate<T, int32_t> op;
-    op.Init(src, index, partial, t);
-    op.Process();
-  }
+  if (t.idx64) RunOp<ScatterAddPrivate<T, int64_t>>(t, src, index, partial);
+  else RunOp<ScatterAddPrivate<T, int32_t>>(t, src, index, partial);
 }
 
 class IndexLinearKernel {

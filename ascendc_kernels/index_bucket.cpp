@@ -35,7 +35,8 @@ IndexBucketTiling index_bucket_tiling(uint64_t J, uint64_t D, uint32_t shift, bo
   const uint64_t words32 = 8;  // uint32 words per 32 B
   t.starts_at = AlignUp<uint64_t>(uint64_t(t.block_dim) * W, words32);
   t.pairs_at = t.starts_at + AlignUp<uint64_t>(W + 1, words32);
-  t.ws_words = t.pairs_at + 2 * J;
+  t.bad_at = AlignUp<uint64_t>(t.pairs_at + 2 * J, words32);
+  t.ws_words = t.bad_at + 4 * uint64_t(t.block_dim);
   return t;
 }
 
@@ -64,8 +65,8 @@ __aicore__ inline void LoadChunk(const LocalTensor<I>& buf, const GlobalTensor<I
   SyncMte2ToS();
 }
 
-// Counts per window of this block's positions; an index outside [0, D) is left out of the counts
-// (so the later kernels stay consistent) and fails the block once its counts are written.
+// Counts per window of this block's positions; an index outside [0, D) is left out of the counts (so
+// the later kernels stay consistent) and the first one is recorded for the scan kernel to report.
 template <typename I>
 class BucketCount {
  public:
@@ -75,6 +76,7 @@ class BucketCount {
     wsGm_.SetGlobalBuffer(reinterpret_cast<__gm__ uint32_t*>(ws), t.ws_words);
     pipe_.InitBuffer(hist_, npu_kernels::AlignUp<uint64_t>(uint64_t(t.W) * 4, 32));
     pipe_.InitBuffer(idx_, uint64_t(t.chunk) * sizeof(I));
+    pipe_.InitBuffer(bad_, 32);
   }
 
   __aicore__ inline void Process() {
@@ -100,17 +102,20 @@ class BucketCount {
         hist.SetValue(w, hist.GetValue(w) + 1);
       }
     }
+    LocalTensor<int64_t> rec = bad_.Get<int64_t>();
+    rec.SetValue(0, bad_at == r.k1 ? int64_t(-1) : int64_t(bad_at));
+    rec.SetValue(1, bad);
     SyncSToMte3();
     DataCopyPad(wsGm_[uint64_t(GetBlockIdx()) * t_.W], hist.ReinterpretCast<uint32_t>(),
                 DataCopyExtParams(1, t_.W * 4, 0, 0, 0));
-    ascendc_assert(bad_at == r.k1, "index %lld is out of bounds for dimension with size %llu (at position %llu of index)",
-                   (long long)bad, (unsigned long long)t_.D, (unsigned long long)bad_at);
+    DataCopyPad(wsGm_[t_.bad_at + 4 * uint64_t(GetBlockIdx())], rec.ReinterpretCast<uint32_t>(),
+                DataCopyExtParams(1, 16, 0, 0, 0));
   }
 
  private:
   IndexBucketTiling t_{};
   TPipe pipe_;
-  TBuf<TPosition::VECCALC> hist_, idx_;
+  TBuf<TPosition::VECCALC> hist_, idx_, bad_;
   GlobalTensor<I> iGm_;
   GlobalTensor<uint32_t> wsGm_;
 };
@@ -156,6 +161,18 @@ class BucketScan {
     starts.SetValue(0, running);  // starts[W]: the valid positions in all
     SyncSToMte3();
     DataCopyPad(wsGm_[t_.starts_at + W], starts, DataCopyExtParams(1, 4, 0, 0, 0));
+    if (t_.bad_at == 0) return;
+    // The first bad index (the lowest block that met one: the lowest position), now that every later
+    // kernel has what it reads.
+    LocalTensor<int64_t> rec = buf.ReinterpretCast<int64_t>();
+    SyncPipes<HardEvent::MTE3_MTE2>();
+    DataCopyPad(buf, wsGm_[t_.bad_at], DataCopyExtParams(1, B * 16, 0, 0, 0), DataCopyPadExtParams<uint32_t>(false, 0, 0, 0));
+    SyncMte2ToS();
+    for (uint32_t b = 0; b < B; ++b) {
+      const int64_t at = rec.GetValue(2 * b);
+      ascendc_assert(at < 0, "index %lld is out of bounds for dimension with size %llu (at position %lld of index)",
+                     (long long)rec.GetValue(2 * b + 1), (unsigned long long)t_.D, (long long)at);
+    }
   }
 
  private:
@@ -252,20 +269,13 @@ class BucketPlace {
   GlobalTensor<uint32_t> wsGm_;
 };
 
-template <typename I, typename P>
-__aicore__ inline void RunPlace(GM_ADDR index, GM_ADDR src, GM_ADDR ws, const IndexBucketTiling& t) {
-  BucketPlace<I, P> op;
-  op.Init(index, src, ws, t);
-  op.Process();
-}
-
 template <typename I>
 __aicore__ inline void RunPlaceFor(GM_ADDR index, GM_ADDR src, GM_ADDR ws, const IndexBucketTiling& t) {
   switch (t.payload) {
-    case 4: return RunPlace<I, uint32_t>(index, src, ws, t);
-    case 2: return RunPlace<I, uint16_t>(index, src, ws, t);
-    case 1: return RunPlace<I, uint8_t>(index, src, ws, t);
-    default: return RunPlace<I, void>(index, src, ws, t);
+    case 4: return RunOp<BucketPlace<I, uint32_t>>(t, index, src, ws);
+    case 2: return RunOp<BucketPlace<I, uint16_t>>(t, index, src, ws);
+    case 1: return RunOp<BucketPlace<I, uint8_t>>(t, index, src, ws);
+    default: return RunOp<BucketPlace<I, void>>(t, index, src, ws);
   }
 }
 
@@ -273,22 +283,13 @@ __aicore__ inline void RunPlaceFor(GM_ADDR index, GM_ADDR src, GM_ADDR ws, const
 
 extern "C" __global__ __aicore__ void index_bucket_count_kernel(GM_ADDR index, GM_ADDR ws, GM_ADDR tiling) {
   GET_TILING_DATA_WITH_STRUCT(IndexBucketTiling, t, tiling);
-  if (t.idx64) {
-    BucketCount<int64_t> op;
-    op.Init(index, ws, t);
-    op.Process();
-  } else {
-    BucketCount<int32_t> op;
-    op.Init(index, ws, t);
-    op.Process();
-  }
+  if (t.idx64) RunOp<BucketCount<int64_t>>(t, index, ws);
+  else RunOp<BucketCount<int32_t>>(t, index, ws);
 }
 
 extern "C" __global__ __aicore__ void index_bucket_scan_kernel(GM_ADDR ws, GM_ADDR tiling) {
   GET_TILING_DATA_WITH_STRUCT(IndexBucketTiling, t, tiling);
-  BucketScan op;
-  op.Init(ws, t);
-  op.Process();
+  RunOp<BucketScan>(t, ws);
 }
 
 extern "C" __global__ __aicore__ void index_bucket_place_kernel(GM_ADDR index, GM_ADDR src, GM_ADDR ws,

@@ -3,10 +3,13 @@
 // of the scatter that owns the window [w << shift, (w + 1) << shift) of the indexed dim then walks only
 // the updates that land there, instead of every index (1M updates into 1M elements: 64 windows, each
 // walked the whole index once before). A stable counting sort in three kernels, no atomics:
-//   index_bucket_count_kernel  each block counts its range of positions per window (and checks every
-//                              index against [0, D): the error names the position);
+//   index_bucket_count_kernel  each block counts its range of positions per window, leaving out an
+//                              index outside [0, D) and recording the first (position, value) it met;
 //   index_bucket_scan_kernel   one block turns the [blocks][windows] counts into each block's first slot
-//                              per window (window-major, then block order) and the windows' starts;
+//                              per window (window-major, then block order) and the windows' starts, then
+//                              fails naming the first bad index and its position, if any. No kernel fails
+//                              before every block has written what the next kernel reads (a failed block
+//                              stops the launch's later blocks), so the chain stays consistent;
 //   index_bucket_place_kernel  each block re-reads its range and writes (offset in window, position)
 //                              pairs to the slots: per UB chunk a local counting sort, one DMA per window.
 //                              With `payload`, the pair's second word is the update's value instead of
@@ -16,7 +19,8 @@
 // index's order, as the CPU does (repeated indices combine in the same order; the last copy wins).
 //
 // Workspace (uint32): counts/offsets [block_dim][W] at 0, starts [W + 1] at starts_at, pairs [J][2] at
-// pairs_at (offsets in 32 B units so every part is aligned).
+// pairs_at, the blocks' first bad index [block_dim][4] (position, value as int64 pairs) at bad_at
+// (offsets in 32 B units so every part is aligned).
 #pragma once
 #include <cstdint>
 
@@ -29,6 +33,7 @@ struct IndexBucketTiling {
   uint64_t J = 0, D = 0;         // positions; the indexed dim's size (valid indices [0, D))
   uint64_t per_block = 0;        // positions per block (count and place kernels)
   uint64_t starts_at = 0, pairs_at = 0, ws_words = 0;  // workspace layout (uint32 words)
+  uint64_t bad_at = 0;           // 0: no bad-index records (the radix sort's scan)
   uint32_t shift = 0, W = 1;     // window = index >> shift; windows
   uint32_t chunk = 2048;         // positions per UB chunk (set by the tiling)
   uint32_t idx64 = 1, block_dim = 1;

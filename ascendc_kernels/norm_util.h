@@ -9,6 +9,15 @@
 
 namespace nn_kernels {
 
+// A kernel body: Op's Init(gm args..., tiling) then Process() (for entry points that pick Op by a
+// tiling field, e.g. the index dtype).
+template <class Op, typename Tiling, typename... Gm>
+__aicore__ inline void RunOp(const Tiling& t, Gm... gm) {
+  Op op;
+  op.Init(gm..., t);
+  op.Process();
+}
+
 // Pipe-to-pipe synchronisation on event id 0 (set, then wait), shared by the nn kernels.
 template <AscendC::HardEvent E>
 __aicore__ inline void SyncPipes() {

@@ -238,40 +238,19 @@ class RadixPlace {
 
 extern "C" __global__ __aicore__ void radix_range_kernel(GM_ADDR keys, GM_ADDR out, GM_ADDR tiling) {
   GET_TILING_DATA_WITH_STRUCT(RadixTiling, t, tiling);
-  if (t.wide) {
-    RadixRange<int64_t> op;
-    op.Init(keys, out, t);
-    op.Process();
-  } else {
-    RadixRange<int32_t> op;
-    op.Init(keys, out, t);
-    op.Process();
-  }
+  if (t.wide) RunOp<RadixRange<int64_t>>(t, keys, out);
+  else RunOp<RadixRange<int32_t>>(t, keys, out);
 }
 
 extern "C" __global__ __aicore__ void radix_count_kernel(GM_ADDR keys, GM_ADDR ws, GM_ADDR tiling) {
   GET_TILING_DATA_WITH_STRUCT(RadixTiling, t, tiling);
-  if (t.wide) {
-    RadixCount<uint64_t> op;
-    op.Init(keys, ws, t);
-    op.Process();
-  } else {
-    RadixCount<uint32_t> op;
-    op.Init(keys, ws, t);
-    op.Process();
-  }
+  if (t.wide) RunOp<RadixCount<uint64_t>>(t, keys, ws);
+  else RunOp<RadixCount<uint32_t>>(t, keys, ws);
 }
 
 extern "C" __global__ __aicore__ void radix_place_kernel(GM_ADDR keys_in, GM_ADDR values_in, GM_ADDR keys_out,
                                                          GM_ADDR values_out, GM_ADDR ws, GM_ADDR tiling) {
   GET_TILING_DATA_WITH_STRUCT(RadixTiling, t, tiling);
-  if (t.wide) {
-    RadixPlace<uint64_t> op;
-    op.Init(keys_in, values_in, keys_out, values_out, ws, t);
-    op.Process();
-  } else {
-    RadixPlace<uint32_t> op;
-    op.Init(keys_in, values_in, keys_out, values_out, ws, t);
-    op.Process();
-  }
+  if (t.wide) RunOp<RadixPlace<uint64_t>>(t, keys_in, values_in, keys_out, values_out, ws);
+  else RunOp<RadixPlace<uint32_t>>(t, keys_in, values_in, keys_out, values_out, ws);
 }

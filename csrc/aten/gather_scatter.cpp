@@ -267,7 +267,8 @@ void LaunchScatter(const char* op, const at::Tensor& dst3, int64_t dim, at::Tens
                                                t.J / (kPrivateMinUpdates / 2));
     pt.units_per_core = (t.J + blocks - 1) / blocks;
     pt.block_dim = uint32_t((t.J + pt.units_per_core - 1) / pt.units_per_core);
-    at::Tensor partial = NpuEmpty({int64_t(pt.block_dim), int64_t(pt.row_elems)}, dt, dev);
+    // Zeroed: a bad index stops the launch's later blocks, whose rows then add nothing.
+    at::Tensor partial = at::zeros({int64_t(pt.block_dim), int64_t(pt.row_elems)}, dst.options());
     KernelLaunch launch{"scatter_add_private_kernel", ascendc_host::CoreType::AIV, pt.block_dim, dev};
     if (LogDebugEnabled()) launch.detail = DescribeForLog({{"self", &dst}, {"index", &index}, {"src", &src}});
     LaunchKernel(std::move(launch), dt == c10::kInt ? &scatter_add_private_kernel_int32 : &scatter_add_private_kernel_int64,

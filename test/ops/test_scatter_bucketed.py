@@ -144,7 +144,7 @@ def test_bad_index_is_a_clear_error_and_the_device_keeps_working():
     x = torch.zeros(300000, device="npu")
     i = torch.randint(0, 300000, (100000,))
     i[77777] = 300000
-    with pytest.raises(RuntimeError, match=r"index_bucket_count_kernel: .*index 300000 is out of bounds for dimension "
+    with pytest.raises(RuntimeError, match=r"index_bucket_scan_kernel: .*index 300000 is out of bounds for dimension "
                                            r"with size 300000 \(at position 77777 of index\)"):
         x.scatter_add_(0, i.npu(), torch.ones(100000, device="npu"))
         torch.npu.synchronize()
