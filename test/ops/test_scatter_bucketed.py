@@ -201,3 +201,30 @@ def test_integer_counts_into_a_short_destination_use_private_copies(dtype):
                                            r"with size 3000"):
         x.npu().scatter_add_(0, i.npu(), s.npu())
         torch.npu.synchronize()
+
+
+def test_a_bad_index_in_the_first_block_leaves_the_chain_consistent():
+    """A failing block stops the launch's later blocks: the count kernel therefore never fails (it records
+    the bad index for the scan kernel to report), so every later kernel reads counts and offsets that
+    were all written. With bounds checks on, the valid updates land and nothing reads out of range."""
+    from conftest import run_python
+    code = """
+import torch, torch_ops_nn
+g = torch.Generator().manual_seed(0)
+x = torch.zeros(1 << 20)
+i = torch.randint(0, 1 << 20, (1 << 20,), generator=g)
+s = torch.randn(1 << 20, generator=g)
+i[0] = -5
+d = x.npu()
+try:
+    d.index_add_(0, i.npu(), s.npu())
+    torch.npu.synchronize()
+except RuntimeError as e:
+    print("error:", str(e).splitlines()[0][:300])
+keep = i >= 0
+print("valid updates:", torch.equal(d.cpu(), x.index_add(0, i[keep], s[keep])))
+"""
+    r = run_python(code, {"TORCH_OPS_NN_BOUNDS_CHECK": "1"})
+    assert r.returncode == 0, r.stderr
+    assert "index_bucket_scan_kernel" in r.stdout and "index -5 is out of bounds" in r.stdout, r.stdout
+    assert "(at position 0 of index)" in r.stdout and "valid updates: True" in r.stdout, r.stdout
