@@ -47,21 +47,11 @@ namespace {
 using npu_kernels::IndexBucketTiling;
 using namespace nn_kernels;
 
-// This block's positions [k0, k1).
-struct Range {
-  uint64_t k0, k1;
-};
-__aicore__ inline Range BlockRange(const IndexBucketTiling& t) {
-  const uint64_t k0 = uint64_t(GetBlockIdx()) * t.per_block;
-  const uint64_t k1 = k0 + t.per_block < t.J ? k0 + t.per_block : t.J;
-  return {k0, k1 < k0 ? k0 : k1};
-}
-
-// The block's index chunk [c, c + n) into UB (int32 or int64).
+// The index chunk [c, c + n) into UB (int32 or int64), once the previous one is read.
 template <typename I>
 __aicore__ inline void LoadChunk(const LocalTensor<I>& buf, const GlobalTensor<I>& gm, uint64_t c, uint32_t n) {
-  SyncPipes<HardEvent::S_MTE2>();  // the previous chunk is read
-  DataCopyPad(buf, gm[c], DataCopyExtParams(1, uint32_t(n * sizeof(I)), 0, 0, 0), DataCopyPadExtParams<I>(false, 0, 0, 0));
+  SyncSToMte2();
+  CopyRun(buf, gm, c, n);
   SyncMte2ToS();
 }
 
@@ -80,22 +70,22 @@ class BucketCount {
   }
 
   __aicore__ inline void Process() {
-    const Range r = BlockRange(t_);
+    const CoreShare r = ShareOfThisCore(t_.J, t_.per_block);
     LocalTensor<int32_t> hist = hist_.Get<int32_t>();
     LocalTensor<I> idx = idx_.Get<I>();
     Duplicate(hist, int32_t(0), int32_t(t_.W));
     SyncVToS();
     int64_t bad = 0;
-    uint64_t bad_at = r.k1;
+    uint64_t bad_at = r.end;
     const uint64_t D = t_.D;
     const uint32_t shift = t_.shift;
-    for (uint64_t c = r.k0; c < r.k1; c += t_.chunk) {
-      const uint32_t n = uint32_t(r.k1 - c < t_.chunk ? r.k1 - c : t_.chunk);
+    for (uint64_t c = r.begin; c < r.end; c += t_.chunk) {
+      const uint32_t n = uint32_t(r.end - c < t_.chunk ? r.end - c : t_.chunk);
       LoadChunk(idx, iGm_, c, n);
       for (uint32_t k = 0; k < n; ++k) {
         const int64_t i = int64_t(idx.GetValue(k));
         if (i < 0 || uint64_t(i) >= D) {
-          if (bad_at == r.k1) bad = i, bad_at = c + k;
+          if (bad_at == r.end) bad = i, bad_at = c + k;
           continue;
         }
         const uint32_t w = uint32_t(uint64_t(i) >> shift);
@@ -103,7 +93,7 @@ class BucketCount {
       }
     }
     LocalTensor<int64_t> rec = bad_.Get<int64_t>();
-    rec.SetValue(0, bad_at == r.k1 ? int64_t(-1) : int64_t(bad_at));
+    rec.SetValue(0, bad_at == r.end ? int64_t(-1) : int64_t(bad_at));
     rec.SetValue(1, bad);
     SyncSToMte3();
     DataCopyPad(wsGm_[uint64_t(GetBlockIdx()) * t_.W], hist.ReinterpretCast<uint32_t>(),
@@ -206,8 +196,8 @@ class BucketPlace {
   }
 
   __aicore__ inline void Process() {
-    const Range r = BlockRange(t_);
-    if (r.k0 >= r.k1) return;
+    const CoreShare r = ShareOfThisCore(t_.J, t_.per_block);
+    if (r.begin >= r.end) return;
     LocalTensor<uint32_t> cursor = cursor_.Get<uint32_t>(), count = count_.Get<uint32_t>(), fill = fill_.Get<uint32_t>(),
                           touched = touched_.Get<uint32_t>(), win = win_.Get<uint32_t>(), stage = stage_.Get<uint32_t>();
     LocalTensor<I> idx = idx_.Get<I>();
@@ -218,8 +208,8 @@ class BucketPlace {
     SyncVToS();
     const uint64_t D = t_.D;
     const uint32_t shift = t_.shift, W = t_.W, mask = (uint32_t(1) << shift) - 1;
-    for (uint64_t c = r.k0; c < r.k1; c += t_.chunk) {
-      const uint32_t n = uint32_t(r.k1 - c < t_.chunk ? r.k1 - c : t_.chunk);
+    for (uint64_t c = r.begin; c < r.end; c += t_.chunk) {
+      const uint32_t n = uint32_t(r.end - c < t_.chunk ? r.end - c : t_.chunk);
       LoadChunk(idx, iGm_, c, n);
       uint32_t nt = 0;
       for (uint32_t k = 0; k < n; ++k) {

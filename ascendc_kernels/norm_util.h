@@ -98,6 +98,12 @@ __aicore__ inline CoreShare ShareOfThisCore(uint64_t total, uint64_t per_core) {
   return {b, e < b ? b : e};
 }
 
+// gm[at, at + n) -> buf[0, n): one contiguous DataCopyPad (the caller synchronizes).
+template <typename T>
+__aicore__ inline void CopyRun(const LocalTensor<T>& buf, const GlobalTensor<T>& gm, uint64_t at, uint32_t n) {
+  DataCopyPad(buf, gm[at], DataCopyExtParams(1, uint32_t(n * sizeof(T)), 0, 0, 0), DataCopyPadExtParams<T>(false, 0, 0, 0));
+}
+
 // t[i] = start + i for i < n (n > 0): eight scalar seeds, then doubling with Adds.
 __aicore__ inline void Iota(const LocalTensor<int32_t>& t, uint32_t n, int32_t start = 0) {
   for (uint32_t i = 0; i < 8; ++i) t.SetValue(i, start + static_cast<int32_t>(i));

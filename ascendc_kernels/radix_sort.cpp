@@ -48,23 +48,9 @@ using namespace nn_kernels;
 
 constexpr uint32_t kDigits = RadixTiling::kDigits;
 
-struct Range {
-  uint64_t k0, k1;
-};
-__aicore__ inline Range BlockRange(const RadixTiling& t) {
-  const uint64_t k0 = uint64_t(GetBlockIdx()) * t.per_block;
-  const uint64_t k1 = k0 + t.per_block < t.n ? k0 + t.per_block : t.n;
-  return {k0, k1 < k0 ? k0 : k1};
-}
-
 template <typename K>
 __aicore__ inline uint32_t Digit(K key, const RadixTiling& t) {
   return (uint32_t(K(key - K(t.base)) >> t.shift) & 0xFFu) ^ t.flip;
-}
-
-template <typename T>
-__aicore__ inline void LoadChunk(const LocalTensor<T>& buf, const GlobalTensor<T>& gm, uint64_t c, uint32_t n) {
-  DataCopyPad(buf, gm[c], DataCopyExtParams(1, uint32_t(n * sizeof(T)), 0, 0, 0), DataCopyPadExtParams<T>(false, 0, 0, 0));
 }
 
 // Each block's (min, max) of its range, as int64. S: the signed key type.
@@ -80,15 +66,15 @@ class RadixRange {
   }
 
   __aicore__ inline void Process() {
-    const Range r = BlockRange(t_);
+    const CoreShare r = ShareOfThisCore(t_.n, t_.per_block);
     LocalTensor<S> keys = keys_.Get<S>();
     S lo = 0, hi = 0;
-    for (uint64_t c = r.k0; c < r.k1; c += t_.chunk) {
-      const uint32_t n = uint32_t(r.k1 - c < t_.chunk ? r.k1 - c : t_.chunk);
+    for (uint64_t c = r.begin; c < r.end; c += t_.chunk) {
+      const uint32_t n = uint32_t(r.end - c < t_.chunk ? r.end - c : t_.chunk);
       SyncSToMte2();
-      LoadChunk(keys, kGm_, c, n);
+      CopyRun(keys, kGm_, c, n);
       SyncMte2ToS();
-      if (c == r.k0) lo = hi = keys.GetValue(0);
+      if (c == r.begin) lo = hi = keys.GetValue(0);
       for (uint32_t k = 0; k < n; ++k) {
         const S v = keys.GetValue(k);
         lo = v < lo ? v : lo;
@@ -123,15 +109,15 @@ class RadixCount {
   }
 
   __aicore__ inline void Process() {
-    const Range r = BlockRange(t_);
+    const CoreShare r = ShareOfThisCore(t_.n, t_.per_block);
     LocalTensor<int32_t> hist = hist_.Get<int32_t>();
     LocalTensor<K> keys = keys_.Get<K>();
     Duplicate(hist, int32_t(0), int32_t(kDigits));
     SyncVToS();
-    for (uint64_t c = r.k0; c < r.k1; c += t_.chunk) {
-      const uint32_t n = uint32_t(r.k1 - c < t_.chunk ? r.k1 - c : t_.chunk);
+    for (uint64_t c = r.begin; c < r.end; c += t_.chunk) {
+      const uint32_t n = uint32_t(r.end - c < t_.chunk ? r.end - c : t_.chunk);
       SyncSToMte2();  // the previous chunk is read
-      LoadChunk(keys, kGm_, c, n);
+      CopyRun(keys, kGm_, c, n);
       SyncMte2ToS();
       for (uint32_t k = 0; k < n; ++k) {
         const uint32_t d = Digit(keys.GetValue(k), t_);
@@ -178,8 +164,8 @@ class RadixPlace {
   }
 
   __aicore__ inline void Process() {
-    const Range r = BlockRange(t_);
-    if (r.k0 >= r.k1) return;
+    const CoreShare r = ShareOfThisCore(t_.n, t_.per_block);
+    if (r.begin >= r.end) return;
     LocalTensor<uint32_t> cursor = cursor_.Get<uint32_t>(), count = count_.Get<uint32_t>(), fill = fill_.Get<uint32_t>(),
                           touched = touched_.Get<uint32_t>(), values = values_.Get<uint32_t>(),
                           vstage = vstage_.Get<uint32_t>();
@@ -188,11 +174,11 @@ class RadixPlace {
                 DataCopyPadExtParams<uint32_t>(false, 0, 0, 0));
     Duplicate(count.ReinterpretCast<int32_t>(), int32_t(0), int32_t(kDigits));
     SyncVToS();
-    for (uint64_t c = r.k0; c < r.k1; c += t_.chunk) {
-      const uint32_t n = uint32_t(r.k1 - c < t_.chunk ? r.k1 - c : t_.chunk);
+    for (uint64_t c = r.begin; c < r.end; c += t_.chunk) {
+      const uint32_t n = uint32_t(r.end - c < t_.chunk ? r.end - c : t_.chunk);
       SyncSToMte2();  // the previous chunk's keys and values are read
-      LoadChunk(keys, kin_, c, n);
-      if (!t_.iota) LoadChunk(values, vin_, c, n);
+      CopyRun(keys, kin_, c, n);
+      if (!t_.iota) CopyRun(values, vin_, c, n);
       SyncMte2ToS();
       uint32_t nt = 0;
       for (uint32_t k = 0; k < n; ++k) {
