@@ -63,22 +63,17 @@ class EmbeddingBackwardKernel {
     uint64_t w1 = w0 + t_.rows_per_core;
     if (w1 > t_.num_weights) w1 = t_.num_weights;
     if (w0 >= w1) return;
-    // Zero the owned rows (index_add_ adds into them as they are).
-    for (uint64_t w = w0; w < w1 && !t_.accumulate; ++w)
+    // Zero the owned rows.
+    for (uint64_t w = w0; w < w1; ++w)
       for (uint64_t c = 0; c < t_.dim; c += t_.chunk) {
         const uint32_t len = uint32_t(t_.dim - c < t_.chunk ? t_.dim - c : t_.chunk);
         DataCopyPad(oGm_[w * t_.dim + c], zero_.Get<T>(), DataCopyExtParams(1, len * uint32_t(sizeof(T)), 0, 0, 0));
       }
     for (uint64_t k = 0; k < t_.n; ++k) {
       const int64_t i = index_(k);
-      if (t_.accumulate)
-        ascendc_assert(i >= 0 && i < int64_t(t_.num_weights),
-                       "index %lld is out of bounds for dimension with size %llu (at position %llu of index)",
-                       (long long)i, (unsigned long long)t_.num_weights, (unsigned long long)k);
-      else
-        ascendc_assert(i >= 0 && i < int64_t(t_.num_weights),
-                       "index %lld is out of range for %llu embeddings (at position %llu of indices)", (long long)i,
-                       (unsigned long long)t_.num_weights, (unsigned long long)k);
+      ascendc_assert(i >= 0 && i < int64_t(t_.num_weights),
+                     "index %lld is out of range for %llu embeddings (at position %llu of indices)", (long long)i,
+                     (unsigned long long)t_.num_weights, (unsigned long long)k);
       if (uint64_t(i) < w0 || uint64_t(i) >= w1 || i == t_.padding_idx) continue;
       for (uint64_t c = 0; c < t_.dim; c += t_.chunk) AddRow(uint64_t(i) * t_.dim + c, k * t_.dim + c,
                                                              uint32_t(t_.dim - c < t_.chunk ? t_.dim - c : t_.chunk));

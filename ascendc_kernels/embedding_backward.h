@@ -2,7 +2,7 @@
 // grad_output[k, :] into row indices[k] (padding_idx skipped). Deterministic without atomics: each core
 // owns a contiguous range of weight rows, zeroes them, then walks all indices in order (chunks in UB)
 // and adds the grad rows that land in its range, in float (half / bfloat16 rows are widened and rounded
-// once per add, as the CPU's index_add). Indices outside [0, num_weights) fail ascendc_assert.
+// once per add). Indices outside [0, num_weights) fail ascendc_assert.
 #pragma once
 #include <cstdint>
 
@@ -17,7 +17,6 @@ struct EmbeddingBackwardTiling {
   uint32_t chunk = 0;              // elements per UB chunk of a row (multiple of 64)
   uint32_t idx_chunk = 0;
   uint32_t idx64 = 0, elem_bytes = 4, block_dim = 1;
-  uint32_t accumulate = 0;         // 1: add into the existing rows (index_add_ along dim 0), no zeroing
 };
 
 EmbeddingBackwardTiling embedding_backward_tiling(uint64_t n, uint64_t dim, uint64_t num_weights, int64_t padding_idx,

@@ -36,7 +36,6 @@
 #include "aten/op_common.h"
 #include "aten/sort_ops.h"
 #include "core/cpu_fallback.h"
-#include "embedding_backward.h"
 #include "gather_scatter.h"
 #include "index_bucket.h"
 
