@@ -8,8 +8,8 @@
 //   index_bucket_scan_kernel   one block turns the [blocks][windows] counts into each block's first slot
 //                              per window (window-major, then block order) and the windows' starts, then
 //                              fails naming the first bad index and its position, if any. No kernel fails
-//                              before every block has written what the next kernel reads (a failed block
-//                              stops the launch's later blocks), so the chain stays consistent;
+//                              before every block has written what the next kernel reads, so the chain
+//                              stays consistent;
 //   index_bucket_place_kernel  each block re-reads its range and writes (offset in window, position)
 //                              pairs to the slots: per UB chunk a local counting sort, one DMA per window.
 //                              With `payload`, the pair's second word is the update's value instead of

@@ -266,7 +266,7 @@ void LaunchScatter(const char* op, const at::Tensor& dst3, int64_t dim, at::Tens
                                                t.J / (kPrivateMinUpdates / 2));
     pt.units_per_core = (t.J + blocks - 1) / blocks;
     pt.block_dim = uint32_t((t.J + pt.units_per_core - 1) / pt.units_per_core);
-    // Zeroed: a bad index stops the launch's later blocks, whose rows then add nothing.
+    // Zeroed: a block that meets a bad index stops before writing its row, which then adds nothing.
     at::Tensor partial = at::zeros({int64_t(pt.block_dim), int64_t(pt.row_elems)}, dst.options());
     KernelLaunch launch{"scatter_add_private_kernel", ascendc_host::CoreType::AIV, pt.block_dim, dev};
     if (LogDebugEnabled()) launch.detail = DescribeForLog({{"self", &dst}, {"index", &index}, {"src", &src}});

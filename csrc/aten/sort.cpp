@@ -91,11 +91,13 @@ std::pair<int64_t, int64_t> DeviceIntRange(const at::Tensor& x) {
   at::Tensor ext = NpuEmpty({int64_t(rt.block_dim), 2}, c10::kLong, dev);
   LaunchKernel(KernelLaunch{"radix_range_kernel", ascendc_host::CoreType::AIV, rt.block_dim, dev}, &radix_range_kernel,
                rt, x.data_ptr(), ext.data_ptr());
-  const at::Tensor host = ext.cpu();
-  const int64_t* e = host.data_ptr<int64_t>();
-  int64_t lo = e[0], hi = e[1];
-  for (uint32_t b = 1; b < rt.block_dim; ++b) lo = std::min(lo, e[2 * b]), hi = std::max(hi, e[2 * b + 1]);
-  return {lo, hi};
+  // The blocks' (min, max) pairs fold on one block: the range of all of them is the range of x (every
+  // block's range is non-empty).
+  const auto fold = npu_kernels::radix_tiling(uint64_t(ext.numel()), true, 0, 0, 0, true, SocInfoFor(dev));
+  at::Tensor range = NpuEmpty({2}, c10::kLong, dev);
+  LaunchKernel(KernelLaunch{"radix_range_kernel", ascendc_host::CoreType::AIV, fold.block_dim, dev},
+               &radix_range_kernel, fold, ext.data_ptr(), range.data_ptr());
+  return {range[0].item<int64_t>(), range[1].item<int64_t>()};  // (the second read waits for nothing)
 }
 
 namespace {

@@ -28,13 +28,12 @@ HostThreadPool::~HostThreadPool() {
 void HostThreadPool::RunShare() {
   for (;;) {
     const int64_t i = next_.fetch_add(1, std::memory_order_relaxed);
-    if (i >= n_ || failed_.load(std::memory_order_relaxed)) break;
+    if (i >= n_) break;
     try {
       (*fn_)(i);
     } catch (...) {
       std::lock_guard<std::mutex> g(error_mu_);
       if (!error_) error_ = std::current_exception();
-      failed_.store(true, std::memory_order_relaxed);
     }
   }
 }
@@ -62,13 +61,20 @@ void HostThreadPool::ParallelFor(int64_t n, const std::function<void(int64_t)>& 
   if (n <= 0) return;
   std::unique_lock<std::mutex> job(job_mu_, std::try_to_lock);
   if (n == 1 || workers_.empty() || !job.owns_lock()) {
-    for (int64_t i = 0; i < n; ++i) fn(i);
+    std::exception_ptr first;
+    for (int64_t i = 0; i < n; ++i) {
+      try {
+        fn(i);
+      } catch (...) {
+        if (!first) first = std::current_exception();
+      }
+    }
+    if (first) std::rethrow_exception(first);
     return;
   }
   fn_ = &fn;
   n_ = n;
   error_ = nullptr;
-  failed_.store(false);
   next_.store(0, std::memory_order_relaxed);
   job_open_.store(true);
   {

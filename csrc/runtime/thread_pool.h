@@ -19,7 +19,8 @@ class HostThreadPool {
   int size() const { return static_cast<int>(workers_.size()) + 1; }
 
   // Runs fn(i) for every i in [0, n) on the workers and the calling thread, and returns when all
-  // are done. The first exception is rethrown here (iterations not yet started are skipped).
+  // are done. Every iteration runs even when one throws (as every AI core of a launch runs on the NPU:
+  // later kernels may read what the other blocks write); the first exception is rethrown here.
   // If another ParallelFor is already running (another stream), this one runs on the calling thread.
   void ParallelFor(int64_t n, const std::function<void(int64_t)>& fn);
 
@@ -38,7 +39,6 @@ class HostThreadPool {
   std::atomic<int64_t> next_{0};
   std::atomic<int> active_{0};
   std::atomic<bool> job_open_{false};
-  std::atomic<bool> failed_{false};
   std::exception_ptr error_;
   std::mutex error_mu_;
 };
