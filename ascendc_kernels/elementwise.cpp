@@ -39,11 +39,19 @@ bool NeedsComputeCopy(const ElementwiseTiling& t, int i) {
 bool OutNeedsComputeCopy(const ElementwiseTiling& t, const EwOpInfo& info) {
   return !info.bool_out && EwDType(t.out_dtype) != ComputeDType(t);
 }
-bool AnyBool(const ElementwiseTiling& t, const EwOpInfo& info) {
-  if (info.bool_out || EwDType(t.out_dtype) == EwDType::BOOL) return true;
-  for (int i = 0; i < info.n_in; ++i)
-    if (EwDType(t.in[i].dtype) == EwDType::BOOL && ModeOf(t, i) != EwMode::IMM) return true;
+// A half tile: bool outputs and the 8-bit loads and stores go through half; int16 stores through int16.
+bool NeedsHalfTileK(const ElementwiseTiling& t, const EwOpInfo& info) {
+  const EwDType od = EwDType(t.out_dtype);
+  if (info.bool_out || od == EwDType::BOOL || EwIsSmallInt(od)) return true;
+  for (int i = 0; i < info.n_in; ++i) {
+    const EwDType d = EwDType(t.in[i].dtype);
+    if ((d == EwDType::BOOL || d == EwDType::U8 || d == EwDType::I8) && ModeOf(t, i) != EwMode::IMM) return true;
+  }
   return false;
+}
+// uint8 / int8 / int16 results are wrapped to their width with a constant lane mask.
+bool NeedsWrapMaskK(const ElementwiseTiling& t, const EwOpInfo& info) {
+  return !info.bool_out && EwIsSmallInt(EwDType(t.out_dtype));
 }
 }  // namespace
 
@@ -83,8 +91,8 @@ EwOpInfo GetEwOpInfo(EwOp op) {
     case EwOp::kHardswish: return {1, 1, 1, false, false};
     case EwOp::kHardsigmoid: case EwOp::kThreshold: return {1, 0, 1, false, false};
     case EwOp::kLogicalNot: return {1, 0, 0, true, false};
-    case EwOp::kSign: return {1, 2, 1, false, false};
-    case EwOp::kPowScalar: return {1, 1, 1, false, false};
+    case EwOp::kSign: return {1, 2, 1, false, true};
+    case EwOp::kPowScalar: return {1, 1, 1, false, true};
     case EwOp::kScalarPow: case EwOp::kRound: return {1, 0, 0, false, false};
     case EwOp::kThresholdBackward: return {2, 0, 1, false, false};
     case EwOp::kSigmoidBackward: case EwOp::kTanhBackward: return {2, 1, 0, false, false};
@@ -102,6 +110,10 @@ EwOpInfo GetEwOpInfo(EwOp op) {
     case EwOp::kSoftshrink: return {1, 2, 1, false, false};
     case EwOp::kEluBackward: case EwOp::kSoftplusBackward: return {2, 2, 0, false, false};
     case EwOp::kShrinkBackward: return {2, 1, 1, false, false};
+    case EwOp::kBitAnd: case EwOp::kBitOr: return {2, 0, 0, false, true};
+    case EwOp::kBitXor: return {2, 1, 0, false, true};
+    case EwOp::kBitNot: return {1, 0, 0, false, true};
+    case EwOp::kShiftLeft: case EwOp::kShiftRight: return {2, 3, 0, false, true};
     default: return {0, 0, 0, false, false};
   }
 }
@@ -116,7 +128,8 @@ const char* EwOpName(EwOp op) {
       "sigmoid_backward", "tanh_backward", "gelu_backward", "gelu_tanh_backward", "silu_backward",
       "hardtanh_backward", "leaky_relu_backward", "hardswish_backward", "hardsigmoid_backward", "isnan",
       "nan_to_num", "log1p", "expm1", "elu", "softplus", "mish", "frac", "hardshrink", "softshrink",
-      "elu_backward", "softplus_backward", "shrink_backward", "remainder", "fmod", "erf", "sin", "cos", "erfc"};
+      "elu_backward", "softplus_backward", "shrink_backward", "remainder", "fmod", "erf", "sin", "cos", "erfc",
+      "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not", "shift_left", "shift_right"};
   static_assert(sizeof(names) / sizeof(names[0]) == size_t(EwOp::kNumOps), "EwOpName table");
   return uint32_t(op) < uint32_t(EwOp::kNumOps) ? names[uint32_t(op)] : "?";
 }
@@ -134,7 +147,8 @@ uint64_t elementwise_ub_bytes(const ElementwiseTiling& t, uint32_t tile) {
   if (OutNeedsComputeCopy(t, info)) b += uint64_t(tile) * 4;
   b += uint64_t(info.n_temps + info.n_consts) * tile * 4;
   b += 3 * uint64_t(tile) / 8;  // mask bits
-  if (AnyBool(t, info)) b += uint64_t(tile) * 2;
+  if (NeedsHalfTileK(t, info)) b += uint64_t(tile) * 2;
+  if (NeedsWrapMaskK(t, info)) b += uint64_t(tile) * 4;
   return b;
 }
 
@@ -212,6 +226,9 @@ __aicore__ inline void WithStorage(EwDType dt, F&& f) {
     case EwDType::I32: f(int32_t{}); break;
     case EwDType::I64: f(int64_t{}); break;
     case EwDType::BOOL: f(uint8_t{}); break;
+    case EwDType::U8: f(uint8_t{}); break;
+    case EwDType::I8: f(int8_t{}); break;
+    case EwDType::I16: f(int16_t{}); break;
   }
 }
 
@@ -1034,6 +1051,43 @@ void IntOrderKey(const LocalTensor<float>& key, const LocalTensor<int32_t>& a, c
   Add(key, kf, t1f, L);
 }
 
+inline LocalTensor<uint16_t> Halves(const LocalTensor<int32_t>& x) { return x.ReinterpretCast<uint16_t>(); }
+inline LocalTensor<float> Lanes(const LocalTensor<int32_t>& x) { return x.ReinterpretCast<float>(); }
+
+// x0 << x1 or x0 >> x1 with the shift amounts in a tensor: PyTorch's rule maps an amount outside
+// [0, width) to 0 (left) or to a shift by width - signed (right); in range, the amount's bits 1, 2,
+// 4, 8, 16 each shift the running value once more (ShiftLeft / ShiftRight by a scalar, Select).
+void ShiftByTensor(const ElementwiseTiling& t, Operands<int32_t>& o, bool left) {
+  const uint32_t L = o.L;
+  const int32_t width = t.si[0], max_right = t.si[0] - t.si[1];
+  const auto &x0 = o.x[0], &x1 = o.x[1], &y = o.y, &amt = o.T[0], &k = o.T[1], &sh = o.T[2];
+  const auto &bit = o.B[0], &in_range = o.B[1];
+  const SELMODE TT = SELMODE::VSEL_TENSOR_TENSOR_MODE;
+  // in range: no bit above width - 1 (width is a power of two; negative amounts have the top bits)
+  Duplicate(k, int32_t(~uint32_t(width - 1)), L);
+  And(Halves(amt), Halves(x1), Halves(k), 2 * L);
+  CompareScalar(in_range, amt, int32_t(0), CMPMODE::EQ, L);
+  if (left) {
+    Adds(amt, x1, int32_t(0), L);
+  } else {
+    Duplicate(k, max_right, L);
+    Select(Lanes(amt), in_range, Lanes(x1), Lanes(k), TT, L);
+  }
+  Adds(y, x0, int32_t(0), L);
+  for (int32_t step = 1; step <= 16 && step <= (left ? width - 1 : max_right); step *= 2) {
+    Duplicate(k, step, L);
+    And(Halves(k), Halves(amt), Halves(k), 2 * L);
+    CompareScalar(bit, k, int32_t(0), CMPMODE::EQ, L);  // 1: this bit of the amount is clear
+    if (left) ShiftLeft(sh, y, step, L);
+    else ShiftRight(sh, y, step, L);
+    Select(Lanes(y), bit, Lanes(y), Lanes(sh), TT, L);
+  }
+  if (left) {
+    Duplicate(k, int32_t(0), L);
+    Select(Lanes(y), in_range, Lanes(y), Lanes(k), TT, L);
+  }
+}
+
 void ComputeInt(const ElementwiseTiling& t, Operands<int32_t>& o) {
   const uint32_t L = o.L;
   const auto& x0 = o.x[0];
@@ -1098,6 +1152,44 @@ void ComputeInt(const ElementwiseTiling& t, Operands<int32_t>& o) {
       Select(y.ReinterpretCast<float>(), B0, x2.ReinterpretCast<float>(), x1.ReinterpretCast<float>(),
              SELMODE::VSEL_TENSOR_TENSOR_MODE, L);
       break;
+    case EwOp::kSign:
+      Maxs(y, x0, int32_t(-1), L);
+      Mins(y, y, int32_t(1), L);
+      break;
+    case EwOp::kPowScalar: {  // si3 = the exponent (>= 2): square and multiply, wrapping as int32 does
+      uint32_t e = uint32_t(si[3]);
+      Adds(o.T[0], x0, int32_t(0), L);  // the running square
+      Duplicate(y, int32_t(1), L);
+      for (;;) {
+        if (e & 1u) Mul(y, y, o.T[0], L);
+        e >>= 1;
+        if (e == 0) break;
+        Mul(o.T[0], o.T[0], o.T[0], L);
+      }
+      break;
+    }
+    case EwOp::kBitAnd: And(Halves(y), Halves(x0), Halves(x1), 2 * L); break;
+    case EwOp::kBitOr: Or(Halves(y), Halves(x0), Halves(x1), 2 * L); break;
+    case EwOp::kBitXor:  // (a | b) & ~(a & b)
+      Or(Halves(y), Halves(x0), Halves(x1), 2 * L);
+      And(Halves(o.T[0]), Halves(x0), Halves(x1), 2 * L);
+      Not(Halves(o.T[0]), Halves(o.T[0]), 2 * L);
+      And(Halves(y), Halves(y), Halves(o.T[0]), 2 * L);
+      break;
+    case EwOp::kBitNot: Not(Halves(y), Halves(x0), 2 * L); break;
+    case EwOp::kShiftLeft: case EwOp::kShiftRight: {
+      const bool left = op == EwOp::kShiftLeft;
+      if (!imm1) {
+        ShiftByTensor(t, o, left);
+        break;
+      }
+      const int32_t b = t.imm_i[1], width = si[0], max_right = si[0] - si[1];
+      const bool in_range = b >= 0 && b < width;
+      if (left && !in_range) Duplicate(y, int32_t(0), L);
+      else if (left) ShiftLeft(y, x0, b, L);
+      else ShiftRight(y, x0, in_range && b < max_right ? b : max_right, L);
+      break;
+    }
     default: break;
   }
 }
@@ -1127,10 +1219,14 @@ class ElementwiseKernel {
     for (int k = 0; k < info_.n_temps; ++k) pipe_.InitBuffer(tmp_[k], tile * sizeof(CT));
     for (int k = 0; k < info_.n_consts; ++k) pipe_.InitBuffer(konst_[k], tile * sizeof(CT));
     for (int k = 0; k < 3; ++k) pipe_.InitBuffer(bits_[k], tile / 8);
-    any_bool_ = info_.bool_out || EwDType(t.out_dtype) == EwDType::BOOL;
-    for (int i = 0; i < info_.n_in; ++i)
-      if (EwDType(t.in[i].dtype) == EwDType::BOOL && EwMode(t.in[i].mode) != EwMode::IMM) any_bool_ = true;
-    if (any_bool_) pipe_.InitBuffer(hs_, tile * sizeof(half));
+    if (npu_kernels::NeedsHalfTileK(t, info_)) pipe_.InitBuffer(hs_, tile * sizeof(half));
+    wrap_ = npu_kernels::NeedsWrapMaskK(t, info_);
+    if (wrap_) {
+      // The low 8 / 16 bits of every int32 lane, as the uint16 halves (low, high) = (0x00ff | 0xffff, 0).
+      pipe_.InitBuffer(wrapk_, tile * sizeof(int32_t));
+      const bool w16 = EwDType(t.out_dtype) == EwDType::I16;
+      Duplicate(wrapk_.template Get<int32_t>(), w16 ? int32_t(0xffff) : int32_t(0xff), tile);
+    }
     InitConstants();
   }
 
@@ -1207,11 +1303,18 @@ class ElementwiseKernel {
   // Storage -> compute type over L elements.
   __aicore__ inline void ToCompute(const LocalTensor<CT>& dst, const LocalTensor<uint8_t>& raw, EwDType dt,
                                    uint32_t L) {
-    if (dt == EwDType::BOOL) {
+    if (dt == EwDType::BOOL || dt == EwDType::U8 || dt == EwDType::I8) {  // exact through half
       const LocalTensor<half> h = hs_.template Get<half>();
-      Cast(h, raw, RoundMode::CAST_NONE, L);
+      if (dt == EwDType::I8) Cast(h, raw.ReinterpretCast<int8_t>(), RoundMode::CAST_NONE, L);
+      else Cast(h, raw, RoundMode::CAST_NONE, L);
       if constexpr (std::is_same_v<CT, float>) Cast(dst, h, RoundMode::CAST_NONE, L);
       else Cast(dst, h, RoundMode::CAST_RINT, L);
+      return;
+    }
+    if (dt == EwDType::I16) {  // exact through float
+      const LocalTensor<float> f = dst.template ReinterpretCast<float>();
+      Cast(f, raw.ReinterpretCast<int16_t>(), RoundMode::CAST_NONE, L);
+      if constexpr (!std::is_same_v<CT, float>) Cast(dst, f, RoundMode::CAST_RINT, L);
       return;
     }
     if constexpr (std::is_same_v<CT, float>) {
@@ -1235,7 +1338,7 @@ class ElementwiseKernel {
       GlobalTensor<S> g;
       g.SetGlobalBuffer(reinterpret_cast<__gm__ S*>(gm_[i]));
       const S s = g.GetValue(idx);
-      if constexpr (std::is_same_v<S, uint8_t>) {
+      if (EwDType(t_.in[i].dtype) == EwDType::BOOL) {
         v = s != 0 ? CT(1) : CT(0);
       } else if constexpr (std::is_same_v<CT, int32_t> && std::is_same_v<S, int64_t>) {
         v = s > INT32_MAX ? INT32_MAX : s < INT32_MIN ? INT32_MIN : int32_t(s);  // Cast int64->int32 saturates
@@ -1349,8 +1452,38 @@ class ElementwiseKernel {
       if (UsesQueueK(i)) inQ_[i].FreeTensor(raw[i]);
   }
 
+  // int32 lanes -> uint8 / int8 / int16, wrapped to the width as PyTorch's integer arithmetic does:
+  // offset signed values into [0, 2^w), keep the low w bits, offset back, narrow exactly.
+  __aicore__ inline void WrapToSmall(const LocalTensor<uint8_t>& out, const LocalTensor<int32_t>& y, uint32_t L) {
+    const EwDType od = EwDType(t_.out_dtype);
+    const int32_t bias = od == EwDType::I8 ? 128 : od == EwDType::I16 ? 32768 : 0;
+    if (bias != 0) Adds(y, y, bias, L);
+    const LocalTensor<uint16_t> yh = y.template ReinterpretCast<uint16_t>();
+    And(yh, yh, wrapk_.template Get<uint16_t>(), 2 * L);
+    if (bias != 0) Adds(y, y, -bias, L);
+    if (od == EwDType::I16) {
+      Cast(out.ReinterpretCast<int16_t>(), y, RoundMode::CAST_NONE, L);
+      return;
+    }
+    const LocalTensor<half> h = hs_.template Get<half>();
+    Cast(h.template ReinterpretCast<int16_t>(), y, RoundMode::CAST_NONE, L);
+    Cast(h, h.template ReinterpretCast<int16_t>(), RoundMode::CAST_NONE, L);
+    if (od == EwDType::I8) Cast(out.ReinterpretCast<int8_t>(), h, RoundMode::CAST_NONE, L);
+    else Cast(out, h, RoundMode::CAST_NONE, L);
+  }
+
   // Compute type -> output storage over L elements.
   __aicore__ inline void FromCompute(const LocalTensor<uint8_t>& out, const LocalTensor<CT>& y, uint32_t L) {
+    if (wrap_) {
+      if constexpr (std::is_same_v<CT, float>) {
+        const LocalTensor<int32_t> yi = y.template ReinterpretCast<int32_t>();
+        Cast(yi, y, RoundMode::CAST_RINT, L);
+        WrapToSmall(out, yi, L);
+      } else {
+        WrapToSmall(out, y, L);
+      }
+      return;
+    }
     if constexpr (std::is_same_v<CT, float>) {
       switch (EwDType(t_.out_dtype)) {
         case EwDType::F16: Cast(out.ReinterpretCast<half>(), y, RoundMode::CAST_RINT, L); break;
@@ -1388,13 +1521,13 @@ class ElementwiseKernel {
   TPipe pipe_;
   TQue<TPosition::VECIN, 1> inQ_[3];
   TQue<TPosition::VECOUT, 1> outQ_;
-  TBuf<TPosition::VECCALC> persist_[3], ct_[3], yct_, tmp_[6], konst_[2], bits_[3], hs_;
+  TBuf<TPosition::VECCALC> persist_[3], ct_[3], yct_, tmp_[6], konst_[2], bits_[3], hs_, wrapk_;
   ElementwiseTiling t_;
   EwOpInfo info_{};
   GM_ADDR gm_[3] = {};
   GM_ADDR gmY_ = nullptr;
   uint64_t u0_ = 0, u1_ = 0;
-  bool out_copy_ = false, any_bool_ = false;
+  bool out_copy_ = false, wrap_ = false;
 };
 
 template <typename CT>

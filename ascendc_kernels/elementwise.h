@@ -1,6 +1,6 @@
 // The elementwise kernel family (Ascend C): binary, ternary and unary ops, activations and their
 // backward ops, comparisons, where/masked_fill, clamp, lerp, addcmul/addcdiv, for float32 / float16 /
-// bfloat16 (plus int32, int64 and bool where ATen needs them).
+// bfloat16 (plus the integer dtypes and bool where ATen needs them).
 //
 // Design (why it looks like this):
 // - One kernel, many ops. The op code travels in the tiling and a switch in the compute stage picks
@@ -11,6 +11,12 @@
 //   2201 vector unit has no int64 add/mul/compare: layer 5 makes int64 add/sub/compare/max/min/where
 //   exact by running the int32 kernel on the two 32-bit halves (carry, lexicographic compare); other
 //   int64 ops narrow to int32 here (Cast int64->int32) and are exact only within the int32 range.
+//   uint8 / int8 / int16 compute in int32 too (loaded through half, resp. float, exactly) and are
+//   stored wrapped to their width, as PyTorch's integer arithmetic wraps: the int32 result is
+//   offset, masked to the low 8 / 16 bits (And on the uint16 halves of every lane) and narrowed.
+// - Bitwise and / or / xor / not are And / Or / Not on the uint16 halves of the int32 lanes; shifts
+//   by a host scalar are one ShiftLeft / ShiftRight, by a tensor five conditional steps of 1, 2, 4,
+//   8 and 16 bits, with PyTorch's rule for amounts outside [0, width).
 // - Every operand has its own storage dtype (f32/f16/bf16/i32/i64/bool); the load stage converts it
 //   to the compute type with Cast (bool: uint8 -> half -> float/int32), the store stage converts back.
 //   Mixed-dtype inputs (type promotion) therefore cost no extra pass over memory.
@@ -38,10 +44,14 @@
 
 namespace npu_kernels {
 
-enum class EwDType : uint8_t { F32 = 0, F16, BF16, I32, I64, BOOL };
+enum class EwDType : uint8_t { F32 = 0, F16, BF16, I32, I64, BOOL, U8, I8, I16 };
 constexpr uint32_t EwDTypeSize(EwDType d) {
-  return d == EwDType::F32 || d == EwDType::I32 ? 4 : d == EwDType::I64 ? 8 : d == EwDType::BOOL ? 1 : 2;
+  return d == EwDType::F32 || d == EwDType::I32 ? 4
+         : d == EwDType::I64                     ? 8
+         : d == EwDType::BOOL || d == EwDType::U8 || d == EwDType::I8 ? 1
+                                                 : 2;
 }
+constexpr bool EwIsSmallInt(EwDType d) { return d == EwDType::U8 || d == EwDType::I8 || d == EwDType::I16; }
 
 // How an input maps onto the [rows, width] output.
 enum class EwMode : uint8_t { FULL = 0, ROW, COL, SCALAR, IMM };
@@ -105,6 +115,11 @@ enum class EwOp : uint32_t {
   kErf,          // erf(x)
   kSin, kCos,    // |x| < 8192 (layer 5 sends larger arguments to the CPU)
   kErfc,         // erfc(x), relative precision in the tail (see Erfc)
+  // ---- bitwise (int compute only; si0 = the bit width of the promoted dtype, si1 = 1 if it is signed)
+  kBitAnd, kBitOr, kBitXor,
+  kBitNot,       // (x0)
+  kShiftLeft,    // x0 << x1; 0 where x1 is outside [0, width)
+  kShiftRight,   // x0 >> x1 (arithmetic); amounts outside [0, width - signed) shift by width - signed
   kNumOps
 };
 

@@ -55,6 +55,9 @@ bool ToEwDType(c10::ScalarType t, EwDType* out) {
     case c10::kInt: *out = EwDType::I32; return true;
     case c10::kLong: *out = EwDType::I64; return true;
     case c10::kBool: *out = EwDType::BOOL; return true;
+    case c10::kByte: *out = EwDType::U8; return true;
+    case c10::kChar: *out = EwDType::I8; return true;
+    case c10::kShort: *out = EwDType::I16; return true;
     default: return false;
   }
 }
@@ -276,14 +279,28 @@ void LaunchElementwise(const PwOp& pw, const at::Tensor& out, std::vector<Operan
   if (!dst.is_same(out)) out.copy_(dst);
 }
 
+bool IsNpuInt(c10::ScalarType t) {
+  return t == c10::kInt || t == c10::kLong || t == c10::kByte || t == c10::kChar || t == c10::kShort;
+}
 bool KernelReads(c10::ScalarType t, bool int_compute) {
-  if (int_compute) return t == c10::kInt || t == c10::kLong || t == c10::kBool;
-  return IsNpuFloat(t) || t == c10::kInt || t == c10::kLong || t == c10::kBool;
+  if (int_compute) return IsNpuInt(t) || t == c10::kBool;
+  return IsNpuFloat(t) || IsNpuInt(t) || t == c10::kBool;
 }
 bool KernelWrites(c10::ScalarType t, bool int_compute, bool bool_out) {
   if (bool_out) return t == c10::kBool;
-  if (int_compute) return t == c10::kInt || t == c10::kLong;
-  return IsNpuFloat(t) || t == c10::kInt || t == c10::kLong;
+  if (int_compute) return IsNpuInt(t);
+  return IsNpuFloat(t) || IsNpuInt(t);
+}
+
+// An integer host scalar as the compute dtype holds it: PyTorch converts a scalar to the common
+// dtype first, so for uint8 `x < 300` compares with 44 and `x.clamp(min=-5)` clamps at 251.
+int64_t WrapToDtype(int64_t v, c10::ScalarType t) {
+  switch (t) {
+    case c10::kByte: return static_cast<uint8_t>(v);
+    case c10::kChar: return static_cast<int8_t>(v);
+    case c10::kShort: return static_cast<int16_t>(v);
+    default: return v;
+  }
 }
 
 double RoundTo(double v, c10::ScalarType t) {
@@ -300,12 +317,13 @@ double RoundTo(double v, c10::ScalarType t) {
 }
 
 // ---------------------------------------------------------------- exact int64
-// The 2201 vector unit has no int64 arithmetic or compare. int64 add/sub, comparisons, max/min,
-// where/masked_fill, neg/abs/relu/clamp are made exact from int32 kernels on the two 32-bit halves
-// of each value: the runtime's strided copy splits a tensor into its low/high words and joins them
-// back (data movement only), and the int32 elementwise kernels do the arithmetic with an explicit
-// carry/borrow and a lexicographic (signed high, unsigned low) compare. Other int64 ops (mul, add
-// with alpha other than +-1) run in int32 and are exact only while values fit in int32.
+// The 2201 vector unit has no int64 arithmetic or compare. int64 add/sub (any int32 alpha), mul,
+// comparisons, max/min, where/masked_fill, neg/abs/relu/clamp and the bitwise ops are made exact
+// from int32 kernels on the two 32-bit halves of each value: the runtime's strided copy splits a
+// tensor into its low/high words and joins them back (data movement only), and the int32
+// elementwise kernels do the arithmetic with an explicit carry/borrow, a lexicographic (signed
+// high, unsigned low) compare and 16-bit limb products. Other int64 ops run in int32 (sign is exact:
+// the int64 -> int32 Cast saturates).
 struct Words {
   at::Tensor lo, hi;  // int32 [N]
 };
@@ -351,15 +369,39 @@ Words AddSub64(const Words& a, const Words& b, bool sub) {
   return r;
 }
 
+// a * b mod 2^64 from the words: lo(a) * lo(b) in full from 16-bit limbs (each limb product fits
+// 32 bits; the int32 kernels wrap, so the uint32 bits are exact), plus the cross products' low
+// words into the high word.
+Words Mul64(const Words& a, const Words& b) {
+  const int64_t kLow16 = 0xffff;
+  auto lo16 = [&](const at::Tensor& v) { return at::bitwise_and(v, kLow16); };
+  auto hi16 = [&](const at::Tensor& v) { return at::bitwise_and(at::bitwise_right_shift(v, 16), kLow16); };
+  const at::Tensor a0 = lo16(a.lo), a1 = hi16(a.lo), b0 = lo16(b.lo), b1 = hi16(b.lo);
+  const at::Tensor p00 = at::mul(a0, b0), p11 = at::mul(a1, b1);
+  const at::Tensor p01 = at::mul(a0, b1);
+  const at::Tensor mid = at::add(p01, at::mul(a1, b0));
+  const at::Tensor mid_carry = ULt(mid, p01).to(c10::kInt);  // mid overflowed: 2^32 * 2^16 into hi
+  Words r;
+  r.lo = at::add(p00, at::bitwise_left_shift(mid, 16));
+  const at::Tensor lo_carry = ULt(r.lo, p00).to(c10::kInt);
+  at::Tensor hi = at::add(p11, hi16(mid));
+  hi = at::add(hi, at::bitwise_left_shift(mid_carry, 16));
+  hi = at::add(hi, lo_carry);
+  hi = at::add(hi, at::mul(a.hi, b.lo));
+  r.hi = at::add(hi, at::mul(a.lo, b.hi));
+  return r;
+}
+
 bool Int64Exact(const PwOp& op, std::initializer_list<PwArg> args, const std::vector<int64_t>& shape,
                 const at::Tensor& out, c10::DeviceIndex dev) {
   const EwOp k = op.op;
   const bool cmp = k == EwOp::kEq || k == EwOp::kNe || k == EwOp::kLt || k == EwOp::kLe || k == EwOp::kGt ||
                    k == EwOp::kGe;
-  const bool supported = cmp || (k == EwOp::kAdd && (op.si[0] == 1 || op.si[0] == -1)) || k == EwOp::kMaximum ||
+  const bool supported = cmp || k == EwOp::kAdd || k == EwOp::kMul || k == EwOp::kMaximum ||
                          k == EwOp::kMinimum || k == EwOp::kClampMinT || k == EwOp::kClampMaxT ||
                          k == EwOp::kClampT || k == EwOp::kWhere || k == EwOp::kNeg || k == EwOp::kAbs ||
-                         k == EwOp::kRelu || k == EwOp::kClamp;
+                         k == EwOp::kRelu || k == EwOp::kClamp || k == EwOp::kBitAnd || k == EwOp::kBitOr ||
+                         k == EwOp::kBitXor || k == EwOp::kBitNot;
   if (!supported) return false;
   int64_t n = 1;
   for (int64_t s : shape) n *= s;
@@ -379,7 +421,11 @@ bool Int64Exact(const PwOp& op, std::initializer_list<PwArg> args, const std::ve
     case EwOp::kGt: mask = Lt64(W(1), W(0)); break;
     case EwOp::kLe: mask = Lt64(W(1), W(0)).logical_not(); break;
     case EwOp::kGe: mask = Lt64(W(0), W(1)).logical_not(); break;
-    case EwOp::kAdd: r = AddSub64(W(0), W(1), op.si[0] == -1); break;
+    case EwOp::kAdd:
+      if (op.si[0] == 1 || op.si[0] == -1) r = AddSub64(W(0), W(1), op.si[0] == -1);
+      else r = AddSub64(W(0), Mul64(W(1), Const(op.si[0])), false);
+      break;
+    case EwOp::kMul: r = Mul64(W(0), W(1)); break;
     case EwOp::kMaximum: case EwOp::kClampMinT: {
       const Words x = W(0), y = W(1);
       r = Where64(Lt64(x, y), y, x);
@@ -416,6 +462,19 @@ bool Int64Exact(const PwOp& op, std::initializer_list<PwArg> args, const std::ve
       break;
     }
     case EwOp::kNeg: r = AddSub64(Const(0), W(0), true); break;
+    case EwOp::kBitAnd: case EwOp::kBitOr: case EwOp::kBitXor: {  // word by word
+      const Words x = W(0), y = W(1);
+      auto f = [k](const at::Tensor& u, const at::Tensor& v) {
+        return k == EwOp::kBitAnd ? at::bitwise_and(u, v) : k == EwOp::kBitOr ? at::bitwise_or(u, v) : at::bitwise_xor(u, v);
+      };
+      r = {f(x.lo, y.lo), f(x.hi, y.hi)};
+      break;
+    }
+    case EwOp::kBitNot: {
+      const Words x = W(0);
+      r = {at::bitwise_not(x.lo), at::bitwise_not(x.hi)};
+      break;
+    }
     case EwOp::kAbs: {
       const Words x = W(0), z = Const(0);
       r = Where64(Lt64(x, z), AddSub64(z, x, true), x);
@@ -487,7 +546,10 @@ at::Tensor Pointwise(const PwOp& op, std::initializer_list<PwArg> args, PwTarget
       }
     FailDtype(name, bad, compute, "Float, Half, BFloat16");
   }
-  bool int_compute = compute == c10::kInt || compute == c10::kLong;
+  bool int_compute = IsNpuInt(compute);
+  // uint8 / int8 / int16 values are exact in float, where a compare is one instruction (int32 lanes
+  // order by a 16-bit limb key, ~12 instructions).
+  if (int_compute && info.bool_out && c10::elementSize(compute) < 4) int_compute = false;
   if (int_compute && !op.int_ok) {
     if (op.result == PwResult::kBool || info.bool_out) {
       int_compute = false;  // logical ops only test != 0, which the float path keeps for any integer
@@ -495,11 +557,10 @@ at::Tensor Pointwise(const PwOp& op, std::initializer_list<PwArg> args, PwTarget
       FailDtype(name, first_tensor, compute, "Float, Half, BFloat16");
     }
   }
-  const bool ok_compute = IsNpuFloat(compute) || compute == c10::kInt || compute == c10::kLong ||
-                          (compute == c10::kBool && info.bool_out);
+  const bool ok_compute = IsNpuFloat(compute) || IsNpuInt(compute) || (compute == c10::kBool && info.bool_out);
   if (!ok_compute)
     FailDtype(name, first_tensor, compute,
-              op.int_ok ? "Float, Half, BFloat16, Int, Long" : "Float, Half, BFloat16");
+              op.int_ok ? "Float, Half, BFloat16, Byte, Char, Short, Int, Long" : "Float, Half, BFloat16");
   const c10::ScalarType natural = info.bool_out ? c10::kBool : result;
   c10::ScalarType out_dtype = natural;
   if (target.kind != PwTarget::kNew) {
@@ -582,6 +643,10 @@ at::Tensor Pointwise(const PwOp& op, std::initializer_list<PwArg> args, PwTarget
       if (!op.scalar_opmath) v = RoundTo(v, compute);
       o.f = v;
       o.i = s.isBoolean() ? (s.toBool() ? 1 : 0) : (s.isIntegral(false) ? s.toLong() : static_cast<int64_t>(v));
+      if (IsNpuInt(common) && !s.isFloatingPoint()) {
+        o.i = WrapToDtype(o.i, common);
+        o.f = static_cast<double>(o.i);
+      }
     }
     in.push_back(std::move(o));
   }
@@ -749,11 +814,11 @@ at::Tensor DivRun(const char* name, const at::Tensor& self, const at::Tensor& ot
                   std::optional<c10::string_view> mode, PwTarget target) {
   PwOp p = DivDef(name, mode);
   const c10::ScalarType common = CommonDtype({{"self", &self}, {"other", &other}});
-  if (mode.has_value() && (common == c10::kInt || common == c10::kLong)) {
+  if (mode.has_value() && IsNpuInt(common)) {
     // Integers: the quotient is rounded in float and cast back: exact while |values| < 2^24. Larger
     // values are divided by the CPU fallback (a number, not a silently wrong one).
     at::Tensor r;
-    if (IntsFitFloat({&self, &other})) {
+    if (common == c10::kByte || common == c10::kChar || common == c10::kShort || IntsFitFloat({&self, &other})) {
       PwOp f = p;
       f.result = PwResult::kPromoteFloat;
       r = Pointwise(f, {{"self", &self}, {"other", &other}});
@@ -781,13 +846,14 @@ bool QuotientsFitFloat(const at::Tensor& self, const at::Tensor& other) {
 at::Tensor RemRun(const char* name, EwOp op, const at::Tensor& self, const at::Tensor& other, PwTarget target) {
   const bool rem = op == EwOp::kRemainder;
   const c10::ScalarType common = CommonDtype({{"self", &self}, {"other", &other}});
-  const bool is_int = common == c10::kInt || common == c10::kLong;
+  const bool is_int = IsNpuInt(common);
+  const bool is_small = is_int && c10::elementSize(common) < 4;  // always within +-2^24
   const bool is_float = common == c10::kFloat || common == c10::kHalf || common == c10::kBFloat16;
   PwOp p = Def(name, op, PwResult::kPromote);
   p.scalar_opmath = true;
   if (is_float && QuotientsFitFloat(self, other)) return Pointwise(p, {{"self", &self}, {"other", &other}}, target);
   at::Tensor r;
-  if (is_int && IntsFitFloat({&self, &other})) {
+  if (is_int && (is_small || IntsFitFloat({&self, &other}))) {
     p.result = PwResult::kPromoteFloat;
     r = Pointwise(p, {{"self", &self}, {"other", &other}});
   } else {
@@ -961,45 +1027,147 @@ at::Tensor& logical_not_(at::Tensor& self) {
   return self;
 }
 
-// bitwise ops on bool tensors are the logical ops (integer bitwise ops are not implemented on npu).
-void CheckBoolBitwise(const char* name, std::initializer_list<NamedTensor> ts) {
-  for (const auto& nt : ts)
-    if (nt.second->defined() && !IsCpuScalar(*nt.second))
-      TORCH_CHECK_NOT_IMPLEMENTED(nt.second->scalar_type() == c10::kBool, name, ": argument '", nt.first, "' has dtype ",
-                       nt.second->scalar_type(), ", which is not supported; supported dtypes: Bool");
+// ---- bitwise and / or / xor / not, shifts
+// Bool tensors take the logical ops. Integers: the kernel's And / Or / Not on the uint16 halves of
+// int32 lanes (uint8 / int8 / int16 loaded into int32 and stored wrapped, which bitwise ops commute
+// with); int64 runs the int32 op on the low and high words. Shifts follow PyTorch's rule for amounts
+// outside [0, width): 0 for a left shift, a shift by width - signed for a right shift.
+int32_t BitWidth(c10::ScalarType t) { return static_cast<int32_t>(c10::elementSize(t) * 8); }
+
+c10::ScalarType CheckBitwise(const char* name, std::initializer_list<PwArg> args, bool shift) {
+  for (const auto& a : args) {
+    const c10::ScalarType t = a.tensor ? a.tensor->scalar_type() : a.scalar->type();
+    const bool ok = t == c10::kBool ? !shift : c10::isIntegralType(t, /*includeBool=*/false);
+    if (!ok)
+      FailDtype(name, a.name, t, shift ? "Byte, Char, Short, Int, Long" : "Bool, Byte, Char, Short, Int, Long");
+  }
+  return CommonDtype(args);
 }
+
+PwOp BitDef(const char* name, EwOp op, c10::ScalarType common) {
+  PwOp p = Def(name, op, PwResult::kPromote, true);
+  p.si[0] = BitWidth(common);
+  p.si[1] = common == c10::kByte ? 0 : 1;
+  return p;
+}
+
+// int64 shifts by a host scalar on the 32-bit words (x >>> k: the arithmetic shift with the sign
+// bits masked off).
+at::Tensor Shift64(const at::Tensor& x, int64_t k, bool left) {
+  at::Tensor x64 = x.contiguous().reshape({-1});
+  const Words w = SplitWords(x64);
+  auto lsr = [](const at::Tensor& v, int64_t n) {  // logical right shift of int32 words, 0 < n < 32
+    return at::bitwise_and(at::bitwise_right_shift(v, n), static_cast<int64_t>((uint32_t(1) << (32 - n)) - 1));
+  };
+  Words r;
+  if (left) {
+    if (k < 0 || k >= 64) return at::zeros_like(x);
+    if (k == 0) return x.clone();
+    if (k < 32) {
+      r.lo = at::bitwise_left_shift(w.lo, k);
+      r.hi = at::bitwise_or(at::bitwise_left_shift(w.hi, k), lsr(w.lo, 32 - k));
+    } else {
+      r.lo = at::zeros_like(w.lo);
+      r.hi = at::bitwise_left_shift(w.lo, k - 32);
+    }
+  } else {
+    if (k < 0 || k >= 63) k = 63;
+    if (k == 0) return x.clone();
+    if (k < 32) {
+      r.lo = at::bitwise_or(lsr(w.lo, k), at::bitwise_left_shift(w.hi, 32 - k));
+      r.hi = at::bitwise_right_shift(w.hi, k);
+    } else {
+      r.lo = at::bitwise_right_shift(w.hi, k - 32);
+      r.hi = at::bitwise_right_shift(w.hi, 31);
+    }
+  }
+  at::Tensor res = NpuEmpty(x.sizes(), c10::kLong, x.device().index());
+  const at::Tensor rw = res.view(c10::kInt).view({-1, 2});
+  rw.select(1, 0).copy_(r.lo);
+  rw.select(1, 1).copy_(r.hi);
+  return res;
+}
+
+at::Tensor BitwiseRun(const char* name, EwOp logical, EwOp bit, const at::Tensor& self, const at::Tensor* other,
+                      PwTarget target) {
+  const bool binary = other != nullptr;
+  const c10::ScalarType common =
+      binary ? CheckBitwise(name, {{"self", &self}, {"other", other}}, false) : CheckBitwise(name, {{"self", &self}}, false);
+  if (common == c10::kBool) {
+    PwOp p = Def(name, logical, PwResult::kBool);
+    return binary ? Pointwise(p, {{"self", &self}, {"other", other}}, target) : Pointwise(p, {{"self", &self}}, target);
+  }
+  PwOp p = BitDef(name, bit, common);
+  return binary ? Pointwise(p, {{"self", &self}, {"other", other}}, target) : Pointwise(p, {{"self", &self}}, target);
+}
+
+at::Tensor ShiftRun(const char* name, bool left, const at::Tensor& self, const at::Tensor& other, PwTarget target) {
+  const c10::ScalarType common = CheckBitwise(name, {{"self", &self}, {"other", &other}}, true);
+  if (common == c10::kLong) {
+    at::Tensor r;
+    if (IsCpuScalar(other)) {
+      at::Tensor x = self.scalar_type() == c10::kLong ? self : self.to(c10::kLong);
+      r = Shift64(x, other.item<int64_t>(), left);
+    } else {  // per-element int64 amounts: the CPU fallback (int64 has no vector shift)
+      r = CallCpuFallback(left ? "aten::bitwise_left_shift" : "aten::bitwise_right_shift", "Tensor", {self, other})
+              .back()
+              .toTensor();
+    }
+    return DeliverResult(name, r, common, target);
+  }
+  PwOp p = BitDef(name, left ? EwOp::kShiftLeft : EwOp::kShiftRight, common);
+  return Pointwise(p, {{"self", &self}, {"other", &other}}, target);
+}
+
 #define TORCH_OPS_NN_BITWISE(FN, NAME, OP)                                                                     \
   at::Tensor FN(const at::Tensor& self, const at::Tensor& other) {                                            \
-    CheckBoolBitwise(NAME, {{"self", &self}, {"other", &other}});                                             \
-    return Pointwise(Def(NAME, OP, PwResult::kBool), {{"self", &self}, {"other", &other}});                  \
+    return BitwiseRun(NAME, EwOp::kLogical##OP, EwOp::kBit##OP, self, &other, PwTarget::New());              \
   }                                                                                                           \
   at::Tensor& FN##_out(const at::Tensor& self, const at::Tensor& other, at::Tensor& out) {                    \
-    CheckBoolBitwise(NAME ".out", {{"self", &self}, {"other", &other}});                                      \
-    Pointwise(Def(NAME ".out", OP, PwResult::kBool), {{"self", &self}, {"other", &other}}, PwTarget::Out(out)); \
+    BitwiseRun(NAME ".out", EwOp::kLogical##OP, EwOp::kBit##OP, self, &other, PwTarget::Out(out));           \
     return out;                                                                                               \
   }                                                                                                           \
   at::Tensor& FN##_(at::Tensor& self, const at::Tensor& other) {                                              \
-    CheckBoolBitwise(NAME "_", {{"self", &self}, {"other", &other}});                                         \
-    Pointwise(Def(NAME "_", OP, PwResult::kBool), {{"self", &self}, {"other", &other}}, PwTarget::InPlace(self)); \
+    BitwiseRun(NAME "_", EwOp::kLogical##OP, EwOp::kBit##OP, self, &other, PwTarget::InPlace(self));         \
     return self;                                                                                              \
   }
-TORCH_OPS_NN_BITWISE(bitwise_and, "bitwise_and", EwOp::kLogicalAnd)
-TORCH_OPS_NN_BITWISE(bitwise_or, "bitwise_or", EwOp::kLogicalOr)
-TORCH_OPS_NN_BITWISE(bitwise_xor, "bitwise_xor", EwOp::kLogicalXor)
+TORCH_OPS_NN_BITWISE(bitwise_and, "bitwise_and", And)
+TORCH_OPS_NN_BITWISE(bitwise_or, "bitwise_or", Or)
+TORCH_OPS_NN_BITWISE(bitwise_xor, "bitwise_xor", Xor)
 at::Tensor bitwise_not(const at::Tensor& self) {
-  CheckBoolBitwise("bitwise_not", {{"self", &self}});
-  return Pointwise(Def("bitwise_not", EwOp::kLogicalNot, PwResult::kBool), {{"self", &self}});
+  return BitwiseRun("bitwise_not", EwOp::kLogicalNot, EwOp::kBitNot, self, nullptr, PwTarget::New());
 }
 at::Tensor& bitwise_not_out(const at::Tensor& self, at::Tensor& out) {
-  CheckBoolBitwise("bitwise_not.out", {{"self", &self}});
-  Pointwise(Def("bitwise_not.out", EwOp::kLogicalNot, PwResult::kBool), {{"self", &self}}, PwTarget::Out(out));
+  BitwiseRun("bitwise_not.out", EwOp::kLogicalNot, EwOp::kBitNot, self, nullptr, PwTarget::Out(out));
   return out;
 }
 at::Tensor& bitwise_not_(at::Tensor& self) {
-  CheckBoolBitwise("bitwise_not_", {{"self", &self}});
-  Pointwise(Def("bitwise_not_", EwOp::kLogicalNot, PwResult::kBool), {{"self", &self}}, PwTarget::InPlace(self));
+  BitwiseRun("bitwise_not_", EwOp::kLogicalNot, EwOp::kBitNot, self, nullptr, PwTarget::InPlace(self));
   return self;
 }
+
+at::Tensor ScalarTensor(const c10::Scalar& s) { return c10::scalar_to_tensor(s); }  // a CPU 0-dim tensor
+#define TORCH_OPS_NN_SHIFT(NAME, LEFT, DUNDER)                                                                   \
+  at::Tensor NAME##_Tensor(const at::Tensor& self, const at::Tensor& other) {                                    \
+    return ShiftRun(#NAME, LEFT, self, other, PwTarget::New());                                                   \
+  }                                                                                                              \
+  at::Tensor& NAME##_Tensor_out(const at::Tensor& self, const at::Tensor& other, at::Tensor& out) {               \
+    ShiftRun(#NAME ".out", LEFT, self, other, PwTarget::Out(out));                                                 \
+    return out;                                                                                                  \
+  }                                                                                                              \
+  at::Tensor& NAME##__Tensor(at::Tensor& self, const at::Tensor& other) {                                        \
+    ShiftRun(#NAME "_", LEFT, self, other, PwTarget::InPlace(self));                                               \
+    return self;                                                                                                 \
+  }                                                                                                              \
+  at::Tensor DUNDER##_Scalar(const at::Tensor& self, const c10::Scalar& other) {                                 \
+    return ShiftRun(#NAME, LEFT, self, ScalarTensor(other), PwTarget::New());                                     \
+  }                                                                                                              \
+  at::Tensor& DUNDER##i_Scalar(at::Tensor& self, const c10::Scalar& other) {                                     \
+    ShiftRun(#NAME "_", LEFT, self, ScalarTensor(other), PwTarget::InPlace(self));                                 \
+    return self;                                                                                                 \
+  }
+TORCH_OPS_NN_SHIFT(bitwise_left_shift, true, lshift)
+TORCH_OPS_NN_SHIFT(bitwise_right_shift, false, rshift)
 
 // ---- comparisons (Tensor and Scalar forms, out=, in-place)
 #define TORCH_OPS_NN_COMPARE(FN, OP)                                                                            \
@@ -1120,6 +1288,19 @@ at::Tensor ClampRun(const char* name, const at::Tensor& self, const std::optiona
     if (target.kind == PwTarget::kOut) at::native::resize_output(*target.tensor, y.sizes());
     target.tensor->copy_(y);
     return *target.tensor;
+  }
+  if (r == c10::kByte || r == c10::kChar || r == c10::kShort) {
+    // The bounds as the dtype holds them, converted as PyTorch's clamp does (a value that overflows
+    // raises; negative bounds wrap for uint8).
+    auto wrap = [&](const c10::Scalar& b) {
+      const int64_t v = b.toLong();
+      if (r == c10::kByte) (void)b.to<uint8_t>();  // checked conversions: raise on overflow
+      else if (r == c10::kChar) (void)b.to<int8_t>();
+      else (void)b.to<int16_t>();
+      return static_cast<int32_t>(WrapToDtype(v, r));
+    };
+    if (lo) p.si[1] = wrap(*lo);
+    if (hi) p.si[2] = wrap(*hi);
   }
   return Pointwise(p, {{"self", &self}}, target);
 }
@@ -1283,8 +1464,8 @@ TORCH_OPS_NN_UNARY(log, "log", EwOp::kLog, PwResult::kPromoteFloat, false)
 TORCH_OPS_NN_UNARY(sqrt, "sqrt", EwOp::kSqrt, PwResult::kPromoteFloat, false)
 TORCH_OPS_NN_UNARY(rsqrt, "rsqrt", EwOp::kRsqrt, PwResult::kPromoteFloat, false)
 TORCH_OPS_NN_UNARY(reciprocal, "reciprocal", EwOp::kReciprocal, PwResult::kPromoteFloat, false)
-TORCH_OPS_NN_UNARY(sign, "sign", EwOp::kSign, PwResult::kPromote, false)
-TORCH_OPS_NN_UNARY(sgn, "sgn", EwOp::kSign, PwResult::kPromote, false)
+TORCH_OPS_NN_UNARY(sign, "sign", EwOp::kSign, PwResult::kPromote, true)
+TORCH_OPS_NN_UNARY(sgn, "sgn", EwOp::kSign, PwResult::kPromote, true)
 
 TORCH_OPS_NN_UNARY(log1p, "log1p", EwOp::kLog1p, PwResult::kPromoteFloat, false)
 TORCH_OPS_NN_UNARY(erf, "erf", EwOp::kErf, PwResult::kPromoteFloat, false)
@@ -1382,7 +1563,36 @@ at::Tensor& pow__Tensor(at::Tensor& self, const at::Tensor& e) {
   return self;
 }
 
+// An integer tensor to a non-negative integer power, wrapping as PyTorch's integer pow does: square
+// and multiply in the kernel's int32 lanes (uint8 / int8 / int16 / int32), int64 as exact int64 muls.
+at::Tensor IntPowRun(const char* name, const at::Tensor& self, const c10::Scalar& e, c10::ScalarType common,
+                     PwTarget target) {
+  const int64_t k = e.toLong();
+  TORCH_CHECK(k >= 0, name, ": integers to negative integer powers are not allowed (exponent ", k, ")");
+  if (k <= 1 || common == c10::kLong) {
+    at::Tensor x = self.scalar_type() == common ? self : self.to(common);
+    at::Tensor r = k == 0 ? at::ones_like(x) : x.clone();
+    if (k > 1) {
+      at::Tensor sq = x;
+      int64_t rest = k - 1;  // r = x * x^(k - 1), x^(k - 1) from the squares x^(2^i) of its bits
+      while (rest > 0) {
+        if (rest & 1) r = at::mul(r, sq);
+        rest >>= 1;
+        if (rest > 0) sq = at::mul(sq, sq);
+      }
+    }
+    return DeliverResult(name, r, common, target);
+  }
+  PwOp p = Def(name, EwOp::kPowScalar, PwResult::kPromote, true);
+  p.si[3] = static_cast<int32_t>(std::min<int64_t>(k, INT32_MAX));
+  return Pointwise(p, {{"self", &self}, {"exponent", nullptr, &e}}, target);
+}
+
 at::Tensor PowScalarRun(const char* name, const at::Tensor& self, const c10::Scalar& e, PwTarget target) {
+  if (e.isIntegral(/*includeBool=*/false)) {
+    const c10::ScalarType common = CommonDtype({{"self", &self}, {"exponent", nullptr, &e}});
+    if (IsNpuInt(common)) return IntPowRun(name, self, e, common, target);
+  }
   PwOp p = Def(name, EwOp::kPowScalar, PwResult::kPromote);
   p.float_only = true;
   const double x = e.isBoolean() ? (e.toBool() ? 1.0 : 0.0) : e.toDouble();
@@ -1514,6 +1724,20 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("bitwise_not", TORCH_FN(torch_ops_nn::bitwise_not));
   m.impl("bitwise_not.out", TORCH_FN(torch_ops_nn::bitwise_not_out));
   m.impl("bitwise_not_", TORCH_FN(torch_ops_nn::bitwise_not_));
+  m.impl("bitwise_left_shift.Tensor", TORCH_FN(torch_ops_nn::bitwise_left_shift_Tensor));
+  m.impl("bitwise_left_shift.Tensor_out", TORCH_FN(torch_ops_nn::bitwise_left_shift_Tensor_out));
+  m.impl("bitwise_left_shift_.Tensor", TORCH_FN(torch_ops_nn::bitwise_left_shift__Tensor));
+  m.impl("__lshift__.Tensor", TORCH_FN(torch_ops_nn::bitwise_left_shift_Tensor));
+  m.impl("__ilshift__.Tensor", TORCH_FN(torch_ops_nn::bitwise_left_shift__Tensor));
+  m.impl("__lshift__.Scalar", TORCH_FN(torch_ops_nn::lshift_Scalar));
+  m.impl("__ilshift__.Scalar", TORCH_FN(torch_ops_nn::lshifti_Scalar));
+  m.impl("bitwise_right_shift.Tensor", TORCH_FN(torch_ops_nn::bitwise_right_shift_Tensor));
+  m.impl("bitwise_right_shift.Tensor_out", TORCH_FN(torch_ops_nn::bitwise_right_shift_Tensor_out));
+  m.impl("bitwise_right_shift_.Tensor", TORCH_FN(torch_ops_nn::bitwise_right_shift__Tensor));
+  m.impl("__rshift__.Tensor", TORCH_FN(torch_ops_nn::bitwise_right_shift_Tensor));
+  m.impl("__irshift__.Tensor", TORCH_FN(torch_ops_nn::bitwise_right_shift__Tensor));
+  m.impl("__rshift__.Scalar", TORCH_FN(torch_ops_nn::rshift_Scalar));
+  m.impl("__irshift__.Scalar", TORCH_FN(torch_ops_nn::rshifti_Scalar));
 #define TORCH_OPS_NN_REG_COMPARE(FN)                       \
   m.impl(#FN ".Tensor", TORCH_FN(torch_ops_nn::FN##_Tensor));            \
   m.impl(#FN ".Scalar", TORCH_FN(torch_ops_nn::FN##_Scalar));            \

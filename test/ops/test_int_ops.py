@@ -1,0 +1,148 @@
+"""Integer elementwise ops on npu against PyTorch's CPU results, bit for bit: uint8 / int8 / int16
+arithmetic wrapping to their width, comparisons with wrapped scalars, bitwise and / or / xor / not,
+shifts by scalars and by tensors (amounts outside [0, width) as the CPU treats them), sign, integer
+pow, exact int64 mul / add with alpha / pow / shifts, in-place and out= forms, broadcasting,
+strided inputs, and the bad-input errors.
+"""
+import pytest
+import torch
+
+import torch_ops_nn  # noqa: F401
+
+pytestmark = pytest.mark.usefixtures("fallback_error")
+
+LIMITS = {torch.uint8: (0, 256), torch.int8: (-128, 128), torch.int16: (-32768, 32768),
+          torch.int32: (-2**31, 2**31 - 1), torch.int64: (-2**62, 2**62)}
+INTS = list(LIMITS)
+
+
+def rand(dtype, shape, seed=0):
+    lo, hi = LIMITS[dtype]
+    g = torch.Generator().manual_seed(seed)
+    return torch.randint(lo, hi, shape, dtype=dtype, generator=g)
+
+
+def same(fn, *args):
+    expected = fn(*args)
+    got = fn(*[a.npu() if isinstance(a, torch.Tensor) else a for a in args])
+    assert got.device.type == "npu"
+    got = got.cpu()
+    assert got.dtype == expected.dtype and got.shape == expected.shape
+    assert torch.equal(got, expected), (expected.flatten()[:8], got.flatten()[:8])
+
+
+BINARY = {
+    "add": lambda x, y: x + y, "sub": lambda x, y: x - y, "mul": lambda x, y: x * y,
+    "maximum": torch.maximum, "minimum": torch.minimum, "lt": lambda x, y: x < y, "eq": lambda x, y: x == y,
+    "ge": lambda x, y: x >= y, "and": lambda x, y: x & y, "or": lambda x, y: x | y, "xor": lambda x, y: x ^ y,
+    "where": lambda x, y: torch.where(x > y, x, y), "add_alpha": lambda x, y: torch.add(x, y, alpha=-3),
+}
+
+
+@pytest.mark.parametrize("dtype", INTS)
+@pytest.mark.parametrize("op", list(BINARY))
+@pytest.mark.parametrize("shapes", [((3, 1000), (3, 1000)), ((5, 77), (77,)), ((4, 1, 33), (1, 6, 1)), ((7,), ())])
+def test_binary(dtype, op, shapes):
+    same(BINARY[op], rand(dtype, shapes[0], 1), rand(dtype, shapes[1], 2))
+
+
+UNARY = {
+    "neg": lambda x: -x, "abs": torch.abs, "not": lambda x: ~x, "sign": torch.sign, "relu": torch.relu,
+    "square": lambda x: x ** 2, "cube": lambda x: x ** 3, "pow7": lambda x: x.pow(7), "pow0": lambda x: x ** 0,
+    "add_wraps": lambda x: x + 300, "mul_neg": lambda x: x * -3, "lt_wrapped": lambda x: x < 300,
+    "gt_wrapped": lambda x: x > -1, "clamp": lambda x: x.clamp(-5, 100), "clamp_min_wraps": lambda x: x.clamp(min=-5),
+    "and_scalar": lambda x: x & 0x5A, "xor_scalar": lambda x: x ^ -1,
+    "shl3": lambda x: x << 3, "shr3": lambda x: x >> 3, "shl9": lambda x: x << 9, "shr9": lambda x: x >> 9,
+    "shl40": lambda x: x << 40, "shr40": lambda x: x >> 40, "shl_neg": lambda x: x << -1, "shr_neg": lambda x: x >> -1,
+    "true_div": lambda x: x / 3, "floor_div": lambda x: x // 7, "remainder": lambda x: x % -7,
+    "to_float": lambda x: x.float() * 1.5,
+}
+
+
+@pytest.mark.parametrize("dtype", INTS)
+@pytest.mark.parametrize("op", list(UNARY))
+def test_unary(dtype, op):
+    x = rand(dtype, (3, 1001))
+    if op in ("true_div", "floor_div", "remainder") and dtype in (torch.int32, torch.int64):
+        x = x % 10**6  # the float path is exact within +-2^24; larger values take the CPU fallback
+    same(UNARY[op], x)
+
+
+@pytest.mark.parametrize("dtype", [torch.uint8, torch.int8, torch.int16, torch.int32])
+def test_shift_by_tensor(dtype):
+    x = rand(dtype, (4, 500))
+    amount = torch.randint(-3, 40, (4, 500), generator=torch.Generator().manual_seed(5)).to(dtype)
+    same(lambda a, b: a << b, x, amount)
+    same(lambda a, b: a >> b, x, amount)
+    same(lambda a, b: torch.bitwise_left_shift(a, b[0]), x, amount)  # a broadcast row of amounts
+
+
+def test_int64_exact_beyond_int32():
+    a = torch.tensor([2**40 + 3, 3, -2**35 + 7, 2**62, -1, 2**31, 123456789123])
+    b = torch.tensor([3, 2**33 - 1, 5, 4, -2**63, 2**31, -987654321])
+    same(lambda x, y: x * y, a, b)
+    same(lambda x: x * 1000003, a)
+    same(lambda x, y: torch.add(x, y, alpha=7), a, b)
+    same(lambda x, y: torch.sub(x, y, alpha=-65537), a, b)
+    same(lambda x: x ** 3, a)
+    same(lambda x: x << 33, a)
+    same(lambda x: x >> 35, a)
+    same(lambda x: x << 5, a)
+    same(lambda x: x >> 5, a)
+    same(lambda x, y: x & y, a, b)
+    same(lambda x, y: x ^ y, a, b)
+    same(lambda x: ~x, a)
+    same(torch.sign, a)
+
+
+@pytest.mark.parametrize("dtype", [torch.uint8, torch.int8, torch.int16, torch.int64])
+def test_in_place_out_and_strided(dtype):
+    x, y = rand(dtype, (40, 30), 1), rand(dtype, (30, 40), 2)
+    xd, yd = x.npu(), y.npu()
+    xd.add_(yd.t())
+    x.add_(y.t())
+    assert torch.equal(xd.cpu(), x)
+    xd.bitwise_xor_(yd.t())
+    x.bitwise_xor_(y.t())
+    assert torch.equal(xd.cpu(), x)
+    xd <<= 2
+    x <<= 2
+    assert torch.equal(xd.cpu(), x)
+    out = torch.empty(40, 30, dtype=dtype).npu()
+    torch.bitwise_or(xd, yd.t(), out=out)
+    assert torch.equal(out.cpu(), torch.bitwise_or(x, y.t()))
+    torch.mul(xd[:, ::2], 3, out=out[:, :15])
+    assert torch.equal(out[:, :15].cpu(), x[:, ::2] * 3)
+
+
+def test_mixed_dtypes():
+    a, b = rand(torch.uint8, (3, 100), 1), rand(torch.int8, (3, 100), 2)
+    same(lambda x, y: x + y, a, b)          # uint8 + int8 -> int16
+    same(lambda x, y: x & y, a, b)
+    same(lambda x, y: x * y, a, rand(torch.int32, (3, 100), 3))
+    same(lambda x, y: x | y, a, b > 0)       # bool promotes
+    same(lambda x, y: x + y, b, torch.randn(3, 100))
+    same(lambda x, y: x & y, b > 0, a > 9)   # bool & bool stays logical
+
+
+def test_uint8_image_pipeline():
+    img = rand(torch.uint8, (2, 3, 64, 64))
+    same(lambda x: (x.float() / 255 - 0.5).clamp(-0.25, 0.25), img)
+    same(lambda x: torch.where(x > 128, x - 128, x + 127), img)
+    same(lambda x: 255 - x, img)
+    same(lambda x: x.flip(-1) // 2 + x // 2, img)
+
+
+def test_bad_input():
+    x = torch.arange(6, dtype=torch.int32).npu()
+    with pytest.raises(NotImplementedError, match=r"bitwise_or: argument 'other' has dtype Float"):
+        x | torch.ones(6).npu()
+    with pytest.raises(NotImplementedError, match=r"bitwise_right_shift: argument 'self' has dtype Float"):
+        torch.ones(6).npu() >> 1
+    with pytest.raises(RuntimeError, match=r"pow: integers to negative integer powers are not allowed \(exponent -2\)"):
+        x ** -2
+    with pytest.raises(RuntimeError, match=r"value cannot be converted to type uint8_t without overflow"):
+        x.to(torch.uint8).clamp(max=300)
+    with pytest.raises(RuntimeError, match=r"bitwise_and: the shapes of 'self' and 'other'"):
+        x & torch.ones(4, dtype=torch.int32).npu()
+    assert torch.equal((x & 3).cpu(), torch.arange(6, dtype=torch.int32) & 3)  # still works afterwards
