@@ -363,6 +363,13 @@ at::Tensor& ScatterTensor(const char* op, const char* fallback, at::Tensor& self
                    "(self is ", self.scalar_type(), ", src is ", src.scalar_type(), ")");
   dim = WrapDim(op, dim, self.dim());
   CheckShapes(op, self, dim, index, &src);
+  if (!ScatterSupported(self, add) && add && IsSmallInt(self.scalar_type())) {
+    // uint8 / int8 / int16 add in an int32 copy; the copy back wraps as the CPU's adds do.
+    at::Tensor w = self.to(c10::kInt);
+    ScatterTensor(op, fallback, w, dim, index, src.to(c10::kInt), add);
+    self.copy_(w);
+    return self;
+  }
   if (!ScatterSupported(self, add)) {
     CallCpuFallback(fallback, add ? "" : "src", {self, dim, index, src});
     return self;
@@ -427,6 +434,14 @@ at::Tensor& scatter_reduce_inplace(at::Tensor& self, int64_t dim, const at::Tens
               reduce);
   dim = WrapDim(op, dim, self.dim());
   CheckShapes(op, self, dim, index, &src);
+  if (!PickCombine(how, self.scalar_type()) && !mean && IsSmallInt(self.scalar_type()) &&
+      src.scalar_type() == self.scalar_type()) {
+    // sum / prod wrap modulo the width in any order, amax / amin are exact: an int32 copy, copied back.
+    at::Tensor w = self.to(c10::kInt);
+    scatter_reduce_inplace(w, dim, index, src.to(c10::kInt), reduce, include_self);
+    self.copy_(w);
+    return self;
+  }
   if (!PickCombine(how, self.scalar_type())) {
     CallCpuFallback("aten::scatter_reduce_", "two", {self, dim, index, src, std::string(reduce), include_self});
     return self;
@@ -542,6 +557,13 @@ at::Tensor& index_add_inplace(at::Tensor& self, int64_t dim, const at::Tensor& i
   CheckSameNpuDevice(op, {{"self", &self}, {"index", &index}, {"source", &source}});
   dim = WrapDim(op, dim, self.dim());
   CheckIndexAdd(op, self, dim, index, source);
+  if (!IndexAddSupported(self.scalar_type()) && IsSmallInt(self.scalar_type()) &&
+      source.scalar_type() == self.scalar_type()) {
+    at::Tensor w = self.to(c10::kInt);  // an int32 copy; the copy back wraps as the CPU's adds do
+    index_add_inplace(w, dim, index, source.to(c10::kInt), alpha);
+    self.copy_(w);
+    return self;
+  }
   if (!IndexAddSupported(self.scalar_type())) {
     CallCpuFallback("aten::index_add_", "", {self, dim, index, source, alpha});
     return self;

@@ -201,6 +201,8 @@ at::Tensor& CumScanOut(const char* op, bool prod, const at::Tensor& self, int64_
   // Computed in the input's float dtype, or exactly in int64 for integers; then `out`'s dtype.
   const auto in = EwDTypeOf(self.scalar_type());
   const c10::ScalarType natural = c10::isIntegralType(self.scalar_type(), true) ? c10::kLong : self.scalar_type();
+  if (!in && c10::isIntegralType(self.scalar_type(), false))  // uint8 / int8 / int16: exactly via int32
+    return CumScanOut(op, prod, self.to(c10::kInt), dim, dtype, out);
   if (!in) {
     CallCpuFallback(prod ? "aten::cumprod" : "aten::cumsum", "out", {self, dim, dtype, out});
     return out;
@@ -410,6 +412,13 @@ at::Tensor& index_put_impl_npu(at::Tensor& self, const c10::List<std::optional<a
       if (!in_place) view.copy_(work);
       return self;
     }
+  }
+  if (pos >= 0 && accumulate && IsSmallInt(self.scalar_type()) && values.scalar_type() == self.scalar_type()) {
+    // uint8 / int8 / int16 accumulate in an int32 copy; the copy back wraps as the CPU's adds do.
+    at::Tensor w = self.to(c10::kInt);
+    index_put_impl_npu(w, indices, values.to(c10::kInt), accumulate, unsafe);
+    self.copy_(w);
+    return self;
   }
   if (pos < 0 || (accumulate && !IndexAddSupported(self.scalar_type()))) {
     CallCpuFallback("aten::_index_put_impl_", "", {self, indices, values, accumulate, unsafe});

@@ -23,6 +23,8 @@ c10::DeviceIndex CheckSameNpuDevice(const char* op, std::initializer_list<NamedT
 // "relu: argument 'self' has dtype Int, which is not supported; supported dtypes: Float, Half, BFloat16"
 void CheckFloatDtype(const char* op, const char* arg, const at::Tensor& t);
 bool IsNpuFloat(c10::ScalarType t);  // float32, float16, bfloat16
+// uint8 / int8 / int16: the integer dtypes most kernels take through an int32 copy.
+inline bool IsSmallInt(c10::ScalarType t) { return t == c10::kByte || t == c10::kChar || t == c10::kShort; }
 // Whether every value of the integer (or bool) tensor x is exact in float32: 8/16-bit integers and
 // bool always; int32 / int64 when every |value| < 2^24 (one flag read back). Other dtypes: false.
 bool ExactAsFloat(const at::Tensor& x);

@@ -146,3 +146,19 @@ def test_bad_input():
     with pytest.raises(RuntimeError, match=r"bitwise_and: the shapes of 'self' and 'other'"):
         x & torch.ones(4, dtype=torch.int32).npu()
     assert torch.equal((x & 3).cpu(), torch.arange(6, dtype=torch.int32) & 3)  # still works afterwards
+
+
+@pytest.mark.parametrize("dtype", [torch.uint8, torch.int8, torch.int16])
+def test_scans_and_scatters_of_small_ints(dtype):
+    # Computed in an int32 copy on the device; sums and products wrap to the width as on the CPU.
+    a, src = rand(dtype, (40, 10), 1), rand(dtype, (40, 10), 2)
+    g = torch.Generator().manual_seed(3)
+    idx, rows = torch.randint(0, 10, (40, 10), generator=g), torch.randint(0, 40, (40,), generator=g)
+    same(lambda x: x.cumsum(0), a)
+    same(lambda x: x.cumprod(1), a)
+    same(lambda x: x.prod(), a)
+    same(lambda x, i, s: x.scatter_add(1, i, s), a, idx, src)
+    for reduce in ("sum", "prod", "amax", "amin"):
+        same(lambda x, i, s: x.scatter_reduce(1, i, s, reduce, include_self=reduce != "amax"), a, idx, src)
+    same(lambda x, i, s: x.index_add(0, i, s), a, rows, src)
+    same(lambda x, i, s: x.clone().index_put_((i,), s, accumulate=True), a, rows, src)
