@@ -114,6 +114,8 @@ EwOpInfo GetEwOpInfo(EwOp op) {
     case EwOp::kBitXor: return {2, 1, 0, false, true};
     case EwOp::kBitNot: return {1, 0, 0, false, true};
     case EwOp::kShiftLeft: case EwOp::kShiftRight: return {2, 3, 0, false, true};
+    case EwOp::kErfinv: return {1, 4, 0, false, false};
+    case EwOp::kLgamma: case EwOp::kDigamma: return {1, 5, 1, false, false};
     default: return {0, 0, 0, false, false};
   }
 }
@@ -129,7 +131,8 @@ const char* EwOpName(EwOp op) {
       "hardtanh_backward", "leaky_relu_backward", "hardswish_backward", "hardsigmoid_backward", "isnan",
       "nan_to_num", "log1p", "expm1", "elu", "softplus", "mish", "frac", "hardshrink", "softshrink",
       "elu_backward", "softplus_backward", "shrink_backward", "remainder", "fmod", "erf", "sin", "cos", "erfc",
-      "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not", "shift_left", "shift_right"};
+      "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not", "shift_left", "shift_right",
+      "erfinv", "lgamma", "digamma"};
   static_assert(sizeof(names) / sizeof(names[0]) == size_t(EwOp::kNumOps), "EwOpName table");
   return uint32_t(op) < uint32_t(EwOp::kNumOps) ? names[uint32_t(op)] : "?";
 }
@@ -345,6 +348,197 @@ __aicore__ inline void Erfc(const LocalTensor<float>& out, const LocalTensor<flo
   Select(out, bits, C, out, SELMODE::VSEL_TENSOR_TENSOR_MODE, L);
   Compare(bits, x, x, CMPMODE::EQ, L);  // NaN stays NaN (the clamp dropped it)
   Select(out, bits, out, __builtin_nanf(""), SELMODE::VSEL_TENSOR_SCALAR_MODE, L);
+}
+
+// p = c[0] x^(n-1) + ... + c[n-1] by Horner's rule.
+template <int N>
+__aicore__ inline void Horner(const LocalTensor<float>& p, const LocalTensor<float>& x, const float (&c)[N],
+                              uint32_t L) {
+  Muls(p, x, c[0], L);
+  Adds(p, p, c[1], L);
+  for (int k = 2; k < N; ++k) {
+    Mul(p, p, x, L);
+    Adds(p, p, c[k], L);
+  }
+}
+
+// out = erfinv(x) by M. Giles, "Approximating the erfinv function" (GPU Computing Gems, 2011), the
+// single-precision form: w = -ln((1 - x)(1 + x)), a degree-8 polynomial in w - 2.5 where w < 5 and
+// in sqrt(w) - 3 beyond, times x. |x| = 1 gives +-inf, |x| > 1 NaN (the log of a negative number).
+__aicore__ inline void Erfinv(const LocalTensor<float>& out, const LocalTensor<float>& x, const LocalTensor<float>& A,
+                              const LocalTensor<float>& B, const LocalTensor<float>& C, const LocalTensor<float>& D,
+                              const LocalTensor<uint8_t>& bits, uint32_t L) {
+  static const float central[] = {2.81022636e-08f, 3.43273939e-07f, -3.5233877e-06f, -4.39150654e-06f,
+                                  0.00021858087f,  -0.00125372503f, -0.00417768164f, 0.246640727f, 1.50140941f};
+  static const float tail[] = {-0.000200214257f, 0.000100950558f, 0.00134934322f, -0.00367342844f, 0.00573950773f,
+                               -0.0076224613f,   0.00943887047f,   1.00167406f,    2.83297682f};
+  Abs(A, x, L);
+  Muls(B, A, -1.0f, L);
+  Adds(B, B, 1.0f, L);             // 1 - |x| (exact for |x| >= 0.5)
+  Adds(C, A, 1.0f, L);
+  Mul(B, B, C, L);
+  Ln(B, B, L);
+  Muls(B, B, -1.0f, L);            // w
+  Adds(C, B, -2.5f, L);
+  Horner(D, C, central, L);
+  Sqrt(C, B, L);
+  Adds(C, C, -3.0f, L);
+  Horner(out, C, tail, L);
+  CompareScalar(bits, B, 5.0f, CMPMODE::LT, L);
+  Select(out, bits, D, out, SELMODE::VSEL_TENSOR_TENSOR_MODE, L);
+  Mul(out, out, x, L);
+  CompareScalar(bits, A, 1.0f, CMPMODE::EQ, L);  // erfinv(+-1) = +-inf
+  Muls(C, x, __builtin_inff(), L);
+  Select(out, bits, C, out, SELMODE::VSEL_TENSOR_TENSOR_MODE, L);
+}
+
+// s = sin(pi |f|) and, with c non-null, c = cos(pi f), for f = x - rint(x) in [-1/2, 1/2]: Taylor
+// polynomials of sin and cos in t = pi |f| <= pi/2 (remainders below 8e-8). f is left in F.
+__aicore__ inline void SinCosPiFrac(const LocalTensor<float>& s, const LocalTensor<float>* c,
+                                    const LocalTensor<float>& F, const LocalTensor<float>& x,
+                                    const LocalTensor<float>& T, uint32_t L) {
+  static const float sin_c[] = {-2.5052108e-08f, 2.7557319e-06f, -1.9841270e-04f, 8.3333333e-03f,
+                                -1.6666667e-01f, 1.0f};   // in t^2, times t
+  static const float cos_c[] = {2.0876757e-09f, -2.7557319e-07f, 2.4801587e-05f, -1.3888889e-03f,
+                                4.1666667e-02f, -0.5f,  1.0f};  // in t^2
+  Cast(F, x, RoundMode::CAST_RINT, L);
+  Sub(F, x, F, L);                  // f
+  Abs(T, F, L);
+  Muls(T, T, 3.14159265358979f, L); // t
+  Mul(T, T, T, L);                  // t^2
+  if (c != nullptr) Horner(*c, T, cos_c, L);
+  Horner(s, T, sin_c, L);
+  Abs(T, F, L);
+  Muls(T, T, 3.14159265358979f, L);
+  Mul(s, s, T, L);                  // t P(t^2)
+}
+
+// out = ln|Gamma(x)|. For 0 <= x < 7.5: n = rint(x - 2), y = x - n in [1.5, 2.5], lgamma(y) by its
+// Taylor series at 2, (1 - euler) t + sum_k (-1)^k (zeta(k) - 1) / k t^k with t = y - 2 (|t| <= 1/2:
+// 14 terms), then the recurrence: + ln((x - 1) ... (x - n)) for n > 0, - ln(x (x + 1)) or - ln(x)
+// for n < 0 (no cancellation against a large shifted value, so lgamma(1) = lgamma(2) = 0 and the
+// results near them keep their absolute precision). x >= 7.5: Stirling's series
+// (x - 1/2) ln x - x + ln(2 pi)/2 + 1/(12 x) - 1/(360 x^3) + 1/(1260 x^5) - 1/(1680 x^7).
+// x < 0: ln(pi / |sin(pi x)|) - lgamma(1 - x); poles (0, negative integers) and +-inf give +inf.
+__aicore__ inline void Lgamma(const LocalTensor<float>& out, const LocalTensor<float>& x, const LocalTensor<float>& Z,
+                              const LocalTensor<float>& N, const LocalTensor<float>& A, const LocalTensor<float>& B,
+                              const LocalTensor<float>& Q, const LocalTensor<float>& one,
+                              const LocalTensor<uint8_t>& neg, const LocalTensor<uint8_t>& bits, uint32_t L) {
+  static const float at2[] = {4.3748667899e-06f, -9.4394882753e-06f, 2.0507212776e-05f, -4.4926236738e-05f,
+                              9.9457512782e-05f, -2.2315475845e-04f, 5.0966952474e-04f, -1.1927539117e-03f,
+                              2.8905103307e-03f, -7.3855510287e-03f, 2.0580808428e-02f, -6.7352301053e-02f,
+                              3.2246703342e-01f, 4.2278433510e-01f, 0.0f};
+  static const float stirling[] = {-5.9523809524e-04f, 7.9365079365e-04f, -2.7777777778e-03f, 8.3333333333e-02f};
+  const SELMODE TT = SELMODE::VSEL_TENSOR_TENSOR_MODE;
+  CompareScalar(neg, x, 0.0f, CMPMODE::LT, L);
+  Muls(Z, x, -1.0f, L);
+  Adds(Z, Z, 1.0f, L);
+  Select(Z, neg, Z, x, TT, L);      // xr = x < 0 ? 1 - x : x
+  // ---- xr < 7.5: the series at 2 and the recurrence
+  Mins(N, Z, 7.5f, L);
+  Adds(N, N, -2.0f, L);
+  Cast(N, N, RoundMode::CAST_RINT, L);  // n in [-2, 5]
+  Adds(A, Z, -2.0f, L);             // exact for xr >= 1 (below, dropping xr's low bits costs nothing)
+  Sub(A, A, N, L);                  // t
+  Horner(out, A, at2, L);           // lgamma(2 + t)
+  Duplicate(Q, 1.0f, L);            // + ln((x - 1) ... (x - n)) for n > 0
+  for (int k = 1; k <= 5; ++k) {
+    Adds(A, Z, -float(k), L);
+    CompareScalar(bits, N, float(k), CMPMODE::GE, L);
+    Select(A, bits, A, one, TT, L);
+    Mul(Q, Q, A, L);
+  }
+  Ln(Q, Q, L);
+  Add(out, out, Q, L);
+  CompareScalar(bits, N, -1.0f, CMPMODE::LE, L);  // - ln|x| - ln(x + 1) for n < 0 (each logged:
+  Select(A, bits, Z, one, TT, L);                 // 1 / (x (x + 1)) overflows for denormal x)
+  Abs(A, A, L);
+  Ln(A, A, L);
+  Sub(out, out, A, L);
+  Adds(A, Z, 1.0f, L);
+  CompareScalar(bits, N, -2.0f, CMPMODE::LE, L);
+  Select(A, bits, A, one, TT, L);
+  Ln(A, A, L);
+  Sub(out, out, A, L);
+  // ---- xr >= 7.5: Stirling's series
+  Ln(A, Z, L);
+  Adds(B, Z, -0.5f, L);
+  Mul(B, B, A, L);
+  Sub(B, B, Z, L);
+  Adds(B, B, 0.91893853320467274f, L);
+  Div(A, one, Z, L);                // 1/x
+  Mul(Q, A, A, L);
+  Horner(N, Q, stirling, L);
+  Mul(N, N, A, L);
+  Add(B, B, N, L);
+  CompareScalar(bits, Z, 7.5f, CMPMODE::LT, L);
+  Select(out, bits, out, B, TT, L); // lgamma(xr)
+  // ---- reflection: ln(pi / sin(pi |f|)) - lgamma(1 - x)
+  SinCosPiFrac(A, nullptr, B, x, Q, L);
+  Div(A, one, A, L);
+  Muls(A, A, 3.14159265358979f, L);
+  Ln(A, A, L);
+  Sub(A, A, out, L);
+  Select(out, neg, A, out, TT, L);
+  // poles below 0 (f == 0; the difference above is inf - inf for large ones) and +-inf: +inf
+  CompareScalar(bits, B, 0.0f, CMPMODE::EQ, L);
+  And(Bits16(bits), Bits16(bits), Bits16(neg), L / 16);
+  Duplicate(A, __builtin_inff(), L);
+  Select(out, bits, A, out, TT, L);
+  Abs(B, x, L);
+  CompareScalar(bits, B, __builtin_inff(), CMPMODE::EQ, L);
+  Select(out, bits, A, out, TT, L);
+}
+
+// out = digamma(x). For x >= 0: psi(z) at z = x + 6 by ln z - 1/(2z) - 1/(12 z^2) + 1/(120 z^4)
+// - 1/(252 z^6) + 1/(240 z^8) - 1/(132 z^10), minus 1/x + ... + 1/(x + 5) for the shift.
+// x < 0: psi(1 - x) - pi cos(pi f) / sin(pi f) with f = x - rint(x) (tan has period pi, and the
+// fraction keeps pi x's rounding out); negative integers give NaN, +-0 give -+inf.
+__aicore__ inline void Digamma(const LocalTensor<float>& out, const LocalTensor<float>& x, const LocalTensor<float>& Z,
+                               const LocalTensor<float>& S, const LocalTensor<float>& A, const LocalTensor<float>& B,
+                               const LocalTensor<float>& C, const LocalTensor<float>& one,
+                               const LocalTensor<uint8_t>& neg, const LocalTensor<uint8_t>& bits, uint32_t L) {
+  static const float series[] = {-7.5757575758e-03f, 4.1666666667e-03f, -3.9682539683e-03f, 8.3333333333e-03f,
+                                 -8.3333333333e-02f};
+  const SELMODE TT = SELMODE::VSEL_TENSOR_TENSOR_MODE;
+  CompareScalar(neg, x, 0.0f, CMPMODE::LT, L);
+  Muls(Z, x, -1.0f, L);
+  Adds(Z, Z, 1.0f, L);
+  Select(Z, neg, Z, x, TT, L);      // xr
+  Div(S, one, Z, L);                // the shift's sum 1/xr + ... + 1/(xr + 5)
+  for (int k = 1; k < 6; ++k) {
+    Adds(A, Z, float(k), L);
+    Div(A, one, A, L);
+    Add(S, S, A, L);
+  }
+  Adds(Z, Z, 6.0f, L);
+  Div(A, one, Z, L);                // 1/z
+  Mul(B, A, A, L);                  // 1/z^2
+  Horner(C, B, series, L);
+  Mul(C, C, B, L);
+  Ln(out, Z, L);
+  Muls(A, A, -0.5f, L);
+  Add(out, out, A, L);
+  Add(out, out, C, L);
+  Sub(out, out, S, L);              // psi(xr)
+  // reflection: psi(1 - x) - pi cos(pi f) / sin(pi f) (sin(pi |f|) carries f's sign back)
+  SinCosPiFrac(A, &C, B, x, S, L);
+  CompareScalar(bits, B, 0.0f, CMPMODE::LT, L);
+  Muls(S, A, -1.0f, L);
+  Select(A, bits, S, A, TT, L);     // sin(pi f)
+  Div(C, C, A, L);
+  Muls(C, C, 3.14159265358979f, L);
+  Sub(C, out, C, L);
+  Select(out, neg, C, out, TT, L);
+  // poles: negative integers NaN (f == 0 there), +-0 -> -+inf
+  CompareScalar(bits, B, 0.0f, CMPMODE::EQ, L);
+  And(Bits16(bits), Bits16(bits), Bits16(neg), L / 16);
+  Not(Bits16(bits), Bits16(bits), L / 16);
+  Select(out, bits, out, __builtin_nanf(""), SELMODE::VSEL_TENSOR_SCALAR_MODE, L);
+  CompareScalar(bits, x, 0.0f, CMPMODE::EQ, L);
+  Div(A, one, x, L);                // +-inf for +-0
+  Muls(A, A, -1.0f, L);
+  Select(out, bits, A, out, TT, L);
 }
 
 CMPMODE CmpModeOf(EwOp op) {
@@ -694,6 +888,9 @@ void ComputeFloat(const ElementwiseTiling& t, Operands<float>& o) {
       break;
     }
     case EwOp::kErfc: Erfc(y, x0, T0, T1, T2, o.T[3], K0, B0, L); break;
+    case EwOp::kErfinv: Erfinv(y, x0, T0, T1, T2, o.T[3], B0, L); break;
+    case EwOp::kLgamma: Lgamma(y, x0, T0, T1, T2, o.T[3], o.T[4], K0, o.B[1], B0, L); break;
+    case EwOp::kDigamma: Digamma(y, x0, T0, T1, T2, o.T[3], o.T[4], K0, o.B[1], B0, L); break;
     case EwOp::kSin:
     case EwOp::kCos: {
       // Octant reduction as in Cephes' sinf/cosf: j = the even integer nearest above floor(|x| 4/pi),

@@ -120,6 +120,10 @@ enum class EwOp : uint32_t {
   kBitNot,       // (x0)
   kShiftLeft,    // x0 << x1; 0 where x1 is outside [0, width)
   kShiftRight,   // x0 >> x1 (arithmetic); amounts outside [0, width - signed) shift by width - signed
+  // ---- special functions (x0)
+  kErfinv,       // erf^-1(x): Giles' single-precision polynomials in w = -ln(1 - x^2)
+  kLgamma,       // ln|Gamma(x)|: Stirling's series at x + 8, reflection below 0
+  kDigamma,      // Gamma'(x) / Gamma(x): the asymptotic series at x + 6, reflection below 0
   kNumOps
 };
 

@@ -1,0 +1,109 @@
+"""erfinv, lgamma and digamma on npu (the elementwise kernel's special-function sequences) against
+float64 references computed by PyTorch on the CPU, the CPU's own float results for the special
+values (poles, +-inf, NaN, +-0, +-1), half / bfloat16 and integer inputs, out= / in-place forms and
+the gradients autograd builds from them.
+"""
+import math
+
+import pytest
+import torch
+
+import torch_ops_nn  # noqa: F401
+
+pytestmark = pytest.mark.usefixtures("fallback_error")
+
+
+def close_to_float64(fn, x, rtol, atol):
+    ref = fn(x.double())
+    got = fn(x.npu())
+    assert got.device.type == "npu" and got.dtype == torch.float32
+    got = got.cpu().double()
+    finite = torch.isfinite(ref.float())
+    err = (got - ref).abs()[finite]
+    bound = atol + rtol * ref.abs()[finite]
+    worst = (err - bound).argmax()
+    assert bool((err <= bound).all()), (x[finite][worst].item(), got[finite][worst].item(), ref[finite][worst].item())
+
+
+def test_erfinv():
+    g = torch.Generator().manual_seed(0)
+    x = torch.cat([torch.rand(200000, generator=g) * 2 - 1, 1 - torch.rand(1000, generator=g) * 1e-6,
+                   torch.tensor([0.0, 1e-30, 0.5, -0.5, 0.999, -0.9999999])])
+    close_to_float64(torch.erfinv, x, rtol=5e-7, atol=1e-30)
+
+
+def test_lgamma():
+    g = torch.Generator().manual_seed(1)
+    x = torch.cat([torch.randn(100000, generator=g) * 20, torch.rand(20000, generator=g) * 4,
+                   torch.rand(1000, generator=g) * 1e6, -torch.rand(2000, generator=g) * 50,
+                   torch.arange(1, 60, dtype=torch.float32), torch.tensor([1e-30, 1e-45, 0.5, 1.0000001, 0.9999999])])
+    # absolute error within a few ulp of ln(pi / |sin(pi x)|) and lgamma(1 - x) where they cancel
+    close_to_float64(torch.lgamma, x, rtol=2e-6, atol=1e-6)
+    n = torch.arange(1, 35, dtype=torch.float32)  # log-factorials: lgamma(n + 1) = ln(n!)
+    close_to_float64(lambda t: torch.lgamma(t + 1), n, rtol=2e-7, atol=0)
+
+
+def test_digamma():
+    g = torch.Generator().manual_seed(2)
+    x = torch.cat([torch.rand(20000, generator=g) * 40, torch.rand(5000, generator=g) * 1e6,
+                   torch.tensor([1e-30, 1.0, 2.0, 0.5, 1.4616321])])
+    close_to_float64(torch.digamma, x, rtol=2e-6, atol=5e-7)
+    neg = -torch.rand(20000, generator=g) * 30
+    close_to_float64(torch.digamma, neg, rtol=1e-4, atol=1e-5)  # the CPU's float result is as far off
+
+
+SPECIAL = torch.tensor([0.0, -0.0, 1.0, -1.0, 2.0, -2.0, -3.0, 1.5, -2.5, float("inf"), float("-inf"), float("nan"),
+                        3e38, -3e38, -1e7, 1e-45])
+
+
+@pytest.mark.parametrize("fn", [torch.erfinv, torch.lgamma, torch.digamma], ids=["erfinv", "lgamma", "digamma"])
+def test_special_values(fn):
+    expected = fn(SPECIAL)
+    got = fn(SPECIAL.npu()).cpu()
+    assert torch.equal(torch.isnan(got), torch.isnan(expected)), (expected, got)
+    inf = torch.isinf(expected)
+    assert torch.equal(got[inf], expected[inf]), (expected, got)
+    fin = torch.isfinite(expected)
+    torch.testing.assert_close(got[fin], expected[fin], rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16, torch.int32, torch.uint8])
+def test_dtypes(dtype):
+    x = torch.linspace(0.05, 9, 500)
+    inputs = {torch.float16: x.half(), torch.bfloat16: x.bfloat16(), torch.int32: torch.arange(1, 200, dtype=dtype),
+              torch.uint8: torch.arange(1, 200, dtype=dtype)}[dtype]
+    for fn in (torch.lgamma, torch.digamma):
+        expected, got = fn(inputs), fn(inputs.npu()).cpu()
+        assert got.dtype == expected.dtype
+        tol = 1e-5 if dtype in (torch.int32, torch.uint8) else (2e-3 if dtype == torch.float16 else 1.6e-2)
+        torch.testing.assert_close(got, expected, rtol=tol, atol=tol)
+    p = (torch.rand(300) * 1.8 - 0.9).to(dtype if dtype.is_floating_point else torch.float32)
+    torch.testing.assert_close(torch.erfinv(p.npu()).cpu(), torch.erfinv(p), rtol=2e-3 if dtype.is_floating_point
+                               and dtype != torch.float32 else 1e-6, atol=1.6e-2 if dtype == torch.bfloat16 else 2e-3)
+
+
+def test_out_in_place_and_autograd():
+    x = torch.rand(64, 33) * 5 + 0.1
+    out = torch.empty(64, 33).npu()
+    torch.lgamma(x.npu(), out=out)
+    torch.testing.assert_close(out.cpu(), torch.lgamma(x), rtol=2e-6, atol=1e-6)
+    y = x.npu()
+    y.digamma_()
+    torch.testing.assert_close(y.cpu(), torch.digamma(x), rtol=2e-6, atol=1e-6)
+    # d lgamma = digamma, d erfinv = sqrt(pi)/2 exp(erfinv^2): both natively
+    for fn, inp in ((torch.lgamma, x), (torch.erfinv, torch.rand(50) * 1.6 - 0.8)):
+        a = inp.clone().requires_grad_()
+        b = inp.npu().requires_grad_()
+        fn(a).sum().backward()
+        fn(b).sum().backward()
+        torch.testing.assert_close(b.grad.cpu(), a.grad, rtol=1e-5, atol=1e-6)
+
+
+def test_trunc_normal_init_on_npu():
+    # nn.init.trunc_normal_ draws through erfinv_: on an npu parameter it now stays on the device.
+    torch.manual_seed(0)
+    w = torch.empty(256, 256, device="npu")
+    torch.nn.init.trunc_normal_(w, std=0.02, a=-0.04, b=0.04)
+    wc = w.cpu()
+    assert wc.abs().max() <= 0.04 + 1e-7
+    assert math.isclose(wc.std().item(), 0.02 * 0.8796, rel_tol=0.05)  # the std of N(0, 1) cut at +-2
