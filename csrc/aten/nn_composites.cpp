@@ -28,6 +28,11 @@
 //   acos = 2 atan(sqrt((1 - x) / (1 + x))), atan2 from atan(min / max) and the quadrant, IEEE's
 //   signed zeros and infinities included. Float dtypes (16-bit ones computed in float); within a few
 //   ulp of the CPU.
+//   copysign = |a| with b's sign bit; sinc = sin(pi x) / (pi x), 1 at 0; special.xlog1py = x log1p(y)
+//   (0 where x == 0, NaN where y is); special.entr = -x ln x (0 at 0, -inf below); trace = the
+//   diagonal's sum; linalg.cross from the three component products; isin by one broadcast compare
+//   against up to 64 test elements, else searchsorted in the sorted test elements; tril_indices /
+//   triu_indices as the nonzero positions of a tril / triu mask (row-major, as the CPU lists them).
 #include <ATen/TensorOperators.h>
 #include <ATen/core/Tensor.h>
 #include <ATen/native/Resize.h>
@@ -52,6 +57,16 @@
 #include <ATen/ops/full_like.h>
 #include <ATen/ops/round.h>
 #include <ATen/ops/where.h>
+#include <ATen/ops/diagonal.h>
+#include <ATen/ops/sum.h>
+#include <ATen/ops/narrow.h>
+#include <ATen/ops/sort.h>
+#include <ATen/ops/searchsorted.h>
+#include <ATen/ops/any.h>
+#include <ATen/ops/ones.h>
+#include <ATen/ops/tril.h>
+#include <ATen/ops/triu.h>
+#include <ATen/ops/nonzero.h>
 #include <torch/library.h>
 
 #include <cmath>
@@ -60,6 +75,7 @@
 #include <tuple>
 
 #include "aten/op_common.h"
+#include "core/npu_context.h"
 #include "core/cpu_fallback.h"
 
 namespace torch_ops_nn {
@@ -389,6 +405,86 @@ Tensor& heaviside_out(const Tensor& self, const Tensor& values, Tensor& out) {
   return CopyToOut("heaviside", at::where(self == 0, values, (self > 0).to(self.scalar_type())), out);
 }
 
+// A scalar argument arrives as a CPU 0-dim tensor: it moves to `like`'s device (one value).
+Tensor ScalarOnDevice(const Tensor& t, const Tensor& like) {
+  if (!t.device().is_cpu() || t.dim() != 0 || like.device().is_cpu()) return t;
+  return t.to(like.device(), t.scalar_type() == c10::kDouble ? c10::kFloat : t.scalar_type());
+}
+Tensor& copysign_out(const Tensor& self_in, const Tensor& other_in, Tensor& out) {
+  const Tensor self = ScalarOnDevice(self_in, out), other = ScalarOnDevice(other_in, out);
+  CheckSameNpuDevice("copysign", {{"self", &self}, {"other", &other}, {"out", &out}});
+  return CopyToOut("copysign", WithSignOf(at::abs(F32("copysign", self)), F32("copysign", other)), out);
+}
+Tensor& sinc_out(const Tensor& self, Tensor& out) {
+  const Tensor x = F32("sinc", self), px = x * M_PI;
+  return CopyToOut("sinc", at::where(x == 0, 1.0, at::sin(px) / px), out);
+}
+Tensor& xlog1py_out(const Tensor& self_in, const Tensor& other_in, Tensor& out) {
+  const Tensor self = ScalarOnDevice(self_in, out), other = ScalarOnDevice(other_in, out);
+  CheckSameNpuDevice("special_xlog1py", {{"self", &self}, {"other", &other}, {"out", &out}});
+  const Tensor x = F32("special_xlog1py", self), y = F32("special_xlog1py", other);
+  const Tensor r = at::where(x == 0, 0.0, x * at::log1p(y));
+  return CopyToOut("special_xlog1py", at::where(at::isnan(y), y, r), out);
+}
+Tensor& entr_out(const Tensor& self, Tensor& out) {
+  const Tensor x = F32("special_entr", self);
+  Tensor r = at::where(x > 0, -x * at::log(x), x);  // NaN stays NaN
+  r = at::where(x == 0, 0.0, r);
+  return CopyToOut("special_entr", at::where(x < 0, -std::numeric_limits<double>::infinity(), r), out);
+}
+Tensor trace_npu(const Tensor& self) {
+  TORCH_CHECK(self.dim() == 2, "trace: expected a matrix, but got tensor with dim ", self.dim());
+  return at::sum(at::diagonal(self));
+}
+Tensor& linalg_cross_out(const Tensor& self, const Tensor& other, int64_t dim, Tensor& out) {
+  const char* op = "linalg.cross";
+  CheckSameNpuDevice(op, {{"input", &self}, {"other", &other}, {"out", &out}});
+  TORCH_CHECK(self.dim() == other.dim(), op, ": inputs must have the same number of dimensions.");
+  const auto ab = at::broadcast_tensors({self, other});
+  const Tensor &a = ab[0], &b = ab[1];
+  dim = WrapDim(op, dim, a.dim());
+  TORCH_CHECK(a.size(dim) == 3, op, ": inputs dimension ", dim, " must have length 3. Got ", self.size(dim),
+              " and ", other.size(dim));
+  auto c = [&](const Tensor& t, int64_t i) { return at::narrow(t, dim, i, 1); };
+  const Tensor r = at::cat({c(a, 1) * c(b, 2) - c(a, 2) * c(b, 1), c(a, 2) * c(b, 0) - c(a, 0) * c(b, 2),
+                            c(a, 0) * c(b, 1) - c(a, 1) * c(b, 0)}, dim);
+  return CopyToOut(op, r, out);
+}
+Tensor& isin_out(const Tensor& elements, const Tensor& test, bool assume_unique, bool invert, Tensor& out) {
+  (void)assume_unique;
+  CheckSameNpuDevice("isin", {{"elements", &elements}, {"test_elements", &test}, {"out", &out}});
+  const Tensor t = test.reshape({-1});
+  Tensor found;
+  if (t.numel() == 0) {
+    found = at::zeros_like(elements, elements.options().dtype(c10::kBool));
+  } else if (t.numel() <= 64) {
+    found = at::any(elements.unsqueeze(-1) == t, -1);
+  } else {
+    const Tensor sorted = std::get<0>(at::sort(t));
+    const Tensor pos = at::clamp(at::searchsorted(sorted, elements.reshape({-1})), 0, t.numel() - 1);
+    found = (at::index_select(sorted, 0, pos) == elements.reshape({-1})).view(elements.sizes());
+  }
+  return CopyToOut("isin", invert ? found.logical_not() : found, out);
+}
+Tensor TriIndices(const char* op, int64_t row, int64_t col, int64_t offset, bool upper,
+                  std::optional<c10::ScalarType> dtype, std::optional<c10::Device> device) {
+  TORCH_CHECK(row >= 0, op, ": row must be non-negative, got ", row);
+  TORCH_CHECK(col >= 0, op, ": col must be non-negative, got ", col);
+  const c10::ScalarType dt = dtype.value_or(c10::kLong);
+  TORCH_CHECK(dt == c10::kLong || dt == c10::kInt, op, ": dtype must be int32 or int64, got ", dt);
+  const Tensor ones = at::ones({row, col}, at::TensorOptions().dtype(c10::kBool).device(device.value_or(kNpu)));
+  const Tensor mask = upper ? at::triu(ones, offset) : at::tril(ones, offset);
+  return at::nonzero(mask).t().to(dt);
+}
+Tensor tril_indices_npu(int64_t row, int64_t col, int64_t offset, std::optional<c10::ScalarType> dtype,
+                        std::optional<c10::Layout>, std::optional<c10::Device> device, std::optional<bool>) {
+  return TriIndices("tril_indices", row, col, offset, false, dtype, device);
+}
+Tensor triu_indices_npu(int64_t row, int64_t col, int64_t offset, std::optional<c10::ScalarType> dtype,
+                        std::optional<c10::Layout>, std::optional<c10::Device> device, std::optional<bool>) {
+  return TriIndices("triu_indices", row, col, offset, true, dtype, device);
+}
+
 }  // namespace
 }  // namespace torch_ops_nn
 
@@ -432,4 +528,13 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("asin.out", TORCH_FN(asin_out));
   m.impl("acos.out", TORCH_FN(acos_out));
   m.impl("atan2.out", TORCH_FN(atan2_out));
+  m.impl("copysign.out", TORCH_FN(copysign_out));
+  m.impl("sinc.out", TORCH_FN(sinc_out));
+  m.impl("special_xlog1py.out", TORCH_FN(xlog1py_out));
+  m.impl("special_entr.out", TORCH_FN(entr_out));
+  m.impl("trace", TORCH_FN(trace_npu));
+  m.impl("linalg_cross.out", TORCH_FN(linalg_cross_out));
+  m.impl("isin.Tensor_Tensor_out", TORCH_FN(isin_out));
+  m.impl("tril_indices", TORCH_FN(tril_indices_npu));
+  m.impl("triu_indices", TORCH_FN(triu_indices_npu));
 }

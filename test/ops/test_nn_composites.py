@@ -218,3 +218,41 @@ def test_take_and_masked_scatter():
         torch.take(x.npu(), torch.tensor([20]).npu())
         torch.npu.synchronize()
     assert torch.take(x.npu(), torch.tensor([3]).npu()).item() == x.view(-1)[3].item()  # still usable
+
+
+def test_copysign_sinc_xlog1py_entr_match_cpu():
+    g = torch.Generator().manual_seed(7)
+    a = torch.cat([torch.randn(5000, generator=g) * 10, torch.tensor([0.0, -0.0, float("inf"), float("-inf"),
+                                                                     float("nan"), 1e-30])])
+    b = torch.cat([torch.randn(5000, generator=g), torch.tensor([-0.0, 0.0, -1.0, 2.0, 3.0, -5.0])])
+    for fn, args in [(torch.copysign, (a, b)), (torch.sinc, (a,)), (torch.special.xlog1py, (a, b.abs())),
+                     (torch.special.entr, (a,))]:
+        expected = fn(*args)
+        got = fn(*[t.npu() for t in args]).cpu()
+        torch.testing.assert_close(got, expected, rtol=2e-6, atol=1e-6, equal_nan=True)
+    assert torch.equal(torch.copysign(a.npu(), b.npu()).cpu().signbit(), torch.copysign(a, b).signbit())
+    i = torch.arange(-3, 4)
+    torch.testing.assert_close(torch.copysign(i.npu(), -1.0).cpu(), torch.copysign(i, -1.0))  # ints promote
+
+
+def test_trace_cross_isin_tri_indices_match_cpu():
+    x = torch.randn(7, 5)
+    torch.testing.assert_close(torch.trace(x.npu()).cpu(), torch.trace(x), rtol=1e-6, atol=1e-6)
+    xi = torch.randint(-9, 9, (4, 6))
+    assert torch.equal(torch.trace(xi.npu()).cpu(), torch.trace(xi))
+    with pytest.raises(RuntimeError, match=r"trace: expected a matrix, but got tensor with dim 3"):
+        torch.trace(torch.ones(2, 2, 2).npu())
+    a, b = torch.randn(4, 3, 5), torch.randn(1, 3, 5)
+    torch.testing.assert_close(torch.linalg.cross(a.npu(), b.npu(), dim=1).cpu(), torch.linalg.cross(a, b, dim=1),
+                               rtol=1e-6, atol=1e-6)
+    with pytest.raises(RuntimeError, match=r"linalg.cross: inputs dimension -1 must have length 3. Got 4 and 4"):
+        torch.linalg.cross(torch.ones(2, 4).npu(), torch.ones(2, 4).npu())
+    e = torch.randint(0, 500, (30, 40))
+    for t in (torch.tensor([3, 7, 499]), torch.randint(0, 500, (300,)), torch.tensor([], dtype=torch.int64)):
+        for invert in (False, True):
+            assert torch.equal(torch.isin(e.npu(), t.npu(), invert=invert).cpu(), torch.isin(e, t, invert=invert))
+    f = torch.tensor([1.0, float("nan"), 2.5])
+    assert torch.equal(torch.isin(f.npu(), f.npu()).cpu(), torch.isin(f, f))
+    for args in [(5, 5), (4, 7, 2), (6, 3, -1), (0, 3)]:
+        assert torch.equal(torch.tril_indices(*args, device="npu").cpu(), torch.tril_indices(*args))
+        assert torch.equal(torch.triu_indices(*args, device="npu").cpu(), torch.triu_indices(*args))
