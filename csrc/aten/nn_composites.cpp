@@ -32,7 +32,10 @@
 //   (0 where x == 0, NaN where y is); special.entr = -x ln x (0 at 0, -inf below); trace = the
 //   diagonal's sum; linalg.cross from the three component products; isin by one broadcast compare
 //   against up to 64 test elements, else searchsorted in the sorted test elements; tril_indices /
-//   triu_indices as the nonzero positions of a tril / triu mask (row-major, as the CPU lists them).
+//   triu_indices as the nonzero positions of a tril / triu mask (row-major, as the CPU lists them);
+//   polygamma(n >= 1, x > 0) = (-1)^(n+1) n! zeta(n + 1, x), the Hurwitz zeta by Euler-Maclaurin: 8
+//   terms, then the integral, half term and five Bernoulli corrections at x + 8 (x <= 0 or non-finite
+//   takes the CPU fallback after one flag read; n = 0 is digamma).
 #include <ATen/TensorOperators.h>
 #include <ATen/core/Tensor.h>
 #include <ATen/native/Resize.h>
@@ -67,6 +70,12 @@
 #include <ATen/ops/tril.h>
 #include <ATen/ops/triu.h>
 #include <ATen/ops/nonzero.h>
+#include <ATen/ops/pow.h>
+#include <ATen/ops/reciprocal.h>
+#include <ATen/ops/digamma.h>
+#include <ATen/ops/isfinite.h>
+#include <ATen/ops/logical_not.h>
+#include <ATen/ops/logical_and.h>
 #include <torch/library.h>
 
 #include <cmath>
@@ -466,6 +475,48 @@ Tensor& isin_out(const Tensor& elements, const Tensor& test, bool assume_unique,
   }
   return CopyToOut("isin", invert ? found.logical_not() : found, out);
 }
+// (-1)^(n+1) n! zeta(n + 1, x) for x > 0: sum_{k<N} (x + k)^-s, then at z = x + N
+// z^(1-s) / (s - 1) + z^-s / 2 + sum_j B_2j / (2j)! s (s + 1) ... (s + 2j - 2) z^(-s-2j+1), s = n + 1.
+// r^e by square and multiply (each product rounds once; pow's exp(e ln r) loses e ln r ulp).
+Tensor PowInt(const Tensor& r, int64_t e) {
+  Tensor result, sq = r;
+  for (; e > 0; e >>= 1) {
+    if (e & 1) result = result.defined() ? result * sq : sq;
+    if (e > 1) sq = sq * sq;
+  }
+  return result;
+}
+Tensor PolygammaPositive(int64_t n, const Tensor& x) {
+  constexpr int kTerms = 8;
+  const double s = double(n + 1);
+  Tensor sum = PowInt(at::reciprocal(x), n + 1);
+  for (int k = 1; k < kTerms; ++k) sum = sum + PowInt(at::reciprocal(x + double(k)), n + 1);
+  const Tensor z = x + double(kTerms), inv = at::reciprocal(z), inv2 = inv * inv;
+  Tensor zs = PowInt(inv, n + 1);               // z^-s
+  sum = sum + zs * z * (1.0 / (s - 1.0)) + zs * 0.5;
+  static const double bernoulli[] = {1.0 / 6, -1.0 / 30, 1.0 / 42, -1.0 / 30, 5.0 / 66};
+  double coef = 1.0;                            // s (s + 1) ... (s + 2j - 2) / (2j)!
+  Tensor zp = zs * inv;                         // z^(-s-2j+1) for j = 1
+  for (int j = 1; j <= 5; ++j) {
+    coef *= (j == 1 ? s : (s + 2 * j - 3) * (s + 2 * j - 2)) / ((2.0 * j - 1.0) * (2.0 * j));
+    sum = sum + zp * (bernoulli[j - 1] * coef);
+    zp = zp * inv2;
+  }
+  const double scale = std::tgamma(double(n) + 1.0) * (n % 2 == 1 ? 1.0 : -1.0);  // (-1)^(n+1) n!
+  return sum * scale;
+}
+Tensor& polygamma_out(int64_t n, const Tensor& self, Tensor& out) {
+  CheckSameNpuDevice("polygamma", {{"self", &self}, {"out", &out}});
+  TORCH_CHECK(n >= 0, "polygamma(n, x) does not support negative n.");
+  if (n == 0) return CopyToOut("polygamma", at::digamma(self), out);
+  const Tensor x = F32("polygamma", self);
+  if (x.numel() > 0 && at::logical_not(at::logical_and(x > 0, at::isfinite(x))).any().item<bool>()) {
+    const Tensor r = CallCpuFallback("aten::polygamma", "", {n, self})[0].toTensor();
+    return CopyToOut("polygamma", r, out);
+  }
+  return CopyToOut("polygamma", PolygammaPositive(n, x), out);
+}
+
 Tensor TriIndices(const char* op, int64_t row, int64_t col, int64_t offset, bool upper,
                   std::optional<c10::ScalarType> dtype, std::optional<c10::Device> device) {
   TORCH_CHECK(row >= 0, op, ": row must be non-negative, got ", row);
@@ -537,4 +588,5 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("isin.Tensor_Tensor_out", TORCH_FN(isin_out));
   m.impl("tril_indices", TORCH_FN(tril_indices_npu));
   m.impl("triu_indices", TORCH_FN(triu_indices_npu));
+  m.impl("polygamma.out", TORCH_FN(polygamma_out));
 }

@@ -107,3 +107,27 @@ def test_trunc_normal_init_on_npu():
     wc = w.cpu()
     assert wc.abs().max() <= 0.04 + 1e-7
     assert math.isclose(wc.std().item(), 0.02 * 0.8796, rel_tol=0.05)  # the std of N(0, 1) cut at +-2
+
+
+@pytest.mark.parametrize("n", [1, 2, 3, 6])
+def test_polygamma(n):
+    g = torch.Generator().manual_seed(n)
+    x = torch.cat([torch.rand(5000, generator=g) * 30 + 1e-3, torch.tensor([0.01, 0.5, 1.0, 2.0, 100.0, 1e4])])
+    close_to_float64(lambda t: torch.polygamma(n, t), x, rtol=2e-6, atol=1e-30)
+    # digamma's gradient is polygamma(1, x): natively on npu
+    a = x[:50].clone().requires_grad_()
+    b = x[:50].npu().requires_grad_()
+    torch.digamma(a).sum().backward()
+    torch.digamma(b).sum().backward()
+    torch.testing.assert_close(b.grad.cpu(), a.grad, rtol=2e-6, atol=0)
+
+
+def test_polygamma_nonpositive_and_bad_n(monkeypatch):
+    x = torch.tensor([-1.5, -2.0, 0.0, 3.0])
+    with pytest.raises(NotImplementedError, match="aten::polygamma"):  # x <= 0: the CPU fallback
+        torch.polygamma(1, x.npu())
+    monkeypatch.delenv("TORCH_OPS_NN_FALLBACK")
+    got = torch.polygamma(1, x.npu()).cpu()
+    torch.testing.assert_close(got, torch.polygamma(1, x), equal_nan=True)
+    with pytest.raises(RuntimeError, match=r"polygamma\(n, x\) does not support negative n"):
+        torch.polygamma(-1, x.npu())
