@@ -35,7 +35,10 @@
 //   triu_indices as the nonzero positions of a tril / triu mask (row-major, as the CPU lists them);
 //   polygamma(n >= 1, x > 0) = (-1)^(n+1) n! zeta(n + 1, x), the Hurwitz zeta by Euler-Maclaurin: 8
 //   terms, then the integral, half term and five Bernoulli corrections at x + 8 (x <= 0 or non-finite
-//   takes the CPU fallback after one flag read; n = 0 is digamma).
+//   takes the CPU fallback after one flag read; n = 0 is digamma); cummax / cummin / logcumsumexp by
+//   a doubling scan along dim (log2(n) steps, each combining every element with the one 2^k before
+//   it): cummax keeps the later element on ties and any NaN (the CPU's rule: the last NaN, else the
+//   last extreme, wins), logcumsumexp combines by logaddexp.
 #include <ATen/TensorOperators.h>
 #include <ATen/core/Tensor.h>
 #include <ATen/native/Resize.h>
@@ -71,6 +74,10 @@
 #include <ATen/ops/triu.h>
 #include <ATen/ops/nonzero.h>
 #include <ATen/ops/pow.h>
+#include <ATen/ops/arange.h>
+#include <ATen/ops/logaddexp.h>
+#include <ATen/ops/isnan.h>
+#include <ATen/ops/logical_or.h>
 #include <ATen/ops/reciprocal.h>
 #include <ATen/ops/digamma.h>
 #include <ATen/ops/isfinite.h>
@@ -517,6 +524,61 @@ Tensor& polygamma_out(int64_t n, const Tensor& self, Tensor& out) {
   return CopyToOut("polygamma", PolygammaPositive(n, x), out);
 }
 
+// Hillis-Steele inclusive scan along dim: step k combines element i with element i - 2^k.
+template <class Combine>
+void DoublingScan(std::vector<Tensor>& parts, int64_t dim, Combine combine) {
+  const int64_t n = parts[0].size(dim);
+  for (int64_t s = 1; s < n; s *= 2) {
+    std::vector<Tensor> earlier, later;
+    for (const Tensor& t : parts) {
+      earlier.push_back(t.narrow(dim, 0, n - s));
+      later.push_back(t.narrow(dim, s, n - s));
+    }
+    const std::vector<Tensor> merged = combine(earlier, later);
+    for (size_t j = 0; j < parts.size(); ++j) parts[j] = at::cat({parts[j].narrow(dim, 0, s), merged[j]}, dim);
+  }
+}
+void CumExtreme(const char* op, const Tensor& self, Tensor& values, Tensor& indices, int64_t dim, bool max) {
+  CheckSameNpuDevice(op, {{"self", &self}, {"values", &values}, {"indices", &indices}});
+  dim = WrapDim(op, dim, self.dim());
+  if (self.numel() == 0) return;
+  std::vector<int64_t> shape(size_t(self.dim()), 1);
+  shape[size_t(dim)] = self.size(dim);
+  std::vector<Tensor> parts{self, at::arange(self.size(dim), self.options().dtype(c10::kLong)).view(shape)
+                                      .expand(self.sizes())};
+  const bool floating = at::isFloatingType(self.scalar_type());
+  DoublingScan(parts, dim, [&](const std::vector<Tensor>& a, const std::vector<Tensor>& b) {
+    // the earlier part wins unless the later one is NaN or at least as extreme (and a is not NaN)
+    Tensor later = max ? b[0] >= a[0] : b[0] <= a[0];
+    if (floating) later = at::logical_or(at::isnan(b[0]), at::logical_and(later, at::logical_not(at::isnan(a[0]))));
+    return std::vector<Tensor>{at::where(later, b[0], a[0]), at::where(later, b[1], a[1])};
+  });
+  values.copy_(parts[0]);
+  indices.copy_(parts[1]);
+}
+void cummax_helper(const Tensor& self, Tensor& values, Tensor& indices, int64_t dim) {
+  CumExtreme("cummax", self, values, indices, dim, true);
+}
+void cummin_helper(const Tensor& self, Tensor& values, Tensor& indices, int64_t dim) {
+  CumExtreme("cummin", self, values, indices, dim, false);
+}
+Tensor& logcumsumexp_out(const Tensor& self, int64_t dim, Tensor& out) {
+  const char* op = "logcumsumexp";
+  CheckSameNpuDevice(op, {{"self", &self}, {"out", &out}});
+  CheckFloatDtype(op, "self", self);
+  dim = WrapDim(op, dim, std::max<int64_t>(self.dim(), 1));
+  if (self.numel() == 0 || self.dim() == 0) return CopyToOut(op, self, out);
+  std::vector<Tensor> parts{self.scalar_type() == c10::kFloat ? self : self.to(c10::kFloat)};
+  DoublingScan(parts, dim, [](const std::vector<Tensor>& a, const std::vector<Tensor>& b) {
+    return std::vector<Tensor>{at::logaddexp(a[0], b[0])};
+  });
+  return CopyToOut(op, parts[0], out);
+}
+Tensor logcumsumexp_npu(const Tensor& self, int64_t dim) {
+  Tensor out = NpuEmpty(self.sizes(), self.scalar_type(), self.device().index());
+  return logcumsumexp_out(self, dim, out);
+}
+
 Tensor TriIndices(const char* op, int64_t row, int64_t col, int64_t offset, bool upper,
                   std::optional<c10::ScalarType> dtype, std::optional<c10::Device> device) {
   TORCH_CHECK(row >= 0, op, ": row must be non-negative, got ", row);
@@ -589,4 +651,8 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("tril_indices", TORCH_FN(tril_indices_npu));
   m.impl("triu_indices", TORCH_FN(triu_indices_npu));
   m.impl("polygamma.out", TORCH_FN(polygamma_out));
+  m.impl("_cummax_helper", TORCH_FN(cummax_helper));
+  m.impl("_cummin_helper", TORCH_FN(cummin_helper));
+  m.impl("_logcumsumexp", TORCH_FN(logcumsumexp_npu));
+  m.impl("_logcumsumexp.out", TORCH_FN(logcumsumexp_out));
 }

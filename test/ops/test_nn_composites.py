@@ -256,3 +256,37 @@ def test_trace_cross_isin_tri_indices_match_cpu():
     for args in [(5, 5), (4, 7, 2), (6, 3, -1), (0, 3)]:
         assert torch.equal(torch.tril_indices(*args, device="npu").cpu(), torch.tril_indices(*args))
         assert torch.equal(torch.triu_indices(*args, device="npu").cpu(), torch.triu_indices(*args))
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.int64, torch.int32, torch.uint8])
+def test_cummax_cummin_match_cpu(dtype):
+    g = torch.Generator().manual_seed(11)
+    x = torch.randint(0, 20, (5, 37, 3), generator=g).to(dtype)  # many ties: the later index wins
+    if dtype.is_floating_point:
+        x[1, 4, 0] = float("nan")
+        x[1, 9, 0] = float("nan")
+        x[2, 0, 1] = float("-inf")
+    for fn in (torch.cummax, torch.cummin):
+        for dim in (0, 1, -1):
+            v, i = fn(x, dim)
+            vn, i_n = fn(x.npu(), dim)
+            assert torch.equal(i_n.cpu(), i), (fn, dim)
+            torch.testing.assert_close(vn.cpu(), v, equal_nan=True, rtol=0, atol=0)
+    a = torch.randn(6, 50, generator=g).requires_grad_()
+    b = a.detach().npu().requires_grad_()
+    torch.cummax(a, 1)[0].sum().backward()
+    torch.cummax(b, 1)[0].sum().backward()
+    assert torch.equal(b.grad.cpu(), a.grad)
+
+
+def test_logcumsumexp_matches_cpu():
+    g = torch.Generator().manual_seed(12)
+    x = torch.randn(4, 300, generator=g) * 10
+    x[0, 5] = float("-inf")
+    x[1, :3] = float("-inf")
+    x[2, 7] = float("inf")
+    for dim in (0, 1):
+        torch.testing.assert_close(torch.logcumsumexp(x.npu(), dim).cpu(), torch.logcumsumexp(x, dim),
+                                   rtol=1e-5, atol=1e-5)
+    with pytest.raises(TypeError, match=r"logcumsumexp: argument 'self' has dtype Long"):
+        torch.logcumsumexp(torch.ones(3, dtype=torch.int64).npu(), 0)
