@@ -18,6 +18,7 @@
 #include "core/cpu_fallback.h"
 #include "aten/dtype_dispatch.h"
 #include "aten/op_common.h"
+#include "aten/sort_ops.h"
 #include "reduce.h"
 
 namespace torch_ops_nn {
@@ -429,6 +430,21 @@ at::Tensor& amin_out(const at::Tensor& self, c10::IntArrayRef dim, bool keepdim,
 }
 at::Tensor max_all(const at::Tensor& self) { return ExtremeImpl("max", self, {}, false, false); }
 at::Tensor min_all(const at::Tensor& self) { return ExtremeImpl("min", self, {}, false, true); }
+// max() / min() of a whole tensor: int32 / int64 exactly over their full range by the radix sort's
+// range kernel (no read-back); other integers and bool through float (exact there); float64 takes
+// the CPU fallback.
+at::Tensor ExtremeAll(const at::Tensor& self, bool max) {
+  const c10::ScalarType t = self.scalar_type();
+  if ((t == c10::kInt || t == c10::kLong) && self.numel() > 0) {
+    const at::Tensor range = DeviceIntRangeTensor(Contiguous(self));  // int64 (min, max)
+    return range.select(0, max ? 1 : 0).to(t, /*non_blocking=*/false, /*copy=*/true);
+  }
+  if (IsNpuFloat(t)) return max ? max_all(self) : min_all(self);
+  if (c10::isIntegralType(t, true)) return (max ? max_all(self.to(c10::kFloat)) : min_all(self.to(c10::kFloat))).to(t);
+  return CallCpuFallback(max ? "aten::max" : "aten::min", "", {self})[0].toTensor();
+}
+at::Tensor max_all_npu(const at::Tensor& self) { return ExtremeAll(self, true); }
+at::Tensor min_all_npu(const at::Tensor& self) { return ExtremeAll(self, false); }
 at::Tensor& max_all_out(const at::Tensor& self, at::Tensor& out) {
   return CopyToOut("max", ExtremeImpl("max", self, {}, false, false), out);
 }
@@ -854,9 +870,9 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   NPU_IMPL("amax.out", amax_out, FloatOnly);
   NPU_IMPL_INT_VIA_FLOAT("amin", amin);
   NPU_IMPL("amin.out", amin_out, FloatOnly);
-  NPU_IMPL_INT_VIA_FLOAT("max", max_all);
+  m.impl("max", TORCH_FN(max_all_npu));
   NPU_IMPL("max.unary_out", max_all_out, FloatOnly);
-  NPU_IMPL_INT_VIA_FLOAT("min", min_all);
+  m.impl("min", TORCH_FN(min_all_npu));
   NPU_IMPL("min.unary_out", min_all_out, FloatOnly);
   NPU_IMPL_INT_VIA_FLOAT("max.dim", max_dim);
   NPU_IMPL("max.dim_max", max_dim_out, FloatOnly);

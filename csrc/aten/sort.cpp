@@ -84,7 +84,7 @@ at::Tensor DigitScores(const at::Tensor& x, uint32_t digit, c10::DeviceIndex dev
 
 }  // namespace
 
-std::pair<int64_t, int64_t> DeviceIntRange(const at::Tensor& x) {
+at::Tensor DeviceIntRangeTensor(const at::Tensor& x) {
   const c10::DeviceIndex dev = x.device().index();
   const auto rt = npu_kernels::radix_tiling(uint64_t(x.numel()), x.scalar_type() == c10::kLong, 0, 0, 0, true,
                                             SocInfoFor(dev));
@@ -97,6 +97,10 @@ std::pair<int64_t, int64_t> DeviceIntRange(const at::Tensor& x) {
   at::Tensor range = NpuEmpty({2}, c10::kLong, dev);
   LaunchKernel(KernelLaunch{"radix_range_kernel", ascendc_host::CoreType::AIV, fold.block_dim, dev},
                &radix_range_kernel, fold, ext.data_ptr(), range.data_ptr());
+  return range;
+}
+std::pair<int64_t, int64_t> DeviceIntRange(const at::Tensor& x) {
+  const at::Tensor range = DeviceIntRangeTensor(x);
   return {range[0].item<int64_t>(), range[1].item<int64_t>()};  // (the second read waits for nothing)
 }
 

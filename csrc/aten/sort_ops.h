@@ -16,7 +16,9 @@ void LaunchSortRows(const at::Tensor& x, uint64_t rows, uint32_t n, uint32_t lim
                     const at::Tensor& v, const at::Tensor& i, c10::DeviceIndex dev);
 
 // The exact (min, max) of a contiguous, non-empty int32 / int64 tensor: one pass of radix_range_kernel
-// (per-block extremes), read back (synchronizes).
+// (per-block extremes) and a one-block fold of those, as an int64 npu tensor [2] (no read-back) ...
+at::Tensor DeviceIntRangeTensor(const at::Tensor& x);
+// ... or read back (synchronizes).
 std::pair<int64_t, int64_t> DeviceIntRange(const at::Tensor& x);
 
 }  // namespace torch_ops_nn

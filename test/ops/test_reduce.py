@@ -629,6 +629,11 @@ def test_bool_extremes_and_large_integers():
     x = torch.rand(5, 9) > 0.5
     assert torch.equal(x.npu().amax(1).cpu(), x.amax(1)) and x.npu().max().dtype == torch.bool
     big = torch.tensor([2**40, -5, 3], device="npu")
-    with pytest.raises(NotImplementedError, match=r"aten::max"):
-        big.max()
+    with pytest.raises(NotImplementedError, match=r"aten::argmax"):  # per-element beyond 2^24: the CPU's
+        big.argmax()
+    # whole-tensor max / min: exact over the full range (the radix sort's range kernel)
+    wide = torch.tensor([2**62 + 1, -(2**62) - 3, 2**62, 5, -(2**63)])
+    for t in (wide, wide.to(torch.int32) * 0 + torch.tensor([2**31 - 1, -(2**31), 3, 2**30, 7], dtype=torch.int32)):
+        assert torch.equal(t.npu().max().cpu(), t.max()) and torch.equal(t.npu().min().cpu(), t.min())
+        assert t.npu().max().dtype == t.dtype
     assert torch.tensor([7, -2], device="npu").max().item() == 7  # still usable
