@@ -1538,7 +1538,11 @@ class ElementwiseKernel {
       if (EwDType(t_.in[i].dtype) == EwDType::BOOL) {
         v = s != 0 ? CT(1) : CT(0);
       } else if constexpr (std::is_same_v<CT, int32_t> && std::is_same_v<S, int64_t>) {
-        v = s > INT32_MAX ? INT32_MAX : s < INT32_MIN ? INT32_MIN : int32_t(s);  // Cast int64->int32 saturates
+        // A one-element int64 operand of an int32-or-narrower result is converted to that dtype as
+        // PyTorch converts it (wrapping); for an int64 result computed in int32 lanes it saturates
+        // like the Cast int64 -> int32 of the tiles (sign stays exact).
+        if (EwDType(t_.out_dtype) == EwDType::I64) v = s > INT32_MAX ? INT32_MAX : s < INT32_MIN ? INT32_MIN : int32_t(s);
+        else v = int32_t(uint32_t(uint64_t(s)));
       } else if constexpr (std::is_same_v<CT, float>) {
         v = static_cast<float>(s);
       } else {

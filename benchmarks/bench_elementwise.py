@@ -2,7 +2,8 @@
 
     python benchmarks/bench_elementwise.py [--mib 64] [--min-time 1.0]
 
-add of two 16M-element float32 tensors, relu and sigmoid of 16M elements (plus a few more), each
+add of two 16M-element float32 tensors, relu and sigmoid of 16M elements (plus a few more; then
+integer ops and erfinv / lgamma / digamma on 4M elements), each
 measured with torch.utils.benchmark in the same process; the npu statement synchronizes so the
 kernel's full run is timed. Prints times, GB/s (bytes read + written) and the npu/CPU ratio.
 Note: out-of-place CPU ops pay page faults for their fresh 64 MiB outputs (the CPU allocator returns
@@ -54,6 +55,27 @@ def main() -> None:
         t_npu = measure(stmt + "; torch.npu.synchronize()",
                         {"a": dx, "b": dy, "c": bias.to("npu"), "torch": torch, "F": F}, args.min_time)
         print(f"{name:<22}{t_cpu * 1e3:>10.1f}{t_npu * 1e3:>10.1f}{n * bytes_per / t_npu / 1e9:>10.2f}"
+              f"{t_npu / t_cpu:>9.2f}x")
+    # Integer dtypes and the special functions, on 1/4 of the elements (uint8 wraps through int32
+    # lanes; int64 mul is ~30 int32 launches on the words).
+    m = n // 4
+    g = torch.Generator().manual_seed(0)
+    u8 = [torch.randint(0, 256, (m,), dtype=torch.uint8, generator=g) for _ in range(2)]
+    i32 = [torch.randint(-2**31, 2**31 - 1, (m,), dtype=torch.int32, generator=g) for _ in range(2)]
+    i64 = [torch.randint(-2**40, 2**40, (m,), generator=g) for _ in range(2)]
+    pos, unit = torch.rand(m, generator=g) * 10 + 0.1, torch.rand(m, generator=g) * 1.8 - 0.9
+    int_cases = [  # name, statement, operands, bytes moved per element
+        ("uint8 add", "a + b", u8, 3), ("uint8 > (compare)", "a > b", u8, 3), ("int32 & (bitwise)", "a & b", i32, 12),
+        ("int32 << 3", "a << 3", i32, 8), ("int64 mul (exact)", "a * b", i64, 24),
+        ("erfinv", "torch.erfinv(a)", [unit, unit], 8), ("lgamma", "torch.lgamma(a)", [pos, pos], 8),
+        ("digamma", "torch.digamma(a)", [pos, pos], 8),
+    ]
+    print(f"{m / 2**20:.0f}M elements:")
+    for name, stmt, (a, b), bytes_per in int_cases:
+        t_cpu = measure(stmt, {"a": a, "b": b, "torch": torch}, args.min_time)
+        t_npu = measure(stmt + "; torch.npu.synchronize()", {"a": a.to("npu"), "b": b.to("npu"), "torch": torch},
+                        args.min_time)
+        print(f"{name:<22}{t_cpu * 1e3:>10.1f}{t_npu * 1e3:>10.1f}{m * bytes_per / t_npu / 1e9:>10.2f}"
               f"{t_npu / t_cpu:>9.2f}x")
 
 

@@ -299,6 +299,7 @@ int64_t WrapToDtype(int64_t v, c10::ScalarType t) {
     case c10::kByte: return static_cast<uint8_t>(v);
     case c10::kChar: return static_cast<int8_t>(v);
     case c10::kShort: return static_cast<int16_t>(v);
+    case c10::kInt: return static_cast<int32_t>(v);
     default: return v;
   }
 }
@@ -445,11 +446,11 @@ bool Int64Exact(const PwOp& op, std::initializer_list<PwArg> args, const std::ve
     case EwOp::kClamp: {
       r = W(0);
       if (op.si[0] & 1) {
-        const Words lo = Const(op.si[1]);
+        const Words lo = Const(op.sl[0]);
         r = Where64(Lt64(r, lo), lo, r);
       }
       if (op.si[0] & 2) {
-        const Words hi = Const(op.si[2]);
+        const Words hi = Const(op.sl[1]);
         r = Where64(Lt64(hi, r), hi, r);
       }
       break;
@@ -1253,17 +1254,24 @@ at::Tensor& masked_fill__Tensor(at::Tensor& self, const at::Tensor& mask, const 
 }
 
 // ---- clamp
+int64_t BoundToInt64(double v) {  // an integral float bound, saturated to int64
+  if (!(v > -9.2233720368547758e18)) return INT64_MIN;
+  if (!(v < 9.2233720368547758e18)) return INT64_MAX;
+  return static_cast<int64_t>(v);
+}
 PwOp ClampDef(const char* name, const std::optional<c10::Scalar>& lo, const std::optional<c10::Scalar>& hi) {
   TORCH_CHECK(lo.has_value() || hi.has_value(), name, ": at least one of 'min' or 'max' must not be None");
   PwOp p = Def(name, EwOp::kClamp, PwResult::kPromote, true);
   p.si[0] = (lo ? 1 : 0) | (hi ? 2 : 0);
   if (lo) {
     p.sf[0] = static_cast<float>(lo->toDouble());
-    p.si[1] = static_cast<int32_t>(std::clamp<int64_t>(lo->isIntegral(true) ? lo->toLong() : int64_t(std::ceil(lo->toDouble())), INT32_MIN, INT32_MAX));
+    p.sl[0] = lo->isIntegral(true) ? lo->toLong() : BoundToInt64(std::ceil(lo->toDouble()));
+    p.si[1] = static_cast<int32_t>(std::clamp<int64_t>(p.sl[0], INT32_MIN, INT32_MAX));
   }
   if (hi) {
     p.sf[1] = static_cast<float>(hi->toDouble());
-    p.si[2] = static_cast<int32_t>(std::clamp<int64_t>(hi->isIntegral(true) ? hi->toLong() : int64_t(std::floor(hi->toDouble())), INT32_MIN, INT32_MAX));
+    p.sl[1] = hi->isIntegral(true) ? hi->toLong() : BoundToInt64(std::floor(hi->toDouble()));
+    p.si[2] = static_cast<int32_t>(std::clamp<int64_t>(p.sl[1], INT32_MIN, INT32_MAX));
   }
   return p;
 }
@@ -1289,14 +1297,15 @@ at::Tensor ClampRun(const char* name, const at::Tensor& self, const std::optiona
     target.tensor->copy_(y);
     return *target.tensor;
   }
-  if (r == c10::kByte || r == c10::kChar || r == c10::kShort) {
+  if (r == c10::kByte || r == c10::kChar || r == c10::kShort || r == c10::kInt) {
     // The bounds as the dtype holds them, converted as PyTorch's clamp does (a value that overflows
     // raises; negative bounds wrap for uint8).
     auto wrap = [&](const c10::Scalar& b) {
       const int64_t v = b.toLong();
       if (r == c10::kByte) (void)b.to<uint8_t>();  // checked conversions: raise on overflow
       else if (r == c10::kChar) (void)b.to<int8_t>();
-      else (void)b.to<int16_t>();
+      else if (r == c10::kShort) (void)b.to<int16_t>();
+      else (void)b.to<int32_t>();
       return static_cast<int32_t>(WrapToDtype(v, r));
     };
     if (lo) p.si[1] = wrap(*lo);

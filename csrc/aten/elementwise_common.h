@@ -36,6 +36,7 @@ struct PwOp {
                               // being rounded to a half/bf16 common dtype first
   float sf[4] = {};           // op scalars, see EwOp
   int32_t si[4] = {};
+  int64_t sl[2] = {};         // 64-bit integer op scalars (int64 clamp bounds)
 };
 
 // Where the result goes.

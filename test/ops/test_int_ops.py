@@ -162,3 +162,19 @@ def test_scans_and_scatters_of_small_ints(dtype):
         same(lambda x, i, s: x.scatter_reduce(1, i, s, reduce, include_self=reduce != "amax"), a, idx, src)
     same(lambda x, i, s: x.index_add(0, i, s), a, rows, src)
     same(lambda x, i, s: x.clone().index_put_((i,), s, accumulate=True), a, rows, src)
+
+
+def test_scalars_beyond_the_dtype():
+    # PyTorch converts an integer scalar to the tensor's dtype (wrapping) before the op; int64 clamp
+    # bounds keep their 64 bits; an int32 clamp bound that overflows raises as on the CPU.
+    a = torch.tensor([1, 5, -7], dtype=torch.int32)
+    same(lambda x: x < 2**33, a)
+    same(lambda x: x + (2**32 + 5), a)
+    same(lambda x: x * (2**32 + 3), a)
+    same(lambda x, y: torch.maximum(x, y), a, torch.tensor(2**33))
+    with pytest.raises(RuntimeError, match=r"value cannot be converted to type int without overflow"):
+        a.npu().clamp(min=2**32 + 2)
+    b = torch.tensor([1, 5, -7, 2**50])
+    same(lambda x: x.clamp(min=2**40), b)
+    same(lambda x: x.clamp(max=-(2**40)), b)
+    same(lambda x: x.clamp(min=-3, max=2**45), b)
