@@ -1416,6 +1416,7 @@ class ElementwiseKernel {
     for (int k = 0; k < info_.n_temps; ++k) pipe_.InitBuffer(tmp_[k], tile * sizeof(CT));
     for (int k = 0; k < info_.n_consts; ++k) pipe_.InitBuffer(konst_[k], tile * sizeof(CT));
     for (int k = 0; k < 3; ++k) pipe_.InitBuffer(bits_[k], tile / 8);
+    raw_ = RawBitwise();
     if (npu_kernels::NeedsHalfTileK(t, info_)) pipe_.InitBuffer(hs_, tile * sizeof(half));
     wrap_ = npu_kernels::NeedsWrapMaskK(t, info_);
     if (wrap_) {
@@ -1557,10 +1558,68 @@ class ElementwiseKernel {
     else return t_.imm_i[i];
   }
 
+  // Bitwise ops whose tensor operands all have the output's dtype at its shape (si2 = 1 from layer 5)
+  // run on the raw bytes, as uint16 words: no conversions. Host scalars are replicated in the
+  // dtype's bit pattern (up to 4 bytes).
+  __aicore__ inline bool RawBitwise() const {
+    const EwOp op = EwOp(t_.op);
+    if (t_.si[2] != 1 || !std::is_same_v<CT, int32_t>) return false;
+    if (op != EwOp::kBitAnd && op != EwOp::kBitOr && op != EwOp::kBitXor && op != EwOp::kBitNot) return false;
+    const uint32_t size = npu_kernels::EwDTypeSize(EwDType(t_.out_dtype));
+    for (int i = 0; i < info_.n_in; ++i) {
+      const EwMode m = EwMode(t_.in[i].mode);
+      if (m == EwMode::IMM ? size > 4 : (m != EwMode::FULL || t_.in[i].dtype != t_.out_dtype)) return false;
+    }
+    return true;
+  }
+  __aicore__ inline void ComputeRaw(const Geo& g) {
+    const uint32_t n16 = g.L * npu_kernels::EwDTypeSize(EwDType(t_.out_dtype)) / 2;
+    LocalTensor<uint8_t> raw[3];
+    LocalTensor<uint16_t> x[3];
+    for (int i = 0; i < info_.n_in; ++i) {
+      if (UsesQueueK(i)) {
+        raw[i] = inQ_[i].template DeQue<uint8_t>();
+        x[i] = raw[i].template ReinterpretCast<uint16_t>();
+      } else {
+        x[i] = ct_[i].template Get<uint16_t>();  // the replicated scalar (4-byte tile per element)
+      }
+    }
+    LocalTensor<uint8_t> out = outQ_.template AllocTensor<uint8_t>();
+    const LocalTensor<uint16_t> y = out.ReinterpretCast<uint16_t>();
+    switch (EwOp(t_.op)) {
+      case EwOp::kBitAnd: And(y, x[0], x[1], n16); break;
+      case EwOp::kBitOr: Or(y, x[0], x[1], n16); break;
+      case EwOp::kBitNot: Not(y, x[0], n16); break;
+      default: {  // xor = (a | b) & ~(a & b), in pieces of the 4-byte-per-element scratch tile
+        const LocalTensor<uint16_t> tmp = tmp_[0].template Get<uint16_t>();
+        const uint32_t piece = 2 * g.L;
+        for (uint32_t o = 0; o < n16; o += piece) {
+          const uint32_t c = n16 - o < piece ? n16 - o : piece;
+          Or(y[o], x[0][o], x[1][o], c);
+          And(tmp, x[0][o], x[1][o], c);
+          Not(tmp, tmp, c);
+          And(y[o], y[o], tmp, c);
+        }
+        break;
+      }
+    }
+    outQ_.EnQue(out);
+    for (int i = 0; i < info_.n_in; ++i)
+      if (UsesQueueK(i)) inQ_[i].FreeTensor(raw[i]);
+  }
+
   __aicore__ inline void InitConstants() {
     const uint32_t tile = t_.tile;
     for (int i = 0; i < info_.n_in; ++i) {
       const EwMode m = EwMode(t_.in[i].mode);
+      if (raw_ && m == EwMode::IMM) {
+        const uint32_t size = npu_kernels::EwDTypeSize(EwDType(t_.out_dtype));
+        uint32_t bits = uint32_t(t_.imm_i[i]);
+        if (size == 1) bits = (bits & 0xffu) * 0x01010101u;
+        else if (size == 2) bits = (bits & 0xffffu) * 0x00010001u;
+        Duplicate(ct_[i].template Get<uint32_t>(), bits, tile);
+        continue;
+      }
       if (m == EwMode::IMM || m == EwMode::SCALAR) {
         const CT v = m == EwMode::IMM ? ImmOf(i) : ValueAt(i, 0);
         Duplicate(ct_[i].template Get<CT>(), v, tile);
@@ -1606,6 +1665,10 @@ class ElementwiseKernel {
   }
 
   __aicore__ inline void Compute(const Geo& g) {
+    if (raw_) {
+      ComputeRaw(g);
+      return;
+    }
     Operands<CT> o;
     o.L = g.L;
     LocalTensor<uint8_t> raw[3];
@@ -1728,7 +1791,7 @@ class ElementwiseKernel {
   GM_ADDR gm_[3] = {};
   GM_ADDR gmY_ = nullptr;
   uint64_t u0_ = 0, u1_ = 0;
-  bool out_copy_ = false, wrap_ = false;
+  bool out_copy_ = false, wrap_ = false, raw_ = false;
 };
 
 template <typename CT>

@@ -404,6 +404,8 @@ bool Int64Exact(const PwOp& op, std::initializer_list<PwArg> args, const std::ve
                          k == EwOp::kRelu || k == EwOp::kClamp || k == EwOp::kBitAnd || k == EwOp::kBitOr ||
                          k == EwOp::kBitXor || k == EwOp::kBitNot;
   if (!supported) return false;
+  if (op.si[2] == 1 && (k == EwOp::kBitAnd || k == EwOp::kBitOr || k == EwOp::kBitXor || k == EwOp::kBitNot))
+    return false;  // the kernel's raw bitwise path takes int64 bit for bit
   int64_t n = 1;
   for (int64_t s : shape) n *= s;
   std::vector<const PwArg*> a;
@@ -1099,6 +1101,22 @@ at::Tensor BitwiseRun(const char* name, EwOp logical, EwOp bit, const at::Tensor
     return binary ? Pointwise(p, {{"self", &self}, {"other", other}}, target) : Pointwise(p, {{"self", &self}}, target);
   }
   PwOp p = BitDef(name, bit, common);
+  // Operands of the result's dtype and shape (host scalars up to 4 bytes) go bit for bit through the
+  // kernel's raw path: no conversions, and int64 needs no split into words.
+  bool raw = true;
+  const at::Tensor* ts[2] = {&self, other};
+  std::vector<int64_t> shape;
+  for (const at::Tensor* t : ts) {
+    if (!t) continue;
+    if (IsCpuScalar(*t)) {
+      raw = raw && c10::elementSize(common) <= 4;
+      continue;
+    }
+    if (shape.empty()) shape.assign(t->sizes().begin(), t->sizes().end());
+    raw = raw && t->scalar_type() == common && t->sizes() == c10::IntArrayRef(shape) && t->numel() > 1;
+  }
+  if (target.kind != PwTarget::kNew) raw = raw && target.tensor->scalar_type() == common;
+  p.si[2] = raw ? 1 : 0;
   return binary ? Pointwise(p, {{"self", &self}, {"other", other}}, target) : Pointwise(p, {{"self", &self}}, target);
 }
 
