@@ -346,6 +346,7 @@ Words ArgWords(const PwArg& a, c10::IntArrayRef shape, int64_t n, c10::DeviceInd
   at::Tensor x = *a.tensor;
   if (x.scalar_type() != c10::kLong) x = x.to(c10::kLong);
   x = x.expand(shape).contiguous().reshape({-1});
+  if (x.numel() == 1 && x.stride(0) != 1) x = x.clone(at::MemoryFormat::Contiguous);  // 1 element: stride 0
   return SplitWords(x);
 }
 

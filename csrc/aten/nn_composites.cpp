@@ -38,7 +38,9 @@
 //   takes the CPU fallback after one flag read; n = 0 is digamma); cummax / cummin / logcumsumexp by
 //   a doubling scan along dim (log2(n) steps, each combining every element with the one 2^k before
 //   it): cummax keeps the later element on ties and any NaN (the CPU's rule: the last NaN, else the
-//   last extreme, wins), logcumsumexp combines by logaddexp.
+//   last extreme, wins), logcumsumexp combines by logaddexp; frexp from the float's bits (subnormals
+//   scaled by 2^24 first; 0, inf and NaN give themselves and exponent 0); nonzero_static = nonzero's
+//   first `size` rows, padded with fill_value (torch.combinations uses it).
 #include <ATen/TensorOperators.h>
 #include <ATen/core/Tensor.h>
 #include <ATen/native/Resize.h>
@@ -78,6 +80,10 @@
 #include <ATen/ops/logaddexp.h>
 #include <ATen/ops/isnan.h>
 #include <ATen/ops/logical_or.h>
+#include <ATen/ops/bitwise_and.h>
+#include <ATen/ops/bitwise_or.h>
+#include <ATen/ops/bitwise_right_shift.h>
+#include <ATen/ops/full.h>
 #include <ATen/ops/reciprocal.h>
 #include <ATen/ops/digamma.h>
 #include <ATen/ops/isfinite.h>
@@ -579,6 +585,35 @@ Tensor logcumsumexp_npu(const Tensor& self, int64_t dim) {
   return logcumsumexp_out(self, dim, out);
 }
 
+std::tuple<Tensor&, Tensor&> frexp_out(const Tensor& self, Tensor& mantissa, Tensor& exponent) {
+  const char* op = "frexp";
+  CheckSameNpuDevice(op, {{"self", &self}, {"mantissa", &mantissa}, {"exponent", &exponent}});
+  TORCH_CHECK(at::isFloatingType(self.scalar_type()), "torch.frexp() only supports floating-point dtypes");
+  TORCH_CHECK(mantissa.scalar_type() == self.scalar_type(), "torch.frexp() expects mantissa to have dtype ",
+              self.scalar_type(), " but got ", mantissa.scalar_type());
+  TORCH_CHECK(exponent.scalar_type() == c10::kInt, "torch.frexp() expects exponent to have int dtype but got ",
+              exponent.scalar_type());
+  const Tensor x = F32(op, self).contiguous();
+  auto field = [](const Tensor& f) { return at::bitwise_and(at::bitwise_right_shift(f.view(c10::kInt), 23), 0xff); };
+  const Tensor sub = field(x) == 0;                             // zero or subnormal
+  const Tensor y = at::where(sub, x * 16777216.0, x).contiguous();  // 2^24: subnormals become normal
+  const Tensor e = field(y) - 126 - at::where(sub, 24, 0).to(c10::kInt);
+  const Tensor m = at::bitwise_or(at::bitwise_and(y.view(c10::kInt), int64_t(0x807fffff)), int64_t(0x3f000000))
+                       .view(c10::kFloat);
+  const Tensor keep = at::logical_or(x == 0, at::logical_not(at::isfinite(x)));  // 0, +-inf, NaN: themselves
+  CopyToOut(op, at::where(keep, x, m), mantissa);
+  CopyToOut(op, at::where(keep, 0, e).to(c10::kInt), exponent);
+  return {mantissa, exponent};
+}
+Tensor nonzero_static_npu(const Tensor& self, c10::SymInt size_s, int64_t fill_value) {
+  const int64_t size = size_s.expect_int();
+  TORCH_CHECK(size >= 0, "nonzero_static: 'size' must be an non-negative integer");
+  const Tensor nz = at::nonzero(self);
+  const int64_t count = nz.size(0);
+  if (count >= size) return nz.narrow(0, 0, size).clone();
+  return at::cat({nz, at::full({size - count, nz.size(1)}, fill_value, nz.options())}, 0);
+}
+
 Tensor TriIndices(const char* op, int64_t row, int64_t col, int64_t offset, bool upper,
                   std::optional<c10::ScalarType> dtype, std::optional<c10::Device> device) {
   TORCH_CHECK(row >= 0, op, ": row must be non-negative, got ", row);
@@ -655,4 +690,6 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("_cummin_helper", TORCH_FN(cummin_helper));
   m.impl("_logcumsumexp", TORCH_FN(logcumsumexp_npu));
   m.impl("_logcumsumexp.out", TORCH_FN(logcumsumexp_out));
+  m.impl("frexp.Tensor_out", TORCH_FN(frexp_out));
+  m.impl("nonzero_static", TORCH_FN(nonzero_static_npu));
 }

@@ -178,3 +178,11 @@ def test_scalars_beyond_the_dtype():
     same(lambda x: x.clamp(min=2**40), b)
     same(lambda x: x.clamp(max=-(2**40)), b)
     same(lambda x: x.clamp(min=-3, max=2**45), b)
+
+
+def test_one_element_int64_operands():
+    # a one-element broadcast (stride 0) int64 operand of the exact int64 paths
+    c = torch.tensor([5])
+    same(lambda x, y: x + y.expand(1), c, torch.tensor(3))
+    same(lambda m: torch.where(m, 2**40, 0), torch.tensor([True]))
+    same(lambda m: torch.where(m, 24, 0), torch.tensor([False]))

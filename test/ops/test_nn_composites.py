@@ -290,3 +290,31 @@ def test_logcumsumexp_matches_cpu():
                                    rtol=1e-5, atol=1e-5)
     with pytest.raises(TypeError, match=r"logcumsumexp: argument 'self' has dtype Long"):
         torch.logcumsumexp(torch.ones(3, dtype=torch.int64).npu(), 0)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.bfloat16])
+def test_frexp_matches_cpu(dtype):
+    g = torch.Generator().manual_seed(13)
+    x = torch.cat([torch.randn(2000, generator=g) * 1e3, torch.randn(100, generator=g) * 1e-3,
+                   torch.tensor([0.0, -0.0, 1.0, -3.5, 0.75, float("inf"), float("-inf"), float("nan")])])
+    if dtype == torch.float32:
+        x = torch.cat([x, torch.tensor([1e-40, -1e-42, 3e38, 1.4e-45])])  # subnormals, the largest exponent
+    x = x.to(dtype)
+    m, e = torch.frexp(x)
+    mn, en = torch.frexp(x.npu())
+    assert torch.equal(en.cpu(), e)
+    torch.testing.assert_close(mn.cpu(), m, rtol=0, atol=0, equal_nan=True)
+    ok = ~torch.isnan(m)  # (a NaN's sign differs between the CPU's own scalar and vector paths)
+    assert torch.equal(mn.cpu().signbit()[ok], m.signbit()[ok])
+
+
+def test_nonzero_static_and_combinations():
+    x = torch.tensor([[0, 3, 0], [1, 0, 2]])
+    for size in (0, 2, 3, 6):
+        assert torch.equal(torch.nonzero_static(x.npu(), size=size).cpu(), torch.nonzero_static(x, size=size))
+    assert torch.equal(torch.nonzero_static(x.npu(), size=5, fill_value=7).cpu(),
+                       torch.nonzero_static(x, size=5, fill_value=7))
+    v = torch.arange(5.0)
+    for r, rep in ((2, False), (3, False), (2, True)):
+        torch.testing.assert_close(torch.combinations(v.npu(), r, with_replacement=rep).cpu(),
+                                   torch.combinations(v, r, with_replacement=rep))
