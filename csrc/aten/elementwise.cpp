@@ -534,7 +534,9 @@ at::Tensor Pointwise(const PwOp& op, std::initializer_list<PwArg> args, PwTarget
   c10::ScalarType result = common;
   if (op.result == PwResult::kPromoteFloat && c10::isIntegralType(common, /*includeBool=*/true))
     result = c10::typeMetaToScalarType(c10::get_default_dtype());
-  const c10::ScalarType compute = op.result == PwResult::kBool ? common : result;
+  // Bool values of max / min / where / clamp compute as uint8 0 / 1 (the result converts back).
+  const bool bool_as_u8 = result == c10::kBool && op.int_ok && !info.bool_out && op.result != PwResult::kBool;
+  const c10::ScalarType compute = bool_as_u8 ? c10::kByte : op.result == PwResult::kBool ? common : result;
   const char* first_tensor = "self";
   for (const auto& a : args)
     if (a.tensor) {
@@ -641,6 +643,11 @@ at::Tensor Pointwise(const PwOp& op, std::initializer_list<PwArg> args, PwTarget
     if (a.tensor && !IsCpuScalar(*a.tensor)) {
       o.t = *a.tensor;
       if (!KernelReads(o.t.scalar_type(), int_compute)) o.t = o.t.to(compute);
+      // A one-element integer operand of another integer dtype is converted to the common dtype
+      // first, as PyTorch does (a 0-dim int8 -5 beside uint8 is 251).
+      if (IsNpuInt(common) && o.t.numel() == 1 && o.t.scalar_type() != common &&
+          c10::isIntegralType(o.t.scalar_type(), /*includeBool=*/false))
+        o.t = o.t.to(common);
     } else {
       const c10::Scalar s = a.tensor ? a.tensor->item() : *a.scalar;
       double v = s.isBoolean() ? (s.toBool() ? 1.0 : 0.0) : s.toDouble();
@@ -1041,11 +1048,12 @@ int32_t BitWidth(c10::ScalarType t) { return static_cast<int32_t>(c10::elementSi
 c10::ScalarType CheckBitwise(const char* name, std::initializer_list<PwArg> args, bool shift) {
   for (const auto& a : args) {
     const c10::ScalarType t = a.tensor ? a.tensor->scalar_type() : a.scalar->type();
-    const bool ok = t == c10::kBool ? !shift : c10::isIntegralType(t, /*includeBool=*/false);
-    if (!ok)
+    if (!c10::isIntegralType(t, /*includeBool=*/true))
       FailDtype(name, a.name, t, shift ? "Byte, Char, Short, Int, Long" : "Bool, Byte, Char, Short, Int, Long");
   }
-  return CommonDtype(args);
+  const c10::ScalarType common = CommonDtype(args);
+  if (shift && common == c10::kBool) FailDtype(name, args.begin()->name, common, "Byte, Char, Short, Int, Long");
+  return common;
 }
 
 PwOp BitDef(const char* name, EwOp op, c10::ScalarType common) {
@@ -1232,8 +1240,6 @@ void CheckCondition(const char* name, const char* arg, const at::Tensor& c) {
 at::Tensor where_self(const at::Tensor& condition, const at::Tensor& self, const at::Tensor& other) {
   CheckCondition("where", "condition", condition);
   // The condition takes no part in type promotion (a bool never changes a numeric result type).
-  const c10::ScalarType t = CommonDtype({{"self", &self}, {"other", &other}});
-  TORCH_CHECK_NOT_IMPLEMENTED(t != c10::kBool, "where: bool values for 'self' and 'other' are not supported on npu");
   at::Tensor cond = condition.scalar_type() == c10::kBool ? condition : condition.to(c10::kBool);
   return Pointwise(Def("where", EwOp::kWhere, PwResult::kPromote, true),
                    {{"condition", &cond}, {"self", &self}, {"other", &other}});
@@ -1251,10 +1257,11 @@ at::Tensor& where_self_out(const at::Tensor& condition, const at::Tensor& self, 
 at::Tensor& masked_fill__Scalar(at::Tensor& self, const at::Tensor& mask, const c10::Scalar& value) {
   TORCH_CHECK_TYPE(mask.scalar_type() == c10::kBool, "masked_fill_: argument 'mask' must be a bool tensor, got dtype ",
                    mask.scalar_type());
-  TORCH_CHECK_NOT_IMPLEMENTED(self.scalar_type() != c10::kBool, "masked_fill_: bool 'self' is not supported on npu");
   // self = where(mask, value, self) in place; value is converted to self's dtype first.
-  const c10::Scalar v = c10::isIntegralType(self.scalar_type(), false) ? c10::Scalar(value.toLong())
-                                                                       : c10::Scalar(value.toDouble());
+  const c10::ScalarType st = self.scalar_type();
+  const c10::Scalar v = st == c10::kBool                       ? c10::Scalar(value.toBool())
+                        : c10::isIntegralType(st, false) ? c10::Scalar(value.toLong())
+                                                         : c10::Scalar(value.toDouble());
   Pointwise(Def("masked_fill_", EwOp::kWhere, PwResult::kPromote, true),
             {{"mask", &mask}, {"value", nullptr, &v}, {"self", &self}}, PwTarget::InPlace(self));
   return self;

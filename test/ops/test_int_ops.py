@@ -186,3 +186,47 @@ def test_one_element_int64_operands():
     same(lambda x, y: x + y.expand(1), c, torch.tensor(3))
     same(lambda m: torch.where(m, 2**40, 0), torch.tensor([True]))
     same(lambda m: torch.where(m, 24, 0), torch.tensor([False]))
+
+
+PROMOTE_DTYPES = [torch.uint8, torch.int8, torch.int16, torch.int32, torch.int64, torch.bool, torch.float32]
+PROMOTE_OPS = {"add": lambda a, b: a + b, "mul": lambda a, b: a * b, "and": lambda a, b: a & b,
+               "lt": lambda a, b: a < b, "maximum": torch.maximum, "shl": lambda a, b: a << b,
+               "where": lambda a, b: torch.where(a > 0 if a.dtype != torch.bool else a, a, b)}
+
+
+@pytest.mark.parametrize("op", list(PROMOTE_OPS))
+def test_type_promotion_with_zero_dim_and_one_element_operands(op):
+    # every pair of dtypes, 0-dim / one-element / empty / broadcast operands: PyTorch's result type
+    # and its conversion of a 0-dim operand to it (a 0-dim int8 -5 beside uint8 is 251); bool
+    # maximum / where compute as 0 / 1.
+    fn = PROMOTE_OPS[op]
+    g = torch.Generator().manual_seed(21)
+    shapes = [(), (1,), (0,), (2, 3), (2, 1)]
+    checked = 0
+    for d1 in PROMOTE_DTYPES:
+        for d2 in PROMOTE_DTYPES:
+            for s1, s2 in [(a, b) for a in shapes for b in shapes]:
+                def make(dt, sh):
+                    if dt == torch.bool:
+                        return torch.rand(sh, generator=g) > 0.5
+                    return torch.randint(-5 if dt != torch.uint8 else 0, 9, sh, generator=g).to(dt)
+                a, b = make(d1, s1), make(d2, s2)
+                try:
+                    expected = fn(a, b)
+                except RuntimeError:
+                    continue  # the CPU refuses this pair too
+                if op == "shl" and expected.dtype == torch.int64:
+                    continue  # int64 shifted by an int64 tensor: the CPU fallback (README)
+                got = fn(a.npu(), b.npu()).cpu()
+                assert got.dtype == expected.dtype and got.shape == expected.shape, (op, d1, d2, s1, s2)
+                assert torch.equal(got, expected), (op, d1, d2, s1, s2, expected, got)
+                checked += 1
+    assert checked > 400
+
+
+def test_bool_values():
+    b, m = torch.tensor([True, False, True]), torch.tensor([False, True, True])
+    same(lambda x, y: x.masked_fill(y, False), b, m)
+    same(lambda x, y: torch.where(y, x, True), b, m)
+    same(torch.maximum, b, m)
+    same(torch.minimum, b, m)
