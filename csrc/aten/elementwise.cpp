@@ -643,19 +643,19 @@ at::Tensor Pointwise(const PwOp& op, std::initializer_list<PwArg> args, PwTarget
     if (a.tensor && !IsCpuScalar(*a.tensor)) {
       o.t = *a.tensor;
       if (!KernelReads(o.t.scalar_type(), int_compute)) o.t = o.t.to(compute);
-      // A one-element integer operand of another integer dtype is converted to the common dtype
-      // first, as PyTorch does (a 0-dim int8 -5 beside uint8 is 251).
-      if (IsNpuInt(common) && o.t.numel() == 1 && o.t.scalar_type() != common &&
-          c10::isIntegralType(o.t.scalar_type(), /*includeBool=*/false))
-        o.t = o.t.to(common);
+      // A one-element operand of another dtype (a 0-dim tensor takes no part in promotion) is
+      // converted to the compute dtype first, as PyTorch does: a 0-dim int8 -5 beside uint8 is 251,
+      // a 0-dim float32 beside bfloat16 is rounded to bfloat16.
+      if (o.t.numel() == 1 && o.t.scalar_type() != compute && o.t.scalar_type() != c10::kBool)
+        o.t = o.t.to(compute);
     } else {
       const c10::Scalar s = a.tensor ? a.tensor->item() : *a.scalar;
       double v = s.isBoolean() ? (s.toBool() ? 1.0 : 0.0) : s.toDouble();
       if (!op.scalar_opmath) v = RoundTo(v, compute);
       o.f = v;
       o.i = s.isBoolean() ? (s.toBool() ? 1 : 0) : (s.isIntegral(false) ? s.toLong() : static_cast<int64_t>(v));
-      if (IsNpuInt(common) && !s.isFloatingPoint()) {
-        o.i = WrapToDtype(o.i, common);
+      if (IsNpuInt(compute) && !s.isFloatingPoint()) {
+        o.i = WrapToDtype(o.i, compute);
         o.f = static_cast<double>(o.i);
       }
     }
@@ -793,7 +793,7 @@ bool IntsFitFloat(std::initializer_list<const at::Tensor*> ts) {
   const int64_t lim = int64_t(1) << 24;
   at::Tensor outside;  // npu: any value out of range
   for (const at::Tensor* t : ts) {
-    if (t->numel() == 0) continue;
+    if (t->numel() == 0 || c10::elementSize(t->scalar_type()) < 4) continue;  // bool, 8 / 16-bit: always
     if (t->device().is_cpu()) {  // a wrapped Python scalar
       if (t->abs().max().item<int64_t>() >= lim) return false;
       continue;
@@ -820,12 +820,22 @@ at::Tensor DeliverResult(const char* name, const at::Tensor& r, c10::ScalarType 
   return *target.tensor;
 }
 
+// An integer op computed in float (floor / trunc division, remainder, fmod) still sees its operands
+// as the common integer dtype holds them: a one-element operand of another dtype (a host scalar or
+// a 0-dim tensor) is converted first, as PyTorch does (uint8 x // -2 divides by 254).
+at::Tensor AsCommon(const at::Tensor& t, c10::ScalarType common) {
+  return t.numel() == 1 && t.scalar_type() != common ? t.to(common) : t;
+}
+
 // Integer division goes through the float kernel (the vector unit has no integer Div).
-at::Tensor DivRun(const char* name, const at::Tensor& self, const at::Tensor& other,
+at::Tensor DivRun(const char* name, const at::Tensor& self_in, const at::Tensor& other_in,
                   std::optional<c10::string_view> mode, PwTarget target) {
   PwOp p = DivDef(name, mode);
-  const c10::ScalarType common = CommonDtype({{"self", &self}, {"other", &other}});
-  if (mode.has_value() && IsNpuInt(common)) {
+  const c10::ScalarType common = CommonDtype({{"self", &self_in}, {"other", &other_in}});
+  const bool int_mode = mode.has_value() && IsNpuInt(common);
+  const at::Tensor self = int_mode ? AsCommon(self_in, common) : self_in;
+  const at::Tensor other = int_mode ? AsCommon(other_in, common) : other_in;
+  if (int_mode) {
     // Integers: the quotient is rounded in float and cast back: exact while |values| < 2^24. Larger
     // values are divided by the CPU fallback (a number, not a silently wrong one).
     at::Tensor r;
@@ -854,10 +864,13 @@ bool QuotientsFitFloat(const at::Tensor& self, const at::Tensor& other) {
 // remainder (Python's %) and fmod: the kernel's exact integer quotient and a remainder rounded once,
 // bit-identical to the CPU while quotients are below 2^24 (floats) or values within +-2^24
 // (integers, computed in float); otherwise the CPU fallback. bool and float64 take the fallback too.
-at::Tensor RemRun(const char* name, EwOp op, const at::Tensor& self, const at::Tensor& other, PwTarget target) {
+at::Tensor RemRun(const char* name, EwOp op, const at::Tensor& self_in, const at::Tensor& other_in,
+                  PwTarget target) {
   const bool rem = op == EwOp::kRemainder;
-  const c10::ScalarType common = CommonDtype({{"self", &self}, {"other", &other}});
+  const c10::ScalarType common = CommonDtype({{"self", &self_in}, {"other", &other_in}});
   const bool is_int = IsNpuInt(common);
+  const at::Tensor self = is_int ? AsCommon(self_in, common) : self_in;
+  const at::Tensor other = is_int ? AsCommon(other_in, common) : other_in;
   const bool is_small = is_int && c10::elementSize(common) < 4;  // always within +-2^24
   const bool is_float = common == c10::kFloat || common == c10::kHalf || common == c10::kBFloat16;
   PwOp p = Def(name, op, PwResult::kPromote);
