@@ -93,7 +93,8 @@ EwOpInfo GetEwOpInfo(EwOp op) {
     case EwOp::kLogicalNot: return {1, 0, 0, true, false};
     case EwOp::kSign: return {1, 2, 1, false, true};
     case EwOp::kPowScalar: return {1, 1, 1, false, true};
-    case EwOp::kScalarPow: case EwOp::kRound: return {1, 0, 0, false, false};
+    case EwOp::kScalarPow: return {1, 0, 0, false, false};
+    case EwOp::kRound: return {1, 0, 0, false, true};
     case EwOp::kThresholdBackward: return {2, 0, 1, false, false};
     case EwOp::kSigmoidBackward: case EwOp::kTanhBackward: return {2, 1, 0, false, false};
     case EwOp::kGeluBackward: case EwOp::kGeluTanhBackward: return {2, 3, 1, false, false};
@@ -1349,6 +1350,7 @@ void ComputeInt(const ElementwiseTiling& t, Operands<int32_t>& o) {
       Select(y.ReinterpretCast<float>(), B0, x2.ReinterpretCast<float>(), x1.ReinterpretCast<float>(),
              SELMODE::VSEL_TENSOR_TENSOR_MODE, L);
       break;
+    case EwOp::kRound: Adds(y, x0, int32_t(0), L); break;  // integers are their own floor / ceil / trunc / round
     case EwOp::kSign:
       Maxs(y, x0, int32_t(-1), L);
       Mins(y, y, int32_t(1), L);

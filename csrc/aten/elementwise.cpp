@@ -1326,7 +1326,8 @@ at::Tensor ClampRun(const char* name, const at::Tensor& self, const std::optiona
                     const std::optional<c10::Scalar>& hi, PwTarget target) {
   PwOp p = ClampDef(name, lo, hi);
   const c10::ScalarType r = ClampResult(self, lo, hi);
-  if (r != self.scalar_type() && c10::isFloatingType(r)) {  // int tensor, float bounds
+  if (r != self.scalar_type() && (c10::isFloatingType(r) || self.scalar_type() == c10::kBool)) {
+    // int tensor, float bounds (or bool tensor, int bounds): computed in the promoted dtype
     at::Tensor x = self.to(r);
     if (target.kind == PwTarget::kNew) return Pointwise(p, {{"self", &x}});
     TORCH_CHECK(c10::canCast(r, target.tensor->scalar_type()), name, ": result type ", r,
@@ -1576,8 +1577,7 @@ at::Tensor& frac_(at::Tensor& self) {
 
 using npu_kernels::EwRound;
 PwOp RoundDef(const char* name, EwRound m) {
-  PwOp p = Def(name, EwOp::kRound);
-  p.float_only = true;
+  PwOp p = Def(name, EwOp::kRound, PwResult::kPromote, /*int_ok=*/true);  // integers: themselves
   p.si[0] = int32_t(m);
   return p;
 }

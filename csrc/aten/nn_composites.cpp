@@ -284,15 +284,19 @@ Tensor FloatArg(const char* op, const Tensor& t) {
   return t;
 }
 
+// Integer (and bool) inputs of ops whose result is float (log2, tan, sinh) are computed in float.
+Tensor FloatOrIntArg(const char* op, const Tensor& t) {
+  return at::isIntegralType(t.scalar_type(), /*includeBool=*/true) ? t.to(c10::kFloat) : FloatArg(op, t);
+}
 Tensor& log2_out(const Tensor& self, Tensor& out) {
-  return CopyToOut("log2", at::log(FloatArg("log2", self)) * (1.0 / std::log(2.0)), out);
+  return CopyToOut("log2", at::log(FloatOrIntArg("log2", self)) * (1.0 / std::log(2.0)), out);
 }
 Tensor& tan_out(const Tensor& self, Tensor& out) {
-  const Tensor x = FloatArg("tan", self);
+  const Tensor x = FloatOrIntArg("tan", self);
   return CopyToOut("tan", at::sin(x) / at::cos(x), out);
 }
 Tensor& sinh_out(const Tensor& self, Tensor& out) {
-  const Tensor x = FloatArg("sinh", self);
+  const Tensor x = FloatOrIntArg("sinh", self);
   return CopyToOut("sinh", (at::expm1(x) - at::expm1(-x)) * 0.5, out);
 }
 Tensor& hypot_out(const Tensor& self, const Tensor& other, Tensor& out) {

@@ -237,3 +237,28 @@ def test_bool_values():
     same(lambda x, y: torch.where(y, x, True), b, m)
     same(torch.maximum, b, m)
     same(torch.minimum, b, m)
+
+
+UNARY_SWEEP = {
+    "floor": torch.floor, "ceil": torch.ceil, "round": torch.round, "trunc": torch.trunc, "fix": torch.fix,
+    "log2": torch.log2, "tan": torch.tan, "sinh": torch.sinh, "exp": torch.exp, "sqrt": torch.sqrt,
+    "sigmoid": torch.sigmoid, "erfinv": lambda x: torch.erfinv(x / 10), "clamp_min_int": lambda x: x.clamp(min=1),
+    "clamp_max_int": lambda x: x.clamp(max=1), "neg": torch.neg, "abs": torch.abs, "sign": torch.sign,
+}
+
+
+@pytest.mark.parametrize("op", list(UNARY_SWEEP))
+def test_unary_on_every_dtype(op):
+    # integer and bool inputs: identity for the rounding ops, float results for the math, the CPU's
+    # result dtype (bool.clamp(min=1) is int64) — or the CPU's refusal, which the npu shares
+    fn = UNARY_SWEEP[op]
+    for dtype in list(LIMITS) + [torch.bool]:
+        for shape in [(), (1,), (0,), (3, 5)]:
+            x = torch.rand(shape) > 0.5 if dtype == torch.bool else torch.randint(0, 9, shape).to(dtype)
+            try:
+                expected = fn(x)
+            except (RuntimeError, TypeError):
+                continue
+            got = fn(x.npu()).cpu()
+            assert got.dtype == expected.dtype and got.shape == expected.shape, (op, dtype, shape)
+            torch.testing.assert_close(got, expected, rtol=1e-5, atol=1e-5, equal_nan=True)
