@@ -12,6 +12,7 @@
 #include <ATen/ops/gather.h>
 #include <ATen/ops/sort.h>
 #include <ATen/ops/where.h>
+#include <ATen/ops/zeros.h>
 
 #include <algorithm>
 #include <torch/library.h>
@@ -79,6 +80,11 @@ std::tuple<at::Tensor&, at::Tensor&> topk_values_npu(const at::Tensor& self, c10
   const bool rows_native = IsNpuFloat(self.scalar_type()) && self.dim() > 0 && k > 0 && self.numel() > 0;
   const bool kernel = rows_native && R <= npu_kernels::kTopkMaxR && k <= npu_kernels::kTopkMaxK;
   const bool sort_rows = rows_native && !kernel && R <= int64_t(INT32_MAX);
+  if (self.dim() == 0) {  // a 0-dim tensor is its own top-k (k = 0 or 1), as on the CPU
+    CopyToOut(op, self.clone(), values);
+    CopyToOut(op, at::zeros({}, self.options().dtype(c10::kLong)), indices);
+    return {values, indices};
+  }
   if (!kernel && !sort_rows) {  // the first k of the sorted rows (integers: the radix sort; others: the fallback)
     auto [sv, si] = at::sort(self, /*stable=*/true, dim, /*descending=*/largest);
     CopyToOut(op, sv.narrow(dim, 0, k), values);

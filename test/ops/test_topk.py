@@ -101,3 +101,12 @@ def test_topk_selection_falls_back_to_the_sort_when_the_threshold_keeps_too_much
     got_v, got_i = torch.topk(x.to("npu"), 10, 1)
     want_v, want_i = torch.sort(x, dim=1, descending=True, stable=True)
     assert torch.equal(got_v.cpu(), want_v[:, :10]) and torch.equal(got_i.cpu(), want_i[:, :10])
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.int64, torch.uint8])
+def test_zero_dim_input(dtype):
+    x = torch.tensor(5).to(dtype)
+    for k in (0, 1):
+        v, i = torch.topk(x.npu(), k)
+        ev, ei = torch.topk(x, k)
+        assert torch.equal(v.cpu(), ev) and torch.equal(i.cpu(), ei)
