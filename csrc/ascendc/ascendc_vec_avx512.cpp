@@ -80,7 +80,36 @@ inline vf ExpAvx512(vf xv) {
   __m512 res = _mm512_scalef_ps(p, n);
   return (vf)_mm512_mask_mov_ps(res, _mm512_cmp_ps_mask(x, x, _CMP_UNORD_Q), x);  // NaN in, NaN out
 }
+// 16 bytes -> 16 float lanes (zero-extended); float lanes holding half values -> int32 rounded to
+// nearest even (|x| <= 65504 never overflows; NaN -> 0 as the portable VToI32Sat).
+inline vf U8ToF32Avx512(const uint8_t* p) {
+  return (vf)_mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i*)p)));
+}
+inline vi HalfRangeToI32Avx512(vf x) {
+  const __m512i r = _mm512_cvt_roundps_epi32((__m512)x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  return (vi)_mm512_maskz_mov_epi32(_mm512_cmp_ps_mask((__m512)x, (__m512)x, _CMP_ORD_Q), r);
+}
 #define VK_VEXP ExpAvx512
+inline vf I8ToF32Avx512(const int8_t* p) {
+  return (vf)_mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_loadu_si128((const __m128i*)p)));
+}
+inline vf I16ToF32Avx512(const int16_t* p) {
+  return (vf)_mm512_cvtepi32_ps(_mm512_cvtepi16_epi32(_mm256_loadu_si256((const __m256i*)p)));
+}
+// float -> int32 rounded to nearest even, saturating as the portable VToI32Sat (x86 returns INT_MIN
+// for every out-of-range value: +overflow is fixed to INT_MAX, NaN to 0).
+inline vi F32ToI32RintAvx512(vf xv) {
+  const __m512 x = (__m512)xv;
+  __m512i r = _mm512_cvt_roundps_epi32(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  r = _mm512_mask_mov_epi32(r, _mm512_cmp_ps_mask(x, _mm512_set1_ps(2147483648.0f), _CMP_GE_OQ),
+                            _mm512_set1_epi32(0x7FFFFFFF));
+  return (vi)_mm512_maskz_mov_epi32(_mm512_cmp_ps_mask(x, x, _CMP_ORD_Q), r);
+}
+#define VK_F32_TO_I32_RINT F32ToI32RintAvx512
+#define VK_U8_TO_F32 U8ToF32Avx512
+#define VK_I8_TO_F32 I8ToF32Avx512
+#define VK_I16_TO_F32 I16ToF32Avx512
+#define VK_HALF_RANGE_TO_I32 HalfRangeToI32Avx512
 #define VK_GATHER32 Gather32Avx512
 #define VK_SCATTER32 Scatter32Avx512
 #define VK_COMPRESS32 Compress32Avx512

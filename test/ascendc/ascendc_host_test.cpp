@@ -668,6 +668,27 @@ static void CaseCast() {
       for (int i = 0; i < 32; ++i) u8.HostPtr()[i] = uint8_t(i * 8);
       Cast(h, u8, RoundMode::CAST_NONE, 32);
       for (int i = 0; i < 32; ++i) EXPECT(float(h.HostPtr()[i]) == float(i * 8), "u8->half %d", i);
+      // int8 -> half exact; half -> int8 rounds to nearest even, saturates, NaN -> 0; int16 -> float
+      auto i8 = ar.Get<int8_t>(64);
+      for (int i = 0; i < 32; ++i) i8.HostPtr()[i] = int8_t(i * 8 - 128);
+      Cast(h, i8, RoundMode::CAST_NONE, 32);
+      for (int i = 0; i < 32; ++i) EXPECT(float(h.HostPtr()[i]) == float(i * 8 - 128), "i8->half %d", i);
+      const float hx[] = {2.5f, 3.5f, -2.5f, 300.0f, -300.0f, __builtin_nanf(""), 127.4f, -128.6f};
+      const int hw[] = {2, 4, -2, 127, -128, 0, 127, -128};
+      for (int i = 0; i < 8; ++i) h.HostPtr()[i] = half(hx[i]);
+      Cast(i8, h, RoundMode::CAST_NONE, 8);
+      for (int i = 0; i < 8; ++i) EXPECT(i8.HostPtr()[i] == hw[i], "half->i8 x=%g got %d want %d", double(hx[i]), i8.HostPtr()[i], hw[i]);
+      Cast(i32, h, RoundMode::CAST_RINT, 8);  // half -> int32 RINT (NaN -> 0)
+      const int hw32[] = {2, 4, -2, 300, -300, 0, 127, -129};
+      for (int i = 0; i < 8; ++i) EXPECT(i32.HostPtr()[i] == hw32[i], "half->i32 x=%g got %d", double(hx[i]), i32.HostPtr()[i]);
+      for (int i = 0; i < n; ++i) i16.HostPtr()[i] = int16_t(i * 4000 - 32768);
+      Cast(fo, i16, RoundMode::CAST_NONE, n);
+      for (int i = 0; i < n; ++i) EXPECT(fo.HostPtr()[i] == float(i * 4000 - 32768), "i16->f32 %d", i);
+      const float fx[] = {__builtin_nanf(""), 2147483648.0f, -2147483904.0f, 2147483520.0f, 0.5f, 1.5f, -0.5f, __builtin_inff()};
+      const int32_t fw[] = {0, 2147483647, int32_t(-2147483647 - 1), 2147483520, 0, 2, 0, 2147483647};
+      for (int i = 0; i < 8; ++i) f.HostPtr()[i] = fx[i];
+      Cast(i32, f, RoundMode::CAST_RINT, 8);
+      for (int i = 0; i < 8; ++i) EXPECT(i32.HostPtr()[i] == fw[i], "f32->i32 RINT x=%g got %d", double(fx[i]), i32.HostPtr()[i]);
       auto i64 = ar.Get<int64_t>(64);
       Cast(i64, i32, RoundMode::CAST_NONE, n);
       auto back = ar.Get<int32_t>(64);
