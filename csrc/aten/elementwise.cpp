@@ -1477,19 +1477,29 @@ PwOp AddcDef(const char* name, EwOp op, const c10::Scalar& value) {
   p.sf[0] = static_cast<float>(value.toDouble());
   return p;
 }
+// addcmul of integers = self + value * t1 * t2 through the exact integer mul / add (wrapping to
+// the dtype as the CPU's integer arithmetic); floats take the fused kernel op.
+at::Tensor AddcRun(const char* name, EwOp op, const at::Tensor& self, const at::Tensor& t1, const at::Tensor& t2,
+                   const c10::Scalar& v, PwTarget target) {
+  const c10::ScalarType common = CommonDtype({{"self", &self}, {"tensor1", &t1}, {"tensor2", &t2}});
+  if (op == EwOp::kAddcmul && IsNpuInt(common)) {
+    TORCH_CHECK(!v.isFloatingPoint(), name, ": value must be an integer for integer tensors, got ", v.toDouble());
+    const at::Tensor r = at::add(self.to(common), at::mul(t1.to(common), t2.to(common)), v);
+    return DeliverResult(name, r, common, target);
+  }
+  return Pointwise(AddcDef(name, op, v), {{"self", &self}, {"tensor1", &t1}, {"tensor2", &t2}}, target);
+}
 #define TORCH_OPS_NN_ADDC(FN, NAME, OP)                                                                         \
   at::Tensor FN(const at::Tensor& self, const at::Tensor& t1, const at::Tensor& t2, const c10::Scalar& v) {    \
-    return Pointwise(AddcDef(NAME, OP, v), {{"self", &self}, {"tensor1", &t1}, {"tensor2", &t2}});             \
+    return AddcRun(NAME, OP, self, t1, t2, v, PwTarget::New());                                                \
   }                                                                                                            \
   at::Tensor& FN##_out(const at::Tensor& self, const at::Tensor& t1, const at::Tensor& t2, const c10::Scalar& v, \
                        at::Tensor& out) {                                                                      \
-    Pointwise(AddcDef(NAME ".out", OP, v), {{"self", &self}, {"tensor1", &t1}, {"tensor2", &t2}},              \
-              PwTarget::Out(out));                                                                             \
+    AddcRun(NAME ".out", OP, self, t1, t2, v, PwTarget::Out(out));                                             \
     return out;                                                                                                \
   }                                                                                                            \
   at::Tensor& FN##_(at::Tensor& self, const at::Tensor& t1, const at::Tensor& t2, const c10::Scalar& v) {      \
-    Pointwise(AddcDef(NAME "_", OP, v), {{"self", &self}, {"tensor1", &t1}, {"tensor2", &t2}},                 \
-              PwTarget::InPlace(self));                                                                        \
+    AddcRun(NAME "_", OP, self, t1, t2, v, PwTarget::InPlace(self));                                           \
     return self;                                                                                               \
   }
 TORCH_OPS_NN_ADDC(addcmul, "addcmul", EwOp::kAddcmul)

@@ -262,3 +262,10 @@ def test_unary_on_every_dtype(op):
             got = fn(x.npu()).cpu()
             assert got.dtype == expected.dtype and got.shape == expected.shape, (op, dtype, shape)
             torch.testing.assert_close(got, expected, rtol=1e-5, atol=1e-5, equal_nan=True)
+
+
+@pytest.mark.parametrize("dtype", [torch.uint8, torch.int16, torch.int32, torch.int64])
+def test_addcmul_integers(dtype):
+    a, b, c = rand(dtype, (4, 33), 1), rand(dtype, (4, 33), 2), rand(dtype, (33,), 3)
+    same(lambda x, y, z: torch.addcmul(x, y, z, value=3), a, b, c)
+    same(lambda x, y, z: x.clone().addcmul_(y, z, value=-2), a, b, c)
