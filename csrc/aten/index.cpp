@@ -353,7 +353,27 @@ std::optional<JointIndex> JointIndexOf(const char* op, const at::Tensor& self,
 // index_select of their joint linear index over the indexed dims collapsed into one (adjacent dims in
 // place; separated ones moved to the front first, where PyTorch puts the result's B dims too). Masks
 // among several indices and 0-dim masks take the CPU fallback.
-at::Tensor index_tensor_npu(const at::Tensor& self, const c10::List<std::optional<at::Tensor>>& indices) {
+// Index tensors may live on the CPU, as PyTorch's device indexing allows (x[cpu_idx], x[cpu_mask],
+// x[cpu_idx] = v): they are copied to self's device first.
+c10::List<std::optional<at::Tensor>> IndicesOnDevice(const at::Tensor& self,
+                                                    const c10::List<std::optional<at::Tensor>>& indices) {
+  bool any = false;
+  for (size_t i = 0; i < indices.size(); ++i) {
+    const std::optional<at::Tensor> t = indices.get(i);
+    any = any || (t.has_value() && t->defined() && t->device().is_cpu());
+  }
+  if (!any || self.device().is_cpu()) return indices;
+  c10::List<std::optional<at::Tensor>> moved;
+  for (size_t i = 0; i < indices.size(); ++i) {
+    const std::optional<at::Tensor> t = indices.get(i);
+    moved.push_back(t.has_value() && t->defined() && t->device().is_cpu() ? std::optional<at::Tensor>(t->to(self.device()))
+                                                                           : t);
+  }
+  return moved;
+}
+
+at::Tensor index_tensor_npu(const at::Tensor& self, const c10::List<std::optional<at::Tensor>>& indices_in) {
+  const c10::List<std::optional<at::Tensor>> indices = IndicesOnDevice(self, indices_in);
   const int64_t pos = SingleIndexPosition(indices, self.dim());
   if (pos < 0) {
     if (std::optional<JointIndex> j = JointIndexOf("index", self, indices)) {
@@ -392,8 +412,9 @@ at::Tensor index_tensor_npu(const at::Tensor& self, const c10::List<std::optiona
 // flattened. accumulate=True adds through the scatter_add kernel (repeated indices add up, in index order).
 // Several integer indices go through their joint linear index (JointIndexOf) over their dims collapsed
 // into one; masks beside other indices take the CPU fallback.
-at::Tensor& index_put_impl_npu(at::Tensor& self, const c10::List<std::optional<at::Tensor>>& indices,
+at::Tensor& index_put_impl_npu(at::Tensor& self, const c10::List<std::optional<at::Tensor>>& indices_in,
                                const at::Tensor& values, bool accumulate, bool unsafe) {
+  const c10::List<std::optional<at::Tensor>> indices = IndicesOnDevice(self, indices_in);
   const int64_t pos = SingleIndexPosition(indices, self.dim());
   if (pos < 0) {
     // Several integer indices: their dims (moved to the front when separated, where the indexing result

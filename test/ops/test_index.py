@@ -219,3 +219,20 @@ def test_one_hot(fallback_error):
         F.one_hot(torch.tensor([0.5]).npu(), 3)
     torch.npu.synchronize()
     assert torch.equal(F.one_hot(y.npu(), 6).cpu(), F.one_hot(y, 6))  # still usable after the errors
+
+
+def test_cpu_index_tensors_are_accepted():
+    # as PyTorch's device indexing: x[cpu_idx], x[cpu_mask], x[cpu_i, cpu_j] and their assignments
+    x = torch.arange(12.0).view(3, 4)
+    xd = x.npu()
+    i, j, m = torch.tensor([2, 0]), torch.tensor([1, 3]), torch.tensor([True, False, True])
+    for key in (i, m, (slice(None), j), (i, j)):
+        assert torch.equal(xd[key].cpu(), x[key])
+        y, z = xd.clone(), x.clone()
+        y[key] = 7.0
+        z[key] = 7.0
+        assert torch.equal(y.cpu(), z)
+    y, z = xd.clone(), x.clone()
+    y.index_put_((i,), torch.ones(2, 4).npu(), accumulate=True)
+    z.index_put_((i,), torch.ones(2, 4), accumulate=True)
+    assert torch.equal(y.cpu(), z)
