@@ -1612,15 +1612,24 @@ PwOp PowTDef(const char* name) {
   p.float_only = true;
   return p;
 }
+// Integer tensors to integer tensor powers take the CPU fallback (exact; no vector integer pow here).
+at::Tensor PowTRun(const char* name, const at::Tensor& self, const at::Tensor& e, PwTarget target) {
+  const c10::ScalarType common = CommonDtype({{"self", &self}, {"exponent", &e}});
+  if (IsNpuInt(common)) {
+    const at::Tensor r = CallCpuFallback("aten::pow", "Tensor_Tensor", {self, e}).back().toTensor();
+    return DeliverResult(name, r, common, target);
+  }
+  return Pointwise(PowTDef(name), {{"self", &self}, {"exponent", &e}}, target);
+}
 at::Tensor pow_Tensor_Tensor(const at::Tensor& self, const at::Tensor& e) {
-  return Pointwise(PowTDef("pow"), {{"self", &self}, {"exponent", &e}});
+  return PowTRun("pow", self, e, PwTarget::New());
 }
 at::Tensor& pow_Tensor_Tensor_out(const at::Tensor& self, const at::Tensor& e, at::Tensor& out) {
-  Pointwise(PowTDef("pow.Tensor_Tensor_out"), {{"self", &self}, {"exponent", &e}}, PwTarget::Out(out));
+  PowTRun("pow.Tensor_Tensor_out", self, e, PwTarget::Out(out));
   return out;
 }
 at::Tensor& pow__Tensor(at::Tensor& self, const at::Tensor& e) {
-  Pointwise(PowTDef("pow_"), {{"self", &self}, {"exponent", &e}}, PwTarget::InPlace(self));
+  PowTRun("pow_", self, e, PwTarget::InPlace(self));
   return self;
 }
 
@@ -1699,8 +1708,16 @@ at::Tensor& pow__Scalar(at::Tensor& self, const c10::Scalar& e) {
 }
 // base ** exponent with a scalar base: exp(exponent * ln(base)) for base > 0; other bases use the
 // tensor-tensor form.
-at::Tensor PowScalarBaseRun(const char* name, const c10::Scalar& base, const at::Tensor& e, PwTarget target) {
+at::Tensor PowScalarBaseRun(const char* name, const c10::Scalar& base, const at::Tensor& e_in, PwTarget target) {
   const double b = base.isBoolean() ? (base.toBool() ? 1.0 : 0.0) : base.toDouble();
+  const c10::ScalarType common = CommonDtype({{"self", nullptr, &base}, {"exponent", &e_in}});
+  if (IsNpuInt(common)) {  // an integer base to integer powers: exact on the CPU (the fallback)
+    const at::Tensor r = CallCpuFallback("aten::pow", "Scalar", {base, e_in}).back().toTensor();
+    return DeliverResult(name, r, common, target);
+  }
+  // a float base to integer powers: the powers in the result's float dtype
+  const at::Tensor e = c10::isIntegralType(e_in.scalar_type(), true) && c10::isFloatingType(common)
+                           ? e_in.to(common) : e_in;
   if (b > 0.0 && std::isfinite(b)) {
     PwOp p = Def(name, EwOp::kScalarPow, PwResult::kPromote);
     p.float_only = true;

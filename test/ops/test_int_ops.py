@@ -269,3 +269,14 @@ def test_addcmul_integers(dtype):
     a, b, c = rand(dtype, (4, 33), 1), rand(dtype, (4, 33), 2), rand(dtype, (33,), 3)
     same(lambda x, y, z: torch.addcmul(x, y, z, value=3), a, b, c)
     same(lambda x, y, z: x.clone().addcmul_(y, z, value=-2), a, b, c)
+
+
+def test_powers_with_integer_exponent_tensors(monkeypatch):
+    e = torch.arange(6)
+    for base in (2.0, -1.5):  # a float base: the powers in float, natively (exp / ln: within an ulp)
+        got = (base ** e.npu()).cpu()
+        assert got.dtype == torch.float32
+        torch.testing.assert_close(got, base ** e, rtol=3e-7, atol=0)
+    monkeypatch.delenv("TORCH_OPS_NN_FALLBACK")  # integer ** integer tensors: the CPU fallback, exact
+    same(lambda x: 2 ** x, e)
+    same(lambda x: x ** x, e.to(torch.int32))
