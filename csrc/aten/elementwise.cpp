@@ -333,6 +333,13 @@ Words SplitWords(const at::Tensor& x64) {  // x64: contiguous int64 [N]
   const at::Tensor w = x64.view(c10::kInt).view({-1, 2});
   return {w.select(1, 0).contiguous(), w.select(1, 1).contiguous()};
 }
+at::Tensor JoinWords(const Words& r, c10::IntArrayRef sizes, c10::DeviceIndex dev) {  // -> int64 of `sizes`
+  at::Tensor res = NpuEmpty(sizes, c10::kLong, dev);
+  const at::Tensor w = res.view(c10::kInt).view({-1, 2});
+  w.select(1, 0).copy_(r.lo);
+  w.select(1, 1).copy_(r.hi);
+  return res;
+}
 
 Words ArgWords(const PwArg& a, c10::IntArrayRef shape, int64_t n, c10::DeviceIndex dev) {
   if (!a.tensor || IsCpuScalar(*a.tensor)) {
@@ -491,15 +498,7 @@ bool Int64Exact(const PwOp& op, std::initializer_list<PwArg> args, const std::ve
     }
     default: return false;
   }
-  at::Tensor res;
-  if (mask.defined()) {
-    res = mask;
-  } else {
-    res = NpuEmpty({n}, c10::kLong, dev);
-    const at::Tensor w = res.view(c10::kInt).view({-1, 2});
-    w.select(1, 0).copy_(r.lo);
-    w.select(1, 1).copy_(r.hi);
-  }
+  const at::Tensor res = mask.defined() ? mask : JoinWords(r, {n}, dev);
   out.copy_(res.view(shape));
   return true;
 }
@@ -839,7 +838,7 @@ at::Tensor DivRun(const char* name, const at::Tensor& self_in, const at::Tensor&
     // Integers: the quotient is rounded in float and cast back: exact while |values| < 2^24. Larger
     // values are divided by the CPU fallback (a number, not a silently wrong one).
     at::Tensor r;
-    if (common == c10::kByte || common == c10::kChar || common == c10::kShort || IntsFitFloat({&self, &other})) {
+    if (IntsFitFloat({&self, &other})) {  // (8 / 16-bit values always fit)
       PwOp f = p;
       f.result = PwResult::kPromoteFloat;
       r = Pointwise(f, {{"self", &self}, {"other", &other}});
@@ -871,13 +870,12 @@ at::Tensor RemRun(const char* name, EwOp op, const at::Tensor& self_in, const at
   const bool is_int = IsNpuInt(common);
   const at::Tensor self = is_int ? AsCommon(self_in, common) : self_in;
   const at::Tensor other = is_int ? AsCommon(other_in, common) : other_in;
-  const bool is_small = is_int && c10::elementSize(common) < 4;  // always within +-2^24
   const bool is_float = common == c10::kFloat || common == c10::kHalf || common == c10::kBFloat16;
   PwOp p = Def(name, op, PwResult::kPromote);
   p.scalar_opmath = true;
   if (is_float && QuotientsFitFloat(self, other)) return Pointwise(p, {{"self", &self}, {"other", &other}}, target);
   at::Tensor r;
-  if (is_int && (is_small || IntsFitFloat({&self, &other}))) {
+  if (is_int && IntsFitFloat({&self, &other})) {
     p.result = PwResult::kPromoteFloat;
     r = Pointwise(p, {{"self", &self}, {"other", &other}});
   } else {
@@ -1106,11 +1104,7 @@ at::Tensor Shift64(const at::Tensor& x, int64_t k, bool left) {
       r.hi = at::bitwise_right_shift(w.hi, 31);
     }
   }
-  at::Tensor res = NpuEmpty(x.sizes(), c10::kLong, x.device().index());
-  const at::Tensor rw = res.view(c10::kInt).view({-1, 2});
-  rw.select(1, 0).copy_(r.lo);
-  rw.select(1, 1).copy_(r.hi);
-  return res;
+  return JoinWords(r, x.sizes(), x.device().index());
 }
 
 at::Tensor BitwiseRun(const char* name, EwOp logical, EwOp bit, const at::Tensor& self, const at::Tensor* other,

@@ -322,7 +322,7 @@ Tensor& signbit_out(const Tensor& self, Tensor& out) {
   const c10::ScalarType t = self.scalar_type();
   Tensor r;
   if (t == c10::kFloat) r = self.contiguous().view(c10::kInt) < 0;
-  else if (t == c10::kHalf || t == c10::kBFloat16) r = self.contiguous().view(c10::kShort).to(c10::kInt) < 0;
+  else if (t == c10::kHalf || t == c10::kBFloat16) r = self.contiguous().view(c10::kShort) < 0;
   else r = self < 0;  // integers
   return CopyToOut("signbit", r, out);
 }

@@ -155,9 +155,7 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> UniqueOfGrouped(const at::Tensor&
     return {v, inverse, counts};
   }
   at::Tensor start = at::ones({1}, self.options().dtype(c10::kBool));
-  const c10::ScalarType t = v.scalar_type();
-  const at::Tensor key = t == c10::kByte || t == c10::kChar || t == c10::kShort ? v.to(c10::kInt) : v;  // ne's dtypes
-  at::Tensor mask = at::cat({start, at::ne(key.narrow(0, 1, n - 1), key.narrow(0, 0, n - 1))});
+  at::Tensor mask = at::cat({start, at::ne(v.narrow(0, 1, n - 1), v.narrow(0, 0, n - 1))});
   at::Tensor values = at::masked_select(v, mask);
   if (return_inverse) {
     at::Tensor group = at::cumsum(mask, 0, c10::kLong) - 1;
