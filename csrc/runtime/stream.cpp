@@ -5,13 +5,7 @@
 
 #include "runtime/errors.h"
 #include "runtime/log.h"
-
-#if defined(__x86_64__)
-#include <immintrin.h>
-#define NPU_RT_PAUSE() _mm_pause()
-#else
-#define NPU_RT_PAUSE() std::this_thread::yield()
-#endif
+#include "runtime/spin_wait.h"
 
 namespace npu_rt {
 
@@ -62,10 +56,8 @@ void Stream::Run() {
       if (queue_.empty()) {
         // Spin briefly (ops usually arrive back to back), then sleep.
         lock.unlock();
-        for (int i = 0; i < 4000 && enqueued_.load(std::memory_order_acquire) ==
-                                        completed_.load(std::memory_order_relaxed);
-             ++i)
-          NPU_RT_PAUSE();
+        SpinUntil([&] { return enqueued_.load(std::memory_order_acquire) != completed_.load(std::memory_order_relaxed); },
+                  SpinBudgetUs());
         lock.lock();
         if (queue_.empty()) {
           sleeping_.store(true, std::memory_order_release);
@@ -109,7 +101,7 @@ void Stream::WaitIdle(std::unique_lock<std::mutex>& lock) {
   if (completed_.load(std::memory_order_acquire) >= target) return;
   // Short spin first: most syncs follow small ops.
   lock.unlock();
-  for (int i = 0; i < 2000 && completed_.load(std::memory_order_acquire) < target; ++i) NPU_RT_PAUSE();
+  SpinUntil([&] { return completed_.load(std::memory_order_acquire) >= target; }, SpinBudgetUs());
   lock.lock();
   idle_cv_.wait(lock, [&] { return completed_.load(std::memory_order_acquire) >= target; });
 }

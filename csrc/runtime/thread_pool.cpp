@@ -2,12 +2,7 @@
 
 #include <cstdlib>
 
-#if defined(__x86_64__)
-#include <immintrin.h>
-#define NPU_RT_PAUSE() _mm_pause()
-#else
-#define NPU_RT_PAUSE() std::this_thread::yield()
-#endif
+#include "runtime/spin_wait.h"
 
 namespace npu_rt {
 
@@ -42,7 +37,7 @@ void HostThreadPool::WorkerLoop() {
   uint64_t seen = 0;
   for (;;) {
     // Spin a little for the next job (launches come back to back), then sleep.
-    for (int i = 0; i < 2000 && generation_.load(std::memory_order_acquire) == seen; ++i) NPU_RT_PAUSE();
+    SpinUntil([&] { return generation_.load(std::memory_order_acquire) != seen; }, SpinBudgetUs());
     if (generation_.load(std::memory_order_acquire) == seen) {
       std::unique_lock<std::mutex> lock(mu_);
       cv_.wait(lock, [&] { return stop_ || generation_.load(std::memory_order_acquire) != seen; });
@@ -85,7 +80,9 @@ void HostThreadPool::ParallelFor(int64_t n, const std::function<void(int64_t)>& 
   RunShare();
   job_open_.store(false);
   // Wait for workers that picked up this job to leave it.
-  while (active_.load() != 0) NPU_RT_PAUSE();
+  // (Yielding: a worker preempted inside its last block may need this thread's core to finish it.)
+  while (!SpinUntil([&] { return active_.load() == 0; }, 1000)) {
+  }
   fn_ = nullptr;
   if (error_) std::rethrow_exception(error_);
 }
