@@ -12,15 +12,19 @@ namespace npu_kernels {
 
 namespace {
 bool IsFloat(EwDType d) { return d == EwDType::F32 || d == EwDType::F16 || d == EwDType::BF16; }
-}  // namespace
-
-bool cast_supported(EwDType src, EwDType dst) {
-  if (src == dst) return false;
+// The pairs the 310P (2002) profile ran before the integer pairs came: float-hub casts only.
+bool Supported2002(EwDType src, EwDType dst) {
   if (IsFloat(src)) return IsFloat(dst) || dst == EwDType::I32 || dst == EwDType::I64 || dst == EwDType::BOOL;
   if (src == EwDType::I32) return IsFloat(dst) || dst == EwDType::BOOL;
   if (src == EwDType::I64) return IsFloat(dst);
   if (src == EwDType::BOOL) return IsFloat(dst) || dst == EwDType::I32;
   return false;
+}
+}  // namespace
+
+bool cast_supported(EwDType src, EwDType dst, int npu_arch) {
+  if (src == dst) return false;
+  return npu_arch == 2002 ? Supported2002(src, dst) : true;  // 2201: every pair of the nine dtypes
 }
 
 CastTiling cast_tiling(uint64_t total, EwDType src, EwDType dst, const SocInfo& soc) {
@@ -29,8 +33,8 @@ CastTiling cast_tiling(uint64_t total, EwDType src, EwDType dst, const SocInfo& 
   t.src = uint8_t(src);
   t.dst = uint8_t(dst);
   t.no_pad = soc.npu_arch == 2002 ? 1 : 0;
-  // 2 in + 2 out tiles, a float tile, a half tile and a mask.
-  const uint64_t per_elem8 = 8 * (2 * EwDTypeSize(src) + 2 * EwDTypeSize(dst) + 4 + 2) + 1;
+  // 2 in + 2 out tiles, a float (int32) tile, a half tile, the wrap mask (int32) and a compare mask.
+  const uint64_t per_elem8 = 8 * (2 * EwDTypeSize(src) + 2 * EwDTypeSize(dst) + 4 + 2 + 4) + 1;
   uint64_t tile = (soc.ub_bytes - 9 * 1024) * 8 / per_elem8 / 256 * 256;
   if (tile > 16384) tile = 16384;
   if (tile < 256) tile = 256;
@@ -60,6 +64,9 @@ __aicore__ inline void WithType(EwDType dt, F&& f) {
     case EwDType::I32: f(int32_t{}); break;
     case EwDType::I64: f(int64_t{}); break;
     case EwDType::BOOL: f(uint8_t{}); break;
+    case EwDType::U8: f(uint8_t{}); break;
+    case EwDType::I8: f(int8_t{}); break;
+    case EwDType::I16: f(int16_t{}); break;
   }
 }
 
@@ -76,6 +83,17 @@ class CastKernel {
     pipe_.InitBuffer(f32_, t.tile * 4);
     pipe_.InitBuffer(f16_, t.tile * 2);
     pipe_.InitBuffer(bits_, t.tile / 8);
+    const EwDType dst = EwDType(t.dst);
+    if (dst == EwDType::U8 || dst == EwDType::I8 || dst == EwDType::I16) {
+      // And mask keeping the low 8 / 16 bits of each int32 lane (as uint16 halves: 0x00ff/0xffff, 0)
+      pipe_.InitBuffer(wrapk_, t.tile * 4);
+      Duplicate(wrapk_.Get<int32_t>(), dst == EwDType::I16 ? int32_t(0xffff) : int32_t(0xff), t.tile);
+    }
+    if (EwDType(t.src) == EwDType::I64 && !IsFloatOrBool(dst)) {
+      // GatherMask pattern taking the even int32 words (the low words of little-endian int64s)
+      pipe_.InitBuffer(lowk_, t.tile / 16 * 4);
+      Duplicate(lowk_.Get<uint32_t>(), 0x55555555u, t.tile / 16);
+    }
   }
 
   __aicore__ inline void Process() {
@@ -99,49 +117,102 @@ class CastKernel {
     inQ_.EnQue(raw);
   }
 
+  static __aicore__ inline bool IsFloatOrBool(EwDType d) {
+    return d == EwDType::F32 || d == EwDType::F16 || d == EwDType::BF16 || d == EwDType::BOOL;
+  }
+
+  // Source -> float32 lanes (exact for every source but int32 / int64 beyond 2^24, rounded to nearest
+  // even). v may alias the input tile when the source is float32.
+  __aicore__ inline LocalTensor<float> ToFloat(const LocalTensor<uint8_t>& raw, const LocalTensor<float>& v,
+                                               EwDType src, uint32_t L) {
+    const LocalTensor<half> h = f16_.Get<half>();
+    switch (src) {
+      case EwDType::F32: return raw.ReinterpretCast<float>();
+      case EwDType::F16: Cast(v, raw.ReinterpretCast<half>(), RoundMode::CAST_NONE, L); break;
+      case EwDType::BF16: Cast(v, raw.ReinterpretCast<bfloat16_t>(), RoundMode::CAST_NONE, L); break;
+      case EwDType::I32: Cast(v, raw.ReinterpretCast<int32_t>(), RoundMode::CAST_RINT, L); break;
+      case EwDType::I64: Cast(v, raw.ReinterpretCast<int64_t>(), RoundMode::CAST_RINT, L); break;
+      case EwDType::I16: Cast(v, raw.ReinterpretCast<int16_t>(), RoundMode::CAST_NONE, L); break;
+      case EwDType::I8:
+        Cast(h, raw.ReinterpretCast<int8_t>(), RoundMode::CAST_NONE, L);
+        Cast(v, h, RoundMode::CAST_NONE, L);
+        break;
+      default:  // BOOL, U8: exact through half
+        Cast(h, raw, RoundMode::CAST_NONE, L);
+        Cast(v, h, RoundMode::CAST_NONE, L);
+        break;
+    }
+    return v;
+  }
+
+  // Source -> int32 lanes as C++ converts to an integer: floats toward zero (saturating beyond int32),
+  // int64 to its low word (wrapping), the narrow integers exactly.
+  __aicore__ inline void ToInt32(const LocalTensor<uint8_t>& raw, const LocalTensor<int32_t>& iv, EwDType src,
+                                 uint32_t L) {
+    const LocalTensor<half> h = f16_.Get<half>();
+    switch (src) {
+      case EwDType::I32: DataCopy(iv, raw.ReinterpretCast<int32_t>(), L); return;
+      case EwDType::I64: {
+        uint64_t kept = 0;
+        GatherMask(iv, raw.ReinterpretCast<int32_t>(), lowk_.Get<uint32_t>(), true, 2 * L, {1, 1, 8, 0}, kept);
+        return;
+      }
+      case EwDType::BOOL: case EwDType::U8: case EwDType::I8:
+        if (src == EwDType::I8) Cast(h, raw.ReinterpretCast<int8_t>(), RoundMode::CAST_NONE, L);
+        else Cast(h, raw, RoundMode::CAST_NONE, L);
+        Cast(iv, h, RoundMode::CAST_RINT, L);
+        return;
+      default: {
+        const LocalTensor<float> v = ToFloat(raw, iv.ReinterpretCast<float>(), src, L);
+        Cast(iv, v, src == EwDType::I16 ? RoundMode::CAST_RINT : RoundMode::CAST_TRUNC, L);
+        return;
+      }
+    }
+  }
+
+  // int32 lanes -> uint8 / int8 / int16, keeping the low bits (two's complement) as a C++ narrowing
+  // conversion does: offset signed targets into [0, 2^w), And the low w bits, offset back, narrow exactly.
+  __aicore__ inline void WrapToSmall(const LocalTensor<uint8_t>& out, const LocalTensor<int32_t>& y, EwDType od,
+                                     uint32_t L) {
+    const int32_t bias = od == EwDType::I8 ? 128 : od == EwDType::I16 ? 32768 : 0;
+    if (bias != 0) Adds(y, y, bias, L);
+    const LocalTensor<uint16_t> yh = y.ReinterpretCast<uint16_t>();
+    And(yh, yh, wrapk_.Get<uint16_t>(), 2 * L);
+    if (bias != 0) Adds(y, y, -bias, L);
+    if (od == EwDType::I16) {
+      Cast(out.ReinterpretCast<int16_t>(), y, RoundMode::CAST_NONE, L);
+      return;
+    }
+    const LocalTensor<half> h = f16_.Get<half>();
+    Cast(h.ReinterpretCast<int16_t>(), y, RoundMode::CAST_NONE, L);
+    Cast(h, h.ReinterpretCast<int16_t>(), RoundMode::CAST_NONE, L);
+    if (od == EwDType::I8) Cast(out.ReinterpretCast<int8_t>(), h, RoundMode::CAST_NONE, L);
+    else Cast(out, h, RoundMode::CAST_NONE, L);
+  }
+
   __aicore__ inline void Compute(uint32_t L) {
     LocalTensor<uint8_t> raw = inQ_.DeQue<uint8_t>();
     LocalTensor<uint8_t> out = outQ_.AllocTensor<uint8_t>();
     const LocalTensor<float> f = f32_.Get<float>();
     const LocalTensor<half> h = f16_.Get<half>();
-    const LocalTensor<uint8_t> bits = bits_.Get<uint8_t>();
     const EwDType src = EwDType(t_.src), dst = EwDType(t_.dst);
-    if (src == EwDType::I32 && dst == EwDType::BOOL) {
-      CompareScalar(bits, raw.ReinterpretCast<int32_t>(), 0, CMPMODE::EQ, L);  // 1 where zero
-      Duplicate(h, half(0.0f), L);
-      Select(h, bits, h, half(1.0f), SELMODE::VSEL_TENSOR_SCALAR_MODE, L);
+    if (dst == EwDType::BOOL) {  // x != 0 (NaN too): every nonzero source is a nonzero float
+      const LocalTensor<uint8_t> bits = bits_.Get<uint8_t>();
+      CompareScalar(bits, ToFloat(raw, f, src, L), 0.0f, CMPMODE::NE, L);
+      Duplicate(h, half(1.0f), L);
+      Select(h, bits, h, half(0.0f), SELMODE::VSEL_TENSOR_SCALAR_MODE, L);
       Cast(out, h, RoundMode::CAST_NONE, L);
-    } else if (src == EwDType::BOOL && dst == EwDType::I32) {
-      Cast(h, raw, RoundMode::CAST_NONE, L);
-      Cast(out.ReinterpretCast<int32_t>(), h, RoundMode::CAST_RINT, L);
-    } else {
-      // source -> float32
-      LocalTensor<float> v = dst == EwDType::F32 ? out.ReinterpretCast<float>() : f;
-      switch (src) {
-        case EwDType::F32: v = raw.ReinterpretCast<float>(); break;
-        case EwDType::F16: Cast(v, raw.ReinterpretCast<half>(), RoundMode::CAST_NONE, L); break;
-        case EwDType::BF16: Cast(v, raw.ReinterpretCast<bfloat16_t>(), RoundMode::CAST_NONE, L); break;
-        case EwDType::I32: Cast(v, raw.ReinterpretCast<int32_t>(), RoundMode::CAST_RINT, L); break;
-        case EwDType::I64: Cast(v, raw.ReinterpretCast<int64_t>(), RoundMode::CAST_RINT, L); break;
-        case EwDType::BOOL:
-          Cast(h, raw, RoundMode::CAST_NONE, L);
-          Cast(v, h, RoundMode::CAST_NONE, L);
-          break;
-      }
-      // float32 -> destination
-      switch (dst) {
-        case EwDType::F32: break;  // converted in place above
-        case EwDType::F16: Cast(out.ReinterpretCast<half>(), v, RoundMode::CAST_RINT, L); break;
-        case EwDType::BF16: Cast(out.ReinterpretCast<bfloat16_t>(), v, RoundMode::CAST_RINT, L); break;
-        case EwDType::I32: Cast(out.ReinterpretCast<int32_t>(), v, RoundMode::CAST_TRUNC, L); break;
-        case EwDType::I64: Cast(out.ReinterpretCast<int64_t>(), v, RoundMode::CAST_TRUNC, L); break;
-        case EwDType::BOOL:
-          CompareScalar(bits, v, 0.0f, CMPMODE::NE, L);
-          Duplicate(h, half(1.0f), L);
-          Select(h, bits, h, half(0.0f), SELMODE::VSEL_TENSOR_SCALAR_MODE, L);
-          Cast(out, h, RoundMode::CAST_NONE, L);
-          break;
-      }
+    } else if (dst == EwDType::F32 || dst == EwDType::F16 || dst == EwDType::BF16) {
+      const LocalTensor<float> v = ToFloat(raw, dst == EwDType::F32 ? out.ReinterpretCast<float>() : f, src, L);
+      if (dst == EwDType::F16) Cast(out.ReinterpretCast<half>(), v, RoundMode::CAST_RINT, L);
+      else if (dst == EwDType::BF16) Cast(out.ReinterpretCast<bfloat16_t>(), v, RoundMode::CAST_RINT, L);
+    } else if (dst == EwDType::I64 && IsFloatOrBool(src) && src != EwDType::BOOL) {
+      Cast(out.ReinterpretCast<int64_t>(), ToFloat(raw, f, src, L), RoundMode::CAST_TRUNC, L);
+    } else {  // integer targets through int32 lanes
+      const LocalTensor<int32_t> iv = dst == EwDType::I32 ? out.ReinterpretCast<int32_t>() : f.ReinterpretCast<int32_t>();
+      ToInt32(raw, iv, src, L);
+      if (dst == EwDType::I64) Cast(out.ReinterpretCast<int64_t>(), iv, RoundMode::CAST_NONE, L);
+      else if (dst != EwDType::I32) WrapToSmall(out, iv, dst, L);
     }
     outQ_.EnQue(out);
     inQ_.FreeTensor(raw);
@@ -161,7 +232,7 @@ class CastKernel {
   TPipe pipe_;
   TQue<TPosition::VECIN, 1> inQ_;
   TQue<TPosition::VECOUT, 1> outQ_;
-  TBuf<TPosition::VECCALC> f32_, f16_, bits_;
+  TBuf<TPosition::VECCALC> f32_, f16_, bits_, wrapk_, lowk_;
   CastTiling t_;
   GM_ADDR x_ = nullptr;
   GM_ADDR y_ = nullptr;

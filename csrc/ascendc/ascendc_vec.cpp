@@ -24,7 +24,8 @@ const Table* BuildTable() {
     __builtin_cpu_init();
     bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("f16c");
     bool avx512 = avx2 && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-                  __builtin_cpu_supports("avx512vl");
+                  __builtin_cpu_supports("avx512vl") &&
+                  __builtin_cpu_supports("avx512dq");
     if (avx2 && w != "generic") FillAvx2(t);
     if (avx512 && w != "generic" && w != "avx2") FillAvx512(t);
 #endif
@@ -919,8 +920,13 @@ uint64_t VGatherMask(DT dt, const LO& d, const LO& a, const LO& pattern, bool re
   const uint64_t pbits = uint64_t(esz) * 8, pwords = (uint64_t(mask) + pbits - 1) / pbits;
   CheckVec(instr, "src1Pattern", pattern, pwords * esz);
   const uint8_t* pat = pattern.ptr;
-  uint64_t n = 0;
-  for (uint64_t i = 0; i < mask; ++i) n += (pat[i >> 3] >> (i & 7)) & 1u;
+  uint64_t n = 0, i = 0;
+  for (; i + 64 <= mask; i += 64) {  // whole 64-bit words of the pattern, then the tail bit by bit
+    uint64_t w;
+    std::memcpy(&w, pat + i / 8, 8);
+    n += uint64_t(__builtin_popcountll(w));
+  }
+  for (; i < mask; ++i) n += (pat[i >> 3] >> (i & 7)) & 1u;
   CheckVec(instr, "dst", d, n * esz);  // only the kept elements are written
   Kernels().gather_mask[esz == 4](d.ptr, a.ptr, pat, size_t(mask));
   LocalCore().counters.vector_elem_ops += uint64_t(mask);

@@ -1,5 +1,5 @@
 // AVX-512 build of the contiguous vector kernels (ascendc_vec_kernels.inc); used when the CPU has
-// avx512f/bw/vl (chosen at run time in ascendc_vec.cpp). Compiles to nothing off x86-64.
+// avx512f/bw/vl/dq (chosen at run time in ascendc_vec.cpp). Compiles to nothing off x86-64.
 #include "ascendc_vec_kernels.h"
 
 #if defined(__x86_64__)
@@ -13,7 +13,7 @@
 #pragma GCC push_options
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"  // false positive inside _mm512_cvtph_ps (GCC 12)
-#pragma GCC target("avx512f,avx512bw,avx512vl,avx2,fma,f16c")
+#pragma GCC target("avx512f,avx512bw,avx512vl,avx512dq,avx2,fma,f16c")
 namespace ascendc_host::vk::isa_avx512 {
 namespace {
 #define VW 64

@@ -674,7 +674,7 @@ at::Tensor Pointwise(const PwOp& op, std::initializer_list<PwArg> args, PwTarget
 bool NpuCastCopy(const at::Tensor& src, const at::Tensor& dst) {
   if (src.device() != dst.device() || src.device().type() != kNpu || src.sizes() != dst.sizes()) return false;
   EwDType s{}, d{};
-  if (!ToEwDType(src.scalar_type(), &s) || !ToEwDType(dst.scalar_type(), &d) || !npu_kernels::cast_supported(s, d))
+  if (!ToEwDType(src.scalar_type(), &s) || !ToEwDType(dst.scalar_type(), &d) || !npu_kernels::cast_supported(s, d, SocInfoFor(src.device().index()).npu_arch))
     return false;
   const bool same_dense = src.is_non_overlapping_and_dense() && dst.is_non_overlapping_and_dense() &&
                           src.strides() == dst.strides();

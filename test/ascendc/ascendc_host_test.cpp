@@ -694,6 +694,51 @@ static void CaseCast() {
       auto back = ar.Get<int32_t>(64);
       Cast(back, i64, RoundMode::CAST_NONE, n);
       for (int i = 0; i < n; ++i) EXPECT(back.HostPtr()[i] == i32.HostPtr()[i], "i64 round trip %d", i);
+      // int64 <-> float32 / int32 over specials and every tail length (the vector tables: 16 int64 lanes)
+      const float sx[] = {__builtin_nanf(""), __builtin_inff(), -__builtin_inff(), 9223372036854775808.0f,
+                          -9223372036854775808.0f, 9.2233715e18f, -2.5f, 2.5f, 3.5f, -0.5f, 1e10f, -1e10f,
+                          16777217.0f, 0.0f, -0.0f, 7.9f, -7.9f, 123456789.0f, 1.5f, -1.5f};
+      const int ns = int(sizeof sx / sizeof sx[0]);
+      auto i64o = ar.Get<int64_t>(64);
+      for (int len = 1; len <= ns; ++len) {
+        for (int i = 0; i < len; ++i) f.HostPtr()[i] = sx[i];
+        for (int m : {1, 2, 3, 4, 5}) {
+          for (int i = 0; i < 64; ++i) i64o.HostPtr()[i] = 42;
+          Cast(i64o, f, RoundMode(m), len);
+          for (int i = 0; i < len; ++i) {
+            const float x = sx[i];
+            const float r = m == 1 ? std::nearbyint(x) : m == 2 ? std::floor(x) : m == 3 ? std::ceil(x)
+                          : m == 4 ? std::round(x) : std::trunc(x);
+            const int64_t want = std::isnan(x) ? 0 : r >= 9223372036854775808.0f ? INT64_MAX
+                               : r <= -9223372036854775808.0f ? INT64_MIN : int64_t(r);
+            EXPECT(i64o.HostPtr()[i] == want, "f32->i64 mode %d x=%g got %lld want %lld", m, double(x),
+                   (long long)i64o.HostPtr()[i], (long long)want);
+          }
+          EXPECT(i64o.HostPtr()[len] == 42, "f32->i64 wrote past count %d", len);
+        }
+      }
+      const int64_t lx[] = {INT64_MAX, INT64_MIN, 16777217, 16777219, -16777217, (int64_t(1) << 40) + 1,
+                            2147483648LL, -2147483649LL, 2147483647, -2147483648LL, 0, -1, 123456789012LL,
+                            9007199254740993LL, -7, 5, 33554435, 1};
+      const int nl = int(sizeof lx / sizeof lx[0]);
+      auto i32o = ar.Get<int32_t>(64);
+      for (int len = 1; len <= nl; ++len) {
+        for (int i = 0; i < len; ++i) i64.HostPtr()[i] = lx[i];
+        for (int i = 0; i < 64; ++i) fo.HostPtr()[i] = -3.0f, i32o.HostPtr()[i] = 42;
+        Cast(fo, i64, RoundMode::CAST_RINT, len);
+        Cast(i32o, i64, RoundMode::CAST_NONE, len);
+        for (int i = 0; i < len; ++i) {
+          EXPECT(fo.HostPtr()[i] == float(lx[i]), "i64->f32 %lld got %.9g", (long long)lx[i], double(fo.HostPtr()[i]));
+          const int32_t w = lx[i] > INT32_MAX ? INT32_MAX : lx[i] < INT32_MIN ? INT32_MIN : int32_t(lx[i]);
+          EXPECT(i32o.HostPtr()[i] == w, "i64->i32 %lld got %d", (long long)lx[i], i32o.HostPtr()[i]);
+        }
+        EXPECT(fo.HostPtr()[len] == -3.0f && i32o.HostPtr()[len] == 42, "i64 casts wrote past count %d", len);
+        for (int i = 0; i < len; ++i) i32.HostPtr()[i] = int32_t(lx[i] * 7919);
+        for (int i = 0; i < 64; ++i) i64o.HostPtr()[i] = 42;
+        Cast(i64o, i32, RoundMode::CAST_NONE, len);
+        for (int i = 0; i < len; ++i) EXPECT(i64o.HostPtr()[i] == i32.HostPtr()[i], "i32->i64 %d", i);
+        EXPECT(i64o.HostPtr()[len] == 42, "i32->i64 wrote past count %d", len);
+      }
     }
     // Cast repeat form: half -> float, element count per repeat follows float (64), src rep stride 4.
     {

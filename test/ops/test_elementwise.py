@@ -486,32 +486,56 @@ def test_int64_counter_like_batchnorm():
 
 
 # ---------------------------------------------------------------- Cast kernel (tensor.to(dtype))
-CASTABLE = [torch.float32, torch.float16, torch.bfloat16, torch.int32, torch.int64, torch.bool]
+CASTABLE = [torch.float32, torch.float16, torch.bfloat16, torch.int32, torch.int64, torch.int16, torch.int8,
+            torch.uint8, torch.bool]
 
 
 @pytest.mark.parametrize("src", CASTABLE)
 def test_cast_pairs(src):
+    # every pair runs on the cast kernel (no host conversion), equal to the CPU's conversion
     a = rand((1003,), torch.float32, -300, 300, seed=27)
     a[::5] = 0
     a = a.to(src)
     for dst in CASTABLE:
         if dst == src:
             continue
-        _C._reset_kernel_counters()
-        r = npu(a).to(dst)
-        torch.npu.synchronize()
-        assert_same(r, a.to(dst), EXACT[torch.float32])
-        used = "cast_kernel" in _C._kernel_counters()
-        supported = (src.is_floating_point and dst != torch.bool or dst == torch.bool and src != torch.int64
-                     or src in (torch.int32, torch.bool) and (dst.is_floating_point or dst == torch.int32)
-                     or src == torch.int64 and dst.is_floating_point)
-        assert used == supported, (src, dst, used)
+        for layout in ("contiguous", "strided", "broadcast"):
+            x = a if layout == "contiguous" else a[::3] if layout == "strided" else a[:7].reshape(7, 1).expand(7, 5)
+            _C._reset_kernel_counters()
+            r = npu(x).to(dst)
+            torch.npu.synchronize()
+            assert_same(r, x.to(dst), EXACT[torch.float32])
+            assert "cast_kernel" in _C._kernel_counters(), (src, dst, layout)
 
 
-def test_cast_non_contiguous_uses_runtime_copy():
+def test_cast_integer_semantics():
+    # C++ conversions as PyTorch's CPU does them: toward zero, then the low bits of narrow targets
+    f = torch.tensor([-1.0, 300.7, -129.5, 255.9, 65537.0, -32769.0, 1e9, -0.7])
+    for dt in (torch.uint8, torch.int8, torch.int16, torch.int32, torch.int64):
+        assert torch.equal(npu(f).to(dt).cpu(), f.to(dt)), dt
+    big = torch.tensor([2**33 + 5, -(2**40) - 3, 2**31, -(2**31) - 1, 255, 256, -1, 2**62 + 2**10])
+    for dt in (torch.int32, torch.int16, torch.int8, torch.uint8, torch.bool, torch.float32, torch.float16,
+               torch.bfloat16):
+        assert torch.equal(npu(big).to(dt).cpu(), big.to(dt)), dt
+    u = torch.arange(256, dtype=torch.int32)
+    for dt in (torch.int8, torch.uint8, torch.int16, torch.int64, torch.bool):
+        assert torch.equal(npu(u).to(dt).cpu(), u.to(dt)), dt
+    nan = torch.tensor([float("nan"), 0.0, -0.0, float("inf")])
+    assert torch.equal(npu(nan).to(torch.bool).cpu(), nan.to(torch.bool))
+    # in place and out-of-place views of the destination
+    d = torch.zeros(4, 6, dtype=torch.int8)
+    dn = npu(d)
+    dn[:, ::2].copy_(npu(f[:3].repeat(4, 1)))
+    d[:, ::2].copy_(f[:3].repeat(4, 1))
+    assert torch.equal(dn.cpu(), d)
+
+
+def test_cast_transposed():
     a = rand((30, 40), seed=28)
+    _C._reset_kernel_counters()
     r = npu(a).t().half()
     assert_same(r, a.t().half(), EXACT[torch.float16])
+    assert "cast_kernel" in _C._kernel_counters()
 
 
 # ---------------------------------------------------------------- autograd through the ops
@@ -583,7 +607,9 @@ def test_310p_without_datacopypad():
         "d = x.to('npu')\n"
         "checks = [((d + b.to('npu')).cpu(), x + b), (torch.relu(d).cpu(), torch.relu(x)),\n"
         "          (d.half().cpu(), x.half()), ((d > 0).cpu(), m), (torch.sigmoid(d[:, :, :, 1:]).cpu(),\n"
-        "          torch.sigmoid(x[:, :, :, 1:])), (d.masked_fill(m.to('npu'), 0).cpu(), x.masked_fill(m, 0))]\n"
+        "          torch.sigmoid(x[:, :, :, 1:])), (d.masked_fill(m.to('npu'), 0).cpu(), x.masked_fill(m, 0)),\n"
+        "          (d.int().cpu(), x.int()), ((d * 100).to(torch.int8).cpu(), (x * 100).to(torch.int8)),\n"
+        "          (d.long().int().cpu(), x.long().int()), (m.to('npu').to(torch.uint8).float().cpu(), m.float())]\n"
         "assert all(torch.allclose(a.float(), e.float(), atol=1e-6) for a, e in checks)\n"
         "print('OK', torch.npu.get_device_properties().name)\n")
     r = run_python(code, {"TORCH_OPS_NN_SOC": "Ascend310P3", "TORCH_OPS_NN_FALLBACK": "error",
