@@ -31,6 +31,7 @@
 #include <string>
 #include <tuple>
 
+#include "aten/conv3d.h"
 #include "aten/kernel_launch.h"
 #include "aten/matmul_ops.h"
 #include "aten/op_common.h"
@@ -168,7 +169,7 @@ std::string Dims(c10::IntArrayRef s) {
 
 void CheckConvArgs(const char* op, const at::Tensor& x, const at::Tensor& w, const ConvParams& p) {
   TORCH_CHECK(x.dim() == 4, op, ": expected a 4-D input [N, C, H, W], got a ", x.dim(), "-D tensor of shape ",
-              x.sizes(), " (only 2-D convolution is supported on npu; conv1d / conv3d are not)");
+              x.sizes(), " (npu convolutions: 1-D and 2-D, transposed too, and 3-D non-transposed)");
   TORCH_CHECK(w.dim() == 4, op, ": expected a 4-D weight [Cout, C/groups, kh, kw], got a ", w.dim(),
               "-D tensor of shape ", w.sizes());
   CheckFloatDtype(op, "input", x);
@@ -543,8 +544,9 @@ at::Tensor convolution_overrideable(const at::Tensor& input, const at::Tensor& w
                                     c10::IntArrayRef padding, c10::IntArrayRef dilation, bool transposed,
                                     c10::IntArrayRef output_padding, int64_t groups) {
   const char* op = transposed ? "conv_transpose2d" : "conv2d";
+  if (input.dim() == 5 && !transposed) return Conv3dForward(input, weight, bias, stride, padding, dilation, groups);
   TORCH_CHECK(input.dim() == 4, op, ": expected a 4-D input [N, C, H, W], got a ", input.dim(), "-D tensor of shape ",
-              input.sizes(), " (only 2-D convolution is supported on npu; conv1d / conv3d are not)");
+              input.sizes(), " (npu convolutions: 1-D and 2-D, transposed too, and 3-D non-transposed)");
   ConvParams p;
   p.stride = Pair(stride, op, "stride");
   p.padding = Pair(padding, op, "padding");
@@ -953,6 +955,8 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> convolution_backward_overrideable
     c10::IntArrayRef padding, c10::IntArrayRef dilation, bool transposed, c10::IntArrayRef output_padding,
     int64_t groups, std::array<bool, 3> output_mask) {
   const char* op = "convolution_backward";
+  if (input.dim() == 5 && !transposed)
+    return Conv3dBackward(grad_output, input, weight, stride, padding, dilation, groups, output_mask);
   ConvParams p;
   p.stride = Pair(stride, op, "stride");
   p.padding = Pair(padding, op, "padding");

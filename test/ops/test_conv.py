@@ -144,8 +144,64 @@ def test_wrong_dims(fallback_error):
     # conv1d reaches the backend as a 2-D convolution of height 1 (ATen reshapes it): supported.
     x, w = torch.randn(1, 3, 8), torch.randn(4, 3, 3)
     assert_close(F.conv1d(x.npu(), w.npu(), padding=1), F.conv1d(x, w, padding=1), torch.float32)
-    with pytest.raises(RuntimeError, match=r"only 2-D convolution is supported on npu"):
-        F.conv3d(torch.randn(1, 3, 4, 4, 4).npu(), torch.randn(4, 3, 3, 3, 3).npu())
+    with pytest.raises(RuntimeError, match=r"conv2d: expected a 4-D input .* got a 6-D tensor"):
+        torch.ops.aten.convolution(torch.randn(1, 3, 2, 4, 4, 4).npu(), torch.randn(4, 3, 1, 3, 3, 3).npu(), None,
+                                   [1, 1, 1, 1], [0, 0, 0, 0], [1, 1, 1, 1], False, [0, 0, 0, 0], 1)
+
+
+# ---------------------------------------------------------------- 3-D convolution (a composition of 2-D taps)
+CONV3D_CASES = [
+    # (n, c, d, h, w), (cout, kd, kh, kw), stride, padding, dilation, groups
+    ((2, 3, 6, 10, 9), (5, 3, 3, 3), 1, 1, 1, 1),
+    ((1, 4, 7, 8, 8), (6, 3, 1, 1), (2, 1, 1), (1, 0, 0), 1, 1),        # r3d's (2+1)D temporal conv
+    ((1, 4, 5, 12, 11), (4, 1, 3, 3), (1, 2, 2), (0, 1, 1), 1, 2),     # spatial only, groups
+    ((2, 2, 9, 7, 7), (3, 2, 2, 3), (2, 2, 1), (1, 0, 2), (2, 1, 2), 1),
+    ((1, 3, 4, 6, 6), (2, 4, 3, 3), 1, 0, 1, 1),                         # kd == depth: one output frame
+]
+
+
+@pytest.mark.parametrize("case", CONV3D_CASES, ids=[str(i) for i in range(len(CONV3D_CASES))])
+def test_conv3d_forward_backward(fallback_error, case):
+    xs, (co, kd, kh, kw), stride, padding, dilation, groups = case
+    torch.manual_seed(1)
+    x = torch.randn(*xs, requires_grad=True)
+    w = torch.randn(co, xs[1] // groups, kd, kh, kw, requires_grad=True)
+    b = torch.randn(co, requires_grad=True)
+    y = F.conv3d(x, w, b, stride, padding, dilation, groups)
+    xn, wn, bn = (t.detach().npu().requires_grad_() for t in (x, w, b))
+    yn = F.conv3d(xn, wn, bn, stride, padding, dilation, groups)
+    assert yn.shape == y.shape
+    assert_close(yn, y, torch.float32)
+    g = torch.randn_like(y)
+    y.backward(g)
+    yn.backward(g.npu())
+    for a, e in ((xn.grad, x.grad), (wn.grad, w.grad), (bn.grad, b.grad)):
+        assert_close(a, e, torch.float32)
+
+
+def test_conv3d_module_half_and_no_bias(fallback_error):
+    torch.manual_seed(2)
+    m = torch.nn.Conv3d(3, 8, (3, 5, 5), stride=(1, 2, 2), padding=(1, 2, 2), bias=False)
+    x = torch.randn(2, 3, 5, 16, 16)
+    want = m(x)
+    w_half = m.weight.detach().half()
+    assert_close(m.npu()(x.npu()), want, torch.float32)
+    got_half = F.conv3d(x.half().npu(), w_half.npu(), None, (1, 2, 2), (1, 2, 2))
+    assert got_half.dtype == torch.float16
+    assert_close(got_half, F.conv3d(x, w_half.float(), None, (1, 2, 2), (1, 2, 2)).half(), torch.float16)
+
+
+def test_conv3d_bad_input(fallback_error):
+    x = torch.randn(1, 3, 4, 8, 8).npu()
+    with pytest.raises(RuntimeError, match=r"conv3d: input has 3 channels but weight of shape .* expects 4"):
+        torch.ops.aten.convolution_overrideable(x, torch.randn(2, 4, 1, 3, 3).npu(), None, [1, 1, 1], [0, 0, 0],
+                                                [1, 1, 1], False, [0, 0, 0], 1)
+    with pytest.raises(RuntimeError, match=r"conv3d: the padded input depth 4 is smaller than the dilated kernel "
+                                           r"depth 5"):
+        torch.ops.aten.convolution_overrideable(x, torch.randn(2, 3, 5, 3, 3).npu(), None, [1, 1, 1], [0, 0, 0],
+                                                [1, 1, 1], False, [0, 0, 0], 1)
+    assert_close(F.conv3d(x, torch.ones(1, 3, 1, 1, 1).npu()), F.conv3d(x.cpu(), torch.ones(1, 3, 1, 1, 1)),
+                 torch.float32)  # the process keeps working
 
 
 def test_bad_stride(fallback_error):
