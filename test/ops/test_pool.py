@@ -197,3 +197,50 @@ def test_max_pool2d_nan_propagates_like_cpu(fallback_error):
         yn, idxn = F.max_pool2d(x.npu(), k, s, p, return_indices=True)
         assert torch.equal(torch.nan_to_num(yn.cpu(), 7.0), torch.nan_to_num(y, 7.0))
         assert torch.equal(idxn.cpu(), idx)
+
+
+# ---------------------------------------------------------------- 3-D max pooling (composition over frames)
+MAXPOOL3D_CASES = [
+    # shape, kernel, stride, padding, dilation, ceil_mode
+    ((2, 3, 6, 9, 8), 2, None, 0, 1, False),
+    ((1, 2, 7, 10, 10), (3, 3, 3), (2, 2, 2), 1, 1, True),
+    ((2, 2, 9, 7, 7), (2, 3, 2), (1, 2, 1), (1, 1, 0), (2, 1, 1), False),
+    ((3, 5, 6, 6), 3, 2, 1, 1, True),  # unbatched [C, D, H, W]
+    ((1, 4, 4, 4, 4), (1, 2, 2), (1, 2, 2), 0, 1, False),  # r3d-style spatial-only pooling
+]
+
+
+@pytest.mark.parametrize("case", MAXPOOL3D_CASES, ids=[str(i) for i in range(len(MAXPOOL3D_CASES))])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16])
+def test_max_pool3d(fallback_error, case, dtype):
+    shape, k, s, p, d, ceil = case
+    torch.manual_seed(5)
+    x = torch.randn(*shape).round(decimals=1)  # ties: the first maximum in (d, h, w) order wins
+    x.view(-1)[::7] = float("-inf")
+    x.view(-1)[5] = float("nan")
+    x = x.to(dtype)
+    y, i = F.max_pool3d(x.float(), k, s, p, d, ceil, return_indices=True)
+    xn = x.npu().requires_grad_()
+    yn, i_n = F.max_pool3d(xn, k, s, p, d, ceil, return_indices=True)
+    assert yn.dtype == dtype and i_n.dtype == torch.int64
+    assert torch.equal(yn.cpu().float().nan_to_num(), y.to(dtype).float().nan_to_num())
+    assert torch.equal(i_n.cpu(), i)
+    # the gradient lands on the chosen elements; overlapping windows add up (the CPU's backward)
+    g = torch.randn(y.shape).to(dtype)
+    yn.backward(g.npu())
+    xr = x.float().requires_grad_()
+    F.max_pool3d(xr, k, s, p, d, ceil).backward(g.float())
+    torch.testing.assert_close(xn.grad.cpu().float(), xr.grad.to(dtype).float(), rtol=2e-3, atol=2e-3)
+
+
+def test_max_pool3d_module_and_errors(fallback_error):
+    m = torch.nn.MaxPool3d((1, 3, 3), stride=(1, 2, 2), padding=(0, 1, 1))
+    x = torch.randn(2, 4, 3, 11, 11)
+    torch.testing.assert_close(m(x.npu()).cpu(), m(x), rtol=0, atol=0)
+    with pytest.raises(RuntimeError, match=r"pad should be at most half of effective kernel size"):
+        F.max_pool3d(x.npu(), 2, padding=2)
+    with pytest.raises(RuntimeError, match=r"max_pool3d: Expected 4D or 5D tensor for input"):
+        F.max_pool3d(torch.randn(4, 4, 4).npu(), 2)
+    with pytest.raises(RuntimeError, match=r"max_pool3d: kernel_size must be a single int or a tuple of three"):
+        torch.ops.aten.max_pool3d_with_indices(x.npu(), [2, 2], [], [0], [1], False)
+    torch.testing.assert_close(F.max_pool3d(x.npu(), 2).cpu(), F.max_pool3d(x, 2))  # still working
