@@ -1,4 +1,5 @@
-"""Copy bandwidth: a 256 MiB host->npu->host round trip next to a CPU clone of the same tensor.
+"""Copy bandwidth: a 256 MiB host->npu->host round trip next to a CPU clone of the same tensor; then
+on-device dtype casts (the cast kernel) next to the same casts on the CPU.
 
     python benchmarks/bench_copy.py [--mib 256]
 
@@ -39,6 +40,22 @@ def main() -> None:
     for name, t, copies in [("CPU clone", t_cpu, 1), ("host->npu", t_h2d, 1), ("npu->host", t_d2h, 1),
                             ("host->npu->host", t_rt, 2), ("npu clone (device)", t_d2d, 1)]:
         print(f"{name:<28}{t * 1e3:>12.1f}{gbps(t, copies):>10.2f}{t / t_cpu:>15.2f}x")
+    casts()
+
+
+def casts() -> None:
+    img = torch.randint(0, 255, (8, 3, 224, 224), dtype=torch.uint8)
+    f = torch.rand(8, 3, 224, 224)
+    ids = torch.randint(0, 1000, (4_000_000,))
+    print(f"\n{'cast (each npu run synchronizes)':<36}{'CPU (ms)':>10}{'npu (ms)':>10}{'npu/CPU':>10}")
+    for name, stmt, t in [("uint8 image -> float32", "t.float()", img), ("float32 -> uint8", "t.to(torch.uint8)", f),
+                          ("float32 -> float16", "t.half()", f), ("float32 -> int64", "t.long()", f),
+                          ("int64 4M -> float32", "t.float()", ids), ("int64 4M -> int32", "t.int()", ids)]:
+        c = benchmark.Timer(stmt, globals={"t": t, "torch": torch}, num_threads=torch.get_num_threads())
+        n = benchmark.Timer(stmt + "; torch.npu.synchronize()", globals={"t": t.npu(), "torch": torch},
+                            num_threads=torch.get_num_threads())
+        tc, tn = c.blocked_autorange(min_run_time=0.5).median, n.blocked_autorange(min_run_time=0.5).median
+        print(f"{name:<36}{tc * 1e3:>10.3f}{tn * 1e3:>10.3f}{tn / tc:>10.2f}")
 
 
 if __name__ == "__main__":
