@@ -72,6 +72,7 @@ struct LayerNormTiling {
   uint32_t fold_chunk;     // columns per fold step
   uint32_t ok;
   float eps;
+  uint32_t batch;          // forward: rows per step (loaded, stored and scaled as one block); 1 = row by row
 };
 LayerNormTiling layer_norm_tiling(uint64_t rows, uint64_t d, bool backward, uint32_t elem_bytes, const SocInfo& soc);
 

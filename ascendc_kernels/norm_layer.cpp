@@ -29,6 +29,16 @@ LayerNormTiling layer_norm_tiling(uint64_t rows, uint64_t d, bool backward, uint
   // dtype rows for 16-bit inputs (float rows are copied straight into the float buffers).
   const uint64_t per = (elem_bytes == 4 ? 0 : 2 * elem_bytes) + (backward ? 6 : 4) * 4;
   t.ok = static_cast<uint64_t>(t.dpad) * per + 8 * 1024 <= soc.ub_bytes;
+  // Forward: as many rows per step as the same 4 float rows (+ 2 dtype rows) per row fit, up to 64 (the
+  // stats buffers): one DMA each way and one Mul / Add of weight and bias per block instead of per row,
+  // one scalar wait per statistic per block.
+  t.batch = 1;
+  if (!backward && t.ok) {
+    uint64_t b = (soc.ub_bytes - 8 * 1024) / (static_cast<uint64_t>(t.dpad) * per);
+    if (b > 64) b = 64;
+    if (b > rpc) b = rpc;
+    if (b > 1) t.batch = static_cast<uint32_t>(b);
+  }
   return t;
 }
 
@@ -69,15 +79,23 @@ class LayerNormKernel {
     meanGm_.SetGlobalBuffer(reinterpret_cast<__gm__ float*>(mean), t.rows);
     rstdGm_.SetGlobalBuffer(reinterpret_cast<__gm__ float*>(rstd), t.rows);
     if (partial) partialGm_.SetGlobalBuffer(reinterpret_cast<__gm__ float*>(partial), 2ull * t.block_dim * t.d);
-    const uint32_t dp = t.dpad;
-    if constexpr (!std::is_same_v<T, float>) pipe_.InitBuffer(inT_, 2 * dp * sizeof(T));
-    pipe_.InitBuffer(rows_, (backward ? 6 : 4) * dp * sizeof(float));
+    const uint32_t dp = t.dpad, nb = backward ? 1 : t.batch;
+    if constexpr (!std::is_same_v<T, float>) pipe_.InitBuffer(inT_, 2 * nb * dp * sizeof(T));
+    pipe_.InitBuffer(rows_, (backward ? 6 : 4) * nb * dp * sizeof(float));
     pipe_.InitBuffer(small_, 2 * 64 * sizeof(float) + 256);
     // ReduceSum's sharedTmpBuffer: one value per 64-lane repeat of a row.
     pipe_.InitBuffer(red_, (dp / 64 + 64) * sizeof(float));
     // The accumulators start at zero.
     if (backward) Duplicate(R(kAccW), 0.0f, static_cast<int32_t>(2 * dp));
     const uint32_t db = static_cast<uint32_t>(t.d * 4);
+    if (nb > 1) {  // weight and bias repeated for every row of a block (padding columns never stored)
+      for (uint32_t k = 0; k < nb; ++k) {
+        if (weight) DataCopyPad(B(kW)[k * dp], wGm_, DataCopyExtParams{1, db, 0, 0, 0}, DataCopyPadExtParams<float>{false, 0, 0, 0.0f});
+        if (bias) DataCopyPad(B(kB)[k * dp], bGm_, DataCopyExtParams{1, db, 0, 0, 0}, DataCopyPadExtParams<float>{false, 0, 0, 0.0f});
+      }
+      SyncMte2ToV();
+      return;
+    }
     if (weight) DataCopyPad(R(kW), wGm_, DataCopyExtParams{1, db, 0, 0, 0}, DataCopyPadExtParams<float>{false, 0, 0, 0.0f});
     else Duplicate(R(kW), 1.0f, static_cast<int32_t>(t.d));
     if (!backward) {
@@ -91,6 +109,10 @@ class LayerNormKernel {
     const uint64_t r0 = t_.rows_per_core * GetBlockIdx();
     uint64_t r1 = r0 + t_.rows_per_core;
     if (r1 > t_.rows) r1 = t_.rows;
+    if (!bwd_ && t_.batch > 1) {
+      for (uint64_t r = r0; r < r1; r += t_.batch) ForwardBlock(r, static_cast<uint32_t>(r1 - r < t_.batch ? r1 - r : t_.batch));
+      return;
+    }
     for (uint64_t r = r0; r < r1; r += 64) {
       const uint32_t nr = static_cast<uint32_t>(r1 - r < 64 ? r1 - r : 64);
       if (bwd_) LoadStats(r, nr);
@@ -114,6 +136,59 @@ class LayerNormKernel {
   enum Row { kX = 0, kTmp = 1, kW = 2, kB = 3, kG = 3, kAccW = 4, kAccB = 5 };
   __aicore__ inline LocalTensor<float> R(int k) { return rows_.Get<float>()[k * t_.dpad]; }
   __aicore__ inline LocalTensor<float> Stat(int k) { return small_.Get<float>()[k * 64]; }
+  // Block layout (forward, batch > 1): four regions of batch rows of dpad floats.
+  __aicore__ inline LocalTensor<float> B(int k) { return rows_.Get<float>()[k * t_.batch * t_.dpad]; }
+
+  // nb consecutive rows as one block: one DMA in and out, per-row sums and scalings, the affine step once.
+  __aicore__ inline void ForwardBlock(uint64_t r, uint32_t nb) {
+    const uint32_t dp = t_.dpad, n = nb * dp;
+    const int32_t d = static_cast<int32_t>(t_.d);
+    const float inv_d = 1.0f / static_cast<float>(t_.d);
+    const uint32_t row_bytes = static_cast<uint32_t>(t_.d * sizeof(T));
+    // rows land dp elements apart: the gap after each row's 32 B-aligned end, in 32 B blocks
+    const uint32_t gap = (dp * static_cast<uint32_t>(sizeof(T)) - AlignUpU(row_bytes, 32)) / 32;
+    LocalTensor<float> x = B(kX), tmp = B(kTmp);
+    SyncVToMte2();
+    if constexpr (std::is_same_v<T, float>) {
+      DataCopyPad(x, xGm_[r * t_.d], DataCopyExtParams{static_cast<uint16_t>(nb), row_bytes, 0, gap, 0},
+                  DataCopyPadExtParams<T>{true, 0, 0, T(0)});
+      SyncMte2ToV();
+    } else {
+      LocalTensor<T> in = inT_.Get<T>();
+      DataCopyPad(in, xGm_[r * t_.d], DataCopyExtParams{static_cast<uint16_t>(nb), row_bytes, 0, gap, 0},
+                  DataCopyPadExtParams<T>{true, 0, 0, T(0)});
+      SyncMte2ToV();
+      Cast(x, in, RoundMode::CAST_NONE, n);
+    }
+    LocalTensor<float> sums = small_.Get<float>()[128];
+    for (uint32_t k = 0; k < nb; ++k) ReduceSum(sums[k], x[k * dp], red_.Get<float>(), d);
+    SyncVToS();
+    for (uint32_t k = 0; k < nb; ++k) {
+      const float mean = sums.GetValue(k) * inv_d;
+      Stat(0).SetValue(k, mean);
+      Adds(x[k * dp], x[k * dp], -mean, d);
+    }
+    Mul(tmp, x, x, n);
+    for (uint32_t k = 0; k < nb; ++k) ReduceSum(sums[k], tmp[k * dp], red_.Get<float>(), d);
+    SyncVToS();
+    for (uint32_t k = 0; k < nb; ++k) {
+      const float rstd = 1.0f / std::sqrt(sums.GetValue(k) * inv_d + t_.eps);
+      Stat(1).SetValue(k, rstd);
+      Muls(x[k * dp], x[k * dp], rstd, d);
+    }
+    if (t_.has_weight) Mul(x, x, B(kW), n);
+    if (t_.has_bias) Add(x, x, B(kB), n);
+    LocalTensor<T> out = x.template ReinterpretCast<T>();
+    if constexpr (!std::is_same_v<T, float>) {
+      out = inT_.Get<T>()[nb * dp];
+      StoreFloat(out, x, n);
+    }
+    SyncVToMte3();
+    DataCopyPad(yGm_[r * t_.d], out, DataCopyExtParams{static_cast<uint16_t>(nb), row_bytes, gap, 0, 0});
+    SyncMte3ToV();
+    StoreStats(r, nb);
+  }
+  static __aicore__ inline uint32_t AlignUpU(uint32_t v, uint32_t a) { return (v + a - 1) / a * a; }
 
   __aicore__ inline LocalTensor<float> LoadRow(const GlobalTensor<T>& gm, uint64_t row, int slot, int dst) {
     SyncVToMte2();

@@ -1,8 +1,14 @@
-// 3-D max pooling on npu (nn.MaxPool3d, F.max_pool3d, + backward) as a composition of native ops: the
-// 2-D max pooling kernel pools every frame in (H, W) at once (the frames as channels), then each output
-// frame takes the maximum over its depth taps with PyTorch's rule (the first maximum in (d, h, w) order,
-// NaN wins), carrying the winner's flat index d * H * W + (its 2-D index). The backward scatters the
-// gradient to those indices (scatter_add: repeated indices of overlapping windows add up, as on the CPU).
+// 3-D pooling on npu (nn.MaxPool3d / AvgPool3d, + backward) as compositions of native ops: the 2-D
+// pooling kernels pool every frame in (H, W) at once (the frames as channels), then each output frame
+// combines its depth taps.
+// - max: the maximum over the taps with PyTorch's rule (the first maximum in (d, h, w) order, NaN wins),
+//   carrying the winner's flat index d * H * W + (its 2-D index); the backward scatters the gradient to
+//   those indices (scatter_add: repeated indices of overlapping windows add up, as on the CPU).
+// - avg: a window is a box, so its divisor is the product of a depth factor and an (H, W) factor (the
+//   window's size, or its part inside the input without count_include_pad): the 2-D average of each
+//   frame summed over the taps, divided by the depth factor (divisor_override: 2-D sums over it). The
+//   backward is linear: the gradient over the depth factor, added per tap into its frame (index_add),
+//   then one 2-D avg_pool backward.
 #include <ATen/ATen.h>
 #include <ATen/native/Pool.h>
 #include <torch/library.h>
@@ -97,9 +103,118 @@ at::Tensor max_pool3d_with_indices_backward(const at::Tensor& grad_output, const
   return gi.view(self.sizes());
 }
 
+namespace {
+
+struct AvgDepth {
+  int64_t kd, sd, pd, D, Do;
+  std::vector<at::Tensor> frame, valid;  // per tap: the input frame of each output frame, and whether it exists
+  at::Tensor factor;                     // [1, Do, 1, 1] float: the depth share of each window's divisor
+};
+
+std::array<int64_t, 3> Three(c10::IntArrayRef v, const char* op, const char* name, std::array<int64_t, 3> dflt,
+                             bool may_be_empty) {
+  TORCH_CHECK(v.size() == 1 || v.size() == 3 || (may_be_empty && v.empty()), op, ": ", name,
+              " must be a single int or a tuple of three ints, got ", v.size(), " values");
+  if (v.empty()) return dflt;
+  return v.size() == 1 ? std::array<int64_t, 3>{v[0], v[0], v[0]} : std::array<int64_t, 3>{v[0], v[1], v[2]};
+}
+
+AvgDepth PlanAvgDepth(const at::Tensor& x5, std::array<int64_t, 3> k, std::array<int64_t, 3> s,
+                      std::array<int64_t, 3> p, bool ceil_mode, bool count_include_pad, bool override_set,
+                      std::array<int64_t, 3>* out) {
+  const char* op = "avg_pool3d";
+  for (int i = 0; i < 3; ++i) {
+    TORCH_CHECK(k[i] > 0 && s[i] > 0, op, ": kernel_size ", k[i], " and stride ", s[i], " must be greater than zero");
+    (*out)[i] = at::native::pooling_output_shape<int64_t>(x5.size(2 + i), k[i], p[i], s[i], 1, ceil_mode);
+  }
+  at::native::pool3d_shape_check(x5, x5.size(1), k[0], k[1], k[2], s[0], s[1], s[2], p[0], p[1], p[2], 1, 1, 1,
+                                 x5.size(2), x5.size(3), x5.size(4), (*out)[0], (*out)[1], (*out)[2], "avg_pool3d()",
+                                 true);
+  AvgDepth a{k[0], s[0], p[0], x5.size(2), (*out)[0], {}, {}, {}};
+  std::vector<float> f(static_cast<size_t>(a.Do));
+  for (int64_t t = 0; t < a.Do; ++t) {  // the CPU's window rule in depth
+    const int64_t start = t * a.sd - a.pd, end = std::min(start + a.kd, a.D + a.pd);
+    const int64_t vs = std::max<int64_t>(start, 0), ve = std::min(end, a.D);
+    const int64_t size = count_include_pad ? end - start : ve - vs;
+    f[static_cast<size_t>(t)] = override_set || size <= 0 ? 1.0f : static_cast<float>(size);  // empty: a sum of 0
+  }
+  const auto dev = x5.device();
+  a.factor = at::tensor(f).to(dev).view({1, a.Do, 1, 1});
+  for (int64_t j = 0; j < a.kd; ++j) {
+    at::Tensor fr = at::arange(a.Do, at::TensorOptions().dtype(at::kLong).device(dev)) * a.sd + (j - a.pd);
+    a.valid.push_back((fr >= 0).logical_and_(fr < a.D));
+    a.frame.push_back(fr.clamp_(0, a.D - 1));
+  }
+  return a;
+}
+
+}  // namespace
+
+at::Tensor avg_pool3d(const at::Tensor& self, c10::IntArrayRef kernel_size, c10::IntArrayRef stride,
+                      c10::IntArrayRef padding, bool ceil_mode, bool count_include_pad,
+                      std::optional<int64_t> divisor_override) {
+  const char* op = "avg_pool3d";
+  TORCH_CHECK(self.dim() == 4 || self.dim() == 5, op, ": Expected 4D or 5D tensor for input, but got: ", self.sizes());
+  TORCH_CHECK(!divisor_override || *divisor_override != 0, op, ": divisor must be not zero");
+  const auto k = Three(kernel_size, op, "kernel_size", {0, 0, 0}, false);
+  const auto s = Three(stride, op, "stride", k, true);
+  const auto p = Three(padding, op, "padding", {0, 0, 0}, false);
+  const bool batched = self.dim() == 5;
+  const at::Tensor x = batched ? self : self.unsqueeze(0);
+  std::array<int64_t, 3> out{};
+  const AvgDepth a = PlanAvgDepth(x, k, s, p, ceil_mode, count_include_pad, divisor_override.has_value(), &out);
+  const int64_t n = x.size(0), c = x.size(1), H = x.size(3), W = x.size(4);
+  // Every frame averaged (or summed, under divisor_override) in (H, W): [N * C, D, Ho, Wo].
+  const at::Tensor a2 = at::avg_pool2d(x.reshape({n * c, a.D, H, W}), {k[1], k[2]}, {s[1], s[2]}, {p[1], p[2]},
+                                       ceil_mode, count_include_pad,
+                                       divisor_override ? std::optional<int64_t>(1) : std::nullopt);
+  at::Tensor acc;
+  for (int64_t j = 0; j < a.kd; ++j) {
+    at::Tensor tap = a2.index_select(1, a.frame[j]).mul_(a.valid[j].view({1, a.Do, 1, 1}));
+    if (acc.defined()) acc.add_(tap);
+    else acc = tap;
+  }
+  acc.div_(divisor_override ? at::full({}, static_cast<double>(*divisor_override), acc.options())
+                            : a.factor.to(acc.scalar_type()));
+  at::Tensor y = acc.reshape({n, c, a.Do, out[1], out[2]});
+  return batched ? y : y.squeeze(0);
+}
+
+at::Tensor avg_pool3d_backward(const at::Tensor& grad_output, const at::Tensor& self, c10::IntArrayRef kernel_size,
+                               c10::IntArrayRef stride, c10::IntArrayRef padding, bool ceil_mode,
+                               bool count_include_pad, std::optional<int64_t> divisor_override) {
+  const char* op = "avg_pool3d_backward";
+  TORCH_CHECK(self.dim() == 4 || self.dim() == 5, op, ": Expected 4D or 5D input, but got: ", self.sizes());
+  const auto k = Three(kernel_size, op, "kernel_size", {0, 0, 0}, false);
+  const auto s = Three(stride, op, "stride", k, true);
+  const auto p = Three(padding, op, "padding", {0, 0, 0}, false);
+  const bool batched = self.dim() == 5;
+  const at::Tensor x = batched ? self : self.unsqueeze(0);
+  std::array<int64_t, 3> out{};
+  const AvgDepth a = PlanAvgDepth(x, k, s, p, ceil_mode, count_include_pad, divisor_override.has_value(), &out);
+  const int64_t n = x.size(0), c = x.size(1), H = x.size(3), W = x.size(4);
+  const at::Tensor g = batched ? grad_output : grad_output.unsqueeze(0);
+  TORCH_CHECK(g.dim() == 5 && g.size(0) == n && g.size(1) == c && g.size(2) == a.Do && g.size(3) == out[1] &&
+                  g.size(4) == out[2],
+              op, ": grad_output of shape ", grad_output.sizes(), " does not match the output's [", n, ", ", c, ", ",
+              a.Do, ", ", out[1], ", ", out[2], "]");
+  at::Tensor gs = g.reshape({n * c, a.Do, out[1], out[2]});
+  gs = divisor_override ? gs / static_cast<double>(*divisor_override) : gs / a.factor.to(gs.scalar_type());
+  // Into the 2-D pooled space of every input frame, then one 2-D backward (it is linear).
+  at::Tensor g2 = at::zeros({n * c, a.D, out[1], out[2]}, gs.options());
+  for (int64_t j = 0; j < a.kd; ++j)
+    g2.index_add_(1, a.frame[j], gs * a.valid[j].view({1, a.Do, 1, 1}));
+  at::Tensor gi = at::avg_pool2d_backward(g2, x.reshape({n * c, a.D, H, W}), {k[1], k[2]}, {s[1], s[2]},
+                                          {p[1], p[2]}, ceil_mode, count_include_pad,
+                                          divisor_override ? std::optional<int64_t>(1) : std::nullopt);
+  return gi.view(self.sizes());
+}
+
 }  // namespace torch_ops_nn
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("max_pool3d_with_indices", TORCH_FN(torch_ops_nn::max_pool3d_with_indices));
   m.impl("max_pool3d_with_indices_backward", TORCH_FN(torch_ops_nn::max_pool3d_with_indices_backward));
+  m.impl("avg_pool3d", TORCH_FN(torch_ops_nn::avg_pool3d));
+  m.impl("avg_pool3d_backward", TORCH_FN(torch_ops_nn::avg_pool3d_backward));
 }

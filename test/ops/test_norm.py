@@ -144,7 +144,8 @@ def test_batch_norm_errors(fallback_error):
         torch.native_batch_norm(x.int(), None, None, None, None, True, 0.1, 1e-5)
 
 
-LN_CASES = [((4, 7), (7,)), ((64, 1000), (1000,)), ((2, 3, 5, 6), (5, 6)), ((3, 100), (100,)), ((1, 65), (65,))]
+LN_CASES = [((4, 7), (7,)), ((64, 1000), (1000,)), ((2, 3, 5, 6), (5, 6)), ((3, 100), (100,)), ((1, 65), (65,)),
+            ((300, 768), (768,)), ((5, 37, 33), (33,)), ((130, 4096), (4096,))]
 
 
 @pytest.mark.parametrize("dtype", DTYPES)

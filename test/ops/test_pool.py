@@ -244,3 +244,48 @@ def test_max_pool3d_module_and_errors(fallback_error):
     with pytest.raises(RuntimeError, match=r"max_pool3d: kernel_size must be a single int or a tuple of three"):
         torch.ops.aten.max_pool3d_with_indices(x.npu(), [2, 2], [], [0], [1], False)
     torch.testing.assert_close(F.max_pool3d(x.npu(), 2).cpu(), F.max_pool3d(x, 2))  # still working
+
+
+AVGPOOL3D_CASES = [
+    # shape, kernel, stride, padding, ceil_mode
+    ((2, 3, 6, 9, 8), 2, None, 0, False),
+    ((1, 2, 7, 10, 10), (3, 3, 3), (2, 2, 2), 1, True),
+    ((2, 2, 9, 7, 7), (2, 3, 2), (1, 2, 1), (1, 1, 0), False),
+    ((3, 5, 6, 6), 3, 2, 1, True),  # unbatched [C, D, H, W]
+    ((1, 3, 5, 6, 6), (3, 1, 1), 1, (1, 0, 0), False),  # local_response_norm's window over channels
+]
+
+
+@pytest.mark.parametrize("case", AVGPOOL3D_CASES, ids=[str(i) for i in range(len(AVGPOOL3D_CASES))])
+@pytest.mark.parametrize("count_include_pad", [True, False])
+@pytest.mark.parametrize("divisor", [None, 5])
+def test_avg_pool3d(fallback_error, case, count_include_pad, divisor):
+    shape, k, s, p, ceil = case
+    torch.manual_seed(6)
+    x = torch.randn(*shape)
+    xr = x.clone().requires_grad_()
+    y = F.avg_pool3d(xr, k, s, p, ceil, count_include_pad, divisor)
+    xn = x.npu().requires_grad_()
+    yn = F.avg_pool3d(xn, k, s, p, ceil, count_include_pad, divisor)
+    assert yn.shape == y.shape
+    torch.testing.assert_close(yn.cpu(), y, rtol=1e-5, atol=1e-6)
+    g = torch.randn(y.shape)
+    y.backward(g)
+    yn.backward(g.npu())
+    torch.testing.assert_close(xn.grad.cpu(), xr.grad, rtol=1e-5, atol=1e-6)
+
+
+def test_avg_pool3d_half_lrn_and_errors(fallback_error):
+    x = torch.randn(2, 4, 5, 8, 8)
+    torch.testing.assert_close(F.avg_pool3d(x.half().npu(), 2).cpu().float(), F.avg_pool3d(x, 2).half().float(),
+                               rtol=2e-3, atol=2e-3)
+    z = torch.randn(2, 8, 6, 6)
+    torch.testing.assert_close(F.local_response_norm(z.npu(), 3).cpu(), F.local_response_norm(z, 3),
+                               rtol=1e-5, atol=1e-6)
+    with pytest.raises(RuntimeError, match=r"pad should be at most half of effective kernel size"):
+        F.avg_pool3d(x.npu(), 2, padding=2)
+    with pytest.raises(RuntimeError, match=r"avg_pool3d: divisor must be not zero"):
+        F.avg_pool3d(x.npu(), 2, divisor_override=0)
+    with pytest.raises(RuntimeError, match=r"avg_pool3d: Expected 4D or 5D tensor for input"):
+        F.avg_pool3d(torch.randn(4, 4, 4).npu(), 2)
+    torch.testing.assert_close(F.avg_pool3d(x.npu(), 2).cpu(), F.avg_pool3d(x, 2))  # still working
