@@ -773,9 +773,14 @@ at::Tensor GradWeight(const at::Tensor& go, const at::Tensor& input, const at::T
         launch.detail = std::string(op) + " x=" + Dims(input.sizes()) + " tile_c1=" + std::to_string(t.tile_c1) +
                         " tile_co=" + std::to_string(t.tile_co) + " blockDim=" + std::to_string(t.block_dim);
       LaunchKernel(std::move(launch), kernel, t, xcl.data_ptr(), gc.data_ptr(), ws.data_ptr());
-      // ws [G][c1g][kh][kw][c0][cog] -> dW [G*cog][cig][kh][kw]
-      at::Tensor r = ws.view({G, c1g, kh, kw, c0, cog}).permute({0, 5, 1, 4, 2, 3}).reshape({G * cog, c1g * c0, kh, kw});
-      dW.copy_(r.narrow(1, 0, cig));
+      // ws [G][c1g][kh][kw][c0][cog] -> dW [G*cog][cig][kh][kw]: one strided copy into dW's own layout
+      // when cig fills whole c0 groups (else through a [.., c1g * c0, ..] copy, narrowed).
+      at::Tensor src = ws.view({G, c1g, kh, kw, c0, cog}).permute({0, 5, 1, 4, 2, 3});  // [G, cog, c1g, c0, kh, kw]
+      if (c1g * c0 == cig) {
+        dW.view({G, cog, c1g, c0, kh, kw}).copy_(src);  // (splitting dims is a view in either memory format)
+        return dW;
+      }
+      dW.copy_(src.reshape({G * cog, c1g * c0, kh, kw}).narrow(1, 0, cig));
       return dW;
     }
   }

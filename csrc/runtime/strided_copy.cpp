@@ -326,23 +326,35 @@ bool TransposeCopy(const Coalesced& c, char* dbase, const char* sbase) {
   // Fewer than 8 destination-contiguous elements (an RGB image to channels_last: J = 3) take the
   // scalar tile loop below; row by row they would pay the row cursor for every J-element row.
   if (J < 2 || K < 8) return false;
+  // Outer dims that continue J in the destination (ds == J, then ds == J * that size, ...) run inside a
+  // task: its K rows are then written whole (e.g. a [cout][c1][c0][kh][kw] weight from a
+  // [c1][kh][kw][c0][cout] buffer: J = kh * kw is 9 elements, the c0 groups complete the 72-element rows),
+  // instead of 9-element pieces of every row from tasks on different threads.
+  int inner_dims[kMaxDims], ni = 0;
+  int64_t inner = 1;
+  for (bool found = true; found;) {
+    found = false;
+    for (int i = 0; i < nd - 1; ++i)
+      if (i != k && c.ds[i] == J * inner && c.sizes[i] > 1 && J * inner * c.sizes[i] <= 4096 &&
+          std::find(inner_dims, inner_dims + ni, i) == inner_dims + ni) {
+        inner_dims[ni++] = i;
+        inner *= c.sizes[i];
+        found = true;
+        break;
+      }
+  }
   int outer_dims[kMaxDims], no = 0;
   int64_t outer = 1;
   for (int i = 0; i < nd - 1; ++i)
-    if (i != k) { outer_dims[no++] = i; outer *= c.sizes[i]; }
+    if (i != k && std::find(inner_dims, inner_dims + ni, i) == inner_dims + ni) {
+      outer_dims[no++] = i;
+      outer *= c.sizes[i];
+    }
   constexpr int64_t kTile = 32, kBand = 128;  // a task: kBand rows of K for one outer index
   const int64_t bands = (K + kBand - 1) / kBand;
   T* dst = reinterpret_cast<T*>(dbase);
   const T* src = reinterpret_cast<const T*>(sbase);
-  auto task = [&](int64_t t) {
-    int64_t o = t / bands, band = t % bands, doff = 0, soff = 0;
-    for (int q = no - 1; q >= 0; --q) {
-      const int i = outer_dims[q];
-      const int64_t idx = o % c.sizes[i];
-      o /= c.sizes[i];
-      doff += idx * c.ds[i];
-      soff += idx * c.ss[i];
-    }
+  auto piece = [&](int64_t doff, int64_t soff, int64_t band) {
     const int64_t k0 = band * kBand, k1 = std::min(K, k0 + kBand);
 #if defined(__x86_64__)
     if constexpr (sizeof(T) == 4 || sizeof(T) == 8) {
@@ -373,8 +385,30 @@ bool TransposeCopy(const Coalesced& c, char* dbase, const char* sbase) {
       }
     }
   };
+  auto task = [&](int64_t t) {
+    int64_t o = t / bands, doff0 = 0, soff0 = 0;
+    const int64_t band = t % bands;
+    for (int q = no - 1; q >= 0; --q) {
+      const int i = outer_dims[q];
+      const int64_t idx = o % c.sizes[i];
+      o /= c.sizes[i];
+      doff0 += idx * c.ds[i];
+      soff0 += idx * c.ss[i];
+    }
+    for (int64_t in = 0; in < inner; ++in) {
+      int64_t doff = doff0, soff = soff0, r = in;
+      for (int q = 0; q < ni; ++q) {  // inner_dims[0] is the fastest (its ds is J)
+        const int i = inner_dims[q];
+        const int64_t idx = r % c.sizes[i];
+        r /= c.sizes[i];
+        doff += idx * c.ds[i];
+        soff += idx * c.ss[i];
+      }
+      piece(doff, soff, band);
+    }
+  };
   const int64_t tasks = outer * bands;
-  if (tasks * J * kBand < (int64_t{1} << 15)) {
+  if (tasks * inner * J * kBand < (int64_t{1} << 15)) {
     for (int64_t t = 0; t < tasks; ++t) task(t);
   } else {
     GlobalThreadPool().ParallelFor(tasks, task);
