@@ -38,6 +38,8 @@
 #include <optional>
 #include <tuple>
 
+#include <ATen/ops/upsample_nearest3d.h>
+
 #include "aten/op_common.h"
 #include "core/cpu_fallback.h"
 
@@ -67,7 +69,12 @@ Tensor upsample_linear1d_backward_npu(const Tensor& grad, c10::SymIntArrayRef ou
 }
 Tensor upsample_nearest1d_npu(const Tensor& self, c10::SymIntArrayRef out, std::optional<double> scales) {
   Check1d("upsample_nearest1d", self, out);
-  return at::upsample_nearest2d_symint(self.unsqueeze(2), To2d(out), std::nullopt, scales).squeeze(2);
+  // Through the 3-D op: the CPU's 1-D nearest forward, like its 3-D one, applies a scale even when the
+  // sizes are equal (its 2-D one copies); the backward copies there in every rank (see upsample.cpp).
+  return at::upsample_nearest3d_symint(self.unsqueeze(2).unsqueeze(2), {c10::SymInt(1), c10::SymInt(1), out[0]},
+                                       std::nullopt, std::nullopt, scales)
+      .squeeze(2)
+      .squeeze(2);
 }
 Tensor upsample_nearest1d_backward_npu(const Tensor& grad, c10::SymIntArrayRef out, c10::SymIntArrayRef in,
                                        std::optional<double> scales) {

@@ -66,13 +66,16 @@ std::array<int64_t, 6> BackwardSizes(const char* op, const at::Tensor& grad, c10
 }
 
 // Source index of every output position along one dim (PyTorch's nearest_idx / nearest_exact_idx).
-at::Tensor NearestMap(int64_t in, int64_t out, std::optional<double> scale, bool exact, c10::Device dev) {
+// `shortcut`: out == in copies and out == 2 * in halves whatever the scale, as the CPU's 1-D / 2-D nearest
+// kernels do; its 3-D kernel always applies the scale (scale_factor 1.1 on size 5 is not a copy there).
+at::Tensor NearestMap(int64_t in, int64_t out, std::optional<double> scale, bool exact, c10::Device dev,
+                      bool shortcut = true) {
   at::Tensor idx = at::empty({out}, at::TensorOptions().dtype(c10::kLong));
   int64_t* p = idx.data_ptr<int64_t>();
   const float s = scale && *scale > 0 ? static_cast<float>(1.0 / *scale) : static_cast<float>(in) / static_cast<float>(out);
   for (int64_t o = 0; o < out; ++o) {
-    if (!exact && out == in) p[o] = o;
-    else if (!exact && out == 2 * in) p[o] = o >> 1;
+    if (!exact && shortcut && out == in) p[o] = o;
+    else if (!exact && shortcut && out == 2 * in) p[o] = o >> 1;
     else {
       const float src = exact ? (static_cast<float>(o) + 0.5f) * s : static_cast<float>(o) * s;
       p[o] = std::min(static_cast<int64_t>(std::floor(src)), in - 1);
@@ -197,9 +200,11 @@ float SourceScale(int64_t in, int64_t out, bool align_corners, std::optional<dou
 // i0, i0 + 1 (not past the end) with lambdas 1 - t, t; bicubic keeps the negative source and takes
 // i0 - 1 .. i0 + 2 clamped into the row with the cubic convolution coefficients (A = -0.75) of t.
 TapMap MakeTapMap(int64_t in, int64_t out, bool align_corners, std::optional<double> scale, bool cubic,
-                  c10::Device dev) {
+                  c10::Device dev, bool backward = false) {
   TapMap m;
-  m.identity = in == out;
+  // Equal sizes copy, except the bicubic forward under a scale other than 1: the CPU applies the scale
+  // there, yet its bicubic backward (and bilinear / trilinear both ways) copies. Kept for parity.
+  m.identity = in == out && (backward || !cubic || align_corners || !scale || *scale <= 0 || *scale == 1.0);
   if (m.identity) return m;
   const int64_t taps = cubic ? 4 : 2;
   const float ratio = SourceScale(in, out, align_corners, scale);
@@ -233,13 +238,18 @@ TapMap MakeTapMap(int64_t in, int64_t out, bool align_corners, std::optional<dou
   return m;
 }
 
-// Weights of dim `d` (2 or 3) shaped to broadcast over [N, C, rows, cols].
-at::Tensor Along(const at::Tensor& l, int64_t d) { return d == 2 ? l.view({-1, 1}) : l; }
+// Weights of dim `d` shaped to broadcast over an `ndim`-D tensor ([N, C, rows, cols], [N, C, D, H, W]).
+at::Tensor Along(const at::Tensor& l, int64_t d, int64_t ndim) {
+  std::vector<int64_t> shape(static_cast<size_t>(ndim - d), 1);
+  shape[0] = -1;
+  return l.view(shape);
+}
 
 // x interpolated along dim d (float result).
 at::Tensor InterpDim(const at::Tensor& x, int64_t d, const TapMap& m) {
-  at::Tensor a = at::index_select(x, d, m.idx[0]) * Along(m.w[0], d);
-  for (int64_t t = 1; t < m.idx.size(0); ++t) a.add_(at::index_select(x, d, m.idx[t]) * Along(m.w[t], d));
+  const int64_t nd = x.dim();
+  at::Tensor a = at::index_select(x, d, m.idx[0]) * Along(m.w[0], d, nd);
+  for (int64_t t = 1; t < m.idx.size(0); ++t) a.add_(at::index_select(x, d, m.idx[t]) * Along(m.w[t], d, nd));
   return a;
 }
 
@@ -248,7 +258,7 @@ at::Tensor InterpDimBackward(const at::Tensor& g, int64_t d, int64_t in, const T
   std::vector<int64_t> size = g.sizes().vec();
   size[d] = in;
   at::Tensor r = at::zeros(size, g.options());
-  for (int64_t t = 0; t < m.idx.size(0); ++t) r.index_add_(d, m.idx[t], g * Along(m.w[t], d));
+  for (int64_t t = 0; t < m.idx.size(0); ++t) r.index_add_(d, m.idx[t], g * Along(m.w[t], d, g.dim()));
   return r;
 }
 
@@ -296,8 +306,8 @@ at::Tensor& InterpBackwardOut(const char* op, bool cubic, const at::Tensor& grad
   CheckBilinearSizes(op, h, w, oh, ow);
   at::native::resize_output(grad_input, {n, c, h, w});
   if (grad_input.numel() == 0) return grad_input;
-  const TapMap mw = MakeTapMap(w, ow, align_corners, scales_w, cubic, grad.device());
-  const TapMap mh = MakeTapMap(h, oh, align_corners, scales_h, cubic, grad.device());
+  const TapMap mw = MakeTapMap(w, ow, align_corners, scales_w, cubic, grad.device(), true);
+  const TapMap mh = MakeTapMap(h, oh, align_corners, scales_h, cubic, grad.device(), true);
   at::Tensor g = grad.scalar_type() == c10::kFloat ? grad : grad.to(c10::kFloat);
   if (!mh.identity) g = InterpDimBackward(g, 2, h, mh);
   if (!mw.identity) g = InterpDimBackward(g, 3, w, mw);
@@ -333,6 +343,120 @@ TORCH_OPS_NN_INTERP_OPS(bilinear, false)
 TORCH_OPS_NN_INTERP_OPS(bicubic, true)
 #undef TORCH_OPS_NN_INTERP_OPS
 
+// ---- 3-D: trilinear and nearest / nearest-exact on [N, C, D, H, W], per dim as above (PyTorch's rules
+// per dim; the backward the adjoint per dim, in float, deterministic index_add scatters).
+std::array<int64_t, 3> OutSize3(const char* op, const at::Tensor& self, c10::SymIntArrayRef output_size) {
+  TORCH_CHECK(self.dim() == 5, op, ": expected a 5-D input (N, C, D, H, W), got ", self.dim(), "-D");
+  TORCH_CHECK(output_size.size() == 3, op, ": output_size must have 3 elements, got ", output_size.size());
+  CheckFloatDtype(op, "self", self);
+  const std::array<int64_t, 3> o{output_size[0].expect_int(), output_size[1].expect_int(), output_size[2].expect_int()};
+  TORCH_CHECK(self.size(2) > 0 && self.size(3) > 0 && self.size(4) > 0 && o[0] > 0 && o[1] > 0 && o[2] > 0, op,
+              ": input and output sizes should be greater than 0, but got input (D: ", self.size(2), ", H: ",
+              self.size(3), ", W: ", self.size(4), ") output (D: ", o[0], ", H: ", o[1], ", W: ", o[2], ")");
+  return o;
+}
+
+std::array<int64_t, 5> InSize3(const char* op, const at::Tensor& grad, c10::SymIntArrayRef output_size,
+                               c10::SymIntArrayRef input_size) {
+  TORCH_CHECK(input_size.size() == 5 && output_size.size() == 3, op,
+              ": input_size must have 5 elements and output_size 3, got ", input_size.size(), " and ",
+              output_size.size());
+  std::array<int64_t, 5> in{};
+  for (int i = 0; i < 5; ++i) in[i] = input_size[i].expect_int();
+  TORCH_CHECK(grad.dim() == 5 && grad.size(0) == in[0] && grad.size(1) == in[1] &&
+                  grad.size(2) == output_size[0].expect_int() && grad.size(3) == output_size[1].expect_int() &&
+                  grad.size(4) == output_size[2].expect_int(),
+              op, ": grad_output of shape ", grad.sizes(), " does not match the output size ", output_size);
+  CheckFloatDtype(op, "grad_output", grad);
+  return in;
+}
+
+at::Tensor upsample_trilinear3d_npu(const at::Tensor& self, c10::SymIntArrayRef output_size, bool align_corners,
+                                    std::optional<double> sd, std::optional<double> sh, std::optional<double> sw) {
+  const char* op = "upsample_trilinear3d";
+  CheckSameNpuDevice(op, {{"self", &self}});
+  const auto o = OutSize3(op, self, output_size);
+  at::Tensor out = at::empty({self.size(0), self.size(1), o[0], o[1], o[2]},
+                             self.options().memory_format(self.suggest_memory_format()));
+  if (out.numel() == 0) return out;
+  const std::optional<double> sc[3] = {sd, sh, sw};
+  at::Tensor t = self;
+  for (int64_t d = 4; d >= 2; --d) {
+    const TapMap m = MakeTapMap(self.size(d), o[d - 2], align_corners, sc[d - 2], false, self.device());
+    if (!m.identity) t = InterpDim(t, d, m);
+  }
+  return out.copy_(t);
+}
+
+at::Tensor upsample_trilinear3d_backward_npu(const at::Tensor& grad, c10::SymIntArrayRef output_size,
+                                             c10::SymIntArrayRef input_size, bool align_corners,
+                                             std::optional<double> sd, std::optional<double> sh,
+                                             std::optional<double> sw) {
+  const char* op = "upsample_trilinear3d_backward";
+  CheckSameNpuDevice(op, {{"grad_output", &grad}});
+  const auto in = InSize3(op, grad, output_size, input_size);
+  at::Tensor gi = at::empty({in[0], in[1], in[2], in[3], in[4]}, grad.options());
+  if (gi.numel() == 0) return gi;
+  const std::optional<double> sc[3] = {sd, sh, sw};
+  at::Tensor g = grad.scalar_type() == c10::kFloat ? grad : grad.to(c10::kFloat);
+  for (int64_t d = 2; d <= 4; ++d) {
+    const TapMap m = MakeTapMap(in[d], grad.size(d), align_corners, sc[d - 2], false, grad.device(), true);
+    if (!m.identity) g = InterpDimBackward(g, d, in[d], m);
+  }
+  return gi.copy_(g);
+}
+
+at::Tensor Nearest3d(const char* op, const at::Tensor& self, c10::SymIntArrayRef output_size,
+                     std::optional<double> sd, std::optional<double> sh, std::optional<double> sw, bool exact) {
+  CheckSameNpuDevice(op, {{"self", &self}});
+  const auto o = OutSize3(op, self, output_size);
+  if (self.size(0) * self.size(1) == 0)
+    return at::empty({self.size(0), self.size(1), o[0], o[1], o[2]}, self.options());
+  const std::optional<double> sc[3] = {sd, sh, sw};
+  at::Tensor t = self;
+  for (int64_t d = 4; d >= 2; --d)
+    if (exact || o[d - 2] != self.size(d) || (sc[d - 2] && *sc[d - 2] != 1.0))
+      t = at::index_select(t, d, NearestMap(self.size(d), o[d - 2], sc[d - 2], exact, self.device(), false));
+  // a new tensor even when every dim keeps its size (a functional op must not return its input)
+  return t.is_same(self) ? self.clone() : t.contiguous(self.suggest_memory_format());
+}
+
+at::Tensor Nearest3dBackward(const char* op, const at::Tensor& grad, c10::SymIntArrayRef output_size,
+                             c10::SymIntArrayRef input_size, std::optional<double> sd, std::optional<double> sh,
+                             std::optional<double> sw, bool exact) {
+  CheckSameNpuDevice(op, {{"grad_output", &grad}});
+  const auto in = InSize3(op, grad, output_size, input_size);
+  const std::optional<double> sc[3] = {sd, sh, sw};
+  at::Tensor g = grad.scalar_type() == c10::kFloat ? grad : grad.to(c10::kFloat);
+  for (int64_t d = 2; d <= 4 && g.numel() != 0; ++d) {
+    std::vector<int64_t> size = g.sizes().vec();
+    size[d] = in[d];
+    // (the CPU's 3-D backward takes the 2-D shortcut rule, unlike its forward: kept for parity)
+    g = at::zeros(size, g.options()).index_add_(d, NearestMap(in[d], grad.size(d), sc[d - 2], exact, grad.device()), g);
+  }
+  if (g.numel() == 0) g = at::zeros({in[0], in[1], in[2], in[3], in[4]}, g.options());
+  return g.is_same(grad) ? grad.clone() : g.to(grad.scalar_type());
+}
+
+at::Tensor upsample_nearest3d_npu(const at::Tensor& self, c10::SymIntArrayRef output_size, std::optional<double> sd,
+                                  std::optional<double> sh, std::optional<double> sw) {
+  return Nearest3d("upsample_nearest3d", self, output_size, sd, sh, sw, false);
+}
+at::Tensor upsample_nearest_exact3d_npu(const at::Tensor& self, c10::SymIntArrayRef output_size,
+                                        std::optional<double> sd, std::optional<double> sh, std::optional<double> sw) {
+  return Nearest3d("_upsample_nearest_exact3d", self, output_size, sd, sh, sw, true);
+}
+at::Tensor upsample_nearest3d_backward_npu(const at::Tensor& grad, c10::SymIntArrayRef output_size,
+                                           c10::SymIntArrayRef input_size, std::optional<double> sd,
+                                           std::optional<double> sh, std::optional<double> sw) {
+  return Nearest3dBackward("upsample_nearest3d_backward", grad, output_size, input_size, sd, sh, sw, false);
+}
+at::Tensor upsample_nearest_exact3d_backward_npu(const at::Tensor& grad, c10::SymIntArrayRef output_size,
+                                                 c10::SymIntArrayRef input_size, std::optional<double> sd,
+                                                 std::optional<double> sh, std::optional<double> sw) {
+  return Nearest3dBackward("_upsample_nearest_exact3d_backward", grad, output_size, input_size, sd, sh, sw, true);
+}
+
 }  // namespace
 }  // namespace torch_ops_nn
 
@@ -351,4 +475,10 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("upsample_bicubic2d.out", TORCH_FN(torch_ops_nn::upsample_bicubic2d_out_npu));
   m.impl("upsample_bicubic2d_backward", TORCH_FN(torch_ops_nn::upsample_bicubic2d_backward_npu));
   m.impl("upsample_bicubic2d_backward.grad_input", TORCH_FN(torch_ops_nn::upsample_bicubic2d_backward_out_npu));
+  m.impl("upsample_trilinear3d", TORCH_FN(torch_ops_nn::upsample_trilinear3d_npu));
+  m.impl("upsample_trilinear3d_backward", TORCH_FN(torch_ops_nn::upsample_trilinear3d_backward_npu));
+  m.impl("upsample_nearest3d", TORCH_FN(torch_ops_nn::upsample_nearest3d_npu));
+  m.impl("upsample_nearest3d_backward", TORCH_FN(torch_ops_nn::upsample_nearest3d_backward_npu));
+  m.impl("_upsample_nearest_exact3d", TORCH_FN(torch_ops_nn::upsample_nearest_exact3d_npu));
+  m.impl("_upsample_nearest_exact3d_backward", TORCH_FN(torch_ops_nn::upsample_nearest_exact3d_backward_npu));
 }

@@ -65,6 +65,7 @@ BILINEAR = [
     ((1, 2, 1, 1), dict(size=(4, 6))),                  # one pixel
     ((2, 3, 5, 7), dict(size=(5, 7))),                  # same size: a copy
     ((1, 2, 6, 6), dict(size=(1, 9))),                  # to one row
+    ((1, 2, 5, 5), dict(scale_factor=1.1)),             # same size under a scale: bicubic applies it
 ]
 
 
@@ -106,3 +107,58 @@ def test_upsample_bilinear2d_bad_input():
     x = torch.randn(1, 2, 3, 3)
     torch.testing.assert_close(F.interpolate(x.to("npu"), size=(5, 5), mode="bilinear").cpu(),
                                F.interpolate(x, size=(5, 5), mode="bilinear"))
+
+
+# ---------------------------------------------------------------- 3-D (trilinear, nearest, nearest-exact)
+INTERP3D = [
+    ((2, 3, 5, 6, 7), dict(size=(7, 9, 4))),
+    ((1, 2, 4, 4, 4), dict(scale_factor=2)),
+    ((2, 3, 5, 6, 7), dict(scale_factor=(1.5, 0.7, 2.3))),
+    ((2, 3, 5, 6, 7), dict(scale_factor=1.1)),  # same sizes under a scale (the CPU's rules differ per mode)
+    ((1, 2, 3, 4, 5), dict(size=(3, 4, 5))),
+]
+
+
+@pytest.mark.parametrize("mode", ["trilinear", "nearest", "nearest-exact"])
+@pytest.mark.parametrize("shape,kw", INTERP3D)
+def test_upsample_3d_match_cpu(fallback_error, mode, shape, kw):
+    g = torch.Generator().manual_seed(4)
+    x = torch.randn(shape, generator=g)
+    for ac in ([False, True] if mode == "trilinear" else [None]):
+        extra = {} if ac is None else dict(align_corners=ac)
+        xc, xn = x.clone().requires_grad_(), x.to("npu").requires_grad_()
+        y = F.interpolate(xc, mode=mode, **kw, **extra)
+        yn = F.interpolate(xn, mode=mode, **kw, **extra)
+        assert yn.shape == y.shape
+        torch.testing.assert_close(yn.detach().cpu(), y.detach(), rtol=1e-5, atol=1e-6)
+        go = torch.randn(y.shape, generator=g)
+        y.backward(go)
+        yn.backward(go.to("npu"))
+        torch.testing.assert_close(xn.grad.cpu(), xc.grad, rtol=1e-5, atol=1e-5)
+
+
+def test_upsample_3d_half_and_bad_input(fallback_error):
+    x = torch.randn(1, 4, 3, 5, 6)
+    y = F.interpolate(x.half().npu(), scale_factor=2, mode="trilinear")
+    assert y.dtype == torch.float16
+    torch.testing.assert_close(y.cpu().float(), F.interpolate(x.half().float(), scale_factor=2, mode="trilinear"),
+                               rtol=2e-3, atol=2e-3)
+    with pytest.raises(RuntimeError, match=r"upsample_trilinear3d: expected a 5-D input \(N, C, D, H, W\), got 4-D"):
+        torch.ops.aten.upsample_trilinear3d(torch.randn(1, 4, 4, 4).npu(), [8, 8, 8], False)
+    with pytest.raises(RuntimeError, match=r"upsample_nearest3d: input and output sizes should be greater than 0"):
+        torch.ops.aten.upsample_nearest3d(x.npu(), [0, 4, 4])
+    torch.testing.assert_close(F.interpolate(x.npu(), size=(4, 6, 7)).cpu(), F.interpolate(x, size=(4, 6, 7)))
+
+
+@pytest.mark.parametrize("mode", ["linear", "nearest", "nearest-exact"])
+@pytest.mark.parametrize("kw", [dict(scale_factor=1.1), dict(scale_factor=2), dict(size=8), dict(scale_factor=0.6)])
+def test_upsample_1d_match_cpu(fallback_error, mode, kw):
+    # scale_factor 1.1 keeps the size: the CPU's 1-D nearest forward still applies the scale
+    x = torch.randn(2, 3, 5)
+    xc, xn = x.clone().requires_grad_(), x.npu().requires_grad_()
+    y, yn = F.interpolate(xc, mode=mode, **kw), F.interpolate(xn, mode=mode, **kw)
+    torch.testing.assert_close(yn.detach().cpu(), y.detach(), rtol=1e-6, atol=1e-6)
+    go = torch.randn(y.shape)
+    y.backward(go)
+    yn.backward(go.npu())
+    torch.testing.assert_close(xn.grad.cpu(), xc.grad, rtol=1e-5, atol=1e-5)
