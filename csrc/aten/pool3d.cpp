@@ -1,7 +1,7 @@
 // 3-D pooling on npu (nn.MaxPool3d / AvgPool3d, + backward) as compositions of native ops: the 2-D
 // pooling kernels pool every frame in (H, W) at once (the frames as channels), then each output frame
 // combines its depth taps.
-// - max: the maximum over the taps with PyTorch's rule (the first maximum in (d, h, w) order, NaN wins),
+// - max: the maximum over the taps with PyTorch's rule (the first maximum in (d, h, w) order, the last NaN),
 //   carrying the winner's flat index d * H * W + (its 2-D index); the backward scatters the gradient to
 //   those indices (scatter_add: repeated indices of overlapping windows add up, as on the CPU).
 // - avg: a window is a box, so its divisor is the product of a depth factor and an (H, W) factor (the
@@ -76,9 +76,8 @@ std::tuple<at::Tensor, at::Tensor> max_pool3d_with_indices(const at::Tensor& sel
       best = vk, bidx = ik, have = valid.expand_as(vk).clone();
       continue;
     }
-    // take tap k where it is valid and (nothing yet, or larger, or NaN over a number)
-    at::Tensor take = valid.logical_and(have.logical_not().logical_or_(vk > best).logical_or_(
-                                            vk.isnan().logical_and_(best.isnan().logical_not_())));
+    // take tap k where it is valid and (nothing yet, or larger, or NaN: the CPU's scan keeps the last NaN)
+    at::Tensor take = valid.logical_and(have.logical_not().logical_or_(vk > best).logical_or_(vk.isnan()));
     best = at::where(take, vk, best);
     bidx = at::where(take, ik, bidx);
     have.logical_or_(valid);

@@ -2,10 +2,11 @@
 //   upsample_linear1d / upsample_nearest1d / _upsample_nearest_exact1d (+ backward): the 2-D op on
 //     [N, C, 1, L] (a height of 1 maps to itself under every rule), so F.interpolate on 3-D inputs
 //     runs the same kernels and index rules as on 4-D ones
-//   adaptive_max_pool2d (+ backward) when the output divides the input: max_pool2d_with_indices
+//   adaptive_max_pool2d (+ backward): when the output divides the input, max_pool2d_with_indices
 //     with kernel = stride = input / output (the same regions, the same flat H * W indices, and
-//     the first maximum on ties); other sizes (overlapping regions of varying size) take the CPU
-//     fallback
+//     the first maximum on ties); other sizes (overlapping regions of varying size) by a separable
+//     composition (AdaptiveMaxGeneral), the backward a scatter_add at the indices
+//   channel_shuffle (nn.ChannelShuffle): a transposed view copied
 //   _cdist_forward (torch.cdist's direct path; large p = 2 inputs already take the mm form): the norm
 //     of the broadcast differences [.., P, R, M] over M; _cdist_backward by PyTorch's per-p rule
 //     (p = 2: diff / d, 0 where d = 0; p = 1: sign; inf: sign where |diff| = d; other p:
@@ -99,14 +100,71 @@ std::optional<std::array<int64_t, 2>> AdaptiveWindow(const Tensor& x, c10::IntAr
   return std::array<int64_t, 2>{h / out[0], w / out[1]};
 }
 
+// Windows that do not tile the input: [floor(o * in / out), ceil((o + 1) * in / out)) per dim, as the
+// CPU. The box maximum is separable: along W each row keeps the first maximum of its window (taps past a
+// narrower window repeat its last column, which never wins a strict compare), then along H the first
+// row holding the window's maximum; NaN wins every compare, so the last NaN in row-major order is kept,
+// as the CPU's scan keeps it. Indices are h * W + w.
+std::tuple<Tensor, Tensor> AdaptiveMaxGeneral(const Tensor& self, c10::IntArrayRef output_size) {
+  const char* op = "adaptive_max_pool2d";
+  TORCH_CHECK(output_size.size() == 2, op, ": output_size must be 2, got ", output_size.size());
+  TORCH_CHECK(self.dim() == 3 || self.dim() == 4, op, ": expected a 3-D or 4-D input, got ", self.sizes());
+  for (int64_t d = 1; d < self.dim(); ++d)
+    TORCH_CHECK(self.size(d) > 0, op, "(): Expected input to have non-zero size for non-batch dimensions, but input "
+                "has sizes ", self.sizes(), " with dimension ", d, " being empty");
+  CheckFloatDtype(op, "self", self);
+  const int64_t H = self.size(-2), W = self.size(-1), oh = output_size[0], ow = output_size[1];
+  TORCH_CHECK(oh > 0 && ow > 0, op, ": output_size must be positive, got ", output_size);
+  auto taps = [&](int64_t in, int64_t out, std::vector<Tensor>* idx) {
+    std::vector<int64_t> st(out), en(out);
+    int64_t k = 0;
+    for (int64_t o = 0; o < out; ++o) {
+      st[o] = o * in / out;
+      en[o] = ((o + 1) * in + out - 1) / out;
+      k = std::max(k, en[o] - st[o]);
+    }
+    for (int64_t t = 0; t < k; ++t) {
+      Tensor i = at::empty({out}, at::TensorOptions().dtype(c10::kLong));
+      int64_t* p = i.data_ptr<int64_t>();
+      for (int64_t o = 0; o < out; ++o) p[o] = std::min(st[o] + t, en[o] - 1);
+      idx->push_back(i.to(self.device()));
+    }
+  };
+  std::vector<Tensor> cols, rows;
+  taps(W, ow, &cols);
+  taps(H, oh, &rows);
+  Tensor best, arg;  // along W: [.., H, ow] values and column indices
+  for (size_t t = 0; t < cols.size(); ++t) {
+    Tensor v = at::index_select(self, -1, cols[t]);
+    Tensor c = cols[t].expand_as(v);
+    if (t == 0) {
+      best = v, arg = c;
+      continue;
+    }
+    Tensor take = (v > best).logical_or_(v.isnan());
+    best = at::where(take, v, best), arg = at::where(take, c, arg);
+  }
+  Tensor out, idx;  // along H: [.., oh, ow]
+  for (size_t t = 0; t < rows.size(); ++t) {
+    Tensor v = at::index_select(best, -2, rows[t]);
+    Tensor i = at::index_select(arg, -2, rows[t]).add_(rows[t].view({-1, 1}) * W);
+    if (t == 0) {
+      out = v, idx = i;
+      continue;
+    }
+    Tensor take = (v > out).logical_or_(v.isnan());
+    out = at::where(take, v, out), idx = at::where(take, i, idx);
+  }
+  return {out.contiguous(), idx.contiguous()};
+}
+
 std::tuple<Tensor, Tensor> adaptive_max_pool2d_npu(const Tensor& self, c10::IntArrayRef output_size) {
   CheckSameNpuDevice("adaptive_max_pool2d", {{"self", &self}});
   if (auto k = AdaptiveWindow(self, output_size)) {
     const std::vector<int64_t> kk{(*k)[0], (*k)[1]};
     return at::max_pool2d_with_indices(self, kk, kk, {0, 0}, {1, 1}, false);
   }
-  auto r = CallCpuFallback("aten::adaptive_max_pool2d", "", {self, output_size.vec()});
-  return {r[0].toTensor(), r[1].toTensor()};
+  return AdaptiveMaxGeneral(self, output_size);
 }
 Tensor adaptive_max_pool2d_backward_npu(const Tensor& grad, const Tensor& self, const Tensor& indices) {
   CheckSameNpuDevice("adaptive_max_pool2d_backward", {{"grad_output", &grad}, {"self", &self}, {"indices", &indices}});
@@ -115,7 +173,30 @@ Tensor adaptive_max_pool2d_backward_npu(const Tensor& grad, const Tensor& self, 
     const std::vector<int64_t> kk{(*k)[0], (*k)[1]};
     return at::max_pool2d_with_indices_backward(grad, self, kk, kk, {0, 0}, {1, 1}, false, indices);
   }
-  return CallCpuFallback("aten::adaptive_max_pool2d_backward", "", {grad, self, indices})[0].toTensor();
+  // every output's gradient lands on its max (windows may overlap: scatter_add adds, as on the CPU)
+  TORCH_CHECK(grad.sizes() == indices.sizes(), "adaptive_max_pool2d_backward: grad_output of shape ", grad.sizes(),
+              " and indices of shape ", indices.sizes(), " differ");
+  const int64_t hw = self.size(-2) * self.size(-1), planes = hw == 0 ? 0 : self.numel() / hw;
+  Tensor gi = at::zeros({planes, hw}, grad.options());
+  if (grad.numel() != 0) gi.scatter_add_(1, indices.reshape({planes, -1}), grad.reshape({planes, -1}));
+  return gi.view(self.sizes());
+}
+
+// nn.ChannelShuffle: [N, g, C / g, ...] -> [N, C / g, g, ...], one device copy of a transposed view.
+Tensor channel_shuffle_npu(const Tensor& self, c10::SymInt groups_sym) {
+  const int64_t groups = groups_sym.expect_int();
+  CheckSameNpuDevice("channel_shuffle", {{"self", &self}});
+  TORCH_CHECK(self.dim() > 2, "channel_shuffle expects input to have at least 3 dimensions, but got input with sizes ",
+              self.sizes());
+  TORCH_CHECK(groups > 0, "Number of groups to divide channels in must be positive. Value of groups:", groups);
+  const int64_t c = self.size(1);
+  TORCH_CHECK(c % groups == 0, "Number of channels must be divisible by groups. Got ", c, " channels and ", groups,
+              " groups.");
+  std::vector<int64_t> split = self.sizes().vec();
+  split[1] = c / groups;
+  split.insert(split.begin() + 1, groups);
+  Tensor r = self.reshape(split).transpose(1, 2).contiguous().view(self.sizes());
+  return self.dim() == 4 ? r.contiguous(self.suggest_memory_format()) : r;  // the input's layout, as the CPU
 }
 
 void CheckCdist(const char* op, const Tensor& x1, const Tensor& x2, double p) {
@@ -180,6 +261,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("_upsample_nearest_exact1d_backward", TORCH_FN(torch_ops_nn::upsample_nearest_exact1d_backward_npu));
   m.impl("adaptive_max_pool2d", TORCH_FN(torch_ops_nn::adaptive_max_pool2d_npu));
   m.impl("adaptive_max_pool2d_backward", TORCH_FN(torch_ops_nn::adaptive_max_pool2d_backward_npu));
+  m.impl("channel_shuffle", TORCH_FN(torch_ops_nn::channel_shuffle_npu));
   m.impl("repeat_interleave.Tensor", TORCH_FN(torch_ops_nn::repeat_interleave_npu));
   m.impl("_cdist_forward", TORCH_FN(torch_ops_nn::cdist_forward_npu));
   m.impl("_cdist_backward", TORCH_FN(torch_ops_nn::cdist_backward_npu));

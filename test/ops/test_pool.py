@@ -233,6 +233,15 @@ def test_max_pool3d(fallback_error, case, dtype):
     torch.testing.assert_close(xn.grad.cpu().float(), xr.grad.to(dtype).float(), rtol=2e-3, atol=2e-3)
 
 
+def test_max_pool3d_several_nans_take_the_last(fallback_error):
+    x = torch.randn(1, 2, 4, 4, 4)
+    x[0, 0, 0, 1, 1] = x[0, 0, 1, 0, 0] = x[0, 0, 1, 1, 0] = float("nan")  # one window, three NaN
+    y, i = F.max_pool3d(x, 2, return_indices=True)
+    yn, i_n = F.max_pool3d(x.npu(), 2, return_indices=True)
+    assert torch.equal(i_n.cpu(), i) and i[0, 0, 0, 0, 0] == 20
+    assert torch.equal(yn.cpu().isnan(), y.isnan())
+
+
 def test_max_pool3d_module_and_errors(fallback_error):
     m = torch.nn.MaxPool3d((1, 3, 3), stride=(1, 2, 2), padding=(0, 1, 1))
     x = torch.randn(2, 4, 3, 11, 11)
@@ -289,3 +298,32 @@ def test_avg_pool3d_half_lrn_and_errors(fallback_error):
     with pytest.raises(RuntimeError, match=r"avg_pool3d: Expected 4D or 5D tensor for input"):
         F.avg_pool3d(torch.randn(4, 4, 4).npu(), 2)
     torch.testing.assert_close(F.avg_pool3d(x.npu(), 2).cpu(), F.avg_pool3d(x, 2))  # still working
+
+
+@pytest.mark.parametrize("shape", [(2, 3, 9, 11), (3, 10, 7)])
+@pytest.mark.parametrize("out", [(3, 4), (4, 5), (5, 7), (2, 1), (7, 3), (9, 11)])
+def test_adaptive_max_pool2d_any_size(fallback_error, shape, out):
+    # overlapping windows of varying size; ties, -inf and several NaN per window as the CPU scans them
+    torch.manual_seed(7)
+    x = torch.randn(shape).round(decimals=1)
+    x.view(-1)[::13] = float("nan")
+    x.view(-1)[::17] = float("-inf")
+    xr, xn = x.clone().requires_grad_(), x.npu().requires_grad_()
+    y, i = F.adaptive_max_pool2d(xr, out, return_indices=True)
+    yn, i_n = F.adaptive_max_pool2d(xn, out, return_indices=True)
+    assert torch.equal(yn.detach().cpu().nan_to_num(), y.detach().nan_to_num())
+    assert torch.equal(i_n.cpu(), i)
+    g = torch.randn(y.shape)
+    y.backward(g)
+    yn.backward(g.npu())
+    torch.testing.assert_close(xn.grad.cpu(), xr.grad)
+
+
+def test_channel_shuffle_and_adaptive_max_errors(fallback_error):
+    x = torch.randn(2, 8, 3, 3)
+    assert torch.equal(F.channel_shuffle(x.npu(), 4).cpu(), F.channel_shuffle(x, 4))
+    assert torch.equal(torch.nn.ChannelShuffle(2)(x.npu()).cpu(), torch.nn.ChannelShuffle(2)(x))
+    with pytest.raises(RuntimeError, match=r"Number of channels must be divisible by groups. Got 8 channels and 3"):
+        F.channel_shuffle(x.npu(), 3)
+    with pytest.raises(RuntimeError, match=r"Expected input to have non-zero size for non-batch dimensions"):
+        F.adaptive_max_pool2d(torch.randn(1, 2, 0, 4).npu(), (3, 3))
