@@ -530,6 +530,27 @@ def test_cast_integer_semantics():
     assert torch.equal(dn.cpu(), d)
 
 
+def test_float64_arithmetic_is_a_fallback(monkeypatch):
+    # float64 add / sub / mul / div and the unary math ops take the CPU fallback (no float64 on the
+    # vector unit; torch.amp.GradScaler takes a float64 reciprocal): an error under
+    # TORCH_OPS_NN_FALLBACK=error (this module's setting), else correct
+    d = npu(torch.ones(3, dtype=torch.float64))
+    with pytest.raises(NotImplementedError, match=r"aten::add.Tensor.*TORCH_OPS_NN_FALLBACK=error"):
+        d + d
+    with pytest.raises(NotImplementedError, match=r"aten::reciprocal.*TORCH_OPS_NN_FALLBACK=error"):
+        d.reciprocal()
+    assert torch.equal((npu(torch.ones(3)) + 1).cpu(), torch.full((3,), 2.0))  # float32 stays native
+    monkeypatch.setenv("TORCH_OPS_NN_FALLBACK", "silent")
+    d64 = npu(torch.tensor([1.0, 2.0, 1e-300], dtype=torch.float64))
+    assert torch.equal((d64 + d64 * 3).cpu(), d64.cpu() + d64.cpu() * 3)
+    assert torch.equal(d64.reciprocal().cpu(), d64.cpu().reciprocal())
+    out = npu(torch.empty(3, dtype=torch.float64))
+    torch.div(d64, d64, out=out)
+    assert torch.equal(out.cpu(), torch.ones(3, dtype=torch.float64))
+    d64.sub_(d64)
+    assert torch.equal(d64.cpu(), torch.zeros(3, dtype=torch.float64))
+
+
 def test_cast_transposed():
     a = rand((30, 40), seed=28)
     _C._reset_kernel_counters()
@@ -626,8 +647,6 @@ def test_errors_shapes_devices_dtypes():
         a * torch.ones(2, 3)
     with pytest.raises(NotImplementedError, match=r"sigmoid: argument 'self' has dtype Double, which is not supported"):
         torch.sigmoid(npu(torch.ones(3, dtype=torch.float64)))
-    with pytest.raises(NotImplementedError, match=r"add: argument 'self' has dtype Double"):
-        npu(torch.ones(3, dtype=torch.float64)) + npu(torch.ones(3, dtype=torch.float64))
     with pytest.raises(RuntimeError, match=r"add_: result type Float can't be cast to the desired output type Int"):
         npu(torch.ones(3, dtype=torch.int32)).add_(1.5)
     with pytest.raises(RuntimeError, match=r"add_: output with shape \[3\] doesn't match the broadcast shape \[2, 3\]"):

@@ -44,10 +44,12 @@ def test_adaptive_max_pool2d(shape, out):
     torch.testing.assert_close(xd.grad.cpu(), xc.grad)
 
 
-def test_adaptive_max_pool2d_uneven_regions_take_the_fallback():
+def test_adaptive_max_pool2d_uneven_regions_are_native():
+    # (they took the CPU fallback; test_pool.py covers them against the CPU in depth)
     x = torch.randn(1, 2, 7, 5)
-    with pytest.raises(NotImplementedError, match="adaptive_max_pool2d"):
-        F.adaptive_max_pool2d(x.npu(), (3, 2))
+    y, i = F.adaptive_max_pool2d(x.npu(), (3, 2), return_indices=True)
+    want, wi = F.adaptive_max_pool2d(x, (3, 2), return_indices=True)
+    assert torch.equal(y.cpu(), want) and torch.equal(i.cpu(), wi)
 
 
 def test_repeat_interleave_tensor_repeats():
