@@ -8,7 +8,9 @@
 #include <c10/core/TensorImpl.h>
 #include <c10/util/Exception.h>
 
+#include <cstdlib>
 #include <cstring>
+#include <map>
 #include <mutex>
 #include <random>
 #include <vector>
@@ -81,6 +83,50 @@ at::Generator NewGenerator(c10::DeviceIndex index) {
   return at::make_generator<NpuGeneratorImpl>(index);
 }
 
+// Page-locked ("pinned") host memory, as torch.Tensor.pin_memory() and DataLoader(pin_memory=True) ask
+// for: the simulated device's DMA reads any host memory, so pinning locks nothing; the allocator records
+// its blocks so that is_pinned() answers as on a real device (and copies from them run asynchronously,
+// as every host copy with non_blocking=True does here).
+class PinnedAllocator final : public c10::Allocator {
+ public:
+  c10::DataPtr allocate(size_t n) override {
+    void* p = nullptr;
+    if (n != 0) {
+      TORCH_CHECK(posix_memalign(&p, 64, n) == 0 && p, "pin_memory: out of host memory allocating ", n, " bytes");
+      std::lock_guard<std::mutex> g(mu_);
+      blocks_[reinterpret_cast<uintptr_t>(p)] = n;
+    }
+    return {p, p, &Free, c10::Device(c10::DeviceType::CPU)};
+  }
+  c10::DeleterFnPtr raw_deleter() const override { return &Free; }
+  void copy_data(void* dst, const void* src, std::size_t count) const override { std::memcpy(dst, src, count); }
+  bool Contains(const void* ptr) {
+    const auto a = reinterpret_cast<uintptr_t>(ptr);
+    std::lock_guard<std::mutex> g(mu_);
+    auto it = blocks_.upper_bound(a);
+    if (it == blocks_.begin()) return false;
+    --it;
+    return a < it->first + it->second;
+  }
+  static PinnedAllocator& Get() {
+    static PinnedAllocator* a = new PinnedAllocator();  // outlives every pinned tensor
+    return *a;
+  }
+
+ private:
+  static void Free(void* p) {
+    if (!p) return;
+    {
+      PinnedAllocator& a = Get();
+      std::lock_guard<std::mutex> g(a.mu_);
+      a.blocks_.erase(reinterpret_cast<uintptr_t>(p));
+    }
+    std::free(p);
+  }
+  std::mutex mu_;
+  std::map<uintptr_t, size_t> blocks_;  // start -> bytes
+};
+
 struct NpuHooks final : public at::PrivateUse1HooksInterface {
   bool isBuilt() const override { return true; }
   bool isAvailable() const override { return DeviceCount() > 0; }
@@ -93,8 +139,8 @@ struct NpuHooks final : public at::PrivateUse1HooksInterface {
     TORCH_CHECK(dev >= 0, "pointer ", data, " is not npu device memory");
     return at::Device(kNpu, static_cast<c10::DeviceIndex>(dev));
   }
-  bool isPinnedPtr(const void*) const override { return false; }
-  at::Allocator* getPinnedMemoryAllocator() const override { return c10::GetCPUAllocator(); }
+  bool isPinnedPtr(const void* p) const override { return PinnedAllocator::Get().Contains(p); }
+  at::Allocator* getPinnedMemoryAllocator() const override { return &PinnedAllocator::Get(); }
   bool hasPrimaryContext(c10::DeviceIndex) const override { return true; }
   c10::DeviceIndex deviceCount() const override { return DeviceCount(); }
   void setCurrentDevice(c10::DeviceIndex d) const override { SetCurrentDevice(d); }

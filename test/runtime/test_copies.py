@@ -243,3 +243,19 @@ def test_view_ops_alias_their_base(name, fallback_error):
     got.zero_()
     want.zero_()
     assert torch.equal(d.cpu(), x)
+
+
+def test_pinned_host_memory():
+    t = torch.randn(1000)
+    p = t.pin_memory()
+    assert p.is_pinned() and not t.is_pinned() and p[10:].is_pinned()
+    assert torch.equal(p, t)
+    d = p.to("npu", non_blocking=True)
+    torch.npu.synchronize()
+    assert torch.equal(d.cpu(), t)
+    assert torch.empty(64, pin_memory=True).is_pinned()
+    loader = torch.utils.data.DataLoader(torch.utils.data.TensorDataset(torch.randn(8, 3)), batch_size=4,
+                                         pin_memory=True)
+    assert all(batch[0].is_pinned() for batch in loader)
+    del p  # the block goes back: a new host tensor at that address is not pinned
+    assert not torch.randn(1000).is_pinned()
