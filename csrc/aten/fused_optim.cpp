@@ -1,0 +1,89 @@
+// Adam / AdamW with fused=True on npu (_fused_adam_, _fused_adamw_; they took the CPU fallback), as
+// compositions of native ops per parameter with PyTorch's fused-kernel math: the gradient unscaled in
+// place by grad_scale, negated under maximize, weight decay added to it (Adam) or applied to the
+// parameter (AdamW), then
+//   m = beta1 m + (1 - beta1) g,  v = beta2 v + (1 - beta2) g^2  (amsgrad: vmax = max(vmax, v)),
+//   p -= lr / (1 - beta1^t) * m / (sqrt(v) / sqrt(1 - beta2^t) + eps)
+// with the step t read on the device (no read-back per parameter). A found_inf of 1 skips the whole
+// update, as the fused kernels do (one read-back of found_inf). float32 parameters; other dtypes take the
+// CPU fallback.
+#include <ATen/ATen.h>
+#include <torch/library.h>
+
+#include "aten/op_common.h"
+#include "core/cpu_fallback.h"
+
+namespace torch_ops_nn {
+namespace {
+
+void FusedAdam(const char* name, bool adamw, at::TensorList params, at::TensorList grads, at::TensorList exp_avgs,
+               at::TensorList exp_avg_sqs, at::TensorList max_exp_avg_sqs, at::TensorList state_steps, double lr,
+               double beta1, double beta2, double weight_decay, double eps, bool amsgrad, bool maximize,
+               const std::optional<at::Tensor>& grad_scale, const std::optional<at::Tensor>& found_inf) {
+  const size_t n = params.size();
+  TORCH_CHECK(grads.size() == n && exp_avgs.size() == n && exp_avg_sqs.size() == n && state_steps.size() == n &&
+                  (!amsgrad || max_exp_avg_sqs.size() == n),
+              name, ": params, grads, exp_avgs, exp_avg_sqs", amsgrad ? ", max_exp_avg_sqs" : "",
+              " and state_steps must have the same length, got ", n, ", ", grads.size(), ", ", exp_avgs.size(), ", ",
+              exp_avg_sqs.size(), amsgrad ? ", " + std::to_string(max_exp_avg_sqs.size()) : std::string(), " and ",
+              state_steps.size());
+  bool all_float = true;
+  for (const at::Tensor& p : params) all_float = all_float && p.scalar_type() == c10::kFloat;
+  if (!all_float) {
+    CallCpuFallback(adamw ? "aten::_fused_adamw_" : "aten::_fused_adam_", "",
+                    {params.vec(), grads.vec(), exp_avgs.vec(), exp_avg_sqs.vec(), max_exp_avg_sqs.vec(),
+                     state_steps.vec(), lr, beta1, beta2, weight_decay, eps, amsgrad, maximize, grad_scale, found_inf});
+    return;
+  }
+  if (found_inf.has_value() && found_inf->defined() && found_inf->item<float>() == 1.0f) return;
+  for (size_t i = 0; i < n; ++i) {
+    at::Tensor p = params[i], m = exp_avgs[i], v = exp_avg_sqs[i];
+    at::Tensor g = grads[i];
+    CheckSameNpuDevice(name, {{"param", &p}, {"grad", &g}, {"exp_avg", &m}, {"exp_avg_sq", &v}});
+    TORCH_CHECK(g.sizes() == p.sizes() && m.sizes() == p.sizes() && v.sizes() == p.sizes(), name,
+                ": grad, exp_avg and exp_avg_sq must have the param's shape ", p.sizes());
+    if (p.numel() == 0) continue;
+    if (grad_scale.has_value() && grad_scale->defined()) g.div_(*grad_scale);
+    at::Tensor gv = maximize ? g.neg() : g;
+    if (weight_decay != 0.0) {
+      if (adamw) p.mul_(1.0 - lr * weight_decay);
+      else gv = gv.add(p, weight_decay);
+    }
+    m.mul_(beta1).add_(gv, 1.0 - beta1);
+    v.mul_(beta2).addcmul_(gv, gv, 1.0 - beta2);
+    const at::Tensor t = state_steps[i].to(c10::kFloat);
+    const at::Tensor bc1 = at::pow(beta1, t).neg_().add_(1.0);
+    const at::Tensor bc2_sqrt = at::pow(beta2, t).neg_().add_(1.0).sqrt_();
+    at::Tensor src = v;
+    if (amsgrad) {
+      at::Tensor vmax = max_exp_avg_sqs[i];
+      at::maximum_out(vmax, vmax, v);
+      src = vmax;
+    }
+    const at::Tensor denom = src.sqrt().div_(bc2_sqrt).add_(eps);
+    p.sub_(m.div(denom).mul_(bc1.reciprocal().mul_(lr)));
+  }
+}
+
+void fused_adam_(at::TensorList params, at::TensorList grads, at::TensorList exp_avgs, at::TensorList exp_avg_sqs,
+                 at::TensorList max_exp_avg_sqs, at::TensorList state_steps, double lr, double beta1, double beta2,
+                 double weight_decay, double eps, bool amsgrad, bool maximize,
+                 const std::optional<at::Tensor>& grad_scale, const std::optional<at::Tensor>& found_inf) {
+  FusedAdam("_fused_adam_", false, params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, state_steps, lr, beta1,
+            beta2, weight_decay, eps, amsgrad, maximize, grad_scale, found_inf);
+}
+void fused_adamw_(at::TensorList params, at::TensorList grads, at::TensorList exp_avgs, at::TensorList exp_avg_sqs,
+                  at::TensorList max_exp_avg_sqs, at::TensorList state_steps, double lr, double beta1, double beta2,
+                  double weight_decay, double eps, bool amsgrad, bool maximize,
+                  const std::optional<at::Tensor>& grad_scale, const std::optional<at::Tensor>& found_inf) {
+  FusedAdam("_fused_adamw_", true, params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, state_steps, lr, beta1,
+            beta2, weight_decay, eps, amsgrad, maximize, grad_scale, found_inf);
+}
+
+}  // namespace
+}  // namespace torch_ops_nn
+
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  m.impl("_fused_adam_", TORCH_FN(torch_ops_nn::fused_adam_));
+  m.impl("_fused_adamw_", TORCH_FN(torch_ops_nn::fused_adamw_));
+}

@@ -1,0 +1,54 @@
+"""Adam / AdamW with fused=True on npu: the fused ops (_fused_adam_, _fused_adamw_) native and equal to
+the CPU's fused kernels on the same gradients; grad_scale / found_inf as GradScaler passes them."""
+import pytest
+import torch
+
+import torch_ops_nn
+
+
+def run(dev, cls, kw, steps=4, grad_scale=None, found_inf=None):
+    g = torch.Generator().manual_seed(11)
+    params = [torch.randn(5, 7, generator=g), torch.randn(7, generator=g), torch.randn(3, 2, 4, generator=g)]
+    grads = [[torch.randn(p.shape, generator=g) * 0.1 for p in params] for _ in range(steps)]
+    ps = [p.clone().to(dev).requires_grad_() for p in params]
+    opt = cls(ps, lr=0.01, fused=True, **kw)
+    for s in range(steps):
+        for p, gr in zip(ps, grads[s]):
+            p.grad = gr.to(dev)
+        if grad_scale is not None:
+            opt.grad_scale = grad_scale.to(dev)
+            opt.found_inf = found_inf.to(dev)
+        opt.step()
+    return [p.detach().cpu() for p in ps], [{k: v.cpu() if torch.is_tensor(v) else v for k, v in opt.state[p].items()}
+                                             for p in ps]
+
+
+@pytest.mark.parametrize("cls", [torch.optim.Adam, torch.optim.AdamW])
+@pytest.mark.parametrize("kw", [{}, dict(weight_decay=0.1), dict(amsgrad=True, weight_decay=0.05),
+                                dict(maximize=True, betas=(0.8, 0.95), eps=1e-6)])
+def test_fused_adam_matches_cpu(fallback_error, cls, kw):
+    (p_n, s_n), (p_c, s_c) = run("npu", cls, kw), run("cpu", cls, kw)
+    for a, b in zip(p_n, p_c):
+        torch.testing.assert_close(a, b, rtol=1e-6, atol=1e-6)
+    for a, b in zip(s_n, s_c):
+        for k in b:
+            torch.testing.assert_close(a[k], b[k], rtol=1e-5, atol=1e-7)
+
+
+def test_fused_adam_grad_scale_and_found_inf(fallback_error):
+    kw = dict(weight_decay=0.01)
+    for found in (0.0, 1.0):  # found_inf = 1: the step leaves the parameters as they were
+        (p_n, _), (p_c, _) = (run(dev, torch.optim.AdamW, kw, steps=2, grad_scale=torch.tensor(4.0),
+                                  found_inf=torch.tensor(found)) for dev in ("npu", "cpu"))
+        for a, b in zip(p_n, p_c):
+            torch.testing.assert_close(a, b, rtol=1e-6, atol=1e-6)
+
+
+def test_fused_adam_half_params_take_the_fallback(monkeypatch):
+    monkeypatch.setenv("TORCH_OPS_NN_FALLBACK", "silent")
+    p = torch.randn(4).half().npu().requires_grad_()
+    p.grad = torch.ones(4).half().npu()
+    torch.optim.Adam([p], lr=0.1, fused=True).step()
+    assert "aten::_fused_adam_" in torch_ops_nn.fallback_ops()
+    q = p.detach().cpu().float()
+    assert torch.all(q.isfinite())
