@@ -29,12 +29,16 @@ LayerNormTiling layer_norm_tiling(uint64_t rows, uint64_t d, bool backward, uint
   // dtype rows for 16-bit inputs (float rows are copied straight into the float buffers).
   const uint64_t per = (elem_bytes == 4 ? 0 : 2 * elem_bytes) + (backward ? 6 : 4) * 4;
   t.ok = static_cast<uint64_t>(t.dpad) * per + 8 * 1024 <= soc.ub_bytes;
-  // Forward: as many rows per step as the same 4 float rows (+ 2 dtype rows) per row fit, up to 64 (the
-  // stats buffers): one DMA each way and one Mul / Add of weight and bias per block instead of per row,
-  // one scalar wait per statistic per block.
+  // As many rows per step as 4 float rows (+ 2 dtype rows) per row fit, up to 64 (the stats buffers):
+  // one DMA each way and one Mul / Add of weight and bias per block instead of per row, one scalar wait
+  // per statistic per block.
+  // Backward: 4 float rows (x, g, tmp, w) + 2 dtype rows per row of a block, plus the two accumulator
+  // rows once.
   t.batch = 1;
-  if (!backward && t.ok) {
-    uint64_t b = (soc.ub_bytes - 8 * 1024) / (static_cast<uint64_t>(t.dpad) * per);
+  const uint64_t per_block_row = (elem_bytes == 4 ? 0 : 2 * elem_bytes) + 4 * 4;
+  const uint64_t fixed = 8 * 1024 + (backward ? 2ull * t.dpad * 4 : 0);
+  if (t.ok && soc.ub_bytes > fixed) {
+    uint64_t b = (soc.ub_bytes - fixed) / (static_cast<uint64_t>(t.dpad) * per_block_row);
     if (b > 64) b = 64;
     if (b > rpc) b = rpc;
     if (b > 1) t.batch = static_cast<uint32_t>(b);
@@ -79,19 +83,19 @@ class LayerNormKernel {
     meanGm_.SetGlobalBuffer(reinterpret_cast<__gm__ float*>(mean), t.rows);
     rstdGm_.SetGlobalBuffer(reinterpret_cast<__gm__ float*>(rstd), t.rows);
     if (partial) partialGm_.SetGlobalBuffer(reinterpret_cast<__gm__ float*>(partial), 2ull * t.block_dim * t.d);
-    const uint32_t dp = t.dpad, nb = backward ? 1 : t.batch;
+    const uint32_t dp = t.dpad, nb = t.batch;
     if constexpr (!std::is_same_v<T, float>) pipe_.InitBuffer(inT_, 2 * nb * dp * sizeof(T));
-    pipe_.InitBuffer(rows_, (backward ? 6 : 4) * nb * dp * sizeof(float));
+    pipe_.InitBuffer(rows_, (nb > 1 ? 4 * nb + (backward ? 2 : 0) : (backward ? 6 : 4)) * dp * sizeof(float));
     pipe_.InitBuffer(small_, 2 * 64 * sizeof(float) + 256);
     // ReduceSum's sharedTmpBuffer: one value per 64-lane repeat of a row.
     pipe_.InitBuffer(red_, (dp / 64 + 64) * sizeof(float));
     // The accumulators start at zero.
-    if (backward) Duplicate(R(kAccW), 0.0f, static_cast<int32_t>(2 * dp));
+    if (backward) Duplicate(AccW(), 0.0f, static_cast<int32_t>(2 * dp));
     const uint32_t db = static_cast<uint32_t>(t.d * 4);
-    if (nb > 1) {  // weight and bias repeated for every row of a block (padding columns never stored)
+    if (nb > 1) {  // weight (and bias) repeated for every row of a block (padding columns never stored)
       for (uint32_t k = 0; k < nb; ++k) {
         if (weight) DataCopyPad(B(kW)[k * dp], wGm_, DataCopyExtParams{1, db, 0, 0, 0}, DataCopyPadExtParams<float>{false, 0, 0, 0.0f});
-        if (bias) DataCopyPad(B(kB)[k * dp], bGm_, DataCopyExtParams{1, db, 0, 0, 0}, DataCopyPadExtParams<float>{false, 0, 0, 0.0f});
+        if (bias && !backward) DataCopyPad(B(kB)[k * dp], bGm_, DataCopyExtParams{1, db, 0, 0, 0}, DataCopyPadExtParams<float>{false, 0, 0, 0.0f});
       }
       SyncMte2ToV();
       return;
@@ -109,10 +113,27 @@ class LayerNormKernel {
     const uint64_t r0 = t_.rows_per_core * GetBlockIdx();
     uint64_t r1 = r0 + t_.rows_per_core;
     if (r1 > t_.rows) r1 = t_.rows;
-    if (!bwd_ && t_.batch > 1) {
-      for (uint64_t r = r0; r < r1; r += t_.batch) ForwardBlock(r, static_cast<uint32_t>(r1 - r < t_.batch ? r1 - r : t_.batch));
-      return;
+    if (t_.batch > 1) {
+      for (uint64_t r = r0; r < r1; r += t_.batch) {
+        const uint32_t nb = static_cast<uint32_t>(r1 - r < t_.batch ? r1 - r : t_.batch);
+        if (bwd_) BackwardBlock(r, nb);
+        else ForwardBlock(r, nb);
+      }
+    } else {
+      RowByRow(r0, r1);
     }
+    if (bwd_ && partialGm_.GetPhyAddr() != nullptr) {
+      SyncVToMte3();
+      const uint32_t db = static_cast<uint32_t>(t_.d * 4);
+      // partial[k][core][:] (k = 0 grad_weight, 1 grad_bias), folded by partial_rows_fold_kernel
+      const uint64_t at = GetBlockIdx() * t_.d;
+      DataCopyPad(partialGm_[at], AccW(), DataCopyExtParams{1, db, 0, 0, 0});
+      DataCopyPad(partialGm_[t_.block_dim * t_.d + at], AccB(), DataCopyExtParams{1, db, 0, 0, 0});
+    }
+  }
+
+ private:
+  __aicore__ inline void RowByRow(uint64_t r0, uint64_t r1) {
     for (uint64_t r = r0; r < r1; r += 64) {
       const uint32_t nr = static_cast<uint32_t>(r1 - r < 64 ? r1 - r : 64);
       if (bwd_) LoadStats(r, nr);
@@ -122,22 +143,77 @@ class LayerNormKernel {
       }
       if (!bwd_) StoreStats(r, nr);
     }
-    if (bwd_ && partialGm_.GetPhyAddr() != nullptr) {
-      SyncVToMte3();
-      const uint32_t db = static_cast<uint32_t>(t_.d * 4);
-      // partial[k][core][:] (k = 0 grad_weight, 1 grad_bias), folded by partial_rows_fold_kernel
-      const uint64_t at = GetBlockIdx() * t_.d;
-      DataCopyPad(partialGm_[at], R(kAccW), DataCopyExtParams{1, db, 0, 0, 0});
-      DataCopyPad(partialGm_[t_.block_dim * t_.d + at], R(kAccB), DataCopyExtParams{1, db, 0, 0, 0});
-    }
   }
 
- private:
   enum Row { kX = 0, kTmp = 1, kW = 2, kB = 3, kG = 3, kAccW = 4, kAccB = 5 };
   __aicore__ inline LocalTensor<float> R(int k) { return rows_.Get<float>()[k * t_.dpad]; }
   __aicore__ inline LocalTensor<float> Stat(int k) { return small_.Get<float>()[k * 64]; }
-  // Block layout (forward, batch > 1): four regions of batch rows of dpad floats.
+  // Block layout (batch > 1): four regions of batch rows of dpad floats (x, tmp, w, b / g), then the
+  // backward's two accumulator rows.
   __aicore__ inline LocalTensor<float> B(int k) { return rows_.Get<float>()[k * t_.batch * t_.dpad]; }
+  __aicore__ inline LocalTensor<float> AccW() { return t_.batch > 1 ? B(4) : R(kAccW); }
+  __aicore__ inline LocalTensor<float> AccB() { return t_.batch > 1 ? B(4)[t_.dpad] : R(kAccB); }
+
+  // The backward of nb consecutive rows as one block (BackwardRow's math, see there).
+  __aicore__ inline void BackwardBlock(uint64_t r, uint32_t nb) {
+    const uint32_t dp = t_.dpad, n = nb * dp;
+    const int32_t d = static_cast<int32_t>(t_.d);
+    const float inv_d = 1.0f / static_cast<float>(t_.d);
+    const uint32_t row_bytes = static_cast<uint32_t>(t_.d * sizeof(T));
+    const uint32_t gap = (dp * static_cast<uint32_t>(sizeof(T)) - AlignUpU(row_bytes, 32)) / 32;
+    LocalTensor<float> x = B(kX), tmp = B(kTmp), g = B(kG);
+    LoadStats(r, nb);
+    SyncVToMte2();
+    const DataCopyExtParams in{static_cast<uint16_t>(nb), row_bytes, 0, gap, 0};
+    if constexpr (std::is_same_v<T, float>) {
+      DataCopyPad(x, xGm_[r * t_.d], in, DataCopyPadExtParams<T>{true, 0, 0, T(0)});
+      DataCopyPad(g, goGm_[r * t_.d], in, DataCopyPadExtParams<T>{true, 0, 0, T(0)});
+      SyncMte2ToV();
+    } else {
+      LocalTensor<T> xt = inT_.Get<T>(), gt = inT_.Get<T>()[n];
+      DataCopyPad(xt, xGm_[r * t_.d], in, DataCopyPadExtParams<T>{true, 0, 0, T(0)});
+      DataCopyPad(gt, goGm_[r * t_.d], in, DataCopyPadExtParams<T>{true, 0, 0, T(0)});
+      SyncMte2ToV();
+      Cast(x, xt, RoundMode::CAST_NONE, n);
+      Cast(g, gt, RoundMode::CAST_NONE, n);
+    }
+    float rstd[64];
+    for (uint32_t k = 0; k < nb; ++k) {  // xhat
+      rstd[k] = Stat(1).GetValue(k);
+      Adds(x[k * dp], x[k * dp], -Stat(0).GetValue(k), d);
+      Muls(x[k * dp], x[k * dp], rstd[k], d);
+    }
+    if (t_.need_gw) {
+      Mul(tmp, g, x, n);
+      for (uint32_t k = 0; k < nb; ++k) Add(AccW(), AccW(), tmp[k * dp], d);
+    }
+    if (t_.need_gb)
+      for (uint32_t k = 0; k < nb; ++k) Add(AccB(), AccB(), g[k * dp], d);
+    if (!t_.need_gx) return;
+    if (t_.has_weight) Mul(g, g, B(kW), n);
+    LocalTensor<float> sums = small_.Get<float>()[128];
+    for (uint32_t k = 0; k < nb; ++k) ReduceSum(sums[k], g[k * dp], red_.Get<float>(), d);
+    SyncVToS();
+    float s1[64];
+    for (uint32_t k = 0; k < nb; ++k) s1[k] = sums.GetValue(k) * inv_d;
+    Mul(tmp, g, x, n);
+    for (uint32_t k = 0; k < nb; ++k) ReduceSum(sums[k], tmp[k * dp], red_.Get<float>(), d);
+    SyncVToS();
+    for (uint32_t k = 0; k < nb; ++k) Muls(x[k * dp], x[k * dp], -sums.GetValue(k) * inv_d, d);
+    Add(x, x, g, n);
+    for (uint32_t k = 0; k < nb; ++k) {
+      Adds(x[k * dp], x[k * dp], -s1[k], d);
+      Muls(x[k * dp], x[k * dp], rstd[k], d);
+    }
+    LocalTensor<T> out = x.template ReinterpretCast<T>();
+    if constexpr (!std::is_same_v<T, float>) {
+      out = inT_.Get<T>();
+      StoreFloat(out, x, n);
+    }
+    SyncVToMte3();
+    DataCopyPad(yGm_[r * t_.d], out, DataCopyExtParams{static_cast<uint16_t>(nb), row_bytes, gap, 0, 0});
+    SyncMte3ToV();
+  }
 
   // nb consecutive rows as one block: one DMA in and out, per-row sums and scalings, the affine step once.
   __aicore__ inline void ForwardBlock(uint64_t r, uint32_t nb) {
