@@ -13,7 +13,7 @@ DeviceLike = Union[int, str, torch.device, None]
 __all__ = [
     "is_available", "is_initialized", "init", "device_count", "current_device", "set_device", "device",
     "device_of", "synchronize", "get_device_name", "get_device_properties", "get_device_capability",
-    "mem_get_info", "memory_allocated", "max_memory_allocated", "memory_reserved", "max_memory_reserved",
+    "mem_get_info", "memory_summary", "memory_allocated", "max_memory_allocated", "memory_reserved", "max_memory_reserved",
     "memory_stats", "reset_peak_memory_stats", "reset_accumulated_memory_stats", "empty_cache", "Stream",
     "Event", "current_stream", "default_stream", "set_stream", "stream", "manual_seed", "manual_seed_all",
     "seed", "seed_all", "initial_seed", "get_rng_state", "set_rng_state", "get_rng_state_all",
@@ -165,6 +165,42 @@ def reset_peak_memory_stats(device: DeviceLike = None) -> None:
 
 def reset_accumulated_memory_stats(device: DeviceLike = None) -> None:
     _C._reset_accumulated_memory_stats(_check_index(_index(device)))
+
+
+def memory_summary(device: DeviceLike = None, abbreviated: bool = False) -> str:
+    """A table of the caching allocator's statistics, as ``torch.cuda.memory_summary`` prints it: current,
+    peak, total allocated and total freed, for bytes (all / large / small pool) and counts."""
+    idx = _check_index(_index(device))
+    stats = memory_stats(idx)
+
+    def fmt_bytes(n: int) -> str:
+        for unit in ("B  ", "KiB", "MiB", "GiB", "TiB"):
+            if abs(n) < 1024 or unit == "TiB":
+                return f"{n:6.0f} {unit}" if unit == "B  " else f"{n:6.1f} {unit}"
+            n /= 1024
+        return str(n)
+
+    rows = [("allocated_bytes", "Allocated memory", fmt_bytes), ("active_bytes", "Active memory", fmt_bytes),
+            ("requested_bytes", "Requested memory", fmt_bytes), ("reserved_bytes", "NPU reserved memory", fmt_bytes),
+            ("inactive_split_bytes", "Non-releasable memory", fmt_bytes), ("allocation", "Allocations", str),
+            ("active", "Active allocs", str), ("segment", "NPU reserved segments", str),
+            ("inactive_split", "Non-releasable allocs", str)]
+    width = 83
+    lines = ["=" * width, f" PyTorch NPU memory summary, device ID {idx:<2}  (torch_ops_nn simulated NPU)".ljust(width),
+             "-" * width, f"{'Metric':<26}|{'Cur Usage':>13} |{'Peak Usage':>13} |{'Tot Alloc':>13} |{'Tot Freed':>12}",
+             "=" * width]
+    pools = ("all",) if abbreviated else ("all", "large_pool", "small_pool")
+    for key, title, f in rows:
+        for pool in pools:
+            name = title if pool == "all" else f"      from {pool.replace('_pool', '')} pool"
+            vals = [stats.get(f"{key}.{pool}.{k}", 0) for k in ("current", "peak", "allocated", "freed")]
+            lines.append(f"{name:<26}|" + "|".join(f"{f(v):>13} " for v in vals))
+        lines.append("-" * width)
+    lines.append(f"{'Device allocs / frees':<26}| {stats.get('num_device_alloc', 0):>12} | "
+                 f"{stats.get('num_device_free', 0):>12} | OOMs {stats.get('num_ooms', 0)}, retries "
+                 f"{stats.get('num_alloc_retries', 0)}")
+    lines.append("=" * width)
+    return "\n".join(lines) + "\n"
 
 
 def mem_get_info(device: DeviceLike = None) -> tuple[int, int]:

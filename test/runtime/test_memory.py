@@ -111,3 +111,17 @@ def test_host_waits_when_far_ahead_of_the_stream():
     assert time.perf_counter() - t0 >= 0.5
     torch.npu.synchronize()
     assert acc.item() == 3000
+
+
+def test_memory_summary_reports_the_allocator():
+    torch.npu.empty_cache()
+    torch.npu.reset_peak_memory_stats()
+    x = torch.empty(1024, 1024, device="npu")  # 4 MiB
+    s = torch.npu.memory_summary()
+    row = next(line for line in s.splitlines() if line.startswith("Allocated memory"))
+    assert "4.0 MiB" in row.split("|")[1], s
+    assert "device ID 0" in s and "from large pool" in s
+    assert "from large pool" not in torch.npu.memory_summary(abbreviated=True)
+    del x
+    row = next(line for line in torch.npu.memory_summary().splitlines() if line.startswith("Allocated memory"))
+    assert "4.0 MiB" not in row.split("|")[1]
