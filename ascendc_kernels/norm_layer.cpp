@@ -159,24 +159,10 @@ class LayerNormKernel {
     const uint32_t dp = t_.dpad, n = nb * dp;
     const int32_t d = static_cast<int32_t>(t_.d);
     const float inv_d = 1.0f / static_cast<float>(t_.d);
-    const uint32_t row_bytes = static_cast<uint32_t>(t_.d * sizeof(T));
-    const uint32_t gap = (dp * static_cast<uint32_t>(sizeof(T)) - AlignUpU(row_bytes, 32)) / 32;
     LocalTensor<float> x = B(kX), tmp = B(kTmp), g = B(kG);
     LoadStats(r, nb);
-    SyncVToMte2();
-    const DataCopyExtParams in{static_cast<uint16_t>(nb), row_bytes, 0, gap, 0};
-    if constexpr (std::is_same_v<T, float>) {
-      DataCopyPad(x, xGm_[r * t_.d], in, DataCopyPadExtParams<T>{true, 0, 0, T(0)});
-      DataCopyPad(g, goGm_[r * t_.d], in, DataCopyPadExtParams<T>{true, 0, 0, T(0)});
-      SyncMte2ToV();
-    } else {
-      LocalTensor<T> xt = inT_.Get<T>(), gt = inT_.Get<T>()[n];
-      DataCopyPad(xt, xGm_[r * t_.d], in, DataCopyPadExtParams<T>{true, 0, 0, T(0)});
-      DataCopyPad(gt, goGm_[r * t_.d], in, DataCopyPadExtParams<T>{true, 0, 0, T(0)});
-      SyncMte2ToV();
-      Cast(x, xt, RoundMode::CAST_NONE, n);
-      Cast(g, gt, RoundMode::CAST_NONE, n);
-    }
+    LoadBlock(x, xGm_, r, nb, 0);
+    LoadBlock(g, goGm_, r, nb, 1);
     float rstd[64];
     for (uint32_t k = 0; k < nb; ++k) {  // xhat
       rstd[k] = Stat(1).GetValue(k);
@@ -205,14 +191,7 @@ class LayerNormKernel {
       Adds(x[k * dp], x[k * dp], -s1[k], d);
       Muls(x[k * dp], x[k * dp], rstd[k], d);
     }
-    LocalTensor<T> out = x.template ReinterpretCast<T>();
-    if constexpr (!std::is_same_v<T, float>) {
-      out = inT_.Get<T>();
-      StoreFloat(out, x, n);
-    }
-    SyncVToMte3();
-    DataCopyPad(yGm_[r * t_.d], out, DataCopyExtParams{static_cast<uint16_t>(nb), row_bytes, gap, 0, 0});
-    SyncMte3ToV();
+    StoreBlock(x, r, nb);
   }
 
   // nb consecutive rows as one block: one DMA in and out, per-row sums and scalings, the affine step once.
@@ -220,22 +199,8 @@ class LayerNormKernel {
     const uint32_t dp = t_.dpad, n = nb * dp;
     const int32_t d = static_cast<int32_t>(t_.d);
     const float inv_d = 1.0f / static_cast<float>(t_.d);
-    const uint32_t row_bytes = static_cast<uint32_t>(t_.d * sizeof(T));
-    // rows land dp elements apart: the gap after each row's 32 B-aligned end, in 32 B blocks
-    const uint32_t gap = (dp * static_cast<uint32_t>(sizeof(T)) - AlignUpU(row_bytes, 32)) / 32;
     LocalTensor<float> x = B(kX), tmp = B(kTmp);
-    SyncVToMte2();
-    if constexpr (std::is_same_v<T, float>) {
-      DataCopyPad(x, xGm_[r * t_.d], DataCopyExtParams{static_cast<uint16_t>(nb), row_bytes, 0, gap, 0},
-                  DataCopyPadExtParams<T>{true, 0, 0, T(0)});
-      SyncMte2ToV();
-    } else {
-      LocalTensor<T> in = inT_.Get<T>();
-      DataCopyPad(in, xGm_[r * t_.d], DataCopyExtParams{static_cast<uint16_t>(nb), row_bytes, 0, gap, 0},
-                  DataCopyPadExtParams<T>{true, 0, 0, T(0)});
-      SyncMte2ToV();
-      Cast(x, in, RoundMode::CAST_NONE, n);
-    }
+    LoadBlock(x, xGm_, r, nb, 0);
     LocalTensor<float> sums = small_.Get<float>()[128];
     for (uint32_t k = 0; k < nb; ++k) ReduceSum(sums[k], x[k * dp], red_.Get<float>(), d);
     SyncVToS();
@@ -254,15 +219,39 @@ class LayerNormKernel {
     }
     if (t_.has_weight) Mul(x, x, B(kW), n);
     if (t_.has_bias) Add(x, x, B(kB), n);
-    LocalTensor<T> out = x.template ReinterpretCast<T>();
+    StoreBlock(x, r, nb);
+    StoreStats(r, nb);
+  }
+
+  // Block DMA: nb rows of d elements, back to back in GM, dpad apart in UB (the gap after each row's
+  // 32 B-aligned end, in 32 B blocks). 16-bit rows go through dtype tile `slot` (of 2) and a Cast.
+  __aicore__ inline uint32_t RowBytes() const { return static_cast<uint32_t>(t_.d * sizeof(T)); }
+  __aicore__ inline uint32_t RowGap() const {
+    return (t_.dpad * static_cast<uint32_t>(sizeof(T)) - AlignUpU(RowBytes(), 32)) / 32;
+  }
+  __aicore__ inline void LoadBlock(const LocalTensor<float>& dst, const GlobalTensor<T>& gm, uint64_t r, uint32_t nb,
+                                   int slot) {
+    const DataCopyExtParams p{static_cast<uint16_t>(nb), RowBytes(), 0, RowGap(), 0};
+    SyncVToMte2();
+    if constexpr (std::is_same_v<T, float>) {
+      DataCopyPad(dst, gm[r * t_.d], p, DataCopyPadExtParams<T>{true, 0, 0, T(0)});
+      SyncMte2ToV();
+    } else {
+      LocalTensor<T> stage = inT_.Get<T>()[slot * nb * t_.dpad];
+      DataCopyPad(stage, gm[r * t_.d], p, DataCopyPadExtParams<T>{true, 0, 0, T(0)});
+      SyncMte2ToV();
+      Cast(dst, stage, RoundMode::CAST_NONE, nb * t_.dpad);
+    }
+  }
+  __aicore__ inline void StoreBlock(const LocalTensor<float>& src, uint64_t r, uint32_t nb) {
+    LocalTensor<T> out = src.template ReinterpretCast<T>();
     if constexpr (!std::is_same_v<T, float>) {
-      out = inT_.Get<T>()[nb * dp];
-      StoreFloat(out, x, n);
+      out = inT_.Get<T>()[nb * t_.dpad];  // the second dtype tile (the loads are done with it)
+      StoreFloat(out, src, nb * t_.dpad);
     }
     SyncVToMte3();
-    DataCopyPad(yGm_[r * t_.d], out, DataCopyExtParams{static_cast<uint16_t>(nb), row_bytes, gap, 0, 0});
+    DataCopyPad(yGm_[r * t_.d], out, DataCopyExtParams{static_cast<uint16_t>(nb), RowBytes(), RowGap(), 0, 0});
     SyncMte3ToV();
-    StoreStats(r, nb);
   }
   static __aicore__ inline uint32_t AlignUpU(uint32_t v, uint32_t a) { return (v + a - 1) / a * a; }
 

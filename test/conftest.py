@@ -23,3 +23,14 @@ def run_python(code: str, env: dict | None = None, timeout: int = 300) -> subpro
 def fallback_error(monkeypatch):
     """Native-coverage tests: any op without an npu kernel raises instead of running on the CPU."""
     monkeypatch.setenv("TORCH_OPS_NN_FALLBACK", "error")
+
+
+@pytest.fixture
+def full_fp32_convs():
+    """Convolutions in full float32 (torch.npu.conv.allow_hf32 = False) for the test, then back."""
+    import torch
+
+    old = torch.npu.conv.allow_hf32
+    torch.npu.conv.allow_hf32 = False
+    yield
+    torch.npu.conv.allow_hf32 = old

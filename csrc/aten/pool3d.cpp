@@ -147,21 +147,39 @@ AvgDepth PlanAvgDepth(const at::Tensor& x5, std::array<int64_t, 3> k, std::array
   return a;
 }
 
+// The checked arguments of an avg_pool3d (forward or backward) and its depth plan.
+struct AvgPlan {
+  std::array<int64_t, 3> k, s, p, out;
+  bool batched;
+  at::Tensor x;  // [N, C, D, H, W] (an unbatched input gets N = 1)
+  AvgDepth a;
+};
+
+AvgPlan PlanAvgPool3d(const char* op, const at::Tensor& self, c10::IntArrayRef kernel_size, c10::IntArrayRef stride,
+                      c10::IntArrayRef padding, bool ceil_mode, bool count_include_pad,
+                      std::optional<int64_t> divisor_override) {
+  TORCH_CHECK(self.dim() == 4 || self.dim() == 5, op, ": Expected 4D or 5D tensor for input, but got: ", self.sizes());
+  TORCH_CHECK(!divisor_override || *divisor_override != 0, op, ": divisor must be not zero");
+  AvgPlan pl;
+  pl.k = Three(kernel_size, op, "kernel_size", {0, 0, 0}, false);
+  pl.s = Three(stride, op, "stride", pl.k, true);
+  pl.p = Three(padding, op, "padding", {0, 0, 0}, false);
+  pl.batched = self.dim() == 5;
+  pl.x = pl.batched ? self : self.unsqueeze(0);
+  pl.a = PlanAvgDepth(pl.x, pl.k, pl.s, pl.p, ceil_mode, count_include_pad, divisor_override.has_value(), &pl.out);
+  return pl;
+}
+
 }  // namespace
 
 at::Tensor avg_pool3d(const at::Tensor& self, c10::IntArrayRef kernel_size, c10::IntArrayRef stride,
                       c10::IntArrayRef padding, bool ceil_mode, bool count_include_pad,
                       std::optional<int64_t> divisor_override) {
-  const char* op = "avg_pool3d";
-  TORCH_CHECK(self.dim() == 4 || self.dim() == 5, op, ": Expected 4D or 5D tensor for input, but got: ", self.sizes());
-  TORCH_CHECK(!divisor_override || *divisor_override != 0, op, ": divisor must be not zero");
-  const auto k = Three(kernel_size, op, "kernel_size", {0, 0, 0}, false);
-  const auto s = Three(stride, op, "stride", k, true);
-  const auto p = Three(padding, op, "padding", {0, 0, 0}, false);
-  const bool batched = self.dim() == 5;
-  const at::Tensor x = batched ? self : self.unsqueeze(0);
-  std::array<int64_t, 3> out{};
-  const AvgDepth a = PlanAvgDepth(x, k, s, p, ceil_mode, count_include_pad, divisor_override.has_value(), &out);
+  const AvgPlan pl = PlanAvgPool3d("avg_pool3d", self, kernel_size, stride, padding, ceil_mode, count_include_pad,
+                                   divisor_override);
+  const AvgDepth& a = pl.a;
+  const auto &k = pl.k, &s = pl.s, &p = pl.p, &out = pl.out;
+  const at::Tensor& x = pl.x;
   const int64_t n = x.size(0), c = x.size(1), H = x.size(3), W = x.size(4);
   // Every frame averaged (or summed, under divisor_override) in (H, W): [N * C, D, Ho, Wo].
   const at::Tensor a2 = at::avg_pool2d(x.reshape({n * c, a.D, H, W}), {k[1], k[2]}, {s[1], s[2]}, {p[1], p[2]},
@@ -176,23 +194,20 @@ at::Tensor avg_pool3d(const at::Tensor& self, c10::IntArrayRef kernel_size, c10:
   acc.div_(divisor_override ? at::full({}, static_cast<double>(*divisor_override), acc.options())
                             : a.factor.to(acc.scalar_type()));
   at::Tensor y = acc.reshape({n, c, a.Do, out[1], out[2]});
-  return batched ? y : y.squeeze(0);
+  return pl.batched ? y : y.squeeze(0);
 }
 
 at::Tensor avg_pool3d_backward(const at::Tensor& grad_output, const at::Tensor& self, c10::IntArrayRef kernel_size,
                                c10::IntArrayRef stride, c10::IntArrayRef padding, bool ceil_mode,
                                bool count_include_pad, std::optional<int64_t> divisor_override) {
   const char* op = "avg_pool3d_backward";
-  TORCH_CHECK(self.dim() == 4 || self.dim() == 5, op, ": Expected 4D or 5D input, but got: ", self.sizes());
-  const auto k = Three(kernel_size, op, "kernel_size", {0, 0, 0}, false);
-  const auto s = Three(stride, op, "stride", k, true);
-  const auto p = Three(padding, op, "padding", {0, 0, 0}, false);
-  const bool batched = self.dim() == 5;
-  const at::Tensor x = batched ? self : self.unsqueeze(0);
-  std::array<int64_t, 3> out{};
-  const AvgDepth a = PlanAvgDepth(x, k, s, p, ceil_mode, count_include_pad, divisor_override.has_value(), &out);
+  const AvgPlan pl = PlanAvgPool3d(op, self, kernel_size, stride, padding, ceil_mode, count_include_pad,
+                                   divisor_override);
+  const AvgDepth& a = pl.a;
+  const auto &k = pl.k, &s = pl.s, &p = pl.p, &out = pl.out;
+  const at::Tensor& x = pl.x;
   const int64_t n = x.size(0), c = x.size(1), H = x.size(3), W = x.size(4);
-  const at::Tensor g = batched ? grad_output : grad_output.unsqueeze(0);
+  const at::Tensor g = pl.batched ? grad_output : grad_output.unsqueeze(0);
   TORCH_CHECK(g.dim() == 5 && g.size(0) == n && g.size(1) == c && g.size(2) == a.Do && g.size(3) == out[1] &&
                   g.size(4) == out[2],
               op, ": grad_output of shape ", grad_output.sizes(), " does not match the output's [", n, ", ", c, ", ",

@@ -79,14 +79,6 @@ def resnet18_training_runs(steps):
             train_steps(copy.deepcopy(m), "cpu", 1, x, y), train_steps(copy.deepcopy(m), "npu", steps, x, y))
 
 
-@pytest.fixture
-def full_fp32_convs():
-    old = torch.npu.conv.allow_hf32
-    torch.npu.conv.allow_hf32 = False
-    yield
-    torch.npu.conv.allow_hf32 = old
-
-
 def test_resnet18_training_step_matches_cpu(full_fp32_convs, fallback_error):
     """Loss and every gradient of a training step, and 5 steps of losses, against the CPU, with the
     convs in full float32 (torch.npu.conv.allow_hf32 = False; see the HF32 test below).

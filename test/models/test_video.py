@@ -38,14 +38,6 @@ def test_video_eval_matches_cpu(name, fallback_error):
     assert rel_err(out, ref) <= 1e-4
 
 
-@pytest.fixture
-def full_fp32_convs():
-    old = torch.npu.conv.allow_hf32
-    torch.npu.conv.allow_hf32 = False
-    yield
-    torch.npu.conv.allow_hf32 = old
-
-
 def test_r3d_block_training_step(full_fp32_convs, fallback_error):
     torch.manual_seed(3)
     full = torchvision.models.video.r3d_18(num_classes=5)
