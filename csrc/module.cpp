@@ -141,6 +141,12 @@ PYBIND11_MODULE(_C, m) {
     GetNpuAllocator()->emptyCache({0, 0});
   });
   m.def("_mem_get_info", [](int d) { return GetNpuAllocator()->getMemoryInfo(static_cast<c10::DeviceIndex>(d)); });
+  m.def("_set_memory_fraction", [](double f, int d) { NPU_RT_CALL(npu_rt::MemoryPool(d).SetFraction(f)); });
+  m.def("_get_memory_fraction", [](int d) {
+    double f = 1.0;
+    NPU_RT_CALL(f = npu_rt::MemoryPool(d).fraction());
+    return f;
+  });
 
   // RNG.
   m.def("_default_generator", [](int d) {

@@ -13,7 +13,8 @@ DeviceLike = Union[int, str, torch.device, None]
 __all__ = [
     "is_available", "is_initialized", "init", "device_count", "current_device", "set_device", "device",
     "device_of", "synchronize", "get_device_name", "get_device_properties", "get_device_capability",
-    "mem_get_info", "memory_summary", "memory_allocated", "max_memory_allocated", "memory_reserved", "max_memory_reserved",
+    "mem_get_info", "memory_summary", "set_per_process_memory_fraction",
+    "get_per_process_memory_fraction", "memory_allocated", "max_memory_allocated", "memory_reserved", "max_memory_reserved",
     "memory_stats", "reset_peak_memory_stats", "reset_accumulated_memory_stats", "empty_cache", "Stream",
     "Event", "current_stream", "default_stream", "set_stream", "stream", "manual_seed", "manual_seed_all",
     "seed", "seed_all", "initial_seed", "get_rng_state", "set_rng_state", "get_rng_state_all",
@@ -201,6 +202,21 @@ def memory_summary(device: DeviceLike = None, abbreviated: bool = False) -> str:
                  f"{stats.get('num_alloc_retries', 0)}")
     lines.append("=" * width)
     return "\n".join(lines) + "\n"
+
+
+def set_per_process_memory_fraction(fraction: float, device: DeviceLike = None) -> None:
+    """Cap this process's reserved device memory at ``fraction`` of the device's capacity, as
+    ``torch.cuda.set_per_process_memory_fraction``: allocating past it raises ``torch.OutOfMemoryError``."""
+    if not isinstance(fraction, (int, float)):
+        raise TypeError("Invalid type for fraction argument, must be `float`")
+    if fraction < 0 or fraction > 1:
+        raise ValueError(f"Invalid fraction value: {fraction}. Allowed range: 0~1")
+    _C._set_memory_fraction(float(fraction), _check_index(_index(device)))
+
+
+def get_per_process_memory_fraction(device: DeviceLike = None) -> float:
+    """The fraction set by ``set_per_process_memory_fraction`` (1.0 by default)."""
+    return _C._get_memory_fraction(_check_index(_index(device)))
 
 
 def mem_get_info(device: DeviceLike = None) -> tuple[int, int]:

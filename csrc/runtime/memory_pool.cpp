@@ -36,7 +36,18 @@ void* MapSegment(size_t size) {
 }  // namespace
 
 DeviceMemoryPool::DeviceMemoryPool(int device, uint64_t capacity_bytes)
-    : device_(device), capacity_(capacity_bytes) {}
+    : device_(device), capacity_(capacity_bytes), limit_(capacity_bytes) {}
+
+void DeviceMemoryPool::SetFraction(double fraction) {
+  std::lock_guard<std::mutex> g(mu_);
+  fraction_ = fraction;
+  limit_.store(static_cast<uint64_t>(static_cast<double>(capacity_) * fraction), std::memory_order_relaxed);
+}
+
+double DeviceMemoryPool::fraction() const {
+  std::lock_guard<std::mutex> g(mu_);
+  return fraction_;
+}
 
 DeviceMemoryPool::~DeviceMemoryPool() {
   // Process exit: the OS reclaims the mappings; nothing else to do (tensors may outlive us).
@@ -70,7 +81,7 @@ DeviceMemoryPool::Block* DeviceMemoryPool::FindFree(FreeSet& pool, size_t size, 
 }
 
 DeviceMemoryPool::Block* DeviceMemoryPool::NewSegment(size_t size, Stream* stream, bool small) {
-  if (stats_.reserved_bytes[kAggregate].current + static_cast<int64_t>(size) > static_cast<int64_t>(capacity_))
+  if (stats_.reserved_bytes[kAggregate].current + static_cast<int64_t>(size) > static_cast<int64_t>(limit()))
     return nullptr;
   void* p = MapSegment(size);
   if (!p) return nullptr;
@@ -160,13 +171,17 @@ void* DeviceMemoryPool::AllocateLocked(size_t bytes, Stream* stream, bool may_re
       ++stats_.num_ooms;
       const uint64_t reserved = stats_.reserved_bytes[kAggregate].current;
       const uint64_t allocated = stats_.allocated_bytes[kAggregate].current;
-      const uint64_t free = capacity_ > reserved ? capacity_ - reserved : 0;
+      const uint64_t limit = this->limit();
+      const uint64_t free = limit > reserved ? limit - reserved : 0;
       std::ostringstream msg;
       msg << "npu out of memory: tried to allocate " << FormatBytes(bytes) << " (" << bytes
           << " bytes) on npu:" << device_ << "; free " << FormatBytes(free) << " (" << free << " bytes) of total "
           << FormatBytes(capacity_) << " (" << capacity_ << " bytes); " << FormatBytes(allocated)
           << " allocated by tensors, " << FormatBytes(reserved) << " reserved by the caching allocator.";
-      if (reserved + seg <= capacity_)
+      if (limit < capacity_)
+        msg << " This process may use " << FormatBytes(limit) << " (set_per_process_memory_fraction(" << fraction_
+            << ")).";
+      if (reserved + seg <= limit)
         msg << " The host could not back the allocation with memory.";
       throw OutOfMemoryError(msg.str(), bytes, free, capacity_);
     }

@@ -3,6 +3,7 @@
 // stream they were allocated on and are split and merged, so a model that allocates the same
 // shapes every step touches no new pages (mmap'ed segments are faulted in once, then reused).
 #pragma once
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <map>
@@ -70,6 +71,10 @@ class DeviceMemoryPool {
   void ResetPeakStats();
   void ResetAccumulatedStats();
   uint64_t capacity() const { return capacity_; }
+  // torch.npu.set_per_process_memory_fraction: reserved memory may not exceed fraction * capacity.
+  void SetFraction(double fraction);
+  double fraction() const;
+  uint64_t limit() const { return limit_.load(std::memory_order_relaxed); }
   uint64_t reserved() const;
   int device() const { return device_; }
 
@@ -110,6 +115,8 @@ class DeviceMemoryPool {
 
   const int device_;
   const uint64_t capacity_;
+  std::atomic<uint64_t> limit_;  // capacity_ * the process's memory fraction
+  double fraction_ = 1.0;
   mutable std::mutex mu_;
   FreeSet small_free_, large_free_;
   std::unordered_map<void*, Block*> live_;

@@ -125,3 +125,23 @@ def test_memory_summary_reports_the_allocator():
     del x
     row = next(line for line in torch.npu.memory_summary().splitlines() if line.startswith("Allocated memory"))
     assert "4.0 MiB" not in row.split("|")[1]
+
+
+def test_per_process_memory_fraction():
+    cap = torch.npu.mem_get_info()[1]
+    assert torch.npu.get_per_process_memory_fraction() == 1.0
+    torch.npu.empty_cache()
+    torch.npu.set_per_process_memory_fraction(0.01)
+    try:
+        assert torch.npu.get_per_process_memory_fraction() == 0.01
+        with pytest.raises(torch.OutOfMemoryError, match=r"set_per_process_memory_fraction\(0.01\)"):
+            torch.empty(int(cap * 0.02) // 4, device="npu")
+        small = torch.ones(int(cap * 0.004) // 4, device="npu")  # within the cap: fine
+        assert small[-1].item() == 1.0
+        del small
+    finally:
+        torch.npu.set_per_process_memory_fraction(1.0)
+    big = torch.empty(int(cap * 0.02) // 4, device="npu")  # the cap is gone
+    del big
+    with pytest.raises(ValueError, match=r"Invalid fraction value: 1.5. Allowed range: 0~1"):
+        torch.npu.set_per_process_memory_fraction(1.5)
