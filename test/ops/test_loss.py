@@ -174,3 +174,51 @@ def test_regression_loss_broadcast_and_bad_args(fallback_error):
         F.huber_loss(x.to("npu"), x.to("npu"), delta=-1.0)
     with pytest.raises(TypeError, match=r"mse_loss: argument 'self' has dtype Long"):
         torch.ops.aten.mse_loss(torch.ones(3, dtype=torch.long, device="npu"), torch.ones(3, dtype=torch.long, device="npu"))
+
+
+# ---------------------------------------------------------------- margin losses (autograd compositions)
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+@pytest.mark.parametrize("p,margin,weighted", [(1, 1.0, False), (2, 0.3, True), (1, 2.0, True)])
+def test_multi_margin_loss(fallback_error, reduction, p, margin, weighted):
+    torch.manual_seed(8)
+    x, y, w = torch.randn(6, 5), torch.tensor([0, 4, 2, 1, 3, 2]), torch.rand(5) + 0.5
+    xr, xn = x.clone().requires_grad_(), x.npu().requires_grad_()
+    want = F.multi_margin_loss(xr, y, p, margin, w if weighted else None, reduction=reduction)
+    got = F.multi_margin_loss(xn, y.npu(), p, margin, w.npu() if weighted else None, reduction=reduction)
+    assert got.shape == want.shape
+    torch.testing.assert_close(got.detach().cpu(), want.detach(), rtol=1e-6, atol=1e-6)
+    g = torch.randn(want.shape)
+    want.backward(g)
+    got.backward(g.npu())
+    torch.testing.assert_close(xn.grad.cpu(), xr.grad, rtol=1e-6, atol=1e-6)
+
+
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+def test_multilabel_margin_loss(fallback_error, reduction):
+    torch.manual_seed(9)
+    x = torch.randn(6, 5)
+    # lists end at the first -1; repeated classes count twice; class 0 listed and unlisted slots
+    t = torch.tensor([[3, 0, -1, 1, 1], [1, 2, 3, 4, 0], [-1, 1, 2, 3, 4], [4, 4, -1, 0, 0], [0, 1, 2, 3, -1],
+                      [2, -1, -1, -1, -1]])
+    xr, xn = x.clone().requires_grad_(), x.npu().requires_grad_()
+    want = F.multilabel_margin_loss(xr, t, reduction=reduction)
+    got = F.multilabel_margin_loss(xn, t.npu(), reduction=reduction)
+    assert got.shape == want.shape
+    torch.testing.assert_close(got.detach().cpu(), want.detach(), rtol=1e-6, atol=1e-6)
+    g = torch.randn(want.shape)
+    want.backward(g)
+    got.backward(g.npu())
+    torch.testing.assert_close(xn.grad.cpu(), xr.grad, rtol=1e-6, atol=1e-6)
+    one = F.multilabel_margin_loss(x[0].npu(), t[0].npu(), reduction=reduction)
+    torch.testing.assert_close(one.cpu(), F.multilabel_margin_loss(x[0], t[0], reduction=reduction))
+
+
+def test_margin_losses_bad_target(fallback_error):
+    x = torch.randn(3, 4).npu()
+    with pytest.raises(RuntimeError, match=r"multi_margin_loss: target out of range: every target must lie in \[0, 4\)"):
+        F.multi_margin_loss(x, torch.tensor([0, 4, 1]).npu())
+    with pytest.raises(RuntimeError, match=r"multilabel_margin_loss: target out of range"):
+        F.multilabel_margin_loss(x, torch.tensor([[0, 7, -1, 0]] * 3).npu())
+    with pytest.raises(RuntimeError, match=r"multi_margin_loss: only p == 1 and p == 2 supported, got 3"):
+        torch.ops.aten.multi_margin_loss(x, torch.tensor([0, 1, 1]).npu(), 3, 1.0, None, 1)
+    assert F.multi_margin_loss(x, torch.tensor([0, 1, 1]).npu()).item() >= 0  # still working
