@@ -224,3 +224,29 @@ def test_log_sigmoid_and_bce_with_logits(fallback_error):
     loss.backward()
     ref.backward()
     torch.testing.assert_close(ln.grad.cpu(), lc.grad, rtol=1e-5, atol=1e-7)
+
+
+def test_rrelu(fallback_error):
+    x = torch.randn(2000)
+    x[:5] = 0.0
+    # eval: the mean slope, as a leaky_relu
+    assert torch.allclose(F.rrelu(x.npu(), 0.1, 0.3, training=False).cpu(), F.rrelu(x, 0.1, 0.3, training=False))
+    # training: each element <= 0 gets its own slope in [lower, upper); autograd's gradient is that slope
+    xn = x.npu().requires_grad_()
+    y = F.rrelu(xn, 0.1, 0.3, training=True)
+    y.sum().backward()
+    neg, slope = x < 0, xn.grad.cpu()
+    assert torch.equal(y.detach().cpu()[x > 0], x[x > 0]) and torch.all(slope[x > 0] == 1)
+    assert torch.all((slope[neg] >= 0.1) & (slope[neg] < 0.3))
+    torch.testing.assert_close(y.detach().cpu()[neg], x[neg] * slope[neg])
+    assert 0.18 < slope[neg].mean().item() < 0.22 and slope[neg].std().item() > 0.04  # uniform on [0.1, 0.3)
+    assert torch.equal(y.detach().cpu()[:5], torch.zeros(5))
+    torch.manual_seed(3)
+    a = F.rrelu(x.npu(), training=True)
+    torch.manual_seed(3)
+    assert torch.equal(a.cpu(), F.rrelu(x.npu(), training=True).cpu())  # the device generator's seed
+    w = x.npu()
+    F.rrelu_(w, training=True)
+    assert torch.equal(w.cpu()[x > 0], x[x > 0])
+    with pytest.raises(RuntimeError, match=r"rrelu_with_noise: lower bound must be less than or equal to upper"):
+        torch.ops.aten.rrelu_with_noise(x.npu(), torch.empty(2000).npu(), 0.5, 0.1, True)
