@@ -177,20 +177,25 @@ def test_regression_loss_broadcast_and_bad_args(fallback_error):
 
 
 # ---------------------------------------------------------------- margin losses (autograd compositions)
-@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
-@pytest.mark.parametrize("p,margin,weighted", [(1, 1.0, False), (2, 0.3, True), (1, 2.0, True)])
-def test_multi_margin_loss(fallback_error, reduction, p, margin, weighted):
-    torch.manual_seed(8)
-    x, y, w = torch.randn(6, 5), torch.tensor([0, 4, 2, 1, 3, 2]), torch.rand(5) + 0.5
+def same_loss_and_grad(x, loss):
+    """loss(x, device) on npu equals the CPU's, and so does its gradient w.r.t. x."""
     xr, xn = x.clone().requires_grad_(), x.npu().requires_grad_()
-    want = F.multi_margin_loss(xr, y, p, margin, w if weighted else None, reduction=reduction)
-    got = F.multi_margin_loss(xn, y.npu(), p, margin, w.npu() if weighted else None, reduction=reduction)
+    want, got = loss(xr, "cpu"), loss(xn, "npu")
     assert got.shape == want.shape
     torch.testing.assert_close(got.detach().cpu(), want.detach(), rtol=1e-6, atol=1e-6)
     g = torch.randn(want.shape)
     want.backward(g)
     got.backward(g.npu())
     torch.testing.assert_close(xn.grad.cpu(), xr.grad, rtol=1e-6, atol=1e-6)
+
+
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+@pytest.mark.parametrize("p,margin,weighted", [(1, 1.0, False), (2, 0.3, True), (1, 2.0, True)])
+def test_multi_margin_loss(fallback_error, reduction, p, margin, weighted):
+    torch.manual_seed(8)
+    x, y, w = torch.randn(6, 5), torch.tensor([0, 4, 2, 1, 3, 2]), torch.rand(5) + 0.5
+    same_loss_and_grad(x, lambda a, dev: F.multi_margin_loss(a, y.to(dev), p, margin,
+                                                             w.to(dev) if weighted else None, reduction=reduction))
 
 
 @pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
@@ -200,15 +205,7 @@ def test_multilabel_margin_loss(fallback_error, reduction):
     # lists end at the first -1; repeated classes count twice; class 0 listed and unlisted slots
     t = torch.tensor([[3, 0, -1, 1, 1], [1, 2, 3, 4, 0], [-1, 1, 2, 3, 4], [4, 4, -1, 0, 0], [0, 1, 2, 3, -1],
                       [2, -1, -1, -1, -1]])
-    xr, xn = x.clone().requires_grad_(), x.npu().requires_grad_()
-    want = F.multilabel_margin_loss(xr, t, reduction=reduction)
-    got = F.multilabel_margin_loss(xn, t.npu(), reduction=reduction)
-    assert got.shape == want.shape
-    torch.testing.assert_close(got.detach().cpu(), want.detach(), rtol=1e-6, atol=1e-6)
-    g = torch.randn(want.shape)
-    want.backward(g)
-    got.backward(g.npu())
-    torch.testing.assert_close(xn.grad.cpu(), xr.grad, rtol=1e-6, atol=1e-6)
+    same_loss_and_grad(x, lambda a, dev: F.multilabel_margin_loss(a, t.to(dev), reduction=reduction))
     one = F.multilabel_margin_loss(x[0].npu(), t[0].npu(), reduction=reduction)
     torch.testing.assert_close(one.cpu(), F.multilabel_margin_loss(x[0], t[0], reduction=reduction))
 
