@@ -29,7 +29,7 @@ void amp_non_finite_check_and_unscale_(at::TensorList self, at::Tensor& found_in
     if (g.numel() == 0) continue;
     const at::Tensor bad = at::logical_not(at::isfinite(g)).any().to(c10::kFloat).view_as(found_inf);
     found_inf.copy_(at::maximum(found_inf, bad));
-    const_cast<at::Tensor&>(g).mul_(inv_scale.to(g.scalar_type()));
+    g.mul_(inv_scale.to(g.scalar_type()));  // (in-place ops are const members of at::Tensor)
   }
 }
 

@@ -671,22 +671,41 @@ at::Tensor Pointwise(const PwOp& op, std::initializer_list<PwArg> args, PwTarget
 }
 
 // ---------------------------------------------------------------- Cast
-bool NpuCastCopy(const at::Tensor& src, const at::Tensor& dst) {
-  if (src.device() != dst.device() || src.device().type() != kNpu || src.sizes() != dst.sizes()) return false;
-  EwDType s{}, d{};
-  if (!ToEwDType(src.scalar_type(), &s) || !ToEwDType(dst.scalar_type(), &d) || !npu_kernels::cast_supported(s, d, SocInfoFor(src.device().index()).npu_arch))
-    return false;
-  const bool same_dense = src.is_non_overlapping_and_dense() && dst.is_non_overlapping_and_dense() &&
-                          src.strides() == dst.strides();
-  if (!(src.is_contiguous() && dst.is_contiguous()) && !same_dense) return false;
-  if (src.numel() == 0) return true;
-  if (at::has_internal_overlap(dst) != at::MemOverlap::No) return false;
+namespace {
+// One cast_kernel launch: src and dst of one shape and one dense layout, dst without overlap.
+void LaunchCast(const at::Tensor& src, const at::Tensor& dst, EwDType s, EwDType d) {
+  if (src.numel() == 0) return;
   const c10::DeviceIndex dev = dst.device().index();
   const auto t = npu_kernels::cast_tiling(static_cast<uint64_t>(src.numel()), s, d, SocInfoFor(dev));
   KernelLaunch launch{"cast_kernel", ascendc_host::CoreType::AIV, t.block_dim, dev};
   launch.runs_on_2002 = true;  // plain DataCopy with aligned tails on 2002
   if (LogDebugEnabled()) launch.detail = DescribeForLog({{"self", &src}, {"out", &dst}});
   LaunchKernel(std::move(launch), &cast_kernel, t, src.data_ptr(), dst.data_ptr());
+}
+}  // namespace
+
+bool NpuCastCopy(const at::Tensor& src, const at::Tensor& dst) {
+  if (src.device() != dst.device() || src.device().type() != kNpu) return false;
+  EwDType s{}, d{};
+  if (!ToEwDType(src.scalar_type(), &s) || !ToEwDType(dst.scalar_type(), &d) ||
+      !npu_kernels::cast_supported(s, d, SocInfoFor(src.device().index()).npu_arch))
+    return false;
+  const bool no_overlap = at::has_internal_overlap(dst) == at::MemOverlap::No;
+  const bool same_dense = src.is_non_overlapping_and_dense() && dst.is_non_overlapping_and_dense() &&
+                          src.strides() == dst.strides();
+  if (src.sizes() == dst.sizes() && no_overlap && ((src.is_contiguous() && dst.is_contiguous()) || same_dense)) {
+    LaunchCast(src, dst, s, d);
+    return true;
+  }
+  // Other layouts (strided, broadcast, overlapping): move the values in their own dtype, cast densely.
+  const at::Tensor dense = src.expand(dst.sizes()).contiguous();
+  if (dst.is_contiguous() && no_overlap) {
+    LaunchCast(dense, dst, s, d);
+  } else {
+    const at::Tensor cast = at::empty(dst.sizes(), dst.options().memory_format(c10::MemoryFormat::Contiguous));
+    LaunchCast(dense, cast, s, d);
+    dst.copy_(cast);
+  }
   return true;
 }
 

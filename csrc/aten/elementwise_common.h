@@ -54,9 +54,9 @@ at::Tensor Pointwise(const PwOp& op, std::initializer_list<PwArg> args, PwTarget
 // The dtype the op computes in for these arguments (what PyTorch's TensorIterator calls the common dtype).
 c10::ScalarType CommonDtype(std::initializer_list<PwArg> args);
 
-// On-device dtype conversion of a contiguous npu tensor into a contiguous npu tensor of the same
-// shape on the same device (cast_kernel). Returns false, doing nothing, for pairs or layouts it does
-// not handle (the caller then uses the runtime's strided copy).
+// On-device dtype conversion of an npu tensor into an npu tensor on the same device it broadcasts to
+// (cast_kernel; other layouts are first moved densely in their own dtype). Returns false, doing
+// nothing, for dtype pairs it does not handle (the caller then uses the runtime's strided copy).
 bool NpuCastCopy(const at::Tensor& src, const at::Tensor& dst);
 
 }  // namespace torch_ops_nn

@@ -241,11 +241,6 @@ namespace {
 
 // ---- mse_loss / smooth_l1_loss / huber_loss: compositions of the npu elementwise and reduction
 // kernels (a few launches each; no CPU work).
-at::Tensor Reduce(const at::Tensor& loss, int64_t reduction) {
-  if (reduction == at::Reduction::Mean) return loss.mean();
-  if (reduction == at::Reduction::Sum) return loss.sum();
-  return loss;
-}
 void CheckLossArgs(const char* op, const at::Tensor& self, const at::Tensor& target, int64_t reduction) {
   CheckSameNpuDevice(op, {{"self", &self}, {"target", &target}});
   TORCH_CHECK_TYPE(IsNpuFloat(self.scalar_type()), op, ": argument 'self' has dtype ", self.scalar_type(),
@@ -263,7 +258,7 @@ double MeanNorm(const at::Tensor& self, const at::Tensor& target, int64_t reduct
 at::Tensor mse_loss_npu(const at::Tensor& self, const at::Tensor& target, int64_t reduction) {
   CheckLossArgs("mse_loss", self, target, reduction);
   const at::Tensor d = at::sub(self, target);
-  return Reduce(at::mul(d, d), reduction);
+  return ApplyReduction(at::mul(d, d), reduction);
 }
 at::Tensor& mse_loss_out(const at::Tensor& self, const at::Tensor& target, int64_t reduction, at::Tensor& out) {
   return CopyToOut("mse_loss", mse_loss_npu(self, target, reduction), out);
@@ -287,10 +282,10 @@ at::Tensor RobustLoss(const char* op, const at::Tensor& self, const at::Tensor& 
   TORCH_CHECK(huber ? t > 0 : t >= 0, op, ": ", huber ? "delta" : "beta", " must be ", huber ? "positive" : "non-negative",
               ", got ", t);
   const at::Tensor z = at::abs(at::sub(self, target));
-  if (!huber && t == 0) return Reduce(z, reduction);  // beta 0: plain L1
+  if (!huber && t == 0) return ApplyReduction(z, reduction);  // beta 0: plain L1
   const at::Tensor quad = at::mul(at::mul(z, z), huber ? 0.5 : 0.5 / t);
   const at::Tensor lin = huber ? at::mul(at::sub(z, 0.5 * t), t) : at::sub(z, 0.5 * t);
-  return Reduce(at::where(at::lt(z, t), quad, lin), reduction);
+  return ApplyReduction(at::where(at::lt(z, t), quad, lin), reduction);
 }
 at::Tensor RobustLossBackward(const char* op, const at::Tensor& grad, const at::Tensor& self, const at::Tensor& target,
                               int64_t reduction, double t, bool huber) {

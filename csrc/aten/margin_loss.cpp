@@ -13,12 +13,6 @@
 namespace torch_ops_nn {
 namespace {
 
-at::Tensor Reduce(const at::Tensor& per_sample, int64_t reduction) {
-  if (reduction == at::Reduction::Mean) return per_sample.mean();
-  if (reduction == at::Reduction::Sum) return per_sample.sum();
-  return per_sample;
-}
-
 at::Tensor multi_margin_loss(const at::Tensor& self, const at::Tensor& target, const c10::Scalar& p,
                              const c10::Scalar& margin, const std::optional<at::Tensor>& weight, int64_t reduction) {
   const char* op = "multi_margin_loss";
@@ -49,8 +43,8 @@ at::Tensor multi_margin_loss(const at::Tensor& self, const at::Tensor& target, c
   }
   const at::Tensor not_y = at::arange(c, y.options()).unsqueeze(0) != y;  // the i = y term is 0
   at::Tensor per = (z * not_y).sum(1) / static_cast<double>(c);
-  if (!batched && reduction == at::Reduction::None) per = per.reshape(target.dim() == 0 ? c10::IntArrayRef{} : c10::IntArrayRef{1});
-  return Reduce(per.to(self.scalar_type()), reduction);
+  if (!batched && reduction == at::Reduction::None) per = target.dim() == 0 ? per.reshape({}) : per.reshape({1});
+  return ApplyReduction(per.to(self.scalar_type()), reduction);
 }
 
 at::Tensor multilabel_margin_loss(const at::Tensor& self, const at::Tensor& target, int64_t reduction) {
@@ -81,7 +75,7 @@ at::Tensor multilabel_margin_loss(const at::Tensor& self, const at::Tensor& targ
   h = h * listed.unsqueeze(2) * at::logical_not(is_target).unsqueeze(1);
   at::Tensor per = h.sum({1, 2}) / static_cast<double>(c);
   if (!batched && reduction == at::Reduction::None) per = per.reshape({});
-  return Reduce(per.to(self.scalar_type()), reduction);
+  return ApplyReduction(per.to(self.scalar_type()), reduction);
 }
 
 }  // namespace

@@ -1,5 +1,7 @@
 #include "aten/op_common.h"
 
+#include <ATen/core/Reduction.h>
+
 #include <ATen/EmptyTensor.h>
 #include <ATen/native/Resize.h>
 #include <ATen/ops/ge.h>
@@ -119,6 +121,12 @@ at::Tensor& CopyToOut(const char* op, const at::Tensor& result, at::Tensor& out)
   if (out.is_same(result)) return out;
   out.copy_(result);
   return out;
+}
+
+at::Tensor ApplyReduction(const at::Tensor& loss, int64_t reduction) {
+  if (reduction == at::Reduction::Mean) return loss.mean();
+  if (reduction == at::Reduction::Sum) return loss.sum();
+  return loss;
 }
 
 }  // namespace torch_ops_nn

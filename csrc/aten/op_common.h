@@ -57,4 +57,7 @@ int64_t WrapDim(const char* op, int64_t dim, int64_t ndim);
 // An out= variant's tail: out resized to result's shape (ATen's resize_output rules) and filled with it.
 at::Tensor& CopyToOut(const char* op, const at::Tensor& result, at::Tensor& out);
 
+// A loss's reduction (at::Reduction::None / Mean / Sum) of its per-element values.
+at::Tensor ApplyReduction(const at::Tensor& loss, int64_t reduction);
+
 }  // namespace torch_ops_nn

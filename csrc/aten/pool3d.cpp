@@ -11,6 +11,7 @@
 //   then one 2-D avg_pool backward.
 #include <ATen/ATen.h>
 #include <ATen/native/Pool.h>
+#include <array>
 #include <torch/library.h>
 
 #include "aten/op_common.h"
@@ -19,25 +20,28 @@ namespace torch_ops_nn {
 
 namespace {
 
+// kernel_size / stride / padding / dilation of a 3-D pooling: one value for all dims or three
+// (an empty stride means the kernel size).
+std::array<int64_t, 3> Three(c10::IntArrayRef v, const char* op, const char* name, std::array<int64_t, 3> dflt,
+                             bool may_be_empty) {
+  TORCH_CHECK(v.size() == 1 || v.size() == 3 || (may_be_empty && v.empty()), op, ": ", name,
+              " must be a single int or a tuple of three ints, got ", v.size(), " values");
+  if (v.empty()) return dflt;
+  return v.size() == 1 ? std::array<int64_t, 3>{v[0], v[0], v[0]} : std::array<int64_t, 3>{v[0], v[1], v[2]};
+}
+
 struct Pool3dArgs {
-  int64_t k[3], s[3], p[3], d[3];
+  std::array<int64_t, 3> k, s, p, d;
 };
 
 Pool3dArgs ParsePool3d(c10::IntArrayRef kernel_size, c10::IntArrayRef stride, c10::IntArrayRef padding,
                        c10::IntArrayRef dilation) {
   const char* op = "max_pool3d";
-  auto three = [&](c10::IntArrayRef v, const char* name, int64_t i, int64_t dflt, bool may_be_empty) {
-    TORCH_CHECK(v.size() == 1 || v.size() == 3 || (may_be_empty && v.empty()), op, ": ", name,
-                " must be a single int or a tuple of three ints, got ", v.size(), " values");
-    return v.empty() ? dflt : v.size() == 1 ? v[0] : v[i];
-  };
-  Pool3dArgs a{};
-  for (int64_t i = 0; i < 3; ++i) {
-    a.k[i] = three(kernel_size, "kernel_size", i, 0, false);
-    a.s[i] = three(stride, "stride", i, a.k[i], true);
-    a.p[i] = three(padding, "padding", i, 0, false);
-    a.d[i] = three(dilation, "dilation", i, 1, false);
-  }
+  Pool3dArgs a;
+  a.k = Three(kernel_size, op, "kernel_size", {0, 0, 0}, false);
+  a.s = Three(stride, op, "stride", a.k, true);
+  a.p = Three(padding, op, "padding", {0, 0, 0}, false);
+  a.d = Three(dilation, op, "dilation", {1, 1, 1}, false);
   return a;
 }
 
@@ -110,13 +114,6 @@ struct AvgDepth {
   at::Tensor factor;                     // [1, Do, 1, 1] float: the depth share of each window's divisor
 };
 
-std::array<int64_t, 3> Three(c10::IntArrayRef v, const char* op, const char* name, std::array<int64_t, 3> dflt,
-                             bool may_be_empty) {
-  TORCH_CHECK(v.size() == 1 || v.size() == 3 || (may_be_empty && v.empty()), op, ": ", name,
-              " must be a single int or a tuple of three ints, got ", v.size(), " values");
-  if (v.empty()) return dflt;
-  return v.size() == 1 ? std::array<int64_t, 3>{v[0], v[0], v[0]} : std::array<int64_t, 3>{v[0], v[1], v[2]};
-}
 
 AvgDepth PlanAvgDepth(const at::Tensor& x5, std::array<int64_t, 3> k, std::array<int64_t, 3> s,
                       std::array<int64_t, 3> p, bool ceil_mode, bool count_include_pad, bool override_set,

@@ -2,7 +2,6 @@
 // Views are metadata only; every byte that moves on the device moves in a stream task (the
 // runtime's strided copy), in order with the kernels.
 #include <ATen/EmptyTensor.h>
-#include <ATen/MemoryOverlap.h>
 #include <vector>
 #include <algorithm>
 #include <ATen/ops/arange.h>
@@ -165,17 +164,9 @@ at::Tensor copy_from(const at::Tensor& src, const at::Tensor& dst, bool non_bloc
   TORCH_CHECK((src_npu || src.is_cpu()) && (dst_npu || dst.is_cpu()), "copy_: npu copies support npu and cpu ",
               "tensors only, got ", src.device(), " -> ", dst.device());
   // Same-device dtype conversion of dense tensors: the Ascend C Cast kernel (elementwise family).
-  if (src_npu && dst_npu && src.device() == dst.device() && src.scalar_type() != dst.scalar_type()) {
-    if (NpuCastCopy(src, dst)) return dst;
-    // Other layouts (strided, broadcast, overlapping): move the values in their own dtype, cast densely.
-    at::Tensor dense = src.expand(dst.sizes()).contiguous();
-    if (dst.is_contiguous() && at::has_internal_overlap(dst) == at::MemOverlap::No) {
-      if (NpuCastCopy(dense, dst)) return dst;
-    } else {
-      at::Tensor cast = at::empty(dst.sizes(), dst.options().memory_format(c10::MemoryFormat::Contiguous));
-      if (NpuCastCopy(dense, cast)) return dst.copy_(cast);
-    }
-  }
+  if (src_npu && dst_npu && src.device() == dst.device() && src.scalar_type() != dst.scalar_type() &&
+      NpuCastCopy(src, dst))
+    return dst;
   npu_rt::StridedView dv = RuntimeView(dst), sv = RuntimeView(src, dst.sizes());
   // Device memory is stream-ordered (a freed block is reused only by later work on its stream), so
   // like a kernel the task holds raw pointers to npu tensors; host memory has no such ordering, so
