@@ -44,6 +44,9 @@ def _register() -> None:
     from torch_ops_nn import _printing
 
     _printing.install()
+    from torch_ops_nn import _inductor_route
+
+    _inductor_route.install()  # torch.compile(model) on npu: our backend, not Inductor
     _registered = True
 
 

@@ -245,3 +245,40 @@ def test_compile_training_small_model_matches_eager(fallback_error):
             losses[mode].append(loss.item())
     for a, b in zip(losses["compiled"], losses["eager"]):
         assert abs(a - b) <= 1e-4 * max(1.0, abs(b))
+
+
+def test_default_torch_compile_runs_npu_graphs_through_our_backend(fallback_error):
+    # Inductor has no npu code generator (it raised KeyError: 'npu'); npu graphs go to our backend,
+    # CPU graphs still to Inductor, and Inductor-only settings warn that they do not apply.
+    import warnings
+
+    from torch_ops_nn import _inductor_route
+
+    torch.manual_seed(0)
+    m = nn.Sequential(nn.Conv2d(3, 8, 3, padding=1), nn.BatchNorm2d(8), nn.ReLU(), nn.Conv2d(8, 4, 1)).eval()
+    m[1].running_mean.uniform_(-0.5, 0.5)
+    m[1].running_var.uniform_(0.5, 1.5)
+    x = torch.randn(2, 3, 12, 12)
+    with torch.no_grad():
+        ref = m(x)
+        torch._dynamo.reset()
+        compile_backend.stats.reset()
+        out = torch.compile(copy.deepcopy(m).to("npu"))(x.to("npu"))
+        assert out.device.type == "npu"
+        assert rel(out.cpu(), ref) <= 1e-5
+        assert compile_backend.stats.graphs_compiled == 1
+        assert compile_backend.stats.report.conv_bn_pairs == 1
+        # A CPU graph is Inductor's.
+        lin = nn.Linear(4, 3)
+        xc = torch.randn(5, 4)
+        assert torch.allclose(torch.compile(lin)(xc), lin(xc), atol=1e-6)
+        assert compile_backend.stats.graphs_compiled == 1
+    _inductor_route._warned_settings = False
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        lin_npu = copy.deepcopy(lin).to("npu")
+        torch._dynamo.reset()
+        out = torch.compile(lin_npu, mode="max-autotune")(xc.to("npu"))
+    assert torch.allclose(out.cpu(), lin(xc), atol=1e-5)
+    assert any("max_autotune" in str(w.message) and "backend='npu'" in str(w.message) for w in caught)
+    torch._dynamo.reset()
