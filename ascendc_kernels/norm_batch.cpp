@@ -574,6 +574,10 @@ class BnApplyKernel {
     pipe_.InitBuffer(work_, 2 * t.tile * sizeof(float));
     pipe_.InitBuffer(small_, 256);
     if (t.apply_cb > 0) pipe_.InitBuffer(coefs_, 3 * npu_kernels::AlignUp<uint32_t>(t.apply_cb, 8) * sizeof(float));
+    // Forward over blocks of several small planes: the coefficients replicated over a tile (the
+    // budget's accumulator share, unused by the apply), so an image takes two whole-tile
+    // instructions instead of two per plane.
+    if (t.apply_cb > 1 && !bwd_ && t.layout == npu_kernels::kBnNchw) pipe_.InitBuffer(rep_, 2 * t.tile * sizeof(float));
     if (t.layout == npu_kernels::kBnNhwc) {
       const uint32_t cp = npu_kernels::AlignUp<uint32_t>(static_cast<uint32_t>(t.c), 16);
       pipe_.InitBuffer(rep_, 3 * t.tile * sizeof(float));
@@ -589,6 +593,8 @@ class BnApplyKernel {
       if (u1 > t_.apply_units) u1 = t_.apply_units;
       if (u0 >= u1) return;
       const uint32_t hwp = npu_kernels::AlignUp<uint32_t>(static_cast<uint32_t>(t_.hw), BlockElems<T>());
+      u0_ = u0;
+      u1_ = u1;
       for (uint64_t u = u0; u < u1; ++u) PlanesUnit(u, hwp);
       return;
     }
@@ -661,6 +667,17 @@ class BnApplyKernel {
       }
       SyncMte2ToS();
       coefBlock_ = static_cast<int64_t>(blk);
+      // Images of this block on this core: with two or more, replicate the coefficients once.
+      const uint64_t first = blk * t_.n > u0_ ? blk * t_.n : u0_;
+      const uint64_t last = (blk + 1) * t_.n < u1_ ? (blk + 1) * t_.n : u1_;
+      replicated_ = t_.apply_cb > 1 && !bwd_ && cc > 1 && last - first >= 2;
+      if (replicated_) {
+        LocalTensor<float> ra = rep_.Get<float>(), rb = rep_.Get<float>()[t_.tile];
+        for (uint32_t ch = 0; ch < cc; ++ch) {
+          Duplicate(ra[ch * hwp], co.GetValue(ch), static_cast<int32_t>(hwp));
+          Duplicate(rb[ch * hwp], co.GetValue(cp + ch), static_cast<int32_t>(hwp));
+        }
+      }
     }
     const uint64_t at = (n * t_.c + c0) * t_.hw;
     const DataCopyExtParams gp{static_cast<uint16_t>(cc), static_cast<uint32_t>(t_.hw * sizeof(T)), 0, 0, 0};
@@ -683,10 +700,15 @@ class BnApplyKernel {
     LocalTensor<float> xf = AsFloat(bwd_ ? Work(1) : Work(0), xin, cnt);
     LocalTensor<float> gf;
     if (bwd_) gf = AsFloat(Work(0), gin, cnt);
-    for (uint32_t ch = 0; ch < cc; ++ch) {
-      const uint32_t o = ch * hwp;
-      ApplyScalars(d[o], xf[o], bwd_ ? gf[o] : xf[o], co.GetValue(ch), co.GetValue(cp + ch), bwd_ ? co.GetValue(2 * cp + ch) : 0.0f,
-                   static_cast<int32_t>(hwp));
+    if (replicated_) {
+      Mul(d, xf, rep_.Get<float>(), static_cast<int32_t>(cnt));
+      Add(d, d, rep_.Get<float>()[t_.tile], static_cast<int32_t>(cnt));
+    } else {
+      for (uint32_t ch = 0; ch < cc; ++ch) {
+        const uint32_t o = ch * hwp;
+        ApplyScalars(d[o], xf[o], bwd_ ? gf[o] : xf[o], co.GetValue(ch), co.GetValue(cp + ch),
+                     bwd_ ? co.GetValue(2 * cp + ch) : 0.0f, static_cast<int32_t>(hwp));
+      }
     }
     if constexpr (!std::is_same_v<T, float>) StoreFloat(yout, d, cnt);
     if (bwd_) goQ_.FreeTensor(gin);
@@ -802,6 +824,8 @@ class BnApplyKernel {
   BatchNormTiling t_;
   bool bwd_ = false;
   int64_t coefBlock_ = -1;  // channel block whose coefficients coefs_ holds (PlanesUnit)
+  bool replicated_ = false;  // rep_ holds coefBlock_'s coefficients replicated over its planes
+  uint64_t u0_ = 0, u1_ = 0;  // this core's units (PlanesUnit)
   TPipe pipe_;
   TQue<TPosition::VECIN, 1> xQ_, goQ_;
   TQue<TPosition::VECOUT, 1> yQ_;

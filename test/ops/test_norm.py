@@ -30,7 +30,9 @@ def layout(x, kind):
     return x
 
 
-BN_SHAPES = [(2, 3, 5, 7), (1, 5, 33, 1), (8, 64, 7, 7), (4, 300, 3, 3), (2, 16, 56, 56), (3, 7)]
+# (6, 200, 7, 7): channel blocks of 80 small planes whose images straddle the cores (replicated
+# coefficients for a block with several images on a core, per-plane scalars for one).
+BN_SHAPES = [(2, 3, 5, 7), (1, 5, 33, 1), (8, 64, 7, 7), (4, 300, 3, 3), (6, 200, 7, 7), (2, 16, 56, 56), (3, 7)]
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
