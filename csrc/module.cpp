@@ -72,6 +72,64 @@ py::dict StatsDict(int device) {
   return d;
 }
 
+// torch.npu.memory_snapshot(): segments shaped like torch.cuda.memory_snapshot()'s.
+py::list SnapshotList(int device) {
+  std::vector<npu_rt::SegmentSnapshot> segs;
+  NPU_RT_CALL(segs = npu_rt::MemoryPool(device).Snapshot());
+  static const char* states[] = {"inactive", "active_allocated", "active_pending_free"};
+  py::list out;
+  for (const auto& seg : segs) {
+    py::dict d;
+    uint64_t allocated = 0, active = 0, requested = 0;
+    py::list blocks;
+    for (const auto& b : seg.blocks) {
+      py::dict bd;
+      bd["address"] = b.address;
+      bd["size"] = b.size;
+      bd["requested_size"] = b.requested;
+      bd["state"] = states[b.state];
+      bd["frames"] = py::list();
+      blocks.append(bd);
+      if (b.state == npu_rt::BlockSnapshot::kActiveAllocated) allocated += b.size;
+      if (b.state != npu_rt::BlockSnapshot::kInactive) active += b.size, requested += b.requested;
+    }
+    d["device"] = device;
+    d["address"] = seg.address;
+    d["total_size"] = seg.size;
+    d["allocated_size"] = allocated;
+    d["active_size"] = active;
+    d["requested_size"] = requested;
+    d["stream"] = seg.stream;
+    d["segment_type"] = seg.small ? "small" : "large";
+    d["segment_pool_id"] = py::make_tuple(0, 0);
+    d["is_expandable"] = false;
+    d["frames"] = py::list();
+    d["blocks"] = blocks;
+    out.append(d);
+  }
+  return out;
+}
+
+// torch.npu.memory._snapshot()'s device_traces entry for one device: the allocator's recorded events.
+py::list HistoryList(int device) {
+  std::vector<npu_rt::TraceEntry> events;
+  NPU_RT_CALL(events = npu_rt::MemoryPool(device).History());
+  static const char* actions[] = {"alloc", "free_requested", "free_completed", "segment_alloc", "segment_free", "oom"};
+  py::list out;
+  for (const auto& e : events) {
+    py::dict d;
+    d["action"] = actions[e.action];
+    d["addr"] = e.address;
+    d["size"] = e.size;
+    d["stream"] = e.stream;
+    d["time_us"] = e.time_us;
+    d["frames"] = py::list();
+    if (e.action == npu_rt::TraceEntry::kOom) d["device_free"] = 0;
+    out.append(d);
+  }
+  return out;
+}
+
 py::dict DeviceProperties(int device) {
   const npu_rt::DeviceInfo* info = nullptr;
   NPU_RT_CALL(info = &npu_rt::GetDeviceInfo(device));
@@ -139,6 +197,11 @@ PYBIND11_MODULE(_C, m) {
     ClearMatmulWeightCache();  // and packed Linear weights (aten/matmul.cpp)
     py::gil_scoped_release no_gil;
     GetNpuAllocator()->emptyCache({0, 0});
+  });
+  m.def("_memory_snapshot", &SnapshotList);
+  m.def("_memory_history", &HistoryList);
+  m.def("_set_memory_history", [](int d, bool record, size_t max_entries) {
+    NPU_RT_CALL(npu_rt::MemoryPool(d).SetHistory(record, max_entries));
   });
   m.def("_mem_get_info", [](int d) { return GetNpuAllocator()->getMemoryInfo(static_cast<c10::DeviceIndex>(d)); });
   m.def("_set_memory_fraction", [](double f, int d) { NPU_RT_CALL(npu_rt::MemoryPool(d).SetFraction(f)); });

@@ -1,8 +1,7 @@
 """``torch.npu``: the device module of the simulated (or real) Ascend NPU, shaped like ``torch.cuda``."""
 from __future__ import annotations
 
-import contextlib
-from typing import Any, Iterator, Optional, Union
+from typing import Any, Optional, Union
 
 import torch
 
@@ -19,8 +18,10 @@ __all__ = [
     "Event", "current_stream", "default_stream", "set_stream", "stream", "manual_seed", "manual_seed_all",
     "seed", "seed_all", "initial_seed", "get_rng_state", "set_rng_state", "get_rng_state_all",
     "set_rng_state_all", "default_generators", "kernel_counters", "reset_kernel_counters",
-    "get_amp_supported_dtype", "is_bf16_supported", "conv", "matmul",
+    "get_amp_supported_dtype", "is_bf16_supported", "conv", "matmul", "StreamContext", "OutOfMemoryError",
 ]
+
+OutOfMemoryError = torch.OutOfMemoryError  # what an allocation past the device's memory raises
 
 
 def _index(device: DeviceLike, optional: bool = True) -> int:
@@ -315,23 +316,38 @@ def set_stream(stream: torch.Stream) -> None:
         torch.accelerator.set_stream(stream)
 
 
-@contextlib.contextmanager
-def stream(stream: Optional[torch.Stream]) -> Iterator[Optional[torch.Stream]]:
+class StreamContext:
+    """Context manager that makes ``stream`` current on its device (None: no change), as
+    ``torch.cuda.StreamContext``; ``torch.npu.stream(s)`` returns one."""
+
+    def __init__(self, stream: Optional[torch.Stream]):
+        self.stream = stream
+        self._prev_device: Optional[int] = None
+        self._prev_stream: Optional[torch.Stream] = None
+
+    def __enter__(self) -> Optional[torch.Stream]:
+        s = self.stream
+        if s is None:
+            return None
+        self._prev_device = current_device()
+        self._prev_stream = current_stream(s.device_index)
+        if s.device_index != self._prev_device:
+            set_device(s.device_index)
+        torch.accelerator.set_stream(s)
+        return s
+
+    def __exit__(self, *exc) -> None:
+        s = self.stream
+        if s is None:
+            return
+        torch.accelerator.set_stream(self._prev_stream)
+        if s.device_index != self._prev_device:
+            set_device(self._prev_device)
+
+
+def stream(stream: Optional[torch.Stream]) -> StreamContext:
     """Make ``stream`` current on its device for the block (None: no change)."""
-    if stream is None:
-        yield None
-        return
-    prev_device = current_device()
-    prev_stream = current_stream(stream.device_index)
-    if stream.device_index != prev_device:
-        set_device(stream.device_index)
-    torch.accelerator.set_stream(stream)
-    try:
-        yield stream
-    finally:
-        torch.accelerator.set_stream(prev_stream)
-        if stream.device_index != prev_device:
-            set_device(prev_device)
+    return StreamContext(stream)
 
 
 # ---- random number generators -----------------------------------------------------------------

@@ -3,6 +3,8 @@
 #include <sys/mman.h>
 
 #include <algorithm>
+#include <chrono>
+#include <cstdlib>
 #include <sstream>
 
 #include "runtime/errors.h"
@@ -29,7 +31,11 @@ void* MapSegment(size_t size) {
   void* p = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   if (p == MAP_FAILED) return nullptr;
 #ifdef MADV_HUGEPAGE
-  if (size >= (2u << 20)) madvise(p, size, MADV_HUGEPAGE);  // fewer page faults on first touch
+  static const int huge = [] {
+    const char* v = std::getenv("TORCH_OPS_NN_HUGEPAGES");
+    return v ? std::atoi(v) : 1;
+  }();
+  if (huge && size >= (2u << 20)) madvise(p, size, MADV_HUGEPAGE);  // fewer page faults on first touch
 #endif
   return p;
 }
@@ -92,6 +98,7 @@ DeviceMemoryPool::Block* DeviceMemoryPool::NewSegment(size_t size, Stream* strea
     stats_.segment[i].add(1);
     stats_.reserved_bytes[i].add(static_cast<int64_t>(size));
   }
+  Trace(TraceEntry::kSegmentAlloc, p, size, stream);
   return new Block{static_cast<char*>(p), size, 0, stream, small};
 }
 
@@ -102,6 +109,7 @@ void DeviceMemoryPool::ReleaseCachedSegments() {
       if (b->prev || b->next) { ++it; continue; }  // part of a segment still in use
       it = pool->erase(it);
       segments_.erase(b->ptr);
+      Trace(TraceEntry::kSegmentFree, b->ptr, b->size, b->stream);
       munmap(b->ptr, b->size);
       ++stats_.num_device_free;
       const int k = b->small ? kSmallPool : kLargePool;
@@ -169,6 +177,7 @@ void* DeviceMemoryPool::AllocateLocked(size_t bytes, Stream* stream, bool may_re
     }
     if (!b) {
       ++stats_.num_ooms;
+      Trace(TraceEntry::kOom, nullptr, bytes, stream);
       const uint64_t reserved = stats_.reserved_bytes[kAggregate].current;
       const uint64_t allocated = stats_.allocated_bytes[kAggregate].current;
       const uint64_t limit = this->limit();
@@ -192,11 +201,13 @@ void* DeviceMemoryPool::AllocateLocked(size_t bytes, Stream* stream, bool may_re
   b->used_on.clear();
   live_.emplace(b->ptr, b);
   AddStats(b, +1);
+  Trace(TraceEntry::kAlloc, b->ptr, b->size, stream);
   return b->ptr;
 }
 
 void DeviceMemoryPool::FreeBlock(Block* b) {
   b->allocated = false;
+  Trace(TraceEntry::kFreeCompleted, b->ptr, b->size, b->stream);
   FreeSet& pool = b->small ? small_free_ : large_free_;
   const int k = b->small ? kSmallPool : kLargePool;
   // Merge with free neighbours of the same segment.
@@ -237,6 +248,7 @@ void DeviceMemoryPool::Free(void* ptr) {
   Block* b = it->second;
   live_.erase(it);
   AddStats(b, -1);
+  Trace(TraceEntry::kFreeRequested, b->ptr, b->size, b->stream);
   if (!b->used_on.empty()) {
     std::vector<std::shared_ptr<Event>> events;
     for (Stream* s : b->used_on) {
@@ -305,6 +317,73 @@ void DeviceMemoryPool::ResetAccumulatedStats() {
                            stats_.inactive_split_bytes, stats_.requested_bytes})
     for (int i = 0; i < kNumPoolStats; ++i) arr[i].reset_accumulated();
   stats_.num_alloc_retries = stats_.num_ooms = stats_.num_device_alloc = stats_.num_device_free = 0;
+}
+
+void DeviceMemoryPool::Trace(TraceEntry::Action action, const void* ptr, uint64_t size, const Stream* stream) {
+  if (!recording_) return;
+  TraceEntry e{action, reinterpret_cast<uint64_t>(ptr), size, stream ? stream->id() : 0,
+               std::chrono::duration_cast<std::chrono::microseconds>(
+                   std::chrono::system_clock::now().time_since_epoch()).count()};
+  if (history_.size() < history_max_) {
+    history_.push_back(e);
+  } else {
+    history_[history_next_] = e;
+    history_next_ = (history_next_ + 1) % history_max_;
+  }
+}
+
+void DeviceMemoryPool::SetHistory(bool record, size_t max_entries) {
+  std::lock_guard<std::mutex> g(mu_);
+  recording_ = record && max_entries > 0;
+  if (!record && max_entries != 0) return;  // pause: keep the events
+  if (max_entries == history_max_) return;
+  std::vector<TraceEntry> kept;
+  if (max_entries != 0) {  // keep the newest events that fit
+    for (size_t i = 0; i < history_.size(); ++i) kept.push_back(history_[(history_next_ + i) % history_.size()]);
+    if (kept.size() > max_entries) kept.erase(kept.begin(), kept.end() - static_cast<ptrdiff_t>(max_entries));
+  }
+  history_ = std::move(kept);
+  history_next_ = 0;
+  history_max_ = max_entries;
+}
+
+std::vector<TraceEntry> DeviceMemoryPool::History() const {
+  std::lock_guard<std::mutex> g(mu_);
+  std::vector<TraceEntry> out;
+  out.reserve(history_.size());
+  for (size_t i = 0; i < history_.size(); ++i) out.push_back(history_[(history_next_ + i) % history_.size()]);
+  return out;
+}
+
+std::vector<SegmentSnapshot> DeviceMemoryPool::Snapshot() const {
+  std::lock_guard<std::mutex> g(mu_);
+  // Every block is live, free (in a pool) or pending (freed, still in use by another stream).
+  std::unordered_map<const char*, std::pair<const Block*, BlockSnapshot::State>> at;
+  for (const auto& [p, b] : live_) at.emplace(b->ptr, std::make_pair(b, BlockSnapshot::kActiveAllocated));
+  for (const FreeSet* pool : {&small_free_, &large_free_})
+    for (const Block* b : *pool) at.emplace(b->ptr, std::make_pair(b, BlockSnapshot::kInactive));
+  for (const auto& pe : pending_) at.emplace(pe.first->ptr, std::make_pair(pe.first, BlockSnapshot::kActivePendingFree));
+  std::vector<SegmentSnapshot> out;
+  for (const auto& [base, size] : segments_) {
+    SegmentSnapshot seg;
+    seg.address = reinterpret_cast<uint64_t>(base);
+    seg.size = size;
+    auto it = at.find(base);
+    for (const Block* b = it == at.end() ? nullptr : it->second.first; b; b = b->next) {
+      auto bt = at.find(b->ptr);
+      BlockSnapshot bs;
+      bs.address = reinterpret_cast<uint64_t>(b->ptr);
+      bs.size = b->size;
+      bs.requested = b->allocated || (bt != at.end() && bt->second.second == BlockSnapshot::kActivePendingFree)
+                         ? b->requested : 0;
+      bs.state = bt == at.end() ? BlockSnapshot::kInactive : bt->second.second;
+      seg.small = b->small;
+      seg.stream = b->stream ? b->stream->id() : 0;
+      seg.blocks.push_back(bs);
+    }
+    out.push_back(std::move(seg));
+  }
+  return out;
 }
 
 }  // namespace npu_rt

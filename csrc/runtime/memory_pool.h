@@ -47,6 +47,25 @@ struct MemoryStats {
   int64_t num_device_free = 0;
 };
 
+// torch.npu.memory_snapshot(): one segment (a mapping) with its blocks in address order.
+struct BlockSnapshot {
+  uint64_t address = 0, size = 0, requested = 0;
+  enum State { kInactive, kActiveAllocated, kActivePendingFree } state = kInactive;
+};
+struct SegmentSnapshot {
+  uint64_t address = 0, size = 0;
+  bool small = false;
+  int64_t stream = 0;  // the stream id the segment's blocks belong to
+  std::vector<BlockSnapshot> blocks;
+};
+// torch.npu.memory._record_memory_history(): the allocator's events, oldest first.
+struct TraceEntry {
+  enum Action { kAlloc, kFreeRequested, kFreeCompleted, kSegmentAlloc, kSegmentFree, kOom } action;
+  uint64_t address = 0, size = 0;
+  int64_t stream = 0;
+  int64_t time_us = 0;  // since the epoch
+};
+
 class DeviceMemoryPool {
  public:
   DeviceMemoryPool(int device, uint64_t capacity_bytes);
@@ -77,6 +96,11 @@ class DeviceMemoryPool {
   uint64_t limit() const { return limit_.load(std::memory_order_relaxed); }
   uint64_t reserved() const;
   int device() const { return device_; }
+  std::vector<SegmentSnapshot> Snapshot() const;
+  // Record the allocator's events, keeping the last `max_entries`; record = false stops recording
+  // and keeps the events (max_entries 0 with it: drops them).
+  void SetHistory(bool record, size_t max_entries);
+  std::vector<TraceEntry> History() const;
 
   static constexpr size_t kMinBlock = 512;            // allocation granularity (and alignment)
   static constexpr size_t kSmallLimit = 1 << 20;      // <= 1 MiB: small pool
@@ -112,6 +136,7 @@ class DeviceMemoryPool {
   void ProcessPendingFrees();
   void Split(Block* b, size_t size, FreeSet& pool);
   void AddStats(const Block* b, int sign);
+  void Trace(TraceEntry::Action action, const void* ptr, uint64_t size, const Stream* stream);
 
   const int device_;
   const uint64_t capacity_;
@@ -123,6 +148,10 @@ class DeviceMemoryPool {
   std::map<const char*, size_t> segments_;  // base -> size, for Owns()
   std::vector<std::pair<Block*, std::vector<std::shared_ptr<Event>>>> pending_;  // freed while other streams use them
   MemoryStats stats_;
+  bool recording_ = false;
+  size_t history_max_ = 0;  // a ring of the last history_max_ events
+  size_t history_next_ = 0;
+  std::vector<TraceEntry> history_;
 };
 
 }  // namespace npu_rt

@@ -190,3 +190,38 @@ def test_repr_keeps_grad_fn():
     w = torch.randn(2, 2, requires_grad=True)
     s = repr(w.to("npu") * 2)
     assert "grad_fn=<MulBackward0>" in s and "device='npu:0'" in s
+
+
+def test_stream_context_and_cuda_style_names():
+    s = torch.npu.Stream()
+    ctx = torch.npu.StreamContext(s)
+    assert isinstance(torch.npu.stream(s), torch.npu.StreamContext)
+    with ctx as entered:
+        assert entered is s and torch.npu.current_stream().stream_id == s.stream_id
+    assert torch.npu.current_stream().stream_id == 0
+    with torch.npu.StreamContext(None) as none:
+        assert none is None and torch.npu.current_stream().stream_id == 0
+    assert torch.npu.OutOfMemoryError is torch.OutOfMemoryError
+    from torch.npu.memory import memory_allocated  # a submodule, as torch.cuda.memory
+    assert memory_allocated() == torch.npu.memory_allocated()
+
+
+def test_npu_amp_autocast_and_grad_scaler_match_torch_amp():
+    # torch.npu.amp is the torch.cuda.amp spelling CUDA code uses.
+    lin = torch.nn.Linear(16, 8).to("npu")
+    x = torch.randn(4, 16, device="npu")
+    with torch.npu.amp.autocast(dtype=torch.bfloat16):
+        y = lin(x)
+    assert y.dtype == torch.bfloat16
+    with torch.npu.amp.autocast(enabled=False):
+        assert lin(x).dtype == torch.float32
+    with torch.autocast("npu", dtype=torch.bfloat16):
+        ref = lin(x)
+    assert torch.equal(y.cpu(), ref.cpu())
+    scaler = torch.npu.amp.GradScaler(init_scale=1024.0)
+    opt = torch.optim.SGD(lin.parameters(), lr=0.1)
+    w0 = lin.weight.detach().clone()
+    scaler.scale(lin(x).float().square().mean()).backward()
+    scaler.step(opt)
+    scaler.update()
+    assert scaler.get_scale() == 1024.0 and not torch.equal(lin.weight.detach().cpu(), w0.cpu())

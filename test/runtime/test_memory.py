@@ -145,3 +145,91 @@ def test_per_process_memory_fraction():
     del big
     with pytest.raises(ValueError, match=r"Invalid fraction value: 1.5. Allowed range: 0~1"):
         torch.npu.set_per_process_memory_fraction(1.5)
+
+
+def _blocks_by_address():
+    return {b["address"]: (seg, b) for seg in torch.npu.memory_snapshot() for b in seg["blocks"]}
+
+
+def test_memory_snapshot_lists_segments_and_blocks():
+    torch.npu.synchronize()
+    x = torch.empty(3_000_000, device="npu")  # 12 MB: a large-pool segment of its own
+    y = torch.empty(1000, device="npu")       # small pool
+    snap = torch.npu.memory_snapshot()
+    assert snap == torch.npu.memory.memory_snapshot()
+    # The segments account for every reserved byte, their blocks tile each segment exactly.
+    assert sum(s["total_size"] for s in snap) == torch.npu.memory_reserved()
+    assert sum(s["allocated_size"] for s in snap) == torch.npu.memory_allocated()
+    for seg in snap:
+        addr = seg["address"]
+        for b in seg["blocks"]:
+            assert b["address"] == addr
+            addr += b["size"]
+        assert addr == seg["address"] + seg["total_size"]
+        assert seg["segment_type"] in ("small", "large") and seg["device"] == 0
+    blocks = _blocks_by_address()
+    seg, b = blocks[x.data_ptr()]
+    assert b["state"] == "active_allocated" and b["requested_size"] == 12_000_000 and seg["segment_type"] == "large"
+    seg, b = blocks[y.data_ptr()]
+    assert b["state"] == "active_allocated" and b["requested_size"] == 4000 and seg["segment_type"] == "small"
+    ptr = x.data_ptr()
+    del x
+    torch.npu.synchronize()
+    _, b = _blocks_by_address()[ptr]
+    assert b["state"] == "inactive" and b["requested_size"] == 0
+    nested = torch.npu.memory_stats_as_nested_dict()
+    assert nested["allocated_bytes"]["all"]["current"] == torch.npu.memory_allocated()
+
+
+def test_memory_history_records_allocator_events(tmp_path):
+    import pickle
+
+    torch.npu.synchronize()
+    torch.npu.empty_cache()  # so x needs a new segment
+    torch.npu.memory._record_memory_history(max_entries=100_000, clear_history=True)
+    try:
+        x = torch.empty(9_250_000, device="npu")
+        ptr = x.data_ptr()
+        del x
+        torch.npu.empty_cache()
+        with pytest.raises(torch.npu.OutOfMemoryError):
+            torch.empty(torch.npu.mem_get_info()[1], device="npu")
+    finally:
+        torch.npu.memory._record_memory_history(enabled=None)
+    z = torch.empty(2_000_000, device="npu")  # not recorded: history stopped
+    trace = torch.npu.memory._snapshot()["device_traces"][0]
+    actions = [(e["action"], e["addr"]) for e in trace]
+    i = actions.index(("alloc", ptr))
+    assert ("free_requested", ptr) in actions[i:] and ("free_completed", ptr) in actions[i:]
+    assert any(a == "segment_alloc" for a, _ in actions[:i + 1]) and any(a == "segment_free" for a, _ in actions[i:])
+    assert trace[-1]["action"] == "oom" and trace[-1]["size"] == 4 * torch.npu.mem_get_info()[1]
+    assert all(trace[k]["time_us"] <= trace[k + 1]["time_us"] for k in range(len(trace) - 1))
+    assert ("alloc", z.data_ptr()) not in actions[i + 1:]
+    path = tmp_path / "snap.pickle"
+    torch.npu.memory._dump_snapshot(str(path))
+    loaded = pickle.loads(path.read_bytes())
+    assert loaded["device_traces"][0] == trace and "segments" in loaded
+    # A ring of the newest events.
+    torch.npu.memory._record_memory_history(max_entries=3, clear_history=True)
+    for _ in range(5):
+        torch.empty(10, device="npu")
+    torch.npu.memory._record_memory_history(enabled=None)
+    assert len(torch.npu.memory._snapshot()["device_traces"][0]) == 3
+    torch.npu.memory._record_memory_history(enabled=None, clear_history=True)
+    assert torch.npu.memory._snapshot()["device_traces"][0] == []
+    with pytest.raises(ValueError, match="max_entries must be a positive int"):
+        torch.npu.memory._record_memory_history(max_entries=0)
+
+
+def test_caching_allocator_alloc_and_delete():
+    torch.npu.synchronize()
+    base = torch.npu.memory_allocated()
+    ptr = torch.npu.caching_allocator_alloc(1 << 20)
+    assert ptr != 0 and torch.npu.memory_allocated() >= base + (1 << 20)
+    assert _blocks_by_address()[ptr][1]["state"] == "active_allocated"
+    torch.npu.caching_allocator_delete(ptr)
+    assert torch.npu.memory_allocated() == base
+    with pytest.raises(ValueError, match="was not allocated by caching_allocator_alloc"):
+        torch.npu.caching_allocator_delete(ptr)
+    with pytest.raises(ValueError, match="non-negative int"):
+        torch.npu.caching_allocator_alloc(-1)
