@@ -233,3 +233,24 @@ def test_caching_allocator_alloc_and_delete():
         torch.npu.caching_allocator_delete(ptr)
     with pytest.raises(ValueError, match="non-negative int"):
         torch.npu.caching_allocator_alloc(-1)
+
+
+@pytest.mark.parametrize("env,marked", [({}, True), ({"TORCH_OPS_NN_HUGEPAGES": "0"}, False)])
+def test_hugepage_marking_of_device_segments(env, marked):
+    code = r"""
+import torch, torch_ops_nn
+x = torch.ones(4_000_000, device="npu")
+p = x.data_ptr()
+flags = None
+for line in open("/proc/self/smaps"):
+    head = line.split()
+    if "-" in head[0] and len(head[0].split("-")) == 2 and all(c in "0123456789abcdef-" for c in head[0]):
+        lo, hi = (int(v, 16) for v in head[0].split("-"))
+        inside = lo <= p < hi
+    elif line.startswith("VmFlags:") and inside:
+        flags = line.split()[1:]
+print("hg" in flags, x.sum().item())
+"""
+    r = run_python(code, env=env)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.split() == [str(marked), "4000000.0"]
