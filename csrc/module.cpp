@@ -18,6 +18,7 @@
 #include "core/npu_allocator.h"
 #include "core/npu_context.h"
 #include "core/npu_generator.h"
+#include "core/sync_debug.h"
 #include "runtime/log.h"
 #include "runtime/runtime.h"
 #include "runtime/thread_pool.h"
@@ -199,6 +200,8 @@ PYBIND11_MODULE(_C, m) {
     GetNpuAllocator()->emptyCache({0, 0});
   });
   m.def("_memory_snapshot", &SnapshotList);
+  m.def("_get_sync_debug_mode", [] { return static_cast<int>(torch_ops_nn::GetSyncDebugMode()); });
+  m.def("_set_sync_debug_mode", &torch_ops_nn::SetSyncDebugMode);
   m.def("_memory_history", &HistoryList);
   m.def("_set_memory_history", [](int d, bool record, size_t max_entries) {
     NPU_RT_CALL(npu_rt::MemoryPool(d).SetHistory(record, max_entries));

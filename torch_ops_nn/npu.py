@@ -19,6 +19,7 @@ __all__ = [
     "seed", "seed_all", "initial_seed", "get_rng_state", "set_rng_state", "get_rng_state_all",
     "set_rng_state_all", "default_generators", "kernel_counters", "reset_kernel_counters",
     "get_amp_supported_dtype", "is_bf16_supported", "conv", "matmul", "StreamContext", "OutOfMemoryError",
+    "set_sync_debug_mode", "get_sync_debug_mode",
 ]
 
 OutOfMemoryError = torch.OutOfMemoryError  # what an allocation past the device's memory raises
@@ -348,6 +349,31 @@ class StreamContext:
 def stream(stream: Optional[torch.Stream]) -> StreamContext:
     """Make ``stream`` current on its device for the block (None: no change)."""
     return StreamContext(stream)
+
+
+# ---- sync debug mode ----------------------------------------------------------------------------
+
+_SYNC_MODES = {"default": 0, "warn": 1, "error": 2}
+
+
+def set_sync_debug_mode(debug_mode: Union[int, str]) -> None:
+    """Report operations that make the host wait for the device, as ``torch.cuda.set_sync_debug_mode``:
+    ``"default"`` / 0 allows them, ``"warn"`` / 1 warns, ``"error"`` / 2 raises RuntimeError. They are
+    copies to host memory (``.cpu()``, ``.item()``, ``.tolist()``, an op that reads a value back, the
+    CPU fallback) and blocking copies from host memory; explicit waits (``synchronize()``, events)
+    are not reported."""
+    if isinstance(debug_mode, str):
+        if debug_mode not in _SYNC_MODES:
+            raise RuntimeError("invalid value of debug_mode, expected one of `default`, `warn`, `error`")
+        debug_mode = _SYNC_MODES[debug_mode]
+    if not isinstance(debug_mode, int) or isinstance(debug_mode, bool):
+        raise TypeError(f"set_sync_debug_mode: expected an int or str, got {type(debug_mode).__name__}")
+    _C._set_sync_debug_mode(debug_mode)
+
+
+def get_sync_debug_mode() -> int:
+    """The current sync debug mode: 0 default, 1 warn, 2 error."""
+    return _C._get_sync_debug_mode()
 
 
 # ---- random number generators -----------------------------------------------------------------

@@ -31,6 +31,7 @@
 #include "aten/op_common.h"
 #include "core/npu_allocator.h"
 #include "core/npu_context.h"
+#include "core/sync_debug.h"
 
 namespace torch_ops_nn {
 
@@ -167,6 +168,8 @@ at::Tensor copy_from(const at::Tensor& src, const at::Tensor& dst, bool non_bloc
   if (src_npu && dst_npu && src.device() == dst.device() && src.scalar_type() != dst.scalar_type() &&
       NpuCastCopy(src, dst))
     return dst;
+  if (!dst_npu) CheckSyncDebug("a copy from npu to host memory (.cpu(), .item(), .tolist(), a read-back)");
+  else if (!src_npu && !non_blocking) CheckSyncDebug("a blocking copy from host memory (non_blocking=False)");
   npu_rt::StridedView dv = RuntimeView(dst), sv = RuntimeView(src, dst.sizes());
   // Device memory is stream-ordered (a freed block is reused only by later work on its stream), so
   // like a kernel the task holds raw pointers to npu tensors; host memory has no such ordering, so

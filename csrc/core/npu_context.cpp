@@ -3,8 +3,10 @@
 #include <c10/util/Exception.h>
 
 #include <array>
+#include <atomic>
 #include <stdexcept>
 
+#include "core/sync_debug.h"
 #include "runtime/errors.h"
 
 namespace torch_ops_nn {
@@ -68,6 +70,30 @@ npu_rt::Stream& RuntimeStream(const c10::Stream& stream) {
   npu_rt::Stream* s = nullptr;
   NPU_RT_CALL(s = &npu_rt::GetStream(stream.device_index(), stream.id()));
   return *s;
+}
+
+namespace {
+std::atomic<int> g_sync_debug_mode{0};
+}  // namespace
+
+SyncDebugMode GetSyncDebugMode() { return static_cast<SyncDebugMode>(g_sync_debug_mode.load(std::memory_order_relaxed)); }
+
+void SetSyncDebugMode(int mode) {
+  TORCH_CHECK_VALUE(mode >= 0 && mode <= 2, "set_sync_debug_mode: expected 0 (default), 1 (warn) or 2 (error), got ",
+                    mode);
+  g_sync_debug_mode.store(mode, std::memory_order_relaxed);
+}
+
+void CheckSyncDebug(const char* what) {
+  switch (GetSyncDebugMode()) {
+    case SyncDebugMode::kDefault: return;
+    case SyncDebugMode::kWarn:
+      TORCH_WARN("called a synchronizing npu operation: ", what, " (torch.npu.set_sync_debug_mode)");
+      return;
+    case SyncDebugMode::kError:
+      TORCH_CHECK(false, "called a synchronizing npu operation: ", what,
+                  " (torch.npu.set_sync_debug_mode(\"error\"); \"default\" allows it)");
+  }
 }
 
 }  // namespace torch_ops_nn

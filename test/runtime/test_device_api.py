@@ -225,3 +225,36 @@ def test_npu_amp_autocast_and_grad_scaler_match_torch_amp():
     scaler.step(opt)
     scaler.update()
     assert scaler.get_scale() == 1024.0 and not torch.equal(lin.weight.detach().cpu(), w0.cpu())
+
+
+def test_sync_debug_mode_reports_host_waits():
+    import warnings
+
+    x = torch.arange(6, dtype=torch.float32, device="npu")
+    assert torch.npu.get_sync_debug_mode() == 0
+    try:
+        torch.npu.set_sync_debug_mode("warn")
+        assert torch.npu.get_sync_debug_mode() == 1
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            y = x * 2 + 1                                         # queued work: no wait
+            x.to("npu", non_blocking=True)
+            torch.npu.synchronize()                               # explicit: not reported
+            assert not caught, [str(w.message) for w in caught]
+            assert y[1].item() == 3.0                             # .item() waits
+            assert any("synchronizing npu operation" in str(w.message) for w in caught)
+            caught.clear()
+            torch.ones(3).to("npu")                               # a blocking copy from host memory
+            assert any("non_blocking=False" in str(w.message) for w in caught)
+        torch.npu.set_sync_debug_mode(2)
+        with pytest.raises(RuntimeError, match="called a synchronizing npu operation"):
+            x.cpu()
+        z = x + 1                                                 # the device keeps working
+        torch.npu.set_sync_debug_mode("default")
+        assert z.cpu().tolist() == [1.0, 2.0, 3.0, 4.0, 5.0, 6.0]
+    finally:
+        torch.npu.set_sync_debug_mode(0)
+    with pytest.raises(RuntimeError, match="expected one of `default`, `warn`, `error`"):
+        torch.npu.set_sync_debug_mode("loud")
+    with pytest.raises(ValueError, match=r"expected 0 \(default\), 1 \(warn\) or 2 \(error\), got 3"):
+        torch.npu.set_sync_debug_mode(3)
