@@ -5,6 +5,7 @@
 #include <vector>
 #include <algorithm>
 #include <ATen/ops/arange.h>
+#include <ATen/ops/conj_physical.h>
 #include <ATen/ops/index_select.h>
 #include <ATen/native/Resize.h>
 #include <ATen/ops/_local_scalar_dense_native.h>
@@ -155,10 +156,11 @@ at::Tensor& set_empty(at::Tensor& self) {
   return set_source_storage_offset(self, storage, 0, {c10::SymInt(0)}, {});
 }
 
-// The one copy path: any npu/CPU combination, any strides, any dtype pair, broadcasting src.
-at::Tensor copy_from(const at::Tensor& src, const at::Tensor& dst, bool non_blocking) {
+// The one copy path: any npu/CPU combination, any strides, any dtype pair, broadcasting src. Moves
+// memory only: copy_from applies conjugate / negative view bits.
+static void CopyMemory(const at::Tensor& src, const at::Tensor& dst, bool non_blocking) {
   TORCH_CHECK(dst.defined() && src.defined(), "copy_: undefined tensor");
-  if (dst.numel() == 0) return dst;
+  if (dst.numel() == 0) return;
   TORCH_CHECK(at::is_expandable_to(src.sizes(), dst.sizes()), "copy_: the source of shape ", src.sizes(),
               " cannot be broadcast to the destination of shape ", dst.sizes());
   const bool src_npu = src.device().type() == kNpu, dst_npu = dst.device().type() == kNpu;
@@ -167,7 +169,7 @@ at::Tensor copy_from(const at::Tensor& src, const at::Tensor& dst, bool non_bloc
   // Same-device dtype conversion of dense tensors: the Ascend C Cast kernel (elementwise family).
   if (src_npu && dst_npu && src.device() == dst.device() && src.scalar_type() != dst.scalar_type() &&
       NpuCastCopy(src, dst))
-    return dst;
+    return;
   if (!dst_npu) CheckSyncDebug("a copy from npu to host memory (.cpu(), .item(), .tolist(), a read-back)");
   else if (!src_npu && !non_blocking) CheckSyncDebug("a blocking copy from host memory (non_blocking=False)");
   npu_rt::StridedView dv = RuntimeView(dst), sv = RuntimeView(src, dst.sizes());
@@ -201,6 +203,26 @@ at::Tensor copy_from(const at::Tensor& src, const at::Tensor& dst, bool non_bloc
   // A copy into host memory must have landed before the caller reads it; a copy from host
   // memory waits too unless non_blocking (the task holds the source alive either way).
   if (!dst_npu || (!src_npu && !non_blocking)) NPU_RT_CALL(stream.Synchronize());
+}
+
+// conj_physical_ (PyTorch's went to a CPU-only DispatchStub: an internal assert on npu): the complex
+// conjugate of self's memory (whatever its conj bit says, the memory is conjugated), computed by the
+// CPU fallback's conj_physical, as complex math is.
+at::Tensor& conj_physical_(at::Tensor& self) {
+  if (!self.is_complex() || self.numel() == 0) return self;
+  const at::Tensor conjugated = at::conj_physical(self.is_conj() ? self.conj() : self);
+  CopyMemory(conjugated, self, /*non_blocking=*/false);
+  return self;
+}
+
+at::Tensor copy_from(const at::Tensor& src, const at::Tensor& dst, bool non_blocking) {
+  // Conjugate and negative views (z.conj(), z.conj().imag) are lazy bits over unchanged memory: move
+  // the memory, then apply to dst what the bits differ by, as ATen's copy_ does (the raw copy alone
+  // gave z.conj().resolve_conj() == z).
+  const bool conj = src.is_conj() != dst.is_conj(), neg = src.is_neg() != dst.is_neg();
+  CopyMemory(src, dst, non_blocking);
+  if (dst.numel() > 0 && conj) dst.conj_physical_();
+  if (dst.numel() > 0 && neg) dst.neg_();
   return dst;
 }
 
@@ -368,6 +390,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("_copy_from", TORCH_FN(copy_from));
   m.impl("_copy_from_and_resize", TORCH_FN(copy_from_and_resize));
   m.impl("copy_", TORCH_FN(copy_));
+  m.impl("conj_physical_", TORCH_FN(conj_physical_));
   m.impl("fill_.Scalar", TORCH_FN(fill_scalar));
   m.impl("fill_.Tensor", TORCH_FN(fill_tensor));
   m.impl("zero_", TORCH_FN(zero_));

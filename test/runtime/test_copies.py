@@ -259,3 +259,25 @@ def test_pinned_host_memory():
     assert all(batch[0].is_pinned() for batch in loader)
     del p  # the block goes back: a new host tensor at that address is not pinned
     assert not torch.randn(1000).is_pinned()
+
+
+def test_conjugate_and_negative_views_copy_their_values(monkeypatch):
+    # z.conj() and z.conj().imag are lazy bits over unchanged memory: every copy must apply them
+    # (the raw copy gave z.conj().resolve_conj() == z: a silent wrong answer).
+    monkeypatch.setenv("TORCH_OPS_NN_FALLBACK", "silent")  # complex conj_physical runs on the CPU
+    torch.manual_seed(4)
+    z = torch.randn(3, 4, dtype=torch.complex64)
+    d = z.to("npu")
+    assert torch.equal(d.conj().resolve_conj().cpu(), z.conj().resolve_conj())
+    assert torch.equal(d.conj().cpu().resolve_conj(), z.conj().resolve_conj())
+    assert torch.equal(z.conj().to("npu").cpu().resolve_conj(), z.conj().resolve_conj())  # host -> npu
+    assert torch.equal(d.conj().clone().cpu().resolve_conj(), z.conj().resolve_conj())
+    neg = d.conj().imag                                  # a float32 view with the negative bit
+    assert neg.is_neg()
+    assert torch.equal(neg.resolve_neg().cpu(), -z.imag)
+    assert torch.equal(neg.clone().cpu().resolve_neg(), -z.imag)
+    assert torch.equal((neg + 0).cpu(), -z.imag)
+    buf = torch.zeros(3, 4, dtype=torch.complex64, device="npu")
+    buf.copy_(d.conj())
+    assert torch.equal(buf.cpu(), z.conj().resolve_conj())
+    assert d[0, 0].conj().item() == z[0, 0].conj().item()
