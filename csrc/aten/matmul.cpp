@@ -4,6 +4,7 @@
 // transposed in its GM -> L1 stage. addmm's beta*self and alpha go into the kernel's Fixpipe
 // epilogue (shift / residual and column scale), so the result crosses GM once.
 #include "aten/matmul_ops.h"
+#include "core/cpu_fallback.h"
 
 #include <ATen/Context.h>
 #include <ATen/ExpandUtils.h>
@@ -331,6 +332,7 @@ at::Tensor As3D(const at::Tensor& t) { return t.dim() == 3 ? t : t.unsqueeze(0);
 
 // ---- mm ----
 at::Tensor& mm_out(const at::Tensor& self, const at::Tensor& mat2, at::Tensor& out) {
+  if (AnyHostOnlyDtype({&self, &mat2, &out})) return CallCpuFallback("aten::mm", "out", {self, mat2, out}), out;
   CheckSameNpuDevice("mm", {{"self", &self}, {"mat2", &mat2}, {"out", &out}});
   CheckMatmulArgs("mm", self, mat2, 2, "self", "mat2");
   TORCH_CHECK_TYPE(out.scalar_type() == self.scalar_type(), "mm: expected 'out' to have dtype ", self.scalar_type(),
@@ -345,6 +347,7 @@ at::Tensor& mm_out(const at::Tensor& self, const at::Tensor& mat2, at::Tensor& o
 }
 
 at::Tensor mm(const at::Tensor& self, const at::Tensor& mat2) {
+  if (AnyHostOnlyDtype({&self, &mat2})) return CallCpuFallback("aten::mm", "", {self, mat2})[0].toTensor();
   CheckSameNpuDevice("mm", {{"self", &self}, {"mat2", &mat2}});
   CheckMatmulArgs("mm", self, mat2, 2, "self", "mat2");
   at::Tensor out = NpuEmpty({self.size(0), mat2.size(1)}, self.scalar_type(), self.device().index());
@@ -358,6 +361,7 @@ at::Tensor mm(const at::Tensor& self, const at::Tensor& mat2) {
 
 // ---- bmm ----
 at::Tensor& bmm_out(const at::Tensor& self, const at::Tensor& mat2, at::Tensor& out) {
+  if (AnyHostOnlyDtype({&self, &mat2, &out})) return CallCpuFallback("aten::bmm", "out", {self, mat2, out}), out;
   CheckSameNpuDevice("bmm", {{"self", &self}, {"mat2", &mat2}, {"out", &out}});
   CheckMatmulArgs("bmm", self, mat2, 3, "self", "mat2");
   TORCH_CHECK_TYPE(out.scalar_type() == self.scalar_type(), "bmm: expected 'out' to have dtype ",
@@ -370,6 +374,7 @@ at::Tensor& bmm_out(const at::Tensor& self, const at::Tensor& mat2, at::Tensor& 
 }
 
 at::Tensor bmm(const at::Tensor& self, const at::Tensor& mat2) {
+  if (AnyHostOnlyDtype({&self, &mat2})) return CallCpuFallback("aten::bmm", "", {self, mat2})[0].toTensor();
   CheckSameNpuDevice("bmm", {{"self", &self}, {"mat2", &mat2}});
   CheckMatmulArgs("bmm", self, mat2, 3, "self", "mat2");
   at::Tensor out = NpuEmpty({self.size(0), self.size(1), mat2.size(2)}, self.scalar_type(), self.device().index());
@@ -382,6 +387,8 @@ at::Tensor bmm(const at::Tensor& self, const at::Tensor& mat2) {
 // ---- addmm ----
 at::Tensor& addmm_out(const at::Tensor& self, const at::Tensor& mat1, const at::Tensor& mat2, const at::Scalar& beta,
                       const at::Scalar& alpha, at::Tensor& out) {
+  if (AnyHostOnlyDtype({&self, &mat1, &mat2, &out}))
+    return CallCpuFallback("aten::addmm", "out", {self, mat1, mat2, beta, alpha, out}), out;
   CheckSameNpuDevice("addmm", {{"self", &self}, {"mat1", &mat1}, {"mat2", &mat2}, {"out", &out}});
   CheckMatmulArgs("addmm", mat1, mat2, 2, "mat1", "mat2");
   TORCH_CHECK_TYPE(out.scalar_type() == mat1.scalar_type(), "addmm: expected 'out' to have dtype ",
@@ -396,6 +403,8 @@ at::Tensor& addmm_out(const at::Tensor& self, const at::Tensor& mat1, const at::
 
 at::Tensor addmm(const at::Tensor& self, const at::Tensor& mat1, const at::Tensor& mat2, const at::Scalar& beta,
                  const at::Scalar& alpha) {
+  if (AnyHostOnlyDtype({&self, &mat1, &mat2}))
+    return CallCpuFallback("aten::addmm", "", {self, mat1, mat2, beta, alpha})[0].toTensor();
   CheckSameNpuDevice("addmm", {{"self", &self}, {"mat1", &mat1}, {"mat2", &mat2}});
   CheckMatmulArgs("addmm", mat1, mat2, 2, "mat1", "mat2");
   at::Tensor out = NpuEmpty({mat1.size(0), mat2.size(1)}, mat1.scalar_type(), mat1.device().index());
@@ -415,6 +424,8 @@ at::Tensor& addmm_(at::Tensor& self, const at::Tensor& mat1, const at::Tensor& m
 // ---- baddbmm ----
 at::Tensor& baddbmm_out(const at::Tensor& self, const at::Tensor& batch1, const at::Tensor& batch2,
                         const at::Scalar& beta, const at::Scalar& alpha, at::Tensor& out) {
+  if (AnyHostOnlyDtype({&self, &batch1, &batch2, &out}))
+    return CallCpuFallback("aten::baddbmm", "out", {self, batch1, batch2, beta, alpha, out}), out;
   CheckSameNpuDevice("baddbmm", {{"self", &self}, {"batch1", &batch1}, {"batch2", &batch2}, {"out", &out}});
   CheckMatmulArgs("baddbmm", batch1, batch2, 3, "batch1", "batch2");
   TORCH_CHECK_TYPE(out.scalar_type() == batch1.scalar_type(), "baddbmm: expected 'out' to have dtype ",
@@ -427,6 +438,8 @@ at::Tensor& baddbmm_out(const at::Tensor& self, const at::Tensor& batch1, const 
 
 at::Tensor baddbmm(const at::Tensor& self, const at::Tensor& batch1, const at::Tensor& batch2, const at::Scalar& beta,
                    const at::Scalar& alpha) {
+  if (AnyHostOnlyDtype({&self, &batch1, &batch2}))
+    return CallCpuFallback("aten::baddbmm", "", {self, batch1, batch2, beta, alpha})[0].toTensor();
   CheckSameNpuDevice("baddbmm", {{"self", &self}, {"batch1", &batch1}, {"batch2", &batch2}});
   CheckMatmulArgs("baddbmm", batch1, batch2, 3, "batch1", "batch2");
   at::Tensor out = NpuEmpty({batch1.size(0), batch1.size(1), batch2.size(2)}, batch1.scalar_type(),
@@ -456,6 +469,8 @@ void CheckMv(const char* op, const at::Tensor& mat, const at::Tensor& vec) {
 
 at::Tensor& addmv_out(const at::Tensor& self, const at::Tensor& mat, const at::Tensor& vec, const at::Scalar& beta,
                       const at::Scalar& alpha, at::Tensor& out) {
+  if (AnyHostOnlyDtype({&self, &mat, &vec, &out}))
+    return CallCpuFallback("aten::addmv", "out", {self, mat, vec, beta, alpha, out}), out;
   CheckSameNpuDevice("addmv", {{"self", &self}, {"mat", &mat}, {"vec", &vec}, {"out", &out}});
   CheckMv("addmv", mat, vec);
   TORCH_CHECK_TYPE(out.scalar_type() == mat.scalar_type(), "addmv: expected 'out' to have dtype ", mat.scalar_type(),
@@ -483,6 +498,7 @@ at::Tensor& addmv_(at::Tensor& self, const at::Tensor& mat, const at::Tensor& ve
 }
 
 at::Tensor dot(const at::Tensor& self, const at::Tensor& other) {
+  if (AnyHostOnlyDtype({&self, &other})) return CallCpuFallback("aten::dot", "", {self, other})[0].toTensor();
   CheckSameNpuDevice("dot", {{"self", &self}, {"tensor", &other}});
   TORCH_CHECK(self.dim() == 1 && other.dim() == 1, "dot: 1-D tensors expected, but got ", self.dim(), "-D and ",
               other.dim(), "-D tensors");

@@ -1,5 +1,8 @@
 #pragma once
+#include <ATen/core/Tensor.h>
 #include <ATen/core/stack.h>
+
+#include <initializer_list>
 
 #include <string>
 #include <vector>
@@ -17,4 +20,16 @@ void RunCpuFallback(const c10::OperatorHandle& op, torch::jit::Stack* stack);
 // The same for the op "aten::<name>.<overload>" on `args` (a native op's unsupported case); returns the
 // op's outputs (out= arguments are written in place).
 torch::jit::Stack CallCpuFallback(const char* name, const char* overload, torch::jit::Stack args);
+
+// npu operands of a dtype the vector and cube units do not have (float64, complex) take the CPU
+// fallback, as a device without a kernel for a dtype runs it on its host CPU: warned once, an error
+// under TORCH_OPS_NN_FALLBACK=error (torch.amp.GradScaler takes the reciprocal of its scale in
+// float64; torch.stft returns complex). 0-dim CPU tensors (scalars) do not count.
+inline bool AnyHostOnlyDtype(std::initializer_list<const at::Tensor*> ts) {
+  for (const at::Tensor* t : ts) {
+    if (!t->defined() || (t->dim() == 0 && t->is_cpu())) continue;
+    if (t->scalar_type() == c10::kDouble || c10::isComplexType(t->scalar_type())) return true;
+  }
+  return false;
+}
 }  // namespace torch_ops_nn

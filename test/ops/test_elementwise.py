@@ -551,6 +551,28 @@ def test_float64_arithmetic_is_a_fallback(monkeypatch):
     assert torch.equal(d64.cpu(), torch.zeros(3, dtype=torch.float64))
 
 
+
+def test_complex_math_is_a_fallback(monkeypatch):
+    # complex operands (torch.stft, torch.fft return them) take the CPU fallback like float64: they
+    # raised "dtype ComplexFloat, which is not supported" from add / mul / abs / exp / eq / matmul.
+    torch.manual_seed(3)
+    z = torch.randn(4, 5, dtype=torch.complex64)
+    d = npu(z)
+    with pytest.raises(NotImplementedError, match=r"aten::mul.Tensor.*TORCH_OPS_NN_FALLBACK=error"):
+        d * d
+    monkeypatch.setenv("TORCH_OPS_NN_FALLBACK", "silent")
+    for f in (lambda t: t + t, lambda t: t * 2, lambda t: t * t, lambda t: t / 3, lambda t: t.abs(), lambda t: t.exp(),
+              lambda t: t == t, lambda t: t != 0, lambda t: t @ t.t(), lambda t: t @ t.conj().t(),
+              lambda t: torch.bmm(t[None], t.t()[None]), lambda t: torch.addmm(t[:, :4], t, t.t()[:, :4])):
+        got, ref = f(d), f(z)
+        assert got.device.type == "npu" and got.dtype == ref.dtype
+        assert torch.allclose(got.cpu(), ref, atol=1e-5), (got.cpu(), ref)
+    x = npu(torch.randn(2, 400))
+    spec = torch.stft(x, 64, window=npu(torch.hann_window(64)), return_complex=True).abs()
+    ref = torch.stft(x.cpu(), 64, window=torch.hann_window(64), return_complex=True).abs()
+    assert spec.dtype == torch.float32 and torch.allclose(spec.cpu(), ref, atol=1e-4)
+
+
 def test_cast_transposed():
     a = rand((30, 40), seed=28)
     _C._reset_kernel_counters()
