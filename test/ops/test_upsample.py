@@ -162,3 +162,40 @@ def test_upsample_1d_match_cpu(fallback_error, mode, kw):
     y.backward(go)
     yn.backward(go.npu())
     torch.testing.assert_close(xn.grad.cpu(), xc.grad, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("mode", ["bilinear", "bicubic"])
+@pytest.mark.parametrize("shape,kw", [((2, 3, 10, 12), {"size": (5, 7)}), ((1, 2, 32, 30), {"size": (7, 9)}),
+                                      ((2, 2, 8, 8), {"size": (20, 13)}), ((1, 3, 9, 9), {"size": (9, 4)}),
+                                      ((2, 3, 17, 19), {"scale_factor": 0.3}), ((1, 2, 64, 80), {"size": (24, 31)}),
+                                      ((2, 3, 10, 12), {"size": (5, 7), "align_corners": True})])
+def test_antialiased_interpolation_matches_cpu(fallback_error, mode, shape, kw):
+    # F.interpolate(antialias=True) / torchvision Resize(antialias=True): the CPU's weights as two matmuls.
+    torch.manual_seed(11)
+    x = torch.randn(shape)
+    xr, xn = x.clone().requires_grad_(), x.to("npu").requires_grad_()
+    ref = F.interpolate(xr, mode=mode, antialias=True, **kw)
+    out = F.interpolate(xn, mode=mode, antialias=True, **kw)
+    assert out.shape == ref.shape
+    assert torch.allclose(out.cpu(), ref, atol=3e-6, rtol=1e-5)
+    g = torch.randn(ref.shape)
+    ref.backward(g)
+    out.backward(g.to("npu"))
+    assert torch.allclose(xn.grad.cpu(), xr.grad, atol=1e-5, rtol=1e-5)
+
+
+def test_antialiased_interpolation_layouts_dtypes_and_errors(fallback_error):
+    torch.manual_seed(12)
+    x = torch.randn(2, 3, 40, 36)
+    ref = F.interpolate(x, size=(15, 11), mode="bilinear", antialias=True)
+    cl = F.interpolate(x.to("npu").contiguous(memory_format=torch.channels_last), size=(15, 11), mode="bilinear",
+                       antialias=True)
+    assert cl.is_contiguous(memory_format=torch.channels_last)  # as the CPU
+    assert torch.allclose(cl.cpu(), ref, atol=3e-6)
+    for dtype, tol in [(torch.float16, 5e-3), (torch.bfloat16, 3e-2)]:  # the CPU has no 16-bit kernel; CUDA does
+        half = F.interpolate(x.to("npu", dtype), size=(15, 11), mode="bilinear", antialias=True)
+        assert half.dtype == dtype and torch.allclose(half.float().cpu(), ref, atol=tol, rtol=tol)
+    with pytest.raises(RuntimeError, match="Non-empty 4D data tensor expected"):
+        torch.ops.aten._upsample_bilinear2d_aa(torch.randn(3, 8, 8).to("npu"), [4, 4], False)
+    with pytest.raises(TypeError, match="argument 'self' has dtype Int, which is not supported"):
+        torch.ops.aten._upsample_bicubic2d_aa(torch.ones(1, 1, 8, 8, dtype=torch.int32).to("npu"), [4, 4], False)
