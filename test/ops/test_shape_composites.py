@@ -1,9 +1,11 @@
 """1-D interpolation (linear / nearest / nearest-exact, + backward) through the 2-D kernels,
 adaptive_max_pool2d (+ backward) when the output divides the input, repeat_interleave with a tensor
-of repeats: against the CPU, with bad input."""
+of repeats, unfold_backward: against the CPU, with bad input."""
 import pytest
 import torch
 import torch.nn.functional as F
+
+import torch_ops_nn
 
 pytestmark = pytest.mark.usefixtures("fallback_error")
 
@@ -92,3 +94,28 @@ def test_cdist_direct_path_and_gradients(p, shapes):
     torch.testing.assert_close(bd.grad.cpu(), bc.grad, rtol=1e-4, atol=1e-5)
     with pytest.raises(RuntimeError, match="must have the same number of columns"):
         torch.cdist(ad, torch.randn(3, 9).npu())
+
+
+@pytest.mark.parametrize("shape,dim,size,step", [((10,), 0, 3, 1), ((4, 11), 1, 4, 2), ((4, 11), 1, 3, 5),
+                                                 ((3, 9, 2), 1, 9, 1), ((5, 6, 7), 0, 2, 3), ((2, 7), -1, 7, 3)])
+def test_unfold_backward_matches_cpu(shape, dim, size, step, fallback_error):
+    # the gradient of Tensor.unfold (overlapping, strided, whole-length and no windows)
+    torch.manual_seed(5)
+    x = torch.randn(shape)
+    xr, xn = x.clone().requires_grad_(), x.to("npu").requires_grad_()
+    ref, out = xr.unfold(dim, size, step), xn.unfold(dim, size, step)
+    g = torch.randn(ref.shape)
+    ref.backward(g)
+    out.backward(g.to("npu"))
+    assert torch.allclose(xn.grad.cpu(), xr.grad, atol=1e-6)
+
+
+def test_istft_overlap_add_stays_on_the_device(monkeypatch):
+    monkeypatch.setenv("TORCH_OPS_NN_FALLBACK", "silent")  # the FFTs and complex math are CPU fallbacks
+    torch.manual_seed(6)
+    x, w = torch.randn(2, 3000), torch.hann_window(256)
+    spec = torch.stft(x, 256, window=w, return_complex=True)
+    ref = torch.istft(spec, 256, window=w, length=3000)
+    out = torch.istft(spec.to("npu"), 256, window=w.to("npu"), length=3000)
+    assert torch.allclose(out.cpu(), ref, atol=1e-5)
+    assert "aten::unfold_backward" not in torch_ops_nn.fallback_ops()
