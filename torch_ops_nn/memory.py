@@ -101,11 +101,13 @@ def memory_snapshot() -> list[dict[str, Any]]:
 
 def _record_memory_history(enabled: Optional[str] = "all", context: Optional[str] = "all",
                            stacks: str = "all", max_entries: int = sys.maxsize, device: DeviceLike = None,
-                           clear_history: bool = False, **_ignored) -> None:
+                           clear_history: bool = False, compile_context: bool = False,
+                           global_record_annotations: bool = False) -> None:
     """Start (``enabled="all"`` or ``"state"``, or True) or stop (None or False) recording the
     allocator's events on ``device`` (the current device by default), keeping the last
     ``max_entries``; stopping keeps the recorded events for ``_snapshot`` (``clear_history=True``
-    drops them). ``context`` and ``stacks`` are accepted for compatibility; no frames are recorded."""
+    drops them). ``context``, ``stacks``, ``compile_context`` and ``global_record_annotations`` are
+    accepted for compatibility with ``torch.cuda.memory``; no frames or annotations are recorded."""
     if enabled not in (None, False, True, "all", "state"):
         raise ValueError(f"_record_memory_history: enabled must be None, 'state' or 'all', got {enabled!r}")
     if not isinstance(max_entries, int) or max_entries <= 0:

@@ -769,3 +769,26 @@ def test_sin_cos(fn, monkeypatch):
         fn(npu(big))
     monkeypatch.setenv("TORCH_OPS_NN_FALLBACK", "silent")
     assert torch.equal(fn(npu(big)).cpu(), fn(big))
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.bfloat16])
+def test_nextafter_matches_cpu_bit_for_bit(dtype):
+    # torch.nextafter took the CPU fallback; on the bits: zeros, subnormals, infinities, NaN, signs, equal
+    info = torch.finfo(dtype)
+    vals = torch.tensor([0.0, -0.0, 1.0, -1.0, 2.5, -3.75, info.max, -info.max, info.tiny, -info.tiny,
+                         info.tiny / 4, float("inf"), float("-inf"), float("nan"), 1e-3, -7.0], dtype=dtype)
+    a = vals.repeat_interleave(len(vals))
+    b = vals.repeat(len(vals))
+    ref = torch.nextafter(a, b)
+    out = torch.nextafter(npu(a), npu(b)).cpu()
+    same = (out.view(torch.int16 if dtype != torch.float32 else torch.int32) ==
+            ref.view(torch.int16 if dtype != torch.float32 else torch.int32)) | (out.isnan() & ref.isnan())
+    assert bool(same.all()), (a[~same], b[~same], out[~same], ref[~same])
+    x = npu(torch.tensor([1.0, 2.0], dtype=dtype))
+    x.nextafter_(npu(torch.tensor([2.0], dtype=dtype)))                      # in place, broadcast other
+    assert torch.equal(x.cpu(), torch.nextafter(torch.tensor([1.0, 2.0], dtype=dtype), torch.tensor([2.0], dtype=dtype)))
+    o = npu(torch.empty(0, dtype=dtype))
+    torch.nextafter(npu(torch.ones(3, dtype=dtype)), npu(torch.zeros(3, dtype=dtype)), out=o)
+    assert torch.equal(o.cpu(), torch.nextafter(torch.ones(3, dtype=dtype), torch.zeros(3, dtype=dtype)))
+    with pytest.raises(TypeError, match="nextafter: expected floating inputs"):
+        torch.nextafter(npu(torch.ones(2, dtype=torch.int32)), npu(torch.ones(2, dtype=torch.int32)))

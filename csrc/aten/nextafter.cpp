@@ -1,0 +1,61 @@
+// nextafter (torch.nextafter), which took the CPU fallback: the next representable value after self
+// toward other, on the bits. Finite nonzero self steps its integer image by one, up in magnitude when
+// other lies away from zero beyond it ((other > self) == (self > 0)), down otherwise (inf steps down to
+// the largest finite value); a zero steps to the smallest subnormal with other's sign; self == other
+// gives other (so nextafter(0, -0) is -0); NaN in either gives NaN. float32 steps on int32 images,
+// float16 / bfloat16 on int16 ones.
+#include <ATen/ATen.h>
+#include <ATen/native/Resize.h>
+#include <torch/library.h>
+
+#include <limits>
+
+#include "aten/op_common.h"
+
+namespace torch_ops_nn {
+namespace {
+
+using at::Tensor;
+
+Tensor NextAfter(const char* op, const Tensor& self, const Tensor& other) {
+  CheckSameNpuDevice(op, {{"self", &self}, {"other", &other}});
+  const c10::ScalarType dtype = at::result_type(self, other);
+  TORCH_CHECK_TYPE(dtype == at::kFloat || dtype == at::kHalf || dtype == at::kBFloat16, op,
+                   ": expected floating inputs of dtype Float, Half or BFloat16, got ", self.scalar_type(), " and ",
+                   other.scalar_type());
+  const auto shape = at::infer_size(self.sizes(), other.sizes());
+  const Tensor a = self.to(dtype).expand(shape).contiguous(), b = other.to(dtype).expand(shape);
+  const bool wide = dtype == at::kFloat;
+  const Tensor bits = a.view(wide ? at::kInt : at::kShort);
+  const Tensor step = at::where(at::eq(at::gt(b, a), at::gt(a, 0)), 1, -1).to(bits.scalar_type());
+  // The smallest subnormal: bit pattern 1, negated by the sign bit (int16 0x8001 / int32 0x80000001).
+  const int64_t neg_tiny = wide ? std::numeric_limits<int32_t>::min() + 1 : std::numeric_limits<int16_t>::min() + 1;
+  Tensor next = at::where(at::eq(a, 0), at::where(at::gt(b, 0), 1, neg_tiny).to(bits.scalar_type()), bits + step);
+  Tensor r = next.view(dtype);
+  r = at::where(at::eq(a, b), b, r);
+  return at::where(at::logical_or(at::isnan(a), at::isnan(b)), a + b, r);
+}
+
+Tensor nextafter_npu(const Tensor& self, const Tensor& other) { return NextAfter("nextafter", self, other); }
+
+Tensor& nextafter_out_npu(const Tensor& self, const Tensor& other, Tensor& out) {
+  const Tensor r = NextAfter("nextafter", self, other);
+  at::native::resize_output(out, r.sizes());
+  return out.copy_(r);
+}
+
+Tensor& nextafter__npu(Tensor& self, const Tensor& other) {
+  const Tensor r = NextAfter("nextafter_", self, other);
+  TORCH_CHECK(r.sizes() == self.sizes(), "nextafter_: the result of shape ", r.sizes(),
+              " does not fit 'self' of shape ", self.sizes(), " for the in-place form");
+  return self.copy_(r);
+}
+
+}  // namespace
+}  // namespace torch_ops_nn
+
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  m.impl("nextafter", TORCH_FN(torch_ops_nn::nextafter_npu));
+  m.impl("nextafter.out", TORCH_FN(torch_ops_nn::nextafter_out_npu));
+  m.impl("nextafter_", TORCH_FN(torch_ops_nn::nextafter__npu));
+}
