@@ -3,7 +3,7 @@
 // other lies away from zero beyond it ((other > self) == (self > 0)), down otherwise (inf steps down to
 // the largest finite value); a zero steps to the smallest subnormal with other's sign; self == other
 // gives other (so nextafter(0, -0) is -0); NaN in either gives NaN. float32 steps on int32 images,
-// float16 / bfloat16 on int16 ones.
+// float16 / bfloat16 on int16 ones; float64 takes the CPU fallback.
 #include <ATen/ATen.h>
 #include <ATen/native/Resize.h>
 #include <torch/library.h>
@@ -11,6 +11,7 @@
 #include <limits>
 
 #include "aten/op_common.h"
+#include "core/cpu_fallback.h"
 
 namespace torch_ops_nn {
 namespace {
@@ -36,15 +37,21 @@ Tensor NextAfter(const char* op, const Tensor& self, const Tensor& other) {
   return at::where(at::logical_or(at::isnan(a), at::isnan(b)), a + b, r);
 }
 
-Tensor nextafter_npu(const Tensor& self, const Tensor& other) { return NextAfter("nextafter", self, other); }
+// float64 takes the CPU fallback, as the other elementwise ops (no float64 on the vector unit).
+Tensor nextafter_npu(const Tensor& self, const Tensor& other) {
+  if (AnyHostOnlyDtype({&self, &other})) return CallCpuFallback("aten::nextafter", "", {self, other})[0].toTensor();
+  return NextAfter("nextafter", self, other);
+}
 
 Tensor& nextafter_out_npu(const Tensor& self, const Tensor& other, Tensor& out) {
+  if (AnyHostOnlyDtype({&self, &other, &out})) return CallCpuFallback("aten::nextafter", "out", {self, other, out}), out;
   const Tensor r = NextAfter("nextafter", self, other);
   at::native::resize_output(out, r.sizes());
   return out.copy_(r);
 }
 
 Tensor& nextafter__npu(Tensor& self, const Tensor& other) {
+  if (AnyHostOnlyDtype({&self, &other})) return CallCpuFallback("aten::nextafter_", "", {self, other}), self;
   const Tensor r = NextAfter("nextafter_", self, other);
   TORCH_CHECK(r.sizes() == self.sizes(), "nextafter_: the result of shape ", r.sizes(),
               " does not fit 'self' of shape ", self.sizes(), " for the in-place form");

@@ -103,11 +103,11 @@ Tensor AaForward(const char* op, const Tensor& self, c10::SymIntArrayRef output_
                  std::optional<double> scales_h, std::optional<double> scales_w, bool cubic) {
   AaArgs a{};
   CheckAa(op, self, "self", output_size, a);
-  TORCH_CHECK(self.dim() == 4, op, ": Non-empty 4D data tensor expected but got a tensor with sizes ", self.sizes());
+  // As the CPU: a 4-D tensor whose non-batch dims are non-empty (a batch of 0 is fine).
+  TORCH_CHECK(self.dim() == 4 && self.size(1) > 0 && self.size(2) > 0 && self.size(3) > 0, op,
+              ": Non-empty 4D data tensor expected but got a tensor with sizes ", self.sizes());
   a.ih = self.size(2);
   a.iw = self.size(3);
-  TORCH_CHECK(a.ih > 0 && a.iw > 0 && self.size(1) > 0, op,
-              ": Input and output sizes should be greater than 0, but got input (H: ", a.ih, ", W: ", a.iw, ")");
   if (self.numel() == 0) return at::empty({self.size(0), self.size(1), a.oh, a.ow}, self.options());
   const Tensor wh = a.ih == a.oh ? Tensor() : AaWeights(a.ih, a.oh, align_corners, scales_h, cubic);
   const Tensor ww = a.iw == a.ow ? Tensor() : AaWeights(a.iw, a.ow, align_corners, scales_w, cubic);

@@ -792,3 +792,5 @@ def test_nextafter_matches_cpu_bit_for_bit(dtype):
     assert torch.equal(o.cpu(), torch.nextafter(torch.ones(3, dtype=dtype), torch.zeros(3, dtype=dtype)))
     with pytest.raises(TypeError, match="nextafter: expected floating inputs"):
         torch.nextafter(npu(torch.ones(2, dtype=torch.int32)), npu(torch.ones(2, dtype=torch.int32)))
+    with pytest.raises(NotImplementedError, match=r"aten::nextafter.*TORCH_OPS_NN_FALLBACK=error"):  # float64
+        torch.nextafter(npu(torch.ones(2, dtype=torch.float64)), npu(torch.zeros(2, dtype=torch.float64)))

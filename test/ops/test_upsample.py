@@ -197,5 +197,8 @@ def test_antialiased_interpolation_layouts_dtypes_and_errors(fallback_error):
         assert half.dtype == dtype and torch.allclose(half.float().cpu(), ref, atol=tol, rtol=tol)
     with pytest.raises(RuntimeError, match="Non-empty 4D data tensor expected"):
         torch.ops.aten._upsample_bilinear2d_aa(torch.randn(3, 8, 8).to("npu"), [4, 4], False)
+    with pytest.raises(RuntimeError, match=r"Non-empty 4D data tensor expected but got a tensor with sizes \[1, 0, 4, 4\]"):
+        F.interpolate(torch.randn(1, 0, 4, 4).to("npu"), size=(2, 2), mode="bilinear", antialias=True)
+    assert F.interpolate(torch.randn(0, 2, 4, 4).to("npu"), size=(2, 2), mode="bilinear", antialias=True).shape == (0, 2, 2, 2)
     with pytest.raises(TypeError, match="argument 'self' has dtype Int, which is not supported"):
         torch.ops.aten._upsample_bicubic2d_aa(torch.ones(1, 1, 8, 8, dtype=torch.int32).to("npu"), [4, 4], False)
