@@ -16,6 +16,7 @@ from typing import Any, Optional
 import torch
 
 from torch_ops_nn import _C
+from torch_ops_nn import npu as _npu
 from torch_ops_nn.npu import (DeviceLike, _check_index, _index, device_count, empty_cache,  # noqa: F401
                               get_per_process_memory_fraction, max_memory_allocated, max_memory_reserved,
                               mem_get_info, memory_allocated, memory_reserved, memory_stats, memory_summary,
@@ -72,8 +73,7 @@ def caching_allocator_alloc(size: int, device: DeviceLike = None, stream: Option
     if not isinstance(size, int) or size < 0:
         raise ValueError(f"caching_allocator_alloc: size must be a non-negative int, got {size!r}")
     idx = _check_index(_index(device))
-    from torch_ops_nn import npu
-    with npu.device(idx), npu.stream(stream):
+    with _npu.device(idx), _npu.stream(stream):
         t = torch.empty(size, dtype=torch.uint8, device=f"npu:{idx}")
     ptr = t.data_ptr()
     if size:

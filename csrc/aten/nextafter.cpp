@@ -5,7 +5,6 @@
 // gives other (so nextafter(0, -0) is -0); NaN in either gives NaN. float32 steps on int32 images,
 // float16 / bfloat16 on int16 ones; float64 takes the CPU fallback.
 #include <ATen/ATen.h>
-#include <ATen/native/Resize.h>
 #include <torch/library.h>
 
 #include <limits>
@@ -45,9 +44,7 @@ Tensor nextafter_npu(const Tensor& self, const Tensor& other) {
 
 Tensor& nextafter_out_npu(const Tensor& self, const Tensor& other, Tensor& out) {
   if (AnyHostOnlyDtype({&self, &other, &out})) return CallCpuFallback("aten::nextafter", "out", {self, other, out}), out;
-  const Tensor r = NextAfter("nextafter", self, other);
-  at::native::resize_output(out, r.sizes());
-  return out.copy_(r);
+  return CopyToOut("nextafter.out", NextAfter("nextafter", self, other), out);
 }
 
 Tensor& nextafter__npu(Tensor& self, const Tensor& other) {

@@ -115,6 +115,13 @@ bool ExactAsFloat(const at::Tensor& x) {
   return x.numel() == 0 || !at::logical_or(at::ge(x, lim), at::le(x, -lim)).any().item<bool>();
 }
 
+std::vector<int64_t> DimsExcept(int64_t ndim, int64_t dim) {
+  std::vector<int64_t> dims;
+  for (int64_t d = 0; d < ndim; ++d)
+    if (d != dim) dims.push_back(d);
+  return dims;
+}
+
 at::Tensor& CopyToOut(const char* op, const at::Tensor& result, at::Tensor& out) {
   CheckSameNpuDevice(op, {{"out", &out}});
   at::native::resize_output(out, result.sizes());

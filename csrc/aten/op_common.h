@@ -8,6 +8,7 @@
 #include <optional>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "elementwise.h"
 #include "tiling_common.h"
@@ -54,6 +55,8 @@ Fn PickFloatKernel(const char* op, c10::ScalarType t, Fn f32, Fn f16, Fn bf16) {
 std::string DescribeForLog(std::initializer_list<NamedTensor> tensors);
 // dim wrapped into [0, max(ndim, 1)) as PyTorch does, or IndexError "<op>: Dimension out of range ...".
 int64_t WrapDim(const char* op, int64_t dim, int64_t ndim);
+// Every dim of an ndim-D tensor but `dim` (wrapped): the dims a per-slice norm reduces.
+std::vector<int64_t> DimsExcept(int64_t ndim, int64_t dim);
 // An out= variant's tail: out resized to result's shape (ATen's resize_output rules) and filled with it.
 at::Tensor& CopyToOut(const char* op, const at::Tensor& result, at::Tensor& out);
 

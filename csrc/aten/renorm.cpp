@@ -31,10 +31,7 @@ Tensor renorm_npu(const Tensor& self, const at::Scalar& p, int64_t dim, const at
   TORCH_CHECK(!p.isComplex() && p.toDouble() > 0, op, ": non-positive-norm not supported");
   TORCH_CHECK(!maxnorm.isComplex() && maxnorm.toDouble() >= 0, op, ": expected maxnorm to be >= 0 but got ",
               maxnorm.toDouble());
-  const int64_t d = c10::maybe_wrap_dim(dim, self.dim());
-  std::vector<int64_t> reduce;
-  for (int64_t i = 0; i < self.dim(); ++i)
-    if (i != d) reduce.push_back(i);
+  const auto reduce = DimsExcept(self.dim(), WrapDim(op, dim, self.dim()));
   const Tensor norm = at::linalg_vector_norm(self.to(at::kFloat), p, reduce, /*keepdim=*/true, std::nullopt);
   return self * CapFactor(norm, maxnorm.toDouble()).to(self.scalar_type());
 }

@@ -170,7 +170,7 @@ static void CopyMemory(const at::Tensor& src, const at::Tensor& dst, bool non_bl
   if (src_npu && dst_npu && src.device() == dst.device() && src.scalar_type() != dst.scalar_type() &&
       NpuCastCopy(src, dst))
     return;
-  if (!dst_npu) CheckSyncDebug("a copy from npu to host memory (.cpu(), .item(), .tolist(), a read-back)");
+  if (!dst_npu) CheckSyncDebug("a copy from npu to host memory (Tensor.cpu, item, tolist, a read-back)");
   else if (!src_npu && !non_blocking) CheckSyncDebug("a blocking copy from host memory (non_blocking=False)");
   npu_rt::StridedView dv = RuntimeView(dst), sv = RuntimeView(src, dst.sizes());
   // Device memory is stream-ordered (a freed block is reused only by later work on its stream), so

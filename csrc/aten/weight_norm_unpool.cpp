@@ -22,13 +22,6 @@ namespace {
 
 using at::Tensor;
 
-std::vector<int64_t> OtherDims(const Tensor& v, int64_t dim) {
-  std::vector<int64_t> dims;
-  for (int64_t d = 0; d < v.dim(); ++d)
-    if (d != dim) dims.push_back(d);
-  return dims;
-}
-
 void CheckWeightNorm(const char* op, const Tensor& v, const Tensor& g, int64_t dim) {
   CheckSameNpuDevice(op, {{"v", &v}, {"g", &g}});
   CheckFloatDtype(op, "v", v);
@@ -48,7 +41,7 @@ std::vector<int64_t> KeptShape(const Tensor& v, int64_t dim) {
 std::tuple<Tensor, Tensor> weight_norm_interface_npu(const Tensor& v, const Tensor& g, int64_t dim) {
   CheckWeightNorm("_weight_norm_interface", v, g, dim);
   const Tensor vf = v.to(at::kFloat);
-  const Tensor norms = vf.square().sum(OtherDims(v, dim), /*keepdim=*/true).sqrt();
+  const Tensor norms = vf.square().sum(DimsExcept(v.dim(), dim), /*keepdim=*/true).sqrt();
   const Tensor w = (vf * (g.to(at::kFloat).reshape(KeptShape(v, dim)) / norms)).to(v.scalar_type());
   return {w, norms.reshape(g.sizes())};
 }
@@ -63,7 +56,7 @@ std::tuple<Tensor, Tensor> weight_norm_interface_backward_npu(const Tensor& grad
   const auto kept = KeptShape(v, dim);
   const Tensor vf = v.to(at::kFloat), gw = grad_w.to(at::kFloat);
   const Tensor n = norms.to(at::kFloat).reshape(kept), gf = g.to(at::kFloat).reshape(kept);
-  const Tensor s = (gw * vf).sum(OtherDims(v, dim), /*keepdim=*/true);
+  const Tensor s = (gw * vf).sum(DimsExcept(v.dim(), dim), /*keepdim=*/true);
   const Tensor grad_g = (s / n).reshape(g.sizes()).to(g.scalar_type());
   const Tensor grad_v = ((gf / n) * (gw - vf * (s / (n * n)))).to(v.scalar_type());
   return {grad_v, grad_g};

@@ -319,8 +319,8 @@ void DeviceMemoryPool::ResetAccumulatedStats() {
   stats_.num_alloc_retries = stats_.num_ooms = stats_.num_device_alloc = stats_.num_device_free = 0;
 }
 
-void DeviceMemoryPool::Trace(TraceEntry::Action action, const void* ptr, uint64_t size, const Stream* stream) {
-  if (!recording_) return;
+void DeviceMemoryPool::RecordTrace(TraceEntry::Action action, const void* ptr, uint64_t size,
+                                   const Stream* stream) {
   TraceEntry e{action, reinterpret_cast<uint64_t>(ptr), size, stream ? stream->id() : 0,
                std::chrono::duration_cast<std::chrono::microseconds>(
                    std::chrono::system_clock::now().time_since_epoch()).count()};

@@ -136,7 +136,11 @@ class DeviceMemoryPool {
   void ProcessPendingFrees();
   void Split(Block* b, size_t size, FreeSet& pool);
   void AddStats(const Block* b, int sign);
-  void Trace(TraceEntry::Action action, const void* ptr, uint64_t size, const Stream* stream);
+  // Allocation-path hook: one inline flag test unless torch.npu.memory._record_memory_history is on.
+  void Trace(TraceEntry::Action action, const void* ptr, uint64_t size, const Stream* stream) {
+    if (recording_) RecordTrace(action, ptr, size, stream);
+  }
+  void RecordTrace(TraceEntry::Action action, const void* ptr, uint64_t size, const Stream* stream);
 
   const int device_;
   const uint64_t capacity_;
