@@ -18,6 +18,7 @@
 #include <c10/core/GradMode.h>
 #include <torch/library.h>
 
+#include <ATen/ops/constant_pad_nd.h>
 #include <ATen/ops/empty.h>
 #include <ATen/ops/eye.h>
 #include <ATen/ops/zeros.h>
@@ -858,8 +859,8 @@ std::array<int64_t, 4> ConvTransposeOutSize(const char* op, const at::Tensor& x,
   const char* hw[2] = {"height", "width"};
   for (int i = 0; i < 2; ++i) {
     const int64_t k = w.size(2 + i), s = p.stride[i], pad = p.padding[i], d = p.dilation[i], op_i = output_padding[i];
-    TORCH_CHECK(op_i >= 0 && op_i < s, op, ": output_padding ", op_i, " (", hw[i], ") must be in [0, stride ", s,
-                ") on npu");
+    TORCH_CHECK(op_i >= 0 && (op_i < s || op_i < d), op, ": output_padding ", op_i, " (", hw[i],
+                ") must be non-negative and smaller than either stride ", s, " or dilation ", d);
     out[2 + i] = (x.size(2 + i) - 1) * s - 2 * pad + d * (k - 1) + op_i + 1;
     TORCH_CHECK(out[2 + i] > 0, op, ": output ", hw[i], " (", x.size(2 + i), " - 1)*", s, " - 2*", pad, " + ", d, "*(", k,
                 " - 1) + ", op_i, " + 1 = ", out[2 + i], " is not positive");
@@ -870,13 +871,30 @@ std::array<int64_t, 4> ConvTransposeOutSize(const char* op, const at::Tensor& x,
   return out;
 }
 
-at::Tensor ConvTransposeForward(const at::Tensor& x, const at::Tensor& w, const std::optional<at::Tensor>& bias,
+// An output_padding of a stride or more (allowed when it is below the dilation): the output is that of
+// x extended by e = output_padding / stride zero rows (columns) at the end with output_padding % stride,
+// which the kernels' geometry (output_padding < stride) covers; the zero rows add nothing. Returns the
+// extension per dim ({0, 0} when none is needed) and reduces `output_padding` in place.
+std::array<int64_t, 2> OutputPaddingExtension(const ConvParams& p, std::array<int64_t, 2>& output_padding) {
+  std::array<int64_t, 2> e{0, 0};
+  for (int i = 0; i < 2; ++i) {
+    e[i] = output_padding[i] / p.stride[i];
+    output_padding[i] %= p.stride[i];
+  }
+  return e;
+}
+at::Tensor ExtendRows(const at::Tensor& x, std::array<int64_t, 2> e) {
+  return e[0] == 0 && e[1] == 0 ? x : at::constant_pad_nd(x, {0, e[1], 0, e[0]}, 0);
+}
+
+at::Tensor ConvTransposeForward(const at::Tensor& x_in, const at::Tensor& w, const std::optional<at::Tensor>& bias,
                                 const ConvParams& p, std::array<int64_t, 2> output_padding) {
   const char* op = "conv_transpose2d";
   const bool has_bias = bias.has_value() && bias->defined();
   const at::Tensor no_bias;
-  CheckSameNpuDevice(op, {{"input", &x}, {"weight", &w}, {"bias", has_bias ? &*bias : &no_bias}});
-  const std::array<int64_t, 4> out = ConvTransposeOutSize(op, x, w, p, output_padding);
+  CheckSameNpuDevice(op, {{"input", &x_in}, {"weight", &w}, {"bias", has_bias ? &*bias : &no_bias}});
+  const std::array<int64_t, 4> out = ConvTransposeOutSize(op, x_in, w, p, output_padding);
+  const at::Tensor x = ExtendRows(x_in, OutputPaddingExtension(p, output_padding));
   if (has_bias) {
     TORCH_CHECK(bias->dim() == 1 && bias->size(0) == out[1], op, ": bias must have shape [", out[1],
                 "] (one per output channel), got ", bias->sizes());
@@ -895,13 +913,15 @@ at::Tensor ConvTransposeForward(const at::Tensor& x, const at::Tensor& w, const 
   return y;
 }
 
-std::tuple<at::Tensor, at::Tensor, at::Tensor> ConvTransposeBackward(const at::Tensor& grad_output, const at::Tensor& x,
+std::tuple<at::Tensor, at::Tensor, at::Tensor> ConvTransposeBackward(const at::Tensor& grad_output, const at::Tensor& x_in,
                                                                      const at::Tensor& w, const ConvParams& p,
                                                                      std::array<int64_t, 2> output_padding,
                                                                      std::array<bool, 3> output_mask) {
   const char* op = "conv_transpose2d backward";
-  CheckSameNpuDevice(op, {{"grad_output", &grad_output}, {"input", &x}, {"weight", &w}});
-  const std::array<int64_t, 4> out = ConvTransposeOutSize(op, x, w, p, output_padding);
+  CheckSameNpuDevice(op, {{"grad_output", &grad_output}, {"input", &x_in}, {"weight", &w}});
+  const std::array<int64_t, 4> out = ConvTransposeOutSize(op, x_in, w, p, output_padding);
+  const std::array<int64_t, 2> ext = OutputPaddingExtension(p, output_padding);
+  const at::Tensor x = ExtendRows(x_in, ext);
   TORCH_CHECK(grad_output.sizes() == c10::IntArrayRef(out), op, ": grad_output of shape ", grad_output.sizes(),
               " does not match the output shape ", Dims(out));
   TORCH_CHECK_TYPE(grad_output.scalar_type() == x.scalar_type(), op, ": grad_output dtype ", grad_output.scalar_type(),
@@ -909,8 +929,10 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> ConvTransposeBackward(const at::T
   at::Tensor gi, gw, gb;
   const bool empty = x.numel() == 0 || grad_output.numel() == 0;
   if (output_mask[0]) {
-    if (empty) gi = NpuEmpty(x.sizes(), x.scalar_type(), x.device().index()).zero_();
+    if (empty) gi = NpuEmpty(x_in.sizes(), x.scalar_type(), x.device().index()).zero_();
     else gi = ConvForward(grad_output, w, p);
+    if (gi.size(2) != x_in.size(2) || gi.size(3) != x_in.size(3))  // the extension's rows are not inputs
+      gi = gi.narrow(2, 0, x_in.size(2)).narrow(3, 0, x_in.size(3)).contiguous(gi.suggest_memory_format());
   }
   if (output_mask[1]) {
     if (empty) gw = NpuEmpty(w.sizes(), w.scalar_type(), w.device().index()).zero_();

@@ -542,6 +542,14 @@ at::Tensor Pointwise(const PwOp& op, std::initializer_list<PwArg> args, PwTarget
       first_tensor = a.name;
       break;
     }
+  // The argument a dtype error names: the first tensor of the rejected compute dtype (not, say,
+  // where's bool condition).
+  const char* culprit = first_tensor;
+  for (const auto& a : args)
+    if (a.tensor && a.tensor->scalar_type() == compute) {
+      culprit = a.name;
+      break;
+    }
   if (op.float_only && !IsNpuFloat(compute)) {
     const char* bad = first_tensor;
     for (const auto& a : args)
@@ -559,12 +567,12 @@ at::Tensor Pointwise(const PwOp& op, std::initializer_list<PwArg> args, PwTarget
     if (op.result == PwResult::kBool || info.bool_out) {
       int_compute = false;  // logical ops only test != 0, which the float path keeps for any integer
     } else {
-      FailDtype(name, first_tensor, compute, "Float, Half, BFloat16");
+      FailDtype(name, culprit, compute, "Float, Half, BFloat16");
     }
   }
   const bool ok_compute = IsNpuFloat(compute) || IsNpuInt(compute) || (compute == c10::kBool && info.bool_out);
   if (!ok_compute)
-    FailDtype(name, first_tensor, compute,
+    FailDtype(name, culprit, compute,
               op.int_ok ? "Float, Half, BFloat16, Byte, Char, Short, Int, Long" : "Float, Half, BFloat16");
   const c10::ScalarType natural = info.bool_out ? c10::kBool : result;
   c10::ScalarType out_dtype = natural;

@@ -52,6 +52,12 @@ Result EmbeddingBag(const Tensor& weight, const Tensor& indices, const Tensor& o
   TORCH_CHECK(!has_psw || mode == 0, op, ": embedding_bag: per_sample_weights was not None. per_sample_weights is ",
               "only supported for mode='sum' (got mode='", mode == 1 ? "mean" : "max", "'). Please open a feature ",
               "request on GitHub.");
+  if (padding_idx) {  // ATen's rule: -num_embeddings <= padding_idx < num_embeddings, negative counts from the end
+    const int64_t num = weight.size(0);
+    TORCH_CHECK(*padding_idx >= -num && *padding_idx < num, op, ": padding_idx must be within the number of ",
+                "embeddings, -", num, " through ", num - 1, ", but got ", *padding_idx);
+    if (*padding_idx < 0) padding_idx = *padding_idx + num;
+  }
   const int64_t d = weight.size(1);
   const Tensor idx = indices.reshape({-1}).to(c10::kLong);
   const int64_t n = idx.numel();

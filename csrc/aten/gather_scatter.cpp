@@ -134,8 +134,10 @@ ScatterFn PickCombine(Combine c, c10::ScalarType t) {
 }
 ScatterFn PickAdd(c10::ScalarType t) { return PickCombine(npu_kernels::kScatterAdd, t); }
 
+// gather / scatter take int64 or int32 indices (an empty index any dtype), as on the CPU.
 void CheckIndexDtype(const char* op, const at::Tensor& index, bool allow_int32) {
-  const bool ok = index.scalar_type() == c10::kLong || (allow_int32 && index.scalar_type() == c10::kInt);
+  const bool ok = index.scalar_type() == c10::kLong || (allow_int32 && index.scalar_type() == c10::kInt) ||
+                  (allow_int32 && index.numel() == 0);
   TORCH_CHECK_TYPE(ok, op, "(): Expected dtype ", allow_int32 ? "int32/int64" : "int64", " for index, got ",
                    index.scalar_type());
 }
@@ -310,7 +312,7 @@ bool SupportedBySize(const at::Tensor& t) {
 at::Tensor gather_npu(const at::Tensor& self, int64_t dim, const at::Tensor& index, bool sparse_grad) {
   const char* op = "gather";
   const c10::DeviceIndex dev = CheckSameNpuDevice(op, {{"self", &self}, {"index", &index}});
-  CheckIndexDtype(op, index, false);
+  CheckIndexDtype(op, index, true);
   dim = WrapDim(op, dim, self.dim());
   CheckShapes(op, self, dim, index, nullptr);
   if (!SupportedBySize(self))
@@ -358,7 +360,7 @@ bool ScatterSupported(const at::Tensor& self, bool add) {
 at::Tensor& ScatterTensor(const char* op, const char* fallback, at::Tensor& self, int64_t dim, const at::Tensor& index,
                           const at::Tensor& src, bool add) {
   const c10::DeviceIndex dev = CheckSameNpuDevice(op, {{"self", &self}, {"index", &index}, {"src", &src}});
-  CheckIndexDtype(op, index, false);
+  CheckIndexDtype(op, index, true);
   TORCH_CHECK_TYPE(self.scalar_type() == src.scalar_type(), op, "(): Expected self.dtype to be equal to src.dtype ",
                    "(self is ", self.scalar_type(), ", src is ", src.scalar_type(), ")");
   dim = WrapDim(op, dim, self.dim());
@@ -393,7 +395,7 @@ at::Tensor& ScatterValue(at::Tensor& self, int64_t dim, const at::Tensor& index,
                          Combine how, std::optional<c10::string_view> reduce) {
   const char* op = "scatter";
   const c10::DeviceIndex dev = CheckSameNpuDevice(op, {{"self", &self}, {"index", &index}});
-  CheckIndexDtype(op, index, false);
+  CheckIndexDtype(op, index, true);
   dim = WrapDim(op, dim, self.dim());
   CheckShapes(op, self, dim, index, nullptr);
   if (how == npu_kernels::kScatterAssign ? !SupportedBySize(self) : !PickCombine(how, self.scalar_type())) {
@@ -421,7 +423,7 @@ at::Tensor& scatter_reduce_inplace(at::Tensor& self, int64_t dim, const at::Tens
                                    c10::string_view reduce, bool include_self) {
   const char* op = "scatter_reduce";
   const c10::DeviceIndex dev = CheckSameNpuDevice(op, {{"self", &self}, {"index", &index}, {"src", &src}});
-  CheckIndexDtype(op, index, false);
+  CheckIndexDtype(op, index, true);
   TORCH_CHECK_TYPE(self.scalar_type() == src.scalar_type(), op, "(): Expected self.dtype to be equal to src.dtype ",
                    "(self is ", self.scalar_type(), ", src is ", src.scalar_type(), ")");
   const bool mean = reduce == "mean";

@@ -340,7 +340,10 @@ Tensor& log10_out(const Tensor& self, Tensor& out) {
 }
 Tensor& logit_out(const Tensor& self, std::optional<double> eps, Tensor& out) {
   Tensor x = F32("logit", self);
-  if (eps) x = at::clamp(x, *eps, 1.0 - *eps);
+  // The CPU's rule: a negative eps is none; else x < eps -> eps, then x > 1 - eps -> 1 - eps (in that
+  // order, which decides eps > 0.5, where clamp's max-then-min would give 1 - eps everywhere).
+  if (eps && *eps >= 0)
+    x = *eps <= 0.5 ? at::clamp(x, *eps, 1.0 - *eps) : at::where(x < *eps, *eps, at::where(x > 1.0 - *eps, 1.0 - *eps, x));
   return CopyToOut("logit", at::log(x / (1 - x)), out);
 }
 // The CPU's rule: eps given: 0 outside [eps, 1 - eps]; none: NaN outside [0, 1]; else g / (x (1 - x)).
@@ -348,7 +351,7 @@ Tensor& logit_backward_out(const Tensor& grad, const Tensor& self, std::optional
   CheckSameNpuDevice("logit_backward", {{"grad_output", &grad}, {"self", &self}, {"grad_input", &grad_input}});
   const Tensor x = F32("logit_backward", self), g = F32("logit_backward", grad);
   Tensor r = g / (x * (1 - x));
-  if (eps) r = at::where(at::logical_or(x < *eps, x > 1 - *eps), 0.0, r);
+  if (eps && *eps >= 0) r = at::where(at::logical_or(x < *eps, x > 1 - *eps), 0.0, r);
   else r = at::where(at::logical_or(x < 0, x > 1), std::numeric_limits<double>::quiet_NaN(), r);
   return CopyToOut("logit_backward", r, grad_input);
 }

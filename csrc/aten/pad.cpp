@@ -52,7 +52,6 @@ std::vector<at::Tensor> PadIndices(const char* op, const at::Tensor& self, c10::
       TORCH_CHECK(lo < n && hi < n, op, ": padding (", lo, ", ", hi, ") of dim ", d, " must be smaller than its size ",
                   n, " (input of shape ", self.sizes(), ")");
     TORCH_CHECK(n + lo + hi >= 1, op, ": dim ", d, " of size ", n, " padded by (", lo, ", ", hi, ") is empty");
-    TORCH_CHECK(lo > -n && hi > -n, op, ": padding (", lo, ", ", hi, ") of dim ", d, " crops more than its size ", n);
     maps.push_back(PadIndex(n, lo, hi, reflect, self.device()));
   }
   return maps;

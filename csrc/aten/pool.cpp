@@ -5,6 +5,8 @@
 // and the results returned in channels_last, except the max pooling forward of 4-D float32 inputs
 // with C % 8 == 0, which runs the NHWC kernel (pool_nhwc.cpp), NCHW inputs through layout copies.
 #include <ATen/core/Tensor.h>
+#include <ATen/ops/matmul.h>
+#include <ATen/ops/zeros.h>
 #include <c10/core/DeviceGuard.h>
 #include <torch/library.h>
 
@@ -357,9 +359,22 @@ Tensor adaptive_avg_pool2d_backward(const Tensor& grad_output, const Tensor& sel
   TORCH_CHECK(grad_output.dim() == self.dim(), op, ": grad_output must have ", self.dim(), " dimensions, got ",
               grad_output.sizes());
   const int64_t oh = grad_output.size(-2), ow = grad_output.size(-1);
-  TORCH_CHECK(oh <= s.h && ow <= s.w, op, ": output size (", oh, ", ", ow,
-              ") larger than the input (", s.h, ", ", s.w, ") is not supported on npu (overlapping windows)");
   c10::DeviceGuard guard(self.device());
+  if (oh > s.h || ow > s.w) {
+    // Overlapping windows (an output larger than the input): the average is separable,
+    // y = A_h x A_w^T with A[o, i] = 1 / |window o| over window o = [o*in/out, ceil((o+1)*in/out)),
+    // so grad_x = A_h^T grad_y A_w: two matmuls (the cube kernel) with host-built A.
+    auto avg = [&](int64_t in, int64_t out) {
+      Tensor a = at::zeros({out, in}, at::TensorOptions().dtype(c10::kFloat));
+      float* p = a.data_ptr<float>();
+      for (int64_t o = 0; o < out; ++o) {
+        const int64_t st = o * in / out, en = ((o + 1) * in + out - 1) / out;
+        for (int64_t i = st; i < en; ++i) p[o * in + i] = 1.0f / float(en - st);
+      }
+      return a.to(self.device()).to(self.scalar_type());
+    };
+    return AsFormat(at::matmul(avg(s.h, oh).t(), at::matmul(grad_output, avg(s.w, ow))).contiguous(), s);
+  }
   Tensor go = grad_output.contiguous();
   Tensor gx = NpuEmpty(self.sizes(), self.scalar_type(), dev);
   LaunchPool(op, AdaptiveTiling(s, oh, ow, true, self), true, go, Tensor(), gx, dev, self.scalar_type());

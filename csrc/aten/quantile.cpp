@@ -131,7 +131,7 @@ Tensor QuantileImpl(const char* op, const Tensor& self, const Tensor& q_t, doubl
   Tensor r = result.squeeze(-1);
   if (keepdim) {
     if (dim) {
-      r = r.unsqueeze(has_q ? d + 1 : d);
+      if (self.dim() > 0) r = r.unsqueeze(has_q ? d + 1 : d);  // a 0-d self keeps no dim, as on the CPU
     } else {
       std::vector<int64_t> shape;
       if (has_q) shape.push_back(q_t.size(0));

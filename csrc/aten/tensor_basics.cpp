@@ -14,6 +14,7 @@
 #include <ATen/ops/scalar_tensor.h>
 #include <ATen/ops/unfold_native.h>
 #include <ATen/ops/view_as_complex_native.h>
+#include <ATen/ops/view_as_real.h>
 #include <ATen/ops/view_as_real_native.h>
 #include <ATen/ops/view_native.h>
 #include <ATen/ops/_reshape_alias_native.h>
@@ -215,12 +216,36 @@ at::Tensor& conj_physical_(at::Tensor& self) {
   return self;
 }
 
+// The memory of a complex tensor as [..., 2] real pairs (its conj bit aside: the caller applies bits).
+static at::Tensor RealPairs(const at::Tensor& z) { return at::view_as_real(z.is_conj() ? z.conj() : z); }
+
+// A copy between a complex and another dtype moves the real (and imaginary) parts as real tensors,
+// each through the one copy path (dtype casts on the Cast kernel): real -> complex writes the real
+// part and zeros the imaginary one; complex -> real keeps the real part, with the CPU's warning;
+// complex64 <-> complex128 casts both parts.
+static void CopyComplexCast(const at::Tensor& src, const at::Tensor& dst, bool non_blocking) {
+  if (!dst.is_complex()) {
+    TORCH_WARN_ONCE("Casting complex values to real discards the imaginary part");
+    CopyMemory(RealPairs(src).select(-1, 0), dst, non_blocking);
+  } else if (!src.is_complex()) {
+    const at::Tensor d = RealPairs(dst);
+    CopyMemory(src, d.select(-1, 0), non_blocking);
+    d.select(-1, 1).zero_();
+  } else {
+    const at::Tensor d = RealPairs(dst), s = RealPairs(src);
+    CopyMemory(s.expand(d.sizes()), d, non_blocking);
+  }
+}
+
 at::Tensor copy_from(const at::Tensor& src, const at::Tensor& dst, bool non_blocking) {
   // Conjugate and negative views (z.conj(), z.conj().imag) are lazy bits over unchanged memory: move
   // the memory, then apply to dst what the bits differ by, as ATen's copy_ does (the raw copy alone
   // gave z.conj().resolve_conj() == z).
   const bool conj = src.is_conj() != dst.is_conj(), neg = src.is_neg() != dst.is_neg();
-  CopyMemory(src, dst, non_blocking);
+  if (src.scalar_type() != dst.scalar_type() && (src.is_complex() || dst.is_complex()) && dst.numel() > 0)
+    CopyComplexCast(src, dst, non_blocking);
+  else
+    CopyMemory(src, dst, non_blocking);
   if (dst.numel() > 0 && conj) dst.conj_physical_();
   if (dst.numel() > 0 && neg) dst.neg_();
   return dst;

@@ -55,3 +55,18 @@ def test_bad_input():
         F.embedding_bag(torch.tensor([1, 25]).npu(), w, torch.tensor([0]).npu())
         torch.npu.synchronize()
     assert F.embedding_bag(torch.tensor([1, 2]).npu(), w, torch.tensor([0]).npu()).shape == (1, 5)  # still usable
+
+
+@pytest.mark.parametrize("mode", ["sum", "mean", "max"])
+def test_negative_padding_idx_counts_from_the_end(mode):
+    torch.manual_seed(0)
+    w, idx, off = torch.randn(5, 4), torch.tensor([0, 4, 4, 1, 2, 3]), torch.tensor([0, 3])
+    psw = torch.randn(6) if mode == "sum" else None
+    for pidx in (-1, -5):
+        want = F.embedding_bag(idx, w, off, mode=mode, per_sample_weights=psw, padding_idx=pidx)
+        got = F.embedding_bag(idx.npu(), w.npu(), off.npu(), mode=mode,
+                              per_sample_weights=None if psw is None else psw.npu(), padding_idx=pidx)
+        torch.testing.assert_close(got.cpu(), want)
+    with pytest.raises(RuntimeError, match=r"padding_idx must be within the number of embeddings, -5 through 4, "
+                                           r"but got -6"):
+        torch.embedding_bag(w.npu(), idx.npu(), off.npu(), False, 0, False, None, False, -6)

@@ -180,8 +180,8 @@ def test_bad_input_is_a_clear_error_and_the_device_keeps_working():
             x.index_add_(dim, torch.tensor(idx, device="npu"), torch.ones(4, 5, device="npu").narrow(dim, 0, len(idx)))
             torch.npu.synchronize()
     x.zero_()
-    with pytest.raises(TypeError, match=r"gather\(\): Expected dtype int64 for index, got Int"):
-        torch.gather(x, 1, torch.tensor([[0]], dtype=torch.int32, device="npu"))
+    with pytest.raises(TypeError, match=r"gather\(\): Expected dtype int32/int64 for index, got Short"):
+        torch.gather(x, 1, torch.tensor([[0]], dtype=torch.int16, device="npu"))
     with pytest.raises(IndexError, match=r"gather\(\): Index tensor must have the same number of dimensions"):
         torch.gather(x, 1, torch.tensor([0], device="npu"))
     with pytest.raises(RuntimeError, match=r"gather\(\): Expected index \[5, 1\] to be no larger than self \[4, 5\] "
@@ -351,3 +351,19 @@ def test_histc_counts_past_float16_precision_and_bad_input():
     with pytest.raises(RuntimeError, match=r"torch.histc: range of \[.*nan, .*nan\] is not finite"):
         torch.histc(y, 5)
     assert torch.equal(torch.histc(y, 2, 0, 2).cpu(), torch.tensor([0.0, 1.0]))  # still usable
+
+
+def test_int32_and_empty_indices_as_on_the_cpu():
+    x = torch.randn(6, 5)
+    i32 = torch.randint(0, 6, (4, 5), dtype=torch.int32)
+    torch.testing.assert_close(torch.gather(x.npu(), 0, i32.npu()).cpu(), torch.gather(x, 0, i32))
+    src = torch.randn(4, 5)
+    for fn in (lambda t, i, s: t.scatter(0, i, s), lambda t, i, s: t.scatter_add(0, i, s),
+               lambda t, i, s: t.scatter(0, i, 2.5), lambda t, i, s: t.scatter_reduce(0, i, s, "amax"),
+               lambda t, i, s: t.scatter(0, i, s, reduce="multiply")):
+        idx = torch.stack([torch.randperm(6)[:4] for _ in range(5)], 1).to(torch.int32)  # no repeats per column
+        torch.testing.assert_close(fn(x.npu(), idx.npu(), src.npu()).cpu(), fn(x, idx, src))
+    empty = torch.empty(0, dtype=torch.uint8)
+    assert torch.gather(torch.randn(5).npu(), 0, empty.npu()).shape == (0,)
+    with pytest.raises(TypeError, match=r"gather\(\): Expected dtype int32/int64 for index, got Byte"):
+        torch.gather(torch.randn(5).npu(), 0, torch.zeros(2, dtype=torch.uint8).npu())

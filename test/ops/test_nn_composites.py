@@ -159,9 +159,15 @@ def test_atan2_quadrants_signed_zeros_and_infinities():
 
 def test_logit_eps_and_in_place():
     x = torch.tensor([0.0, 1e-8, 0.3, 0.999999, 1.0, 1.5, -0.1])
-    for eps in (None, 1e-6, 0.1):
+    # eps > 0.5 (x < eps -> eps first, then x > 1 - eps -> 1 - eps) and a negative eps (none), as the CPU
+    for eps in (None, 1e-6, 0.1, 0.6, -0.1):
         torch.testing.assert_close(torch.logit(x.npu(), eps).cpu(), torch.logit(x, eps), rtol=2e-6, atol=0,
                                    equal_nan=True)
+        xg = x.clone().requires_grad_()
+        xng = x.npu().requires_grad_()
+        torch.logit(xg, eps).backward(torch.ones(7))
+        torch.logit(xng, eps).backward(torch.ones(7).npu())
+        torch.testing.assert_close(xng.grad.cpu(), xg.grad, rtol=2e-6, atol=0, equal_nan=True)
     xd = x.npu()
     xd.logit_(1e-6)
     torch.testing.assert_close(xd.cpu(), torch.logit(x, 1e-6), rtol=2e-6, atol=0)

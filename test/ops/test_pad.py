@@ -60,3 +60,23 @@ def test_bad_input(fallback_error):
         torch.ops.aten.replication_pad1d(x[0], [-2, -2])
     # The device keeps working.
     assert torch.equal(F.pad(x, (1, 1, 1, 1), mode="reflect").cpu(), F.pad(x.cpu(), (1, 1, 1, 1), mode="reflect"))
+
+
+@pytest.mark.parametrize("mode", ["replicate", "reflect"])
+@pytest.mark.parametrize("pad", [(-4, 5, 0, 0), (5, -4, -4, 3), (-5, 6, 1, -3), (-3, 2, 0, 0), (-5, 2, 0, 0)])
+def test_negative_padding_crops_as_on_the_cpu(mode, pad):
+    """A negative pad crops that side (even all of it); replicate then repeats the nearest kept element."""
+    x = torch.randn(2, 3, 4, 4, requires_grad=True)
+    try:
+        want = F.pad(x, pad, mode=mode)
+    except RuntimeError:
+        with pytest.raises(RuntimeError):
+            F.pad(x.detach().npu(), pad, mode=mode)
+        return
+    xn = x.detach().npu().requires_grad_()
+    got = F.pad(xn, pad, mode=mode)
+    torch.testing.assert_close(got.detach().cpu(), want.detach())
+    g = torch.randn(want.shape)
+    want.backward(g)
+    got.backward(g.npu())
+    torch.testing.assert_close(xn.grad.cpu(), x.grad)

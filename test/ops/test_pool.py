@@ -327,3 +327,17 @@ def test_channel_shuffle_and_adaptive_max_errors(fallback_error):
         F.channel_shuffle(x.npu(), 3)
     with pytest.raises(RuntimeError, match=r"Expected input to have non-zero size for non-batch dimensions"):
         F.adaptive_max_pool2d(torch.randn(1, 2, 0, 4).npu(), (3, 3))
+
+
+@pytest.mark.parametrize("out", [(5, 3), (1, 7), (9, 9), (6, 2)])
+def test_adaptive_avg_pool_backward_with_overlapping_windows(out, fallback_error):
+    """An output larger than the input (windows overlap): the gradient through two matmuls."""
+    x = torch.randn(2, 3, 4, 5, requires_grad=True)
+    want = F.adaptive_avg_pool2d(x, out)
+    xn = x.detach().npu().requires_grad_()
+    got = F.adaptive_avg_pool2d(xn, out)
+    torch.testing.assert_close(got.detach().cpu(), want.detach())
+    g = torch.randn(want.shape)
+    want.backward(g)
+    got.backward(g.npu())
+    torch.testing.assert_close(xn.grad.cpu(), x.grad, atol=1e-5, rtol=1e-5)

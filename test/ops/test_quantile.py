@@ -68,3 +68,14 @@ def test_bad_input():
     with pytest.raises(RuntimeError, match=r"q must be a scalar or 1D tensor"):
         torch.quantile(x, torch.rand(2, 2).npu())
     assert torch.quantile(x, 0.5).item() == pytest.approx(torch.quantile(X, 0.5).item())  # still usable
+
+
+@pytest.mark.parametrize("dim", [None, 0, -1])
+@pytest.mark.parametrize("keepdim", [False, True])
+def test_zero_dim_input_keeps_no_dim(dim, keepdim):
+    x = torch.tensor(3.5)
+    for q in (0.5, torch.tensor([0.25, 0.5])):
+        want = torch.quantile(x, q, dim=dim, keepdim=keepdim)
+        got = torch.quantile(x.npu(), q.npu() if isinstance(q, torch.Tensor) else q, dim=dim, keepdim=keepdim)
+        assert got.shape == want.shape
+        torch.testing.assert_close(got.cpu(), want)

@@ -281,3 +281,33 @@ def test_conjugate_and_negative_views_copy_their_values(monkeypatch):
     buf.copy_(d.conj())
     assert torch.equal(buf.cpu(), z.conj().resolve_conj())
     assert d[0, 0].conj().item() == z[0, 0].conj().item()
+
+
+# ---- casts between complex and other dtypes (each part through the one copy path)
+@pytest.mark.parametrize("src_dtype,dst_dtype", [(torch.float32, torch.complex64), (torch.float64, torch.complex128),
+                                                 (torch.int64, torch.complex64), (torch.float16, torch.complex64),
+                                                 (torch.complex64, torch.complex128),
+                                                 (torch.complex128, torch.complex64)])
+def test_complex_casts_match_cpu(src_dtype, dst_dtype):
+    x = (torch.randn(3, 5) * 10).to(src_dtype) if not src_dtype.is_complex else torch.randn(3, 5, dtype=src_dtype)
+    got = x.to("npu").to(dst_dtype)
+    assert got.device.type == "npu" and got.dtype == dst_dtype
+    torch.testing.assert_close(got.cpu(), x.to(dst_dtype))
+    # into a strided destination, broadcasting the source
+    dst = torch.zeros(5, 3, dtype=dst_dtype).to("npu").t()
+    dst.copy_(x.to("npu")[1])
+    torch.testing.assert_close(dst.cpu(), x[1].to(dst_dtype).expand(3, 5))
+
+
+def test_complex_to_real_keeps_the_real_part_and_warns():
+    z = torch.randn(4, dtype=torch.complex64)
+    r = torch.empty(4).to("npu")
+    r.copy_(z.to("npu"))
+    torch.testing.assert_close(r.cpu(), z.real)
+    from conftest import run_python  # the warning is once per process, as the CPU's
+
+    p = run_python("import torch, torch_ops_nn; torch.empty(2).to('npu').copy_(torch.ones(2, dtype=torch.cfloat).to('npu'))")
+    assert p.returncode == 0 and "Casting complex values to real discards the imaginary part" in p.stderr, p.stderr
+    # a conjugate view: the real part is unchanged; .imag of it is the negated imaginary part
+    torch.testing.assert_close(z.to("npu").conj().to(torch.complex128).cpu(), z.conj().to(torch.complex128))
+    torch.testing.assert_close(torch.fft.fft(torch.arange(8.0).to("npu")).cpu(), torch.fft.fft(torch.arange(8.0)))
