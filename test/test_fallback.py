@@ -39,3 +39,51 @@ def test_fallback_warning_text():
 def test_fallback_error_mode(fallback_error):
     with pytest.raises(NotImplementedError, match=f"'{NAME}' has no native npu kernel"):
         OP(torch.ones(2).to("npu"))
+
+
+# ---- float64 / complex operands of kernels without such a dtype (csrc/core/host_dtype_gate.h)
+def test_float64_operands_take_the_fallback(monkeypatch):
+    monkeypatch.delenv("TORCH_OPS_NN_FALLBACK", raising=False)
+    x = torch.randn(4, 6, dtype=torch.float64)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for fn in (torch.sigmoid, torch.nn.functional.gelu, lambda t: torch.where(t > 0, t, 0.5),
+                   lambda t: torch.nn.functional.layer_norm(t, (6,)), lambda t: t.clamp(-0.5, 0.5),
+                   lambda t: torch.logsumexp(t, 1), lambda t: torch.nn.functional.max_pool2d(t[None], 2)):
+            got = fn(x.to("npu"))
+            assert got.device.type == "npu" and got.dtype == torch.float64
+            torch.testing.assert_close(got.cpu(), fn(x), rtol=0, atol=0)
+    assert "aten::sigmoid" in torch_ops_nn.fallback_ops()
+
+
+def test_float64_fallback_message_and_error_mode(fallback_error):
+    with pytest.raises(NotImplementedError, match=r"'aten::sigmoid' has no native npu kernel for float64 / complex "
+                                                  r"operands, and TORCH_OPS_NN_FALLBACK=error forbids"):
+        torch.sigmoid(torch.ones(3, dtype=torch.float64).to("npu"))
+    # float32 and integer operands of the same ops stay native; views of float64 tensors too
+    assert torch.sigmoid(torch.ones(3).to("npu")).cpu().tolist() == [torch.sigmoid(torch.ones(1)).item()] * 3
+    v = torch.arange(6, dtype=torch.float64).to("npu").view(2, 3).t()[1]
+    assert v.cpu().tolist() == [1.0, 4.0]
+    # a wrong-dtype operand that is not float64 / complex is still the op's own dtype error
+    with pytest.raises(NotImplementedError, match=r"gelu: argument 'self' has dtype Long"):
+        torch.nn.functional.gelu(torch.ones(3, dtype=torch.long).to("npu"))
+
+
+def test_float64_autograd_through_the_fallback(monkeypatch):
+    """Ops whose npu autograd kernel is a composition (quantile, grid_sample): a float64 call goes
+    to the CPU op through differentiable copies, so the gradient reaches the npu operand."""
+    monkeypatch.delenv("TORCH_OPS_NN_FALLBACK", raising=False)
+    x = torch.randn(5, 7, dtype=torch.float64, requires_grad=True)
+    xn = x.detach().to("npu").requires_grad_()
+    grid = torch.rand(1, 3, 4, 2, dtype=torch.float64) * 2 - 1
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for fn in (lambda t, g: torch.quantile(t, 0.3, dim=1),
+                   lambda t, g: torch.nn.functional.grid_sample(t[None, None], g, align_corners=False),
+                   lambda t, g: torch.nn.functional.conv2d(t[None, None], t[None, None, :3, :3])):
+            y, yn = fn(x, grid), fn(xn, grid.to("npu"))
+            torch.testing.assert_close(yn.detach().cpu(), y.detach())
+            gx, = torch.autograd.grad(y.sum(), x)
+            gxn, = torch.autograd.grad(yn.sum(), xn)
+            assert gxn.device.type == "npu"
+            torch.testing.assert_close(gxn.cpu(), gx)

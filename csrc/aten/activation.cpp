@@ -366,7 +366,7 @@ at::Tensor log_sigmoid_backward(const at::Tensor& grad_output, const at::Tensor&
   return at::mul(grad_output, at::sigmoid(at::neg(self)));
 }
 
-TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+NPU_ATEN_LIBRARY_IMPL(m) {
   m.impl("log_sigmoid_forward", TORCH_FN(log_sigmoid_forward));
   m.impl("log_sigmoid_backward", TORCH_FN(log_sigmoid_backward));
   using namespace torch_ops_nn;

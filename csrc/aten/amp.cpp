@@ -55,7 +55,7 @@ at::Tensor& amp_update_scale_(at::Tensor& self, at::Tensor& growth_tracker, cons
 }  // namespace
 }  // namespace torch_ops_nn
 
-TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+NPU_ATEN_LIBRARY_IMPL(m) {
   m.impl("_amp_foreach_non_finite_check_and_unscale_", TORCH_FN(torch_ops_nn::amp_non_finite_check_and_unscale_));
   m.impl("_amp_update_scale_", TORCH_FN(torch_ops_nn::amp_update_scale_));
 }

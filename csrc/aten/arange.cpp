@@ -84,4 +84,4 @@ at::Tensor& arange_start_out(const c10::Scalar& start, const c10::Scalar& end, c
 }  // namespace
 }  // namespace torch_ops_nn
 
-TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) { m.impl("arange.start_out", TORCH_FN(torch_ops_nn::arange_start_out)); }
+NPU_ATEN_LIBRARY_IMPL(m) { m.impl("arange.start_out", TORCH_FN(torch_ops_nn::arange_start_out)); }

@@ -163,7 +163,7 @@ at::Tensor transformer_encoder_layer_fwd(
 
 }  // namespace
 
-TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+NPU_ATEN_LIBRARY_IMPL(m) {
   m.impl("_native_multi_head_attention", TORCH_FN(native_multi_head_attention));
   m.impl("_transformer_encoder_layer_fwd", TORCH_FN(transformer_encoder_layer_fwd));
 }

@@ -545,6 +545,15 @@ at::Tensor convolution_overrideable(const at::Tensor& input, const at::Tensor& w
                                     c10::IntArrayRef padding, c10::IntArrayRef dilation, bool transposed,
                                     c10::IntArrayRef output_padding, int64_t groups) {
   const char* op = transposed ? "conv_transpose2d" : "conv2d";
+  // float64 / complex (no such cube dtype) and 3-D transposed convolutions run on the CPU fallback
+  // (as aten::convolution: the CPU has no convolution_overrideable).
+  const at::Tensor no_bias;
+  const bool host_dtype = AnyHostOnlyDtype({&input, &weight, bias.has_value() ? &*bias : &no_bias});
+  if (host_dtype || (input.dim() == 5 && transposed))
+    return CallCpuFallback("aten::convolution", "", {input, weight, bias, stride, padding, dilation, transposed,
+                                                     output_padding, groups},
+                           host_dtype ? kHostOnlyDtypes : "")[0]
+        .toTensor();
   if (input.dim() == 5 && !transposed) return Conv3dForward(input, weight, bias, stride, padding, dilation, groups);
   TORCH_CHECK(input.dim() == 4, op, ": expected a 4-D input [N, C, H, W], got a ", input.dim(), "-D tensor of shape ",
               input.sizes(), " (npu convolutions: 1-D and 2-D, transposed too, and 3-D non-transposed)");
@@ -982,6 +991,19 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> convolution_backward_overrideable
     c10::IntArrayRef padding, c10::IntArrayRef dilation, bool transposed, c10::IntArrayRef output_padding,
     int64_t groups, std::array<bool, 3> output_mask) {
   const char* op = "convolution_backward";
+  const bool host_dtype = AnyHostOnlyDtype({&grad_output, &input, &weight});
+  if (host_dtype || (input.dim() == 5 && transposed)) {
+    const int64_t cout = transposed ? weight.size(1) * groups : weight.size(0);
+    const std::optional<std::vector<int64_t>> bias_sizes =
+        output_mask[2] ? std::optional<std::vector<int64_t>>(std::vector<int64_t>{cout}) : std::nullopt;
+    torch::jit::Stack r = CallCpuFallback(
+        "aten::convolution_backward", "",
+        {grad_output, input, weight, bias_sizes, stride, padding, dilation, transposed, output_padding, groups,
+         c10::List<bool>({output_mask[0], output_mask[1], output_mask[2]})},
+        host_dtype ? kHostOnlyDtypes : "");
+    auto get = [&](size_t i) { return r[i].isNone() ? at::Tensor() : r[i].toTensor(); };
+    return {get(0), get(1), get(2)};
+  }
   if (input.dim() == 5 && !transposed)
     return Conv3dBackward(grad_output, input, weight, stride, padding, dilation, groups, output_mask);
   ConvParams p;
@@ -1060,7 +1082,7 @@ TORCH_LIBRARY_IMPL(torch_ops_nn_conv_testing, PrivateUse1, m) {
   m.impl("conv2d_epilogue", TORCH_FN(torch_ops_nn::conv2d_epilogue_for_tests));
 }
 
-TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+NPU_ATEN_LIBRARY_IMPL(m) {
   m.impl("convolution_overrideable", TORCH_FN(torch_ops_nn::convolution_overrideable));
   m.impl("convolution_backward_overrideable", TORCH_FN(torch_ops_nn::convolution_backward_overrideable));
 }

@@ -2,13 +2,16 @@
 // (e.g. float64, or integers where the kernel has none) take the explicit CPU fallback, with its
 // usual warn/error policy (TORCH_OPS_NN_FALLBACK).
 //
-//   TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) { NPU_IMPL("_softmax", softmax, NotDouble); }
+//   NPU_ATEN_LIBRARY_IMPL(m) { NPU_IMPL("_softmax", softmax, NotDouble); }
 #pragma once
 #include <ATen/core/dispatch/Dispatcher.h>
 #include <torch/library.h>
 
 #include "aten/op_common.h"
 #include "core/cpu_fallback.h"
+#include "core/host_dtype_gate.h"
+
+#include <vector>
 
 namespace torch_ops_nn {
 
@@ -20,8 +23,20 @@ void DtypeDispatch(const c10::OperatorHandle& op, c10::DispatchKeySet ks, torch:
   static const c10::KernelFunction kernel = c10::KernelFunction::makeFromUnboxedFunction(Fn());
   const size_t n = op.schema().arguments().size();
   const c10::IValue& first = (*stack)[stack->size() - n];
-  if (first.isTensor() && kNative(first.toTensor().scalar_type())) kernel.callBoxed(op, ks, stack);
-  else RunCpuFallback(op, stack);
+  if (!first.isTensor() || !kNative(first.toTensor().scalar_type())) return RunCpuFallback(op, stack);
+  // The first operand's dtype is native, but another operand or a dtype argument may be float64 /
+  // complex, which the kernel's check rejects (host_dtype_gate.h): then the CPU fallback on the
+  // arguments as they were.
+  const size_t base = stack->size() - n;
+  std::vector<c10::IValue> args(stack->begin() + static_cast<std::ptrdiff_t>(base), stack->end());
+  try {
+    kernel.callBoxed(op, ks, stack);
+    return;
+  } catch (const HostOnlyDtypeTag&) {
+  }
+  stack->resize(base);
+  stack->insert(stack->end(), args.begin(), args.end());
+  gate_detail::FallbackForDtype(op, ks, stack);
 }
 
 // Integer (and bool) inputs of an order-statistic op with float kernels only (max / min / argmax ...):

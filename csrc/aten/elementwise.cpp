@@ -313,8 +313,9 @@ double RoundTo(double v, c10::ScalarType t) {
 
 // NotImplementedError (not TypeError, which Python's binary operators turn into "unsupported operand").
 [[noreturn]] void FailDtype(const char* op, const char* arg, c10::ScalarType t, const char* supported) {
-  TORCH_CHECK_NOT_IMPLEMENTED(false, op, ": argument '", arg, "' has dtype ", t, ", which is not supported; supported dtypes: ",
-                   supported);
+  NPU_CHECK_DTYPE_NOT_IMPLEMENTED(false, t, op, ": argument '", arg, "' has dtype ", t,
+                                  ", which is not supported; supported dtypes: ", supported);
+  std::abort();  // not reached
 }
 
 // ---------------------------------------------------------------- exact int64
@@ -1714,7 +1715,7 @@ at::Tensor PowScalarRun(const char* name, const at::Tensor& self, const c10::Sca
   const double x = e.isBoolean() ? (e.toBool() ? 1.0 : 0.0) : e.toDouble();
   if (x == 0.0 || x == 1.0) {  // x ** 0 = 1, x ** 1 = x (in the promoted dtype)
     const c10::ScalarType r = CommonDtype({{"self", &self}, {"exponent", nullptr, &e}});
-    TORCH_CHECK_NOT_IMPLEMENTED(IsNpuFloat(r), name, ": argument 'self' has dtype ", r,
+    NPU_CHECK_DTYPE_NOT_IMPLEMENTED(IsNpuFloat(r), r, name, ": argument 'self' has dtype ", r,
                      ", which is not supported; supported dtypes: Float, Half, BFloat16");
     at::Tensor res;
     if (target.kind == PwTarget::kNew) {
@@ -1784,7 +1785,7 @@ at::Tensor& pow_Scalar_out(const c10::Scalar& base, const at::Tensor& e, at::Ten
 }  // namespace
 }  // namespace torch_ops_nn
 
-TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+NPU_ATEN_LIBRARY_IMPL(m) {
   using namespace torch_ops_nn;
   m.impl("add.Tensor", TORCH_FN(torch_ops_nn::add_Tensor));
   m.impl("add_.Tensor", TORCH_FN(torch_ops_nn::add__Tensor));

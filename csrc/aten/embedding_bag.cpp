@@ -129,5 +129,5 @@ Result embedding_bag_default(const Tensor& weight, const Tensor& indices, const 
   m.impl("embedding_bag.padding_idx", TORCH_FN(torch_ops_nn::embedding_bag_padding_idx));        \
   m.impl("embedding_bag", TORCH_FN(torch_ops_nn::embedding_bag_default))
 
-TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) { TORCH_OPS_NN_EMBEDDING_BAG_IMPLS(m); }
-TORCH_LIBRARY_IMPL(aten, AutogradPrivateUse1, m) { TORCH_OPS_NN_EMBEDDING_BAG_IMPLS(m); }
+NPU_ATEN_LIBRARY_IMPL(m) { TORCH_OPS_NN_EMBEDDING_BAG_IMPLS(m); }
+NPU_ATEN_AUTOGRAD_LIBRARY_IMPL(m) { TORCH_OPS_NN_EMBEDDING_BAG_IMPLS(m); }

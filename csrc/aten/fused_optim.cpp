@@ -83,7 +83,7 @@ void fused_adamw_(at::TensorList params, at::TensorList grads, at::TensorList ex
 }  // namespace
 }  // namespace torch_ops_nn
 
-TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+NPU_ATEN_LIBRARY_IMPL(m) {
   m.impl("_fused_adam_", TORCH_FN(torch_ops_nn::fused_adam_));
   m.impl("_fused_adamw_", TORCH_FN(torch_ops_nn::fused_adamw_));
 }

@@ -655,7 +655,7 @@ at::Tensor histc_npu(const at::Tensor& self, int64_t bins, const c10::Scalar& mi
 }  // namespace
 }  // namespace torch_ops_nn
 
-TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+NPU_ATEN_LIBRARY_IMPL(m) {
   using namespace torch_ops_nn;
   m.impl("gather", TORCH_FN(gather_npu));
   m.impl("gather.out", TORCH_FN(gather_out_npu));

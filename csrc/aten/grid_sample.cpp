@@ -112,7 +112,7 @@ Tensor grid_sampler_2d_npu(const Tensor& input, const Tensor& grid, int64_t inte
 }  // namespace
 }  // namespace torch_ops_nn
 
-TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) { m.impl("grid_sampler_2d", TORCH_FN(torch_ops_nn::grid_sampler_2d_npu)); }
-TORCH_LIBRARY_IMPL(aten, AutogradPrivateUse1, m) {
+NPU_ATEN_LIBRARY_IMPL(m) { m.impl("grid_sampler_2d", TORCH_FN(torch_ops_nn::grid_sampler_2d_npu)); }
+NPU_ATEN_AUTOGRAD_LIBRARY_IMPL(m) {
   m.impl("grid_sampler_2d", TORCH_FN(torch_ops_nn::grid_sampler_2d_npu));
 }

@@ -114,7 +114,7 @@ Tensor col2im_npu(const Tensor& self, c10::SymIntArrayRef output_size, at::IntAr
 }  // namespace
 }  // namespace torch_ops_nn
 
-TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+NPU_ATEN_LIBRARY_IMPL(m) {
   using namespace torch_ops_nn;
   m.impl("im2col", TORCH_FN(im2col_npu));
   m.impl("im2col.out", TORCH_FN(im2col_out));

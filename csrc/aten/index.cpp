@@ -530,7 +530,7 @@ at::Tensor one_hot_npu(const at::Tensor& self, int64_t num_classes) {
   return at::eq(self.unsqueeze(-1), at::arange(num_classes, self.options())).to(c10::kLong);
 }
 
-TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+NPU_ATEN_LIBRARY_IMPL(m) {
   m.impl("one_hot", TORCH_FN(one_hot_npu));
   m.impl("index.Tensor", TORCH_FN(torch_ops_nn::index_tensor_npu));
   m.impl("_index_put_impl_", TORCH_FN(torch_ops_nn::index_put_impl_npu));

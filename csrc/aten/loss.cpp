@@ -243,8 +243,8 @@ namespace {
 // kernels (a few launches each; no CPU work).
 void CheckLossArgs(const char* op, const at::Tensor& self, const at::Tensor& target, int64_t reduction) {
   CheckSameNpuDevice(op, {{"self", &self}, {"target", &target}});
-  TORCH_CHECK_TYPE(IsNpuFloat(self.scalar_type()), op, ": argument 'self' has dtype ", self.scalar_type(),
-                   ", which is not supported on npu; supported dtypes: Float, Half, BFloat16");
+  NPU_CHECK_DTYPE(IsNpuFloat(self.scalar_type()), self.scalar_type(), op, ": argument 'self' has dtype ",
+                  self.scalar_type(), ", which is not supported on npu; supported dtypes: Float, Half, BFloat16");
   TORCH_CHECK(reduction >= 0 && reduction <= 2, op, ": reduction must be 0 (none), 1 (mean) or 2 (sum), got ",
               reduction);
 }
@@ -338,7 +338,7 @@ at::Tensor& huber_loss_backward_out(const at::Tensor& grad, const at::Tensor& se
 }  // namespace
 }  // namespace torch_ops_nn
 
-TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+NPU_ATEN_LIBRARY_IMPL(m) {
   m.impl("mse_loss", TORCH_FN(torch_ops_nn::mse_loss_npu));
   m.impl("mse_loss.out", TORCH_FN(torch_ops_nn::mse_loss_out));
   m.impl("mse_loss_backward", TORCH_FN(torch_ops_nn::mse_loss_backward_npu));
@@ -353,7 +353,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("huber_loss_backward.out", TORCH_FN(torch_ops_nn::huber_loss_backward_out));
 }
 
-TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+NPU_ATEN_LIBRARY_IMPL(m) {
   m.impl("nll_loss_forward", TORCH_FN(torch_ops_nn::nll_loss_forward));
   m.impl("nll_loss_forward.output", TORCH_FN(torch_ops_nn::nll_loss_forward_out));
   m.impl("nll_loss_backward", TORCH_FN(torch_ops_nn::nll_loss_backward));

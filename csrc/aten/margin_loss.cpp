@@ -85,5 +85,5 @@ at::Tensor multilabel_margin_loss(const at::Tensor& self, const at::Tensor& targ
   m.impl("multi_margin_loss", TORCH_FN(torch_ops_nn::multi_margin_loss));          \
   m.impl("multilabel_margin_loss", TORCH_FN(torch_ops_nn::multilabel_margin_loss))
 
-TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) { TORCH_OPS_NN_MARGIN_LOSS_IMPLS(m); }
-TORCH_LIBRARY_IMPL(aten, AutogradPrivateUse1, m) { TORCH_OPS_NN_MARGIN_LOSS_IMPLS(m); }
+NPU_ATEN_LIBRARY_IMPL(m) { TORCH_OPS_NN_MARGIN_LOSS_IMPLS(m); }
+NPU_ATEN_AUTOGRAD_LIBRARY_IMPL(m) { TORCH_OPS_NN_MARGIN_LOSS_IMPLS(m); }

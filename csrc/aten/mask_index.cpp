@@ -98,7 +98,7 @@ at::Tensor& masked_select_out(const at::Tensor& self, const at::Tensor& mask, at
 }  // namespace
 }  // namespace torch_ops_nn
 
-TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+NPU_ATEN_LIBRARY_IMPL(m) {
   m.impl("nonzero", TORCH_FN(torch_ops_nn::nonzero_npu));
   m.impl("nonzero.out", TORCH_FN(torch_ops_nn::nonzero_out));
   m.impl("masked_select", TORCH_FN(torch_ops_nn::masked_select_npu));

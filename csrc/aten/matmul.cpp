@@ -516,7 +516,7 @@ at::Tensor dot(const at::Tensor& self, const at::Tensor& other) {
 }  // namespace
 }  // namespace torch_ops_nn
 
-TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+NPU_ATEN_LIBRARY_IMPL(m) {
   m.impl("addmv", TORCH_FN(torch_ops_nn::addmv));
   m.impl("addmv.out", TORCH_FN(torch_ops_nn::addmv_out));
   m.impl("addmv_", TORCH_FN(torch_ops_nn::addmv_));

@@ -58,7 +58,7 @@ Tensor& nextafter__npu(Tensor& self, const Tensor& other) {
 }  // namespace
 }  // namespace torch_ops_nn
 
-TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+NPU_ATEN_LIBRARY_IMPL(m) {
   m.impl("nextafter", TORCH_FN(torch_ops_nn::nextafter_npu));
   m.impl("nextafter.out", TORCH_FN(torch_ops_nn::nextafter_out_npu));
   m.impl("nextafter_", TORCH_FN(torch_ops_nn::nextafter__npu));

@@ -643,7 +643,7 @@ Tensor triu_indices_npu(int64_t row, int64_t col, int64_t offset, std::optional<
 }  // namespace
 }  // namespace torch_ops_nn
 
-TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+NPU_ATEN_LIBRARY_IMPL(m) {
   using namespace torch_ops_nn;
   m.impl("eye.m_out", TORCH_FN(eye_m_out));
   m.impl("eye.out", TORCH_FN(eye_out));

@@ -485,7 +485,7 @@ std::tuple<Tensor, Tensor, Tensor> native_group_norm_backward(const Tensor& grad
 }  // namespace
 }  // namespace torch_ops_nn
 
-TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+NPU_ATEN_LIBRARY_IMPL(m) {
   m.impl("native_batch_norm", TORCH_FN(torch_ops_nn::native_batch_norm));
   m.impl("_native_batch_norm_legit", TORCH_FN(torch_ops_nn::native_batch_norm_legit));
   m.impl("_native_batch_norm_legit.no_stats", TORCH_FN(torch_ops_nn::native_batch_norm_legit_no_stats));

@@ -79,7 +79,7 @@ std::optional<npu_kernels::EwDType> EwDTypeOf(c10::ScalarType t) {
 }
 
 void CheckFloatDtype(const char* op, const char* arg, const at::Tensor& t) {
-  TORCH_CHECK_TYPE(IsNpuFloat(t.scalar_type()), op, ": argument '", arg, "' has dtype ", t.scalar_type(),
+  NPU_CHECK_DTYPE(IsNpuFloat(t.scalar_type()), t.scalar_type(), op, ": argument '", arg, "' has dtype ", t.scalar_type(),
                    ", which is not supported; supported dtypes: Float, Half, BFloat16");
 }
 

@@ -109,7 +109,7 @@ at::Tensor replication_pad2d_backward(const at::Tensor& g, const at::Tensor& sel
 }  // namespace
 }  // namespace torch_ops_nn
 
-TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+NPU_ATEN_LIBRARY_IMPL(m) {
   using namespace torch_ops_nn;
   m.impl("reflection_pad1d", TORCH_FN(reflection_pad1d));
   m.impl("reflection_pad2d", TORCH_FN(reflection_pad2d));

@@ -384,7 +384,7 @@ Tensor adaptive_avg_pool2d_backward(const Tensor& grad_output, const Tensor& sel
 }  // namespace
 }  // namespace torch_ops_nn
 
-TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+NPU_ATEN_LIBRARY_IMPL(m) {
   m.impl("max_pool2d", TORCH_FN(torch_ops_nn::max_pool2d));
   m.impl("max_pool2d_backward", TORCH_FN(torch_ops_nn::max_pool2d_backward));
   m.impl("max_pool2d_with_indices", TORCH_FN(torch_ops_nn::max_pool2d_with_indices));

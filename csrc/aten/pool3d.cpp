@@ -223,7 +223,7 @@ at::Tensor avg_pool3d_backward(const at::Tensor& grad_output, const at::Tensor& 
 
 }  // namespace torch_ops_nn
 
-TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+NPU_ATEN_LIBRARY_IMPL(m) {
   m.impl("max_pool3d_with_indices", TORCH_FN(torch_ops_nn::max_pool3d_with_indices));
   m.impl("max_pool3d_with_indices_backward", TORCH_FN(torch_ops_nn::max_pool3d_with_indices_backward));
   m.impl("avg_pool3d", TORCH_FN(torch_ops_nn::avg_pool3d));

@@ -51,7 +51,7 @@ Tensor QuantileImpl(const char* op, const Tensor& self, const Tensor& q_t, doubl
                     bool keepdim, c10::string_view interpolation, bool ignore_nan) {
   CheckSameNpuDevice(op, {{"self", &self}, {"q", q_t.defined() ? &q_t : &self}});
   TORCH_CHECK(self.numel() > 0, op, "() input tensor must be non-empty");
-  TORCH_CHECK_TYPE(self.scalar_type() == c10::kFloat, op,
+  NPU_CHECK_DTYPE(self.scalar_type() == c10::kFloat, self.scalar_type(), op,
                    "() input tensor must be either float or double dtype (float32 on npu), got ", self.scalar_type());
   const Interp mode = ParseInterp(op, interpolation);
   // q on the host (a tensor q is read back once): the range check and, below, the ranks.
@@ -169,5 +169,5 @@ Tensor nanquantile_scalar(const Tensor& self, double q, std::optional<int64_t> d
   m.impl("nanquantile", TORCH_FN(torch_ops_nn::nanquantile_tensor));          \
   m.impl("nanquantile.scalar", TORCH_FN(torch_ops_nn::nanquantile_scalar))
 
-TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) { TORCH_OPS_NN_QUANTILE_IMPLS(m); }
-TORCH_LIBRARY_IMPL(aten, AutogradPrivateUse1, m) { TORCH_OPS_NN_QUANTILE_IMPLS(m); }
+NPU_ATEN_LIBRARY_IMPL(m) { TORCH_OPS_NN_QUANTILE_IMPLS(m); }
+NPU_ATEN_AUTOGRAD_LIBRARY_IMPL(m) { TORCH_OPS_NN_QUANTILE_IMPLS(m); }

@@ -123,7 +123,7 @@ Tensor native_dropout_backward(const Tensor& grad_output, const Tensor& mask, do
 }  // namespace
 }  // namespace torch_ops_nn
 
-TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+NPU_ATEN_LIBRARY_IMPL(m) {
   m.impl("uniform_", TORCH_FN(torch_ops_nn::uniform_));
   m.impl("normal_", TORCH_FN(torch_ops_nn::normal_));
   m.impl("bernoulli_.float", TORCH_FN(torch_ops_nn::bernoulli_float));

@@ -336,9 +336,9 @@ at::Tensor SumImpl(const char* op, const at::Tensor& self, at::OptionalIntArrayR
     at::Tensor y = IntegerSum(op, self, mask, out_dtype);
     return y.view(out_sizes);
   }
-  TORCH_CHECK_TYPE(IsNpuFloat(self.scalar_type()), op, ": argument 'self' has dtype ", self.scalar_type(),
-                   ", which is not supported on npu; supported dtypes: Float, Half, BFloat16, bool and integers");
-  TORCH_CHECK_TYPE(IsNpuFloat(out_dtype) || out_dtype == c10::kDouble, op, ": dtype ", out_dtype,
+  NPU_CHECK_DTYPE(IsNpuFloat(self.scalar_type()), self.scalar_type(), op, ": argument 'self' has dtype ",
+                  self.scalar_type(), ", which is not supported on npu; supported dtypes: Float, Half, BFloat16, bool and integers");
+  NPU_CHECK_DTYPE(IsNpuFloat(out_dtype) || out_dtype == c10::kDouble, out_dtype, op, ": dtype ", out_dtype,
                    " is not supported on npu; supported dtypes: Float, Half, BFloat16");
   const c10::ScalarType kernel_out = out_dtype == c10::kDouble ? c10::kFloat : out_dtype;
   PassOp pass;
@@ -380,8 +380,8 @@ at::Tensor& nansum_out(const at::Tensor& self, at::OptionalIntArrayRef dim, bool
 
 // ------------------------------------------------------------------------------- amax / amin / max / min
 void CheckExtremeDtype(const char* op, const at::Tensor& self) {
-  TORCH_CHECK_TYPE(IsNpuFloat(self.scalar_type()), op, ": argument 'self' has dtype ", self.scalar_type(),
-                   ", which is not supported on npu; supported dtypes: Float, Half, BFloat16");
+  NPU_CHECK_DTYPE(IsNpuFloat(self.scalar_type()), self.scalar_type(), op, ": argument 'self' has dtype ",
+                  self.scalar_type(), ", which is not supported on npu; supported dtypes: Float, Half, BFloat16");
 }
 
 // The min and / or the max over `dim` (the one not asked for is undefined); a slice holding a NaN gives
@@ -660,8 +660,8 @@ at::Tensor VectorNorm(const at::Tensor& self, const c10::Scalar& ord, at::Option
               ": Expected a floating point or complex tensor as input. Got ", self.scalar_type());
   CheckExtremeDtype(op, self);
   const c10::ScalarType out_dtype = dtype ? *dtype : self.scalar_type();
-  TORCH_CHECK_TYPE(IsNpuFloat(out_dtype), op, ": dtype ", out_dtype,
-                   " is not supported on npu; supported dtypes: Float, Half, BFloat16");
+  NPU_CHECK_DTYPE(IsNpuFloat(out_dtype), out_dtype, op, ": dtype ", out_dtype,
+                  " is not supported on npu; supported dtypes: Float, Half, BFloat16");
   const double p = ord.toDouble();
   const DimMask mask = MakeDimMask(op, self, dim, true);
   const std::vector<int64_t> out_sizes = ReducedSizes(self, mask, keepdim);
@@ -706,8 +706,8 @@ at::Tensor& VectorNormOut(const at::Tensor& self, const c10::Scalar& ord, at::Op
 at::Tensor AnyAllImpl(const char* op, const at::Tensor& self, at::OptionalIntArrayRef dim, bool keepdim,
                       bool is_all) {
   CheckSameNpuDevice(op, {{"self", &self}});
-  TORCH_CHECK_TYPE(!c10::isComplexType(self.scalar_type()) && self.scalar_type() != c10::kDouble, op,
-                   ": argument 'self' has dtype ", self.scalar_type(), ", which is not supported on npu");
+  NPU_CHECK_DTYPE(!c10::isComplexType(self.scalar_type()) && self.scalar_type() != c10::kDouble, self.scalar_type(),
+                  op, ": argument 'self' has dtype ", self.scalar_type(), ", which is not supported on npu");
   const DimMask mask = MakeDimMask(op, self, dim, /*empty_means_all=*/false);
   const std::vector<int64_t> out_sizes = ReducedSizes(self, mask, keepdim);
   const c10::ScalarType out_dtype = self.scalar_type() == c10::kByte ? c10::kByte : c10::kBool;
@@ -855,7 +855,7 @@ at::Tensor IntegerSum(const char* op, const at::Tensor& self, const DimMask& mas
 
 }  // namespace torch_ops_nn
 
-TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+NPU_ATEN_LIBRARY_IMPL(m) {
   using namespace torch_ops_nn;
   NPU_IMPL("sum.dim_IntList", sum_dim, NotDouble);
   NPU_IMPL("sum.IntList_out", sum_out, NotDouble);

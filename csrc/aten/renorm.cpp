@@ -58,7 +58,7 @@ Tensor& embedding_renorm__npu(Tensor& self, const Tensor& indices, double max_no
 }  // namespace
 }  // namespace torch_ops_nn
 
-TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+NPU_ATEN_LIBRARY_IMPL(m) {
   m.impl("renorm", TORCH_FN(torch_ops_nn::renorm_npu));
   m.impl("renorm_", TORCH_FN(torch_ops_nn::renorm__npu));
   m.impl("embedding_renorm_", TORCH_FN(torch_ops_nn::embedding_renorm__npu));

@@ -124,5 +124,5 @@ std::tuple<Tensor, Tensor> fused_gru_cell(const Tensor& input_gates, const Tenso
 #define TORCH_OPS_NN_RNN_CELL_IMPLS(m)                                           \
   m.impl("_thnn_fused_lstm_cell", TORCH_FN(torch_ops_nn::fused_lstm_cell)); \
   m.impl("_thnn_fused_gru_cell", TORCH_FN(torch_ops_nn::fused_gru_cell))
-TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) { TORCH_OPS_NN_RNN_CELL_IMPLS(m); }
-TORCH_LIBRARY_IMPL(aten, AutogradPrivateUse1, m) { TORCH_OPS_NN_RNN_CELL_IMPLS(m); }
+NPU_ATEN_LIBRARY_IMPL(m) { TORCH_OPS_NN_RNN_CELL_IMPLS(m); }
+NPU_ATEN_AUTOGRAD_LIBRARY_IMPL(m) { TORCH_OPS_NN_RNN_CELL_IMPLS(m); }

@@ -50,7 +50,7 @@ at::Tensor& rrelu_with_noise_out(const at::Tensor& self, at::Tensor& noise, cons
 }  // namespace
 }  // namespace torch_ops_nn
 
-TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+NPU_ATEN_LIBRARY_IMPL(m) {
   m.impl("rrelu_with_noise", TORCH_FN(torch_ops_nn::rrelu_with_noise));
   m.impl("rrelu_with_noise_", TORCH_FN(torch_ops_nn::rrelu_with_noise_));
   m.impl("rrelu_with_noise.out", TORCH_FN(torch_ops_nn::rrelu_with_noise_out));

@@ -187,7 +187,7 @@ Tensor& linspace_out(const c10::Scalar& start, const c10::Scalar& end, int64_t s
 }  // namespace
 }  // namespace torch_ops_nn
 
-TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+NPU_ATEN_LIBRARY_IMPL(m) {
   using namespace torch_ops_nn;
   m.impl("normal.Tensor_float", TORCH_FN(normal_tensor_float));
   m.impl("normal.float_Tensor", TORCH_FN(normal_float_tensor));

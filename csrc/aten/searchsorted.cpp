@@ -115,7 +115,7 @@ Tensor bucketize_scalar(const c10::Scalar& self, const Tensor& boundaries, bool 
 }  // namespace
 }  // namespace torch_ops_nn
 
-TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+NPU_ATEN_LIBRARY_IMPL(m) {
   using namespace torch_ops_nn;
   m.impl("searchsorted.Tensor", TORCH_FN(searchsorted_tensor));
   m.impl("searchsorted.Tensor_out", TORCH_FN(searchsorted_out));

@@ -252,7 +252,7 @@ Tensor repeat_interleave_npu(const Tensor& repeats, std::optional<c10::SymInt> o
 }  // namespace
 }  // namespace torch_ops_nn
 
-TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+NPU_ATEN_LIBRARY_IMPL(m) {
   m.impl("upsample_linear1d", TORCH_FN(torch_ops_nn::upsample_linear1d_npu));
   m.impl("upsample_linear1d_backward", TORCH_FN(torch_ops_nn::upsample_linear1d_backward_npu));
   m.impl("upsample_nearest1d", TORCH_FN(torch_ops_nn::upsample_nearest1d_npu));

@@ -171,7 +171,7 @@ at::Tensor& log_softmax_backward_out(const at::Tensor& grad_output, const at::Te
 }  // namespace
 }  // namespace torch_ops_nn
 
-TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+NPU_ATEN_LIBRARY_IMPL(m) {
   using namespace torch_ops_nn;
   NPU_IMPL("_softmax", softmax, NotDouble);
   NPU_IMPL("_softmax.out", softmax_out, NotDouble);

@@ -214,7 +214,7 @@ std::tuple<at::Tensor, at::Tensor> sort_npu(const at::Tensor& self, std::optiona
 }  // namespace
 }  // namespace torch_ops_nn
 
-TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+NPU_ATEN_LIBRARY_IMPL(m) {
   m.impl("sort.stable", TORCH_FN(torch_ops_nn::sort_npu));
   m.impl("sort.values_stable", TORCH_FN(torch_ops_nn::sort_values_npu));
 }

@@ -198,7 +198,7 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> unique_consecutive_npu(const at::
 }  // namespace
 }  // namespace torch_ops_nn
 
-TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+NPU_ATEN_LIBRARY_IMPL(m) {
   m.impl("kthvalue", TORCH_FN(torch_ops_nn::kthvalue_npu));
   m.impl("kthvalue.values", TORCH_FN(torch_ops_nn::kthvalue_out_npu));
   m.impl("median.dim", TORCH_FN(torch_ops_nn::median_dim_npu));

@@ -129,7 +129,7 @@ std::tuple<at::Tensor, at::Tensor> topk_npu(const at::Tensor& self, c10::SymInt 
 }  // namespace
 }  // namespace torch_ops_nn
 
-TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+NPU_ATEN_LIBRARY_IMPL(m) {
   m.impl("topk", TORCH_FN(torch_ops_nn::topk_npu));
   m.impl("topk.values", TORCH_FN(torch_ops_nn::topk_values_npu));
 }

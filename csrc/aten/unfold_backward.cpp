@@ -50,6 +50,6 @@ Tensor unfold_backward_npu(const Tensor& grad_in, c10::SymIntArrayRef input_size
 }  // namespace
 }  // namespace torch_ops_nn
 
-TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+NPU_ATEN_LIBRARY_IMPL(m) {
   m.impl("unfold_backward", TORCH_FN(torch_ops_nn::unfold_backward_npu));
 }

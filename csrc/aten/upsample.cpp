@@ -460,7 +460,7 @@ at::Tensor upsample_nearest_exact3d_backward_npu(const at::Tensor& grad, c10::Sy
 }  // namespace
 }  // namespace torch_ops_nn
 
-TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+NPU_ATEN_LIBRARY_IMPL(m) {
   m.impl("upsample_nearest2d", TORCH_FN(torch_ops_nn::upsample_nearest2d_npu));
   m.impl("upsample_nearest2d.out", TORCH_FN(torch_ops_nn::upsample_nearest2d_out_npu));
   m.impl("upsample_nearest2d_backward", TORCH_FN(torch_ops_nn::upsample_nearest2d_backward_npu));

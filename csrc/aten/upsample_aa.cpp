@@ -156,7 +156,7 @@ Tensor bicubic_aa_backward(const Tensor& grad, c10::SymIntArrayRef output_size, 
 }  // namespace
 }  // namespace torch_ops_nn
 
-TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+NPU_ATEN_LIBRARY_IMPL(m) {
   m.impl("_upsample_bilinear2d_aa", TORCH_FN(torch_ops_nn::bilinear_aa));
   m.impl("_upsample_bicubic2d_aa", TORCH_FN(torch_ops_nn::bicubic_aa));
   m.impl("_upsample_bilinear2d_aa_backward", TORCH_FN(torch_ops_nn::bilinear_aa_backward));

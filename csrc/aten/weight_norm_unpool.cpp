@@ -98,11 +98,11 @@ Tensor max_unpool2d_npu(const Tensor& self, const Tensor& indices, c10::IntArray
 }  // namespace
 }  // namespace torch_ops_nn
 
-TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+NPU_ATEN_LIBRARY_IMPL(m) {
   m.impl("_weight_norm_interface", TORCH_FN(torch_ops_nn::weight_norm_interface_npu));
   m.impl("_weight_norm_interface_backward", TORCH_FN(torch_ops_nn::weight_norm_interface_backward_npu));
   m.impl("max_unpool2d", TORCH_FN(torch_ops_nn::max_unpool2d_npu));
 }
-TORCH_LIBRARY_IMPL(aten, AutogradPrivateUse1, m) {
+NPU_ATEN_AUTOGRAD_LIBRARY_IMPL(m) {
   m.impl("max_unpool2d", TORCH_FN(torch_ops_nn::max_unpool2d_npu));
 }

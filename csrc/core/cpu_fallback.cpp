@@ -9,11 +9,13 @@
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <unordered_set>
 #include <vector>
 
 #include "core/cpu_fallback.h"
+#include "core/host_dtype_gate.h"
 
 namespace torch_ops_nn {
 namespace {
@@ -22,14 +24,17 @@ std::mutex g_mu;
 std::vector<std::string> g_ops;
 std::unordered_set<std::string> g_seen;
 
-void NpuCpuFallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
+// The fallback policy for one call: an error under TORCH_OPS_NN_FALLBACK=error, else a warning the
+// first time the op falls back. `what`: what the op has no native kernel for ("" for the op itself).
+void NoteCpuFallback(const c10::OperatorHandle& op, const char* what) {
   const auto& schema_name = op.schema().operator_name();
   std::string name = schema_name.name;
   if (!schema_name.overload_name.empty()) name += "." + schema_name.overload_name;
   const char* mode = std::getenv("TORCH_OPS_NN_FALLBACK");
   TORCH_CHECK_NOT_IMPLEMENTED(!(mode && std::strcmp(mode, "error") == 0), "npu: the operator '", name,
-                              "' has no native npu kernel, and TORCH_OPS_NN_FALLBACK=error forbids running it on "
-                              "the CPU. Unset TORCH_OPS_NN_FALLBACK (or set it to 'warn') to allow the CPU fallback.");
+                              "' has no native npu kernel", what, ", and TORCH_OPS_NN_FALLBACK=error forbids ",
+                              "running it on the CPU. Unset TORCH_OPS_NN_FALLBACK (or set it to 'warn') to allow ",
+                              "the CPU fallback.");
   bool first = false;
   {
     std::lock_guard<std::mutex> g(g_mu);
@@ -39,10 +44,14 @@ void NpuCpuFallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
     }
   }
   if (first && !(mode && std::strcmp(mode, "silent") == 0)) {
-    TORCH_WARN("npu: the operator '", name,
-               "' has no native npu kernel yet; it runs on the CPU (inputs copied out, results copied back). "
+    TORCH_WARN("npu: the operator '", name, "' has no native npu kernel", *what ? what : " yet",
+               "; it runs on the CPU (inputs copied out, results copied back). "
                "This warning is shown once per operator; set TORCH_OPS_NN_FALLBACK=error to make it an error.");
   }
+}
+
+void NpuCpuFallback(const c10::OperatorHandle& op, torch::jit::Stack* stack, const char* what = "") {
+  NoteCpuFallback(op, what);
   at::native::cpu_fallback(op, stack, /*error_on_views=*/false);
 }
 
@@ -50,9 +59,64 @@ void NpuCpuFallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
 
 void RunCpuFallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) { NpuCpuFallback(op, stack); }
 
-torch::jit::Stack CallCpuFallback(const char* name, const char* overload, torch::jit::Stack args) {
+void ThrowUnsupportedDtype(c10::ScalarType t, const std::string& msg, bool not_implemented) {
+  const c10::SourceLocation here{__func__, __FILE__, static_cast<uint32_t>(__LINE__)};
+  if (IsHostOnlyDtype(t)) {
+    if (not_implemented) throw HostOnlyDtypeError<c10::NotImplementedError>(here, msg);
+    throw HostOnlyDtypeError<c10::TypeError>(here, msg);
+  }
+  if (not_implemented) throw c10::NotImplementedError(here, msg);
+  throw c10::TypeError(here, msg);
+}
+
+namespace gate_detail {
+void FallbackForDtype(const c10::OperatorHandle& op, c10::DispatchKeySet, torch::jit::Stack* stack) {
+  NpuCpuFallback(op, stack, kHostOnlyDtypes);
+}
+
+void AutogradFallbackForDtype(const c10::OperatorHandle& op, c10::DispatchKeySet, torch::jit::Stack* stack) {
+  NoteCpuFallback(op, kHostOnlyDtypes);
+  std::optional<c10::Device> device;
+  auto to_cpu = [&](const at::Tensor& t) {
+    if (!t.defined() || t.is_cpu()) return t;
+    if (!device) device = t.device();
+    return t.to(c10::kCPU);  // differentiable: the gradient comes back to the npu tensor
+  };
+  const size_t n = op.schema().arguments().size();
+  for (size_t i = stack->size() - n; i < stack->size(); ++i) {
+    c10::IValue& v = (*stack)[i];
+    if (v.isTensor()) {
+      v = to_cpu(v.toTensor());
+    } else if (v.isTensorList()) {
+      std::vector<at::Tensor> ts = v.toTensorVector();
+      for (at::Tensor& t : ts) t = to_cpu(t);
+      v = c10::IValue(ts);
+    } else if (v.isOptionalTensorList()) {
+      c10::List<std::optional<at::Tensor>> ts;
+      for (const std::optional<at::Tensor>& t : v.toOptionalTensorList())
+        ts.push_back(t.has_value() ? std::optional<at::Tensor>(to_cpu(*t)) : std::nullopt);
+      v = c10::IValue(ts);
+    }
+  }
+  op.callBoxed(stack);
+  if (!device) return;
+  const size_t r = op.schema().returns().size();
+  for (size_t i = stack->size() - r; i < stack->size(); ++i) {
+    c10::IValue& v = (*stack)[i];
+    if (v.isTensor() && v.toTensor().defined()) {
+      v = v.toTensor().to(*device);
+    } else if (v.isTensorList()) {
+      std::vector<at::Tensor> ts = v.toTensorVector();
+      for (at::Tensor& t : ts) t = t.to(*device);
+      v = c10::IValue(ts);
+    }
+  }
+}
+}  // namespace gate_detail
+
+torch::jit::Stack CallCpuFallback(const char* name, const char* overload, torch::jit::Stack args, const char* what) {
   const c10::OperatorHandle op = c10::Dispatcher::singleton().findSchemaOrThrow(name, overload);
-  NpuCpuFallback(op, &args);
+  NpuCpuFallback(op, &args, what);
   return args;
 }
 
@@ -64,5 +128,5 @@ std::vector<std::string> FallbackOps() {
 }  // namespace torch_ops_nn
 
 TORCH_LIBRARY_IMPL(_, PrivateUse1, m) {
-  m.fallback(torch::CppFunction::makeFromBoxedFunction<&torch_ops_nn::NpuCpuFallback>());
+  m.fallback(torch::CppFunction::makeFromBoxedFunction<&torch_ops_nn::RunCpuFallback>());
 }

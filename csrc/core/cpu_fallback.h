@@ -19,7 +19,11 @@ std::vector<std::string> FallbackOps();
 void RunCpuFallback(const c10::OperatorHandle& op, torch::jit::Stack* stack);
 // The same for the op "aten::<name>.<overload>" on `args` (a native op's unsupported case); returns the
 // op's outputs (out= arguments are written in place).
-torch::jit::Stack CallCpuFallback(const char* name, const char* overload, torch::jit::Stack args);
+// What a dtype-gated fallback has no kernel for (see host_dtype_gate.h).
+inline constexpr const char* kHostOnlyDtypes = " for float64 / complex operands";
+// `what` says what the op has no kernel for (" for float64 / complex operands"), if not the op itself.
+torch::jit::Stack CallCpuFallback(const char* name, const char* overload, torch::jit::Stack args,
+                                  const char* what = "");
 
 // npu operands of a dtype the vector and cube units do not have (float64, complex) take the CPU
 // fallback, as a device without a kernel for a dtype runs it on its host CPU: warned once, an error

@@ -100,9 +100,10 @@ def test_bad_input(fallback_error):
     x, w = torch.randn(1, 4, 5, 5).npu(), torch.randn(4, 3, 3, 3).npu()
     with pytest.raises(RuntimeError, match=r"expected input\[1, 5, 5, 5\] to have 4 channels"):
         F.conv_transpose2d(torch.randn(1, 5, 5, 5).npu(), w)
-    # PyTorch allows output_padding < dilation too; the npu path needs it below the stride.
-    with pytest.raises(RuntimeError, match=r"conv_transpose2d: output_padding 1 \(height\) must be in \[0, stride 1\)"):
-        F.conv_transpose2d(x, w, output_padding=1, dilation=2)
+    # PyTorch's rule: output_padding below the stride or below the dilation.
+    with pytest.raises(RuntimeError, match=r"conv_transpose2d: output_padding 2 \(height\) must be non-negative and "
+                                           r"smaller than either stride 1 or dilation 2"):
+        F.conv_transpose2d(x, w, output_padding=2, dilation=2)
     with pytest.raises(RuntimeError, match=r"conv_transpose2d: output height \(1 - 1\)\*1 - 2\*2 \+ 1\*\(3 - 1\) \+ 0 \+ 1 = -1 is not positive"):
         F.conv_transpose2d(torch.randn(1, 4, 1, 1).npu(), w, padding=2)
     with pytest.raises(TypeError, match=r"conv_transpose2d: input dtype Half and weight dtype Float differ"):
@@ -111,3 +112,45 @@ def test_bad_input(fallback_error):
         F.conv_transpose2d(x, w.cpu())
     # The device keeps working.
     assert rel_err(F.conv_transpose2d(x, w, stride=2), F.conv_transpose2d(x.cpu(), w.cpu(), stride=2)) <= 1e-4
+
+
+@pytest.mark.parametrize("stride,dilation,output_padding", [((3, 2), (4, 4), (2, 3)), ((1, 1), (3, 2), (2, 1)),
+                                                            ((2, 1), (1, 3), (1, 2))])
+def test_output_padding_below_the_dilation(full_fp32_convs, stride, dilation, output_padding):
+    """PyTorch allows output_padding < stride or < dilation; the rows past the stride's are computed too."""
+    torch.manual_seed(0)
+    x = torch.randn(2, 4, 5, 4, requires_grad=True)
+    w = torch.randn(4, 3, 3, 2, requires_grad=True)
+    b = torch.randn(6, requires_grad=True)
+    kw = dict(stride=stride, padding=(1, 2), output_padding=output_padding, groups=2, dilation=dilation)
+    want = F.conv_transpose2d(x, w, b, **kw)
+    xn, wn, bn = (t.detach().npu().requires_grad_() for t in (x, w, b))
+    got = F.conv_transpose2d(xn, wn, bn, **kw)
+    torch.testing.assert_close(got.detach().cpu(), want.detach(), atol=1e-4, rtol=1e-4)
+    g = torch.randn(want.shape)
+    want.backward(g)
+    got.backward(g.npu())
+    for a, t in ((xn, x), (wn, w), (bn, b)):
+        torch.testing.assert_close(a.grad.cpu(), t.grad, atol=1e-4, rtol=1e-4)
+
+
+def test_output_padding_not_below_stride_or_dilation():
+    with pytest.raises(RuntimeError, match=r"output_padding 2 \(height\) must be non-negative and smaller than either "
+                                           r"stride 2 or dilation 1"):
+        F.conv_transpose2d(torch.randn(1, 2, 4, 4).npu(), torch.randn(2, 2, 3, 3).npu(), stride=2, output_padding=2)
+
+
+def test_conv_transpose3d_runs_on_the_cpu_fallback(monkeypatch, full_fp32_convs):
+    monkeypatch.delenv("TORCH_OPS_NN_FALLBACK", raising=False)
+    x = torch.randn(1, 3, 4, 4, 4, requires_grad=True)
+    w = torch.randn(3, 2, 2, 3, 3, requires_grad=True)
+    want = F.conv_transpose3d(x, w, stride=2, padding=1)
+    xn, wn = x.detach().npu().requires_grad_(), w.detach().npu().requires_grad_()
+    with pytest.warns(UserWarning, match="aten::convolution") if "aten::convolution" not in \
+            __import__("torch_ops_nn").fallback_ops() else __import__("contextlib").nullcontext():
+        got = F.conv_transpose3d(xn, wn, stride=2, padding=1)
+    torch.testing.assert_close(got.detach().cpu(), want.detach(), atol=1e-4, rtol=1e-4)
+    want.sum().backward()
+    got.sum().backward()
+    torch.testing.assert_close(xn.grad.cpu(), x.grad, atol=1e-4, rtol=1e-4)
+    torch.testing.assert_close(wn.grad.cpu(), w.grad, atol=1e-4, rtol=1e-4)
