@@ -1,0 +1,192 @@
+"""Every op in PyTorch's OpInfo database (torch.testing._internal.common_methods_invocations.op_db)
+on npu against the CPU: the first samples of each op, float32 (native kernels, or the CPU fallback
+where an op has none) and float64 (which the device runs on its host CPU: the fallback), and the
+gradients of float32 samples. An op must give the CPU's values, or raise where the CPU raises, and
+leave the device usable.
+
+Ops left out say why: random results (compared by their own tests in test_random.py), inputs the
+harness cannot move to npu as the op needs them, and the few dtypes / layouts npu does not have,
+which are expected failures (strict: one that starts passing fails here until it is moved out).
+"""
+import warnings
+
+import pytest
+import torch
+from torch.utils._pytree import tree_flatten, tree_map
+
+pytest.importorskip("expecttest")  # torch.testing._internal imports it
+from torch.testing._internal.common_methods_invocations import op_db  # noqa: E402
+
+import torch_ops_nn  # noqa: E402,F401
+
+SAMPLES = 10          # per op and dtype
+GRAD_SAMPLES = 6
+
+# Ops whose results are random draws: the npu generator is not the CPU's.
+RANDOM = ("rand", "dropout", "bernoulli", "normal", "multinomial", "uniform", "exponential", "geometric",
+          "cauchy", "log_normal", "poisson", "svd_lowrank", "pca_lowrank", "fractional_max_pool", "rrelu")
+# Ops whose output values are undefined (uninitialized memory: empty, empty_like, new_empty_strided, ...).
+UNDEFINED = ("empty",)
+SKIP = {
+    # The sample is a view at a storage offset of a larger base; .to("npu") copies just the view,
+    # so an as_strided with an explicit storage_offset reads other elements (as on CUDA).
+    "as_strided.partial_views": "the harness's copy to npu drops the sample's base storage",
+}
+XFAIL = {
+    "chalf": "complex32 (ComplexHalf) is not an npu dtype",
+    "hash_tensor": "uint64 is not an npu dtype",
+    "sparse.mm.reduce": "sparse layouts are not supported on npu",
+    "sparse.sampled_addmm": "sparse layouts are not supported on npu",
+    "to_sparse": "sparse layouts are not supported on npu",
+}
+
+
+# Gradients whose float32 formula is ill-conditioned on some samples: the CPU's own float32 gradient
+# is that far from the float64 one (logcumsumexp's samples of +-1e4: 2e-3).
+GRAD_TOLERANCE = {"logcumsumexp": dict(atol=5e-3, rtol=1e-3)}
+
+
+def _name(op):
+    return op.name + ("." + op.variant_test_name if op.variant_test_name else "")
+
+
+OPS = sorted((op for op in op_db if not any(r in op.name for r in RANDOM + UNDEFINED)), key=_name)
+
+
+def _params(ops):
+    out = []
+    for op in ops:
+        marks = []
+        if _name(op) in SKIP:
+            marks.append(pytest.mark.skip(reason=SKIP[_name(op)]))
+        elif _name(op) in XFAIL:
+            marks.append(pytest.mark.xfail(reason=XFAIL[_name(op)], strict=True))
+        out.append(pytest.param(op, id=_name(op), marks=marks))
+    return out
+
+
+def _random_sample(sample):
+    """A sample that draws random numbers (dropout inside attention in training mode)."""
+    if sample.kwargs.get("dropout_p", 0) > 0:
+        return True
+    flat = tree_flatten((sample.args, sample.kwargs))[0]
+    return sample.kwargs.get("training", False) and any(isinstance(a, float) and 0 < a < 1 for a in flat)
+
+
+def _to_npu(x):
+    return x.detach().to("npu").requires_grad_(x.requires_grad) if isinstance(x, torch.Tensor) else x
+
+
+def _to_cpu(x):
+    return x.detach().cpu() if isinstance(x, torch.Tensor) and x.device.type == "npu" else x
+
+
+# Ops whose tensor arguments other than the input stay on the CPU on every device (PyTorch's rule:
+# tensor_split's indices tensor).
+INPUT_ONLY = {"tensor_split"}
+
+
+def _move(op, sample, move):
+    args = tree_map(move, (sample.input, sample.args, sample.kwargs))
+    return (args[0], sample.args, sample.kwargs) if op.name in INPUT_ONLY else args
+
+
+def _run(op, sample, move):
+    args = _move(op, sample, move)
+    torch.manual_seed(0)
+    return tree_map(_to_cpu, op(args[0], *args[1], **args[2]))
+
+
+@pytest.fixture(autouse=True)
+def _full_precision():
+    """float32 convolutions and matmuls in full float32 (not HF32), the CPU fallback allowed."""
+    old = torch.npu.conv.allow_hf32, torch.npu.matmul.allow_hf32
+    torch.npu.conv.allow_hf32 = torch.npu.matmul.allow_hf32 = False
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        yield
+    torch.npu.conv.allow_hf32, torch.npu.matmul.allow_hf32 = old
+
+
+def _compare_forward(op, dtype):
+    if dtype not in op.supported_dtypes("cpu"):
+        pytest.skip(f"the CPU has no {dtype} {_name(op)}")
+    failures = []
+    for sample in list(op.sample_inputs("cpu", dtype))[:SAMPLES]:
+        if _random_sample(sample):
+            continue
+        try:
+            expected = _run(op, sample, lambda x: x)
+        except Exception as e:  # the CPU rejects the sample: npu must reject it too
+            expected = e
+        try:
+            got = _run(op, sample, _to_npu)
+            torch.npu.synchronize()
+        except Exception as e:
+            got = e
+        if isinstance(expected, Exception) or isinstance(got, Exception):
+            if isinstance(expected, Exception) != isinstance(got, Exception):
+                failures.append(f"{sample}: CPU {expected!r:.200} / npu {got!r:.300}")
+        else:
+            try:
+                torch.testing.assert_close(got, expected, atol=1e-4, rtol=1e-4, equal_nan=True, check_stride=False)
+            except AssertionError as e:
+                failures.append(f"{sample!r:.300}: {e}")
+        torch.testing.assert_close(torch.ones(2, device="npu").add(1).cpu(), torch.full((2,), 2.0))
+    assert not failures, f"{len(failures)} sample(s) differ:\n" + "\n".join(failures[:3])
+
+
+@pytest.mark.parametrize("op", _params(OPS))
+def test_float32_matches_cpu(op):
+    _compare_forward(op, torch.float32)
+
+
+@pytest.mark.parametrize("op", _params(OPS))
+def test_float64_matches_cpu(op):
+    _compare_forward(op, torch.float64)
+
+
+def _grads(op, sample, move):
+    args = _move(op, sample, move)
+    leaves = [t for t in tree_flatten(args)[0] if isinstance(t, torch.Tensor) and t.requires_grad]
+    torch.manual_seed(0)
+    outs = [t for t in tree_flatten(op(args[0], *args[1], **args[2]))[0]
+            if isinstance(t, torch.Tensor) and t.requires_grad and t.is_floating_point()]
+    if not outs or not leaves:
+        return None
+    g = torch.Generator().manual_seed(1)
+    grads_out = [torch.randn(t.shape, generator=g, dtype=t.dtype).to(t.device) for t in outs]
+    return [None if x is None else x.detach().cpu()
+            for x in torch.autograd.grad(outs, leaves, grads_out, allow_unused=True)]
+
+
+GRAD_OPS = [op for op in OPS if op.supports_autograd]
+
+
+@pytest.mark.parametrize("op", _params(GRAD_OPS))
+def test_float32_gradients_match_cpu(op):
+    if torch.float32 not in op.supported_backward_dtypes("cpu"):
+        pytest.skip(f"the CPU has no float32 gradient of {_name(op)}")
+    failures = []
+    for sample in list(op.sample_inputs("cpu", torch.float32, requires_grad=True))[:GRAD_SAMPLES]:
+        if _random_sample(sample):
+            continue
+        try:
+            expected = _grads(op, sample, lambda x: x)
+        except Exception as e:
+            expected = e
+        try:
+            got = _grads(op, sample, _to_npu)
+            torch.npu.synchronize()
+        except Exception as e:
+            got = e
+        if isinstance(expected, Exception) or isinstance(got, Exception):
+            if isinstance(expected, Exception) != isinstance(got, Exception):
+                failures.append(f"{sample!r:.300}: CPU {expected!r:.200} / npu {got!r:.300}")
+        else:
+            try:
+                tol = GRAD_TOLERANCE.get(_name(op), dict(atol=1e-4, rtol=1e-4))
+                torch.testing.assert_close(got, expected, equal_nan=True, check_stride=False, **tol)
+            except AssertionError as e:
+                failures.append(f"{sample!r:.300}: {e}")
+    assert not failures, f"{len(failures)} sample(s) differ:\n" + "\n".join(failures[:3])
