@@ -14,7 +14,9 @@ import torch_ops_nn  # noqa: F401
                                       (lambda: nn.Conv1d(4, 6, 3), 0), (lambda: nn.Linear(12, 7), 1),
                                       (lambda: nn.Conv2d(3, 5, 3), -1), (lambda: nn.Linear(12, 7), None)])
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
-def test_weight_norm_parametrization_forward_backward(make, dim, dtype, fallback_error):
+def test_weight_norm_parametrization_forward_backward(make, dim, dtype, fallback_error, full_fp32_convs):
+    # full float32 convolutions: at 1e-5 this tests weight norm, not HF32 (the conv cases' HF32 gradients
+    # lie up to 3e-4 from the CPU's; run alone the test failed under HF32, in the suite it passed by order)
     torch.manual_seed(0)
     cpu = nn.utils.parametrizations.weight_norm(make(), dim=dim).to(dtype)
     dev = copy.deepcopy(cpu).to("npu")

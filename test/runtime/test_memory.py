@@ -9,6 +9,7 @@ from conftest import run_python
 
 
 def test_stats_return_to_baseline():
+    gc.collect()  # earlier tests' garbage (tensors held by cycles, e.g. caught exceptions) must not free meanwhile
     torch.npu.synchronize()
     base = torch.npu.memory_allocated()
     xs = [torch.empty(n, device="npu") for n in (1, 100, 10_000, 1_000_000, 3_000_000)]
