@@ -2,6 +2,8 @@
 // dedicated ReLU kernel (ascendc_kernels/activation.cpp); everything else is an op of the
 // elementwise kernel family through the shared pointwise engine (elementwise_common.h).
 #include <ATen/core/Tensor.h>
+#include <algorithm>
+#include <climits>
 #include <tuple>
 #include <ATen/ops/empty.h>
 #include <ATen/ops/mul.h>
@@ -103,8 +105,12 @@ PwOp HardtanhDef(const char* name, const c10::Scalar& lo, const c10::Scalar& hi)
   p.si[0] = 3;
   p.sf[0] = static_cast<float>(lo.toDouble());
   p.sf[1] = static_cast<float>(hi.toDouble());
-  p.si[1] = static_cast<int32_t>(lo.toLong());
-  p.si[2] = static_cast<int32_t>(hi.toLong());
+  // Integer tensors clamp to the bounds converted to their dtype (truncated, as the CPU's clamp);
+  // int64 reads the 64-bit bounds (they were left 0: hardtanh of int64 gave zeros).
+  p.sl[0] = lo.isIntegral(true) ? lo.toLong() : static_cast<int64_t>(lo.toDouble());
+  p.sl[1] = hi.isIntegral(true) ? hi.toLong() : static_cast<int64_t>(hi.toDouble());
+  p.si[1] = static_cast<int32_t>(std::clamp<int64_t>(p.sl[0], INT32_MIN, INT32_MAX));
+  p.si[2] = static_cast<int32_t>(std::clamp<int64_t>(p.sl[1], INT32_MIN, INT32_MAX));
   return p;
 }
 at::Tensor hardtanh(const at::Tensor& self, const c10::Scalar& lo, const c10::Scalar& hi) {

@@ -754,17 +754,30 @@ PwOp AddDef(const char* name, const at::Tensor& self, const at::Tensor& other, c
   return p;
 }
 
-at::Tensor add_Tensor(const at::Tensor& self, const at::Tensor& other, const c10::Scalar& alpha) {
-  if (AnyHostOnlyDtype({&self, &other})) return CallCpuFallback("aten::add", "Tensor", {self, other, alpha})[0].toTensor();
+// Bool + bool is a logical or with alpha * other: a zero (False) alpha leaves self, as the CPU's
+// a + False * b (the logical or ignored alpha).
+at::Tensor BoolAddOperand(const at::Tensor& self, const at::Tensor& other, const c10::Scalar& alpha) {
+  if (self.scalar_type() == c10::kBool && other.scalar_type() == c10::kBool && alpha.toDouble() == 0)
+    return at::zeros_like(other);
+  return other;
+}
+
+at::Tensor add_Tensor(const at::Tensor& self, const at::Tensor& other_in, const c10::Scalar& alpha) {
+  if (AnyHostOnlyDtype({&self, &other_in}))
+    return CallCpuFallback("aten::add", "Tensor", {self, other_in, alpha})[0].toTensor();
+  const at::Tensor other = BoolAddOperand(self, other_in, alpha);
   return Pointwise(AddDef("add", self, other, alpha, false), {{"self", &self}, {"other", &other}});
 }
-at::Tensor& add__Tensor(at::Tensor& self, const at::Tensor& other, const c10::Scalar& alpha) {
-  if (AnyHostOnlyDtype({&self, &other})) return CallCpuFallback("aten::add_", "Tensor", {self, other, alpha}), self;
+at::Tensor& add__Tensor(at::Tensor& self, const at::Tensor& other_in, const c10::Scalar& alpha) {
+  if (AnyHostOnlyDtype({&self, &other_in})) return CallCpuFallback("aten::add_", "Tensor", {self, other_in, alpha}), self;
+  const at::Tensor other = BoolAddOperand(self, other_in, alpha);
   Pointwise(AddDef("add_", self, other, alpha, false), {{"self", &self}, {"other", &other}}, PwTarget::InPlace(self));
   return self;
 }
-at::Tensor& add_out(const at::Tensor& self, const at::Tensor& other, const c10::Scalar& alpha, at::Tensor& out) {
-  if (AnyHostOnlyDtype({&self, &other, &out})) return CallCpuFallback("aten::add", "out", {self, other, alpha, out}), out;
+at::Tensor& add_out(const at::Tensor& self, const at::Tensor& other_in, const c10::Scalar& alpha, at::Tensor& out) {
+  if (AnyHostOnlyDtype({&self, &other_in, &out}))
+    return CallCpuFallback("aten::add", "out", {self, other_in, alpha, out}), out;
+  const at::Tensor other = BoolAddOperand(self, other_in, alpha);
   Pointwise(AddDef("add.out", self, other, alpha, false), {{"self", &self}, {"other", &other}}, PwTarget::Out(out));
   return out;
 }

@@ -330,9 +330,18 @@ at::Tensor& WriteOut(at::Tensor& out, c10::IntArrayRef sizes, c10::ScalarType dt
 
 at::Tensor As3D(const at::Tensor& t) { return t.dim() == 3 ? t : t.unsqueeze(0); }
 
+// The cube multiplies float16 / bfloat16 / float32 (and HF32): float64, complex and integer matmuls
+// run on the CPU fallback, as a device without such a GEMM runs them on its host CPU.
+bool HostMatmul(std::initializer_list<const at::Tensor*> ts) {
+  if (AnyHostOnlyDtype(ts)) return true;
+  for (const at::Tensor* t : ts)
+    if (t->defined() && c10::isIntegralType(t->scalar_type(), /*includeBool=*/true)) return true;
+  return false;
+}
+
 // ---- mm ----
 at::Tensor& mm_out(const at::Tensor& self, const at::Tensor& mat2, at::Tensor& out) {
-  if (AnyHostOnlyDtype({&self, &mat2, &out})) return CallCpuFallback("aten::mm", "out", {self, mat2, out}), out;
+  if (HostMatmul({&self, &mat2, &out})) return CallCpuFallback("aten::mm", "out", {self, mat2, out}), out;
   CheckSameNpuDevice("mm", {{"self", &self}, {"mat2", &mat2}, {"out", &out}});
   CheckMatmulArgs("mm", self, mat2, 2, "self", "mat2");
   TORCH_CHECK_TYPE(out.scalar_type() == self.scalar_type(), "mm: expected 'out' to have dtype ", self.scalar_type(),
@@ -347,7 +356,7 @@ at::Tensor& mm_out(const at::Tensor& self, const at::Tensor& mat2, at::Tensor& o
 }
 
 at::Tensor mm(const at::Tensor& self, const at::Tensor& mat2) {
-  if (AnyHostOnlyDtype({&self, &mat2})) return CallCpuFallback("aten::mm", "", {self, mat2})[0].toTensor();
+  if (HostMatmul({&self, &mat2})) return CallCpuFallback("aten::mm", "", {self, mat2})[0].toTensor();
   CheckSameNpuDevice("mm", {{"self", &self}, {"mat2", &mat2}});
   CheckMatmulArgs("mm", self, mat2, 2, "self", "mat2");
   at::Tensor out = NpuEmpty({self.size(0), mat2.size(1)}, self.scalar_type(), self.device().index());
@@ -361,7 +370,7 @@ at::Tensor mm(const at::Tensor& self, const at::Tensor& mat2) {
 
 // ---- bmm ----
 at::Tensor& bmm_out(const at::Tensor& self, const at::Tensor& mat2, at::Tensor& out) {
-  if (AnyHostOnlyDtype({&self, &mat2, &out})) return CallCpuFallback("aten::bmm", "out", {self, mat2, out}), out;
+  if (HostMatmul({&self, &mat2, &out})) return CallCpuFallback("aten::bmm", "out", {self, mat2, out}), out;
   CheckSameNpuDevice("bmm", {{"self", &self}, {"mat2", &mat2}, {"out", &out}});
   CheckMatmulArgs("bmm", self, mat2, 3, "self", "mat2");
   TORCH_CHECK_TYPE(out.scalar_type() == self.scalar_type(), "bmm: expected 'out' to have dtype ",
@@ -374,7 +383,7 @@ at::Tensor& bmm_out(const at::Tensor& self, const at::Tensor& mat2, at::Tensor& 
 }
 
 at::Tensor bmm(const at::Tensor& self, const at::Tensor& mat2) {
-  if (AnyHostOnlyDtype({&self, &mat2})) return CallCpuFallback("aten::bmm", "", {self, mat2})[0].toTensor();
+  if (HostMatmul({&self, &mat2})) return CallCpuFallback("aten::bmm", "", {self, mat2})[0].toTensor();
   CheckSameNpuDevice("bmm", {{"self", &self}, {"mat2", &mat2}});
   CheckMatmulArgs("bmm", self, mat2, 3, "self", "mat2");
   at::Tensor out = NpuEmpty({self.size(0), self.size(1), mat2.size(2)}, self.scalar_type(), self.device().index());
@@ -387,7 +396,7 @@ at::Tensor bmm(const at::Tensor& self, const at::Tensor& mat2) {
 // ---- addmm ----
 at::Tensor& addmm_out(const at::Tensor& self, const at::Tensor& mat1, const at::Tensor& mat2, const at::Scalar& beta,
                       const at::Scalar& alpha, at::Tensor& out) {
-  if (AnyHostOnlyDtype({&self, &mat1, &mat2, &out}))
+  if (HostMatmul({&self, &mat1, &mat2, &out}))
     return CallCpuFallback("aten::addmm", "out", {self, mat1, mat2, beta, alpha, out}), out;
   CheckSameNpuDevice("addmm", {{"self", &self}, {"mat1", &mat1}, {"mat2", &mat2}, {"out", &out}});
   CheckMatmulArgs("addmm", mat1, mat2, 2, "mat1", "mat2");
@@ -403,7 +412,7 @@ at::Tensor& addmm_out(const at::Tensor& self, const at::Tensor& mat1, const at::
 
 at::Tensor addmm(const at::Tensor& self, const at::Tensor& mat1, const at::Tensor& mat2, const at::Scalar& beta,
                  const at::Scalar& alpha) {
-  if (AnyHostOnlyDtype({&self, &mat1, &mat2}))
+  if (HostMatmul({&self, &mat1, &mat2}))
     return CallCpuFallback("aten::addmm", "", {self, mat1, mat2, beta, alpha})[0].toTensor();
   CheckSameNpuDevice("addmm", {{"self", &self}, {"mat1", &mat1}, {"mat2", &mat2}});
   CheckMatmulArgs("addmm", mat1, mat2, 2, "mat1", "mat2");
@@ -424,7 +433,7 @@ at::Tensor& addmm_(at::Tensor& self, const at::Tensor& mat1, const at::Tensor& m
 // ---- baddbmm ----
 at::Tensor& baddbmm_out(const at::Tensor& self, const at::Tensor& batch1, const at::Tensor& batch2,
                         const at::Scalar& beta, const at::Scalar& alpha, at::Tensor& out) {
-  if (AnyHostOnlyDtype({&self, &batch1, &batch2, &out}))
+  if (HostMatmul({&self, &batch1, &batch2, &out}))
     return CallCpuFallback("aten::baddbmm", "out", {self, batch1, batch2, beta, alpha, out}), out;
   CheckSameNpuDevice("baddbmm", {{"self", &self}, {"batch1", &batch1}, {"batch2", &batch2}, {"out", &out}});
   CheckMatmulArgs("baddbmm", batch1, batch2, 3, "batch1", "batch2");
@@ -438,7 +447,7 @@ at::Tensor& baddbmm_out(const at::Tensor& self, const at::Tensor& batch1, const 
 
 at::Tensor baddbmm(const at::Tensor& self, const at::Tensor& batch1, const at::Tensor& batch2, const at::Scalar& beta,
                    const at::Scalar& alpha) {
-  if (AnyHostOnlyDtype({&self, &batch1, &batch2}))
+  if (HostMatmul({&self, &batch1, &batch2}))
     return CallCpuFallback("aten::baddbmm", "", {self, batch1, batch2, beta, alpha})[0].toTensor();
   CheckSameNpuDevice("baddbmm", {{"self", &self}, {"batch1", &batch1}, {"batch2", &batch2}});
   CheckMatmulArgs("baddbmm", batch1, batch2, 3, "batch1", "batch2");
@@ -469,7 +478,7 @@ void CheckMv(const char* op, const at::Tensor& mat, const at::Tensor& vec) {
 
 at::Tensor& addmv_out(const at::Tensor& self, const at::Tensor& mat, const at::Tensor& vec, const at::Scalar& beta,
                       const at::Scalar& alpha, at::Tensor& out) {
-  if (AnyHostOnlyDtype({&self, &mat, &vec, &out}))
+  if (HostMatmul({&self, &mat, &vec, &out}))
     return CallCpuFallback("aten::addmv", "out", {self, mat, vec, beta, alpha, out}), out;
   CheckSameNpuDevice("addmv", {{"self", &self}, {"mat", &mat}, {"vec", &vec}, {"out", &out}});
   CheckMv("addmv", mat, vec);
@@ -498,7 +507,7 @@ at::Tensor& addmv_(at::Tensor& self, const at::Tensor& mat, const at::Tensor& ve
 }
 
 at::Tensor dot(const at::Tensor& self, const at::Tensor& other) {
-  if (AnyHostOnlyDtype({&self, &other})) return CallCpuFallback("aten::dot", "", {self, other})[0].toTensor();
+  if (HostMatmul({&self, &other})) return CallCpuFallback("aten::dot", "", {self, other})[0].toTensor();
   CheckSameNpuDevice("dot", {{"self", &self}, {"tensor", &other}});
   TORCH_CHECK(self.dim() == 1 && other.dim() == 1, "dot: 1-D tensors expected, but got ", self.dim(), "-D and ",
               other.dim(), "-D tensors");

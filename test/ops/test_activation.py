@@ -250,3 +250,23 @@ def test_rrelu(fallback_error):
     assert torch.equal(w.cpu()[x > 0], x[x > 0])
     with pytest.raises(RuntimeError, match=r"rrelu_with_noise: lower bound must be less than or equal to upper"):
         torch.ops.aten.rrelu_with_noise(x.npu(), torch.empty(2000).npu(), 0.5, 0.1, True)
+
+
+@pytest.mark.parametrize("dtype", [torch.int64, torch.int32, torch.int16, torch.int8])
+def test_hardtanh_relu6_of_integers(dtype, fallback_error):
+    """Integer tensors clamp to the bounds converted to their dtype (int64 gave zeros: its 64-bit
+    bounds were never set)."""
+    x = torch.randint(-9, 10, (64,), dtype=dtype)
+    for lo, hi in ((-1.0, 1.0), (-2.7, 3.9), (0, 6), (-5, -2)):
+        assert torch.equal(F.hardtanh(x.npu(), lo, hi).cpu(), F.hardtanh(x, lo, hi))
+    assert torch.equal(F.relu6(x.npu()).cpu(), F.relu6(x))
+
+
+def test_bool_add_with_a_false_alpha(fallback_error):
+    a, b = torch.tensor([True, False, True, False]), torch.tensor([[True], [False]])
+    for alpha in (True, False):
+        assert torch.equal(torch.add(a.npu(), b.npu(), alpha=alpha).cpu(), torch.add(a, b, alpha=alpha))
+        assert torch.equal(a.npu().add_(b[0].npu(), alpha=alpha).cpu(), a.clone().add_(b[0], alpha=alpha))
+        out = torch.empty(2, 4, dtype=torch.bool).npu()
+        torch.add(a.npu(), b.npu(), alpha=alpha, out=out)
+        assert torch.equal(out.cpu(), torch.add(a, b, alpha=alpha))

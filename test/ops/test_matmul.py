@@ -1,4 +1,5 @@
 """Matmul family on npu (cube kernel): mm, addmm, bmm, baddbmm, matmul, linear, vs PyTorch CPU."""
+import warnings
 import pytest
 import torch
 import torch.nn.functional as F
@@ -246,8 +247,21 @@ def test_mixed_devices(fallback_error):
 def test_mixed_and_unsupported_dtypes(fallback_error):
     with pytest.raises(TypeError, match=r"mm: expected 'self' and 'mat2' to have the same dtype, but got Float and Half"):
         torch.mm(rand(4, 5).npu(), rand(5, 6, dtype=torch.float16).npu())
-    with pytest.raises(TypeError, match=r"mm: argument 'self' has dtype Int"):
+    # the cube has no int32 / int64 GEMM: the CPU fallback, which FALLBACK=error forbids
+    with pytest.raises(NotImplementedError, match=r"'aten::mm' has no native npu kernel"):
         torch.mm(torch.ones(4, 5, dtype=torch.int32).npu(), torch.ones(5, 6, dtype=torch.int32).npu())
+
+
+@pytest.mark.parametrize("dtype", [torch.int32, torch.int64, torch.uint8])
+def test_integer_matmuls_match_the_cpu(monkeypatch, dtype):
+    monkeypatch.delenv("TORCH_OPS_NN_FALLBACK", raising=False)
+    a, b = torch.randint(0, 7, (3, 4), dtype=dtype), torch.randint(0, 7, (4, 5), dtype=dtype)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for fn in (torch.mm, torch.matmul, lambda x, y: x @ y[:, 0], lambda x, y: torch.bmm(x[None], y[None])):
+            got = fn(a.npu(), b.npu())
+            assert got.device.type == "npu" and got.dtype == dtype
+            assert torch.equal(got.cpu(), fn(a, b))
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
