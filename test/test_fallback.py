@@ -41,7 +41,7 @@ def test_fallback_error_mode(fallback_error):
         OP(torch.ones(2).to("npu"))
 
 
-# ---- float64 / complex operands of kernels without such a dtype (csrc/core/host_dtype_gate.h)
+# ---- operands of a dtype a kernel lacks (float64, complex, integers in float-only ops): csrc/core/dtype_gate.h
 def test_float64_operands_take_the_fallback(monkeypatch):
     monkeypatch.delenv("TORCH_OPS_NN_FALLBACK", raising=False)
     x = torch.randn(4, 6, dtype=torch.float64)
@@ -57,16 +57,36 @@ def test_float64_operands_take_the_fallback(monkeypatch):
 
 
 def test_float64_fallback_message_and_error_mode(fallback_error):
-    with pytest.raises(NotImplementedError, match=r"'aten::sigmoid' has no native npu kernel for float64 / complex "
-                                                  r"operands, and TORCH_OPS_NN_FALLBACK=error forbids"):
+    # the error quotes the kernel's own dtype message
+    with pytest.raises(NotImplementedError, match=r"'aten::sigmoid' has no native npu kernel for Double operands "
+                                                  r"\(sigmoid: argument 'self' has dtype Double, which is not supported; "
+                                                  r"supported dtypes: Float, Half, BFloat16\), and TORCH_OPS_NN_FALLBACK"):
         torch.sigmoid(torch.ones(3, dtype=torch.float64).to("npu"))
     # float32 and integer operands of the same ops stay native; views of float64 tensors too
     assert torch.sigmoid(torch.ones(3).to("npu")).cpu().tolist() == [torch.sigmoid(torch.ones(1)).item()] * 3
     v = torch.arange(6, dtype=torch.float64).to("npu").view(2, 3).t()[1]
     assert v.cpu().tolist() == [1.0, 4.0]
-    # a wrong-dtype operand that is not float64 / complex is still the op's own dtype error
-    with pytest.raises(NotImplementedError, match=r"gelu: argument 'self' has dtype Long"):
+    with pytest.raises(NotImplementedError, match=r"'aten::gelu' has no native npu kernel for Long operands "
+                                                  r"\(gelu: argument 'self' has dtype Long"):
         torch.nn.functional.gelu(torch.ones(3, dtype=torch.long).to("npu"))
+
+
+def test_other_dtypes_a_kernel_lacks_take_the_fallback(monkeypatch):
+    """uint8 images through pooling and interpolation (float kernels) give the CPU's results; a dtype
+    the CPU lacks too gives the CPU's own error; the device keeps working."""
+    monkeypatch.delenv("TORCH_OPS_NN_FALLBACK", raising=False)
+    img = torch.randint(0, 256, (2, 3, 9, 11), dtype=torch.uint8)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for fn in (lambda t: torch.nn.functional.max_pool2d(t, 2),
+                   lambda t: torch.nn.functional.interpolate(t, size=(5, 7), mode="bilinear"),
+                   lambda t: torch.nn.functional.interpolate(t, size=(18, 22), mode="nearest"),
+                   lambda t: torch.nn.functional.avg_pool2d(t.long(), 3)):
+            got = fn(img.to("npu"))
+            assert got.device.type == "npu" and torch.equal(got.cpu(), fn(img))
+        with pytest.raises((RuntimeError, NotImplementedError), match="not implemented for 'Long'"):
+            torch.nn.functional.gelu(torch.ones(3, dtype=torch.long).to("npu"))
+    assert torch.equal(torch.ones(2).to("npu").add(1).cpu(), torch.full((2,), 2.0))
 
 
 def test_float64_autograd_through_the_fallback(monkeypatch):

@@ -540,19 +540,23 @@ std::array<int64_t, 2> Pair(c10::IntArrayRef v, const char* op, const char* name
 at::Tensor ConvTransposeForward(const at::Tensor& x, const at::Tensor& w, const std::optional<at::Tensor>& bias,
                                 const ConvParams& p, std::array<int64_t, 2> output_padding);
 
+// What the fallback of a convolution of this dtype lacks, for its warning / error.
+std::string DtypeReason(c10::ScalarType t) { return std::string(" for ") + c10::toString(t) + " operands"; }
+
 at::Tensor convolution_overrideable(const at::Tensor& input, const at::Tensor& weight,
                                     const std::optional<at::Tensor>& bias, c10::IntArrayRef stride,
                                     c10::IntArrayRef padding, c10::IntArrayRef dilation, bool transposed,
                                     c10::IntArrayRef output_padding, int64_t groups) {
   const char* op = transposed ? "conv_transpose2d" : "conv2d";
-  // float64 / complex (no such cube dtype) and 3-D transposed convolutions run on the CPU fallback
-  // (as aten::convolution: the CPU has no convolution_overrideable).
+  // float64 / complex (no such cube dtype), integers and 3-D transposed convolutions run on the CPU
+  // fallback (as aten::convolution: the CPU has no convolution_overrideable).
   const at::Tensor no_bias;
-  const bool host_dtype = AnyHostOnlyDtype({&input, &weight, bias.has_value() ? &*bias : &no_bias});
+  const bool host_dtype = AnyHostOnlyDtype({&input, &weight, bias.has_value() ? &*bias : &no_bias}) ||
+                          c10::isIntegralType(input.scalar_type(), /*includeBool=*/true);
   if (host_dtype || (input.dim() == 5 && transposed))
     return CallCpuFallback("aten::convolution", "", {input, weight, bias, stride, padding, dilation, transposed,
                                                      output_padding, groups},
-                           host_dtype ? kHostOnlyDtypes : "")[0]
+                           host_dtype ? DtypeReason(input.scalar_type()).c_str() : "")[0]
         .toTensor();
   if (input.dim() == 5 && !transposed) return Conv3dForward(input, weight, bias, stride, padding, dilation, groups);
   TORCH_CHECK(input.dim() == 4, op, ": expected a 4-D input [N, C, H, W], got a ", input.dim(), "-D tensor of shape ",
@@ -991,7 +995,8 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> convolution_backward_overrideable
     c10::IntArrayRef padding, c10::IntArrayRef dilation, bool transposed, c10::IntArrayRef output_padding,
     int64_t groups, std::array<bool, 3> output_mask) {
   const char* op = "convolution_backward";
-  const bool host_dtype = AnyHostOnlyDtype({&grad_output, &input, &weight});
+  const bool host_dtype = AnyHostOnlyDtype({&grad_output, &input, &weight}) ||
+                          c10::isIntegralType(input.scalar_type(), /*includeBool=*/true);
   if (host_dtype || (input.dim() == 5 && transposed)) {
     const int64_t cout = transposed ? weight.size(1) * groups : weight.size(0);
     const std::optional<std::vector<int64_t>> bias_sizes =
@@ -1000,7 +1005,7 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> convolution_backward_overrideable
         "aten::convolution_backward", "",
         {grad_output, input, weight, bias_sizes, stride, padding, dilation, transposed, output_padding, groups,
          c10::List<bool>({output_mask[0], output_mask[1], output_mask[2]})},
-        host_dtype ? kHostOnlyDtypes : "");
+        host_dtype ? DtypeReason(input.scalar_type()).c_str() : "");
     auto get = [&](size_t i) { return r[i].isNone() ? at::Tensor() : r[i].toTensor(); };
     return {get(0), get(1), get(2)};
   }

@@ -9,7 +9,7 @@
 
 #include "aten/op_common.h"
 #include "core/cpu_fallback.h"
-#include "core/host_dtype_gate.h"
+#include "core/dtype_gate.h"
 
 #include <vector>
 
@@ -24,15 +24,15 @@ void DtypeDispatch(const c10::OperatorHandle& op, c10::DispatchKeySet ks, torch:
   const size_t n = op.schema().arguments().size();
   const c10::IValue& first = (*stack)[stack->size() - n];
   if (!first.isTensor() || !kNative(first.toTensor().scalar_type())) return RunCpuFallback(op, stack);
-  // The first operand's dtype is native, but another operand or a dtype argument may be float64 /
-  // complex, which the kernel's check rejects (host_dtype_gate.h): then the CPU fallback on the
-  // arguments as they were.
+  // The first operand's dtype is native, but another operand or a dtype argument may not be, which
+  // the kernel's check rejects (dtype_gate.h): then the CPU fallback on the arguments as they were.
   const size_t base = stack->size() - n;
   std::vector<c10::IValue> args(stack->begin() + static_cast<std::ptrdiff_t>(base), stack->end());
   try {
     kernel.callBoxed(op, ks, stack);
     return;
-  } catch (const HostOnlyDtypeTag&) {
+  } catch (const UnsupportedDtype& e) {
+    gate_detail::SetFallbackReason(e);
   }
   stack->resize(base);
   stack->insert(stack->end(), args.begin(), args.end());

@@ -10,7 +10,7 @@
 #include <utility>
 #include <vector>
 
-#include "core/host_dtype_gate.h"
+#include "core/dtype_gate.h"
 #include "elementwise.h"
 #include "tiling_common.h"
 

@@ -157,6 +157,7 @@ AvgPlan PlanAvgPool3d(const char* op, const at::Tensor& self, c10::IntArrayRef k
                       std::optional<int64_t> divisor_override) {
   TORCH_CHECK(self.dim() == 4 || self.dim() == 5, op, ": Expected 4D or 5D tensor for input, but got: ", self.sizes());
   TORCH_CHECK(!divisor_override || *divisor_override != 0, op, ": divisor must be not zero");
+  CheckFloatDtype(op, "self", self);  // integers: the CPU fallback (its averages truncate)
   AvgPlan pl;
   pl.k = Three(kernel_size, op, "kernel_size", {0, 0, 0}, false);
   pl.s = Three(stride, op, "stride", pl.k, true);

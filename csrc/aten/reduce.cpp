@@ -801,7 +801,8 @@ at::Tensor IntegerSum(const char* op, const at::Tensor& self, const DimMask& mas
   const bool is64 = x.scalar_type() == c10::kLong;
   at::Tensor a, b;
   if (is64) {
-    at::Tensor words = x.view({x.numel()}).view(c10::kInt).view({x.numel(), 2});
+    // (as_strided: a contiguous one-element view may carry any stride, e.g. a matrix's diagonal)
+    at::Tensor words = x.as_strided({x.numel()}, {1}).view(c10::kInt).view({x.numel(), 2});
     a = words.select(1, 0).contiguous().view(x.sizes());
     b = words.select(1, 1).contiguous().view(x.sizes());
   } else {

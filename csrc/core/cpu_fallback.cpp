@@ -8,6 +8,7 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <exception>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -15,7 +16,7 @@
 #include <vector>
 
 #include "core/cpu_fallback.h"
-#include "core/host_dtype_gate.h"
+#include "core/dtype_gate.h"
 
 namespace torch_ops_nn {
 namespace {
@@ -61,21 +62,33 @@ void RunCpuFallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) { N
 
 void ThrowUnsupportedDtype(c10::ScalarType t, const std::string& msg, bool not_implemented) {
   const c10::SourceLocation here{__func__, __FILE__, static_cast<uint32_t>(__LINE__)};
-  if (IsHostOnlyDtype(t)) {
-    if (not_implemented) throw HostOnlyDtypeError<c10::NotImplementedError>(here, msg);
-    throw HostOnlyDtypeError<c10::TypeError>(here, msg);
-  }
-  if (not_implemented) throw c10::NotImplementedError(here, msg);
-  throw c10::TypeError(here, msg);
+  if (not_implemented) throw UnsupportedDtypeError<c10::NotImplementedError>(here, msg, t);
+  throw UnsupportedDtypeError<c10::TypeError>(here, msg, t);
 }
 
 namespace gate_detail {
+namespace {
+thread_local std::string g_reason;  // the gate's catch sets it just before the fallback runs
+}  // namespace
+
+// Called inside the gate's catch: the exception being handled is the kernel's c10 error.
+void SetFallbackReason(const UnsupportedDtype& e) {
+  std::string msg;
+  try {
+    std::rethrow_exception(std::current_exception());
+  } catch (const c10::Error& err) {
+    msg = " (" + err.msg() + ")";
+  } catch (...) {
+  }
+  g_reason = std::string(" for ") + c10::toString(e.dtype) + " operands" + msg;
+}
+
 void FallbackForDtype(const c10::OperatorHandle& op, c10::DispatchKeySet, torch::jit::Stack* stack) {
-  NpuCpuFallback(op, stack, kHostOnlyDtypes);
+  NpuCpuFallback(op, stack, g_reason.c_str());
 }
 
 void AutogradFallbackForDtype(const c10::OperatorHandle& op, c10::DispatchKeySet, torch::jit::Stack* stack) {
-  NoteCpuFallback(op, kHostOnlyDtypes);
+  NoteCpuFallback(op, g_reason.c_str());
   std::optional<c10::Device> device;
   auto to_cpu = [&](const at::Tensor& t) {
     if (!t.defined() || t.is_cpu()) return t;

@@ -19,9 +19,7 @@ std::vector<std::string> FallbackOps();
 void RunCpuFallback(const c10::OperatorHandle& op, torch::jit::Stack* stack);
 // The same for the op "aten::<name>.<overload>" on `args` (a native op's unsupported case); returns the
 // op's outputs (out= arguments are written in place).
-// What a dtype-gated fallback has no kernel for (see host_dtype_gate.h).
-inline constexpr const char* kHostOnlyDtypes = " for float64 / complex operands";
-// `what` says what the op has no kernel for (" for float64 / complex operands"), if not the op itself.
+// `what` says what the op has no kernel for (" for Double operands"), if not the op itself.
 torch::jit::Stack CallCpuFallback(const char* name, const char* overload, torch::jit::Stack args,
                                   const char* what = "");
 

@@ -215,7 +215,7 @@ def test_mixed_devices_and_dtypes(fallback_error):
     with pytest.raises(TypeError, match=r"conv2d: input dtype Float and weight dtype Half differ"):
         F.conv2d(torch.randn(1, 3, 8, 8).npu(), torch.randn(4, 3, 3, 3).half().npu())
     # float64 has no cube dtype: the CPU fallback, which FALLBACK=error forbids.
-    with pytest.raises(NotImplementedError, match=r"'aten::convolution' has no native npu kernel for float64"):
+    with pytest.raises(NotImplementedError, match=r"'aten::convolution' has no native npu kernel for Double operands"):
         F.conv2d(torch.randn(1, 3, 8, 8).double().npu(), torch.randn(4, 3, 3, 3).double().npu())
 
 

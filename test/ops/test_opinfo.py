@@ -1,7 +1,7 @@
 """Every op in PyTorch's OpInfo database (torch.testing._internal.common_methods_invocations.op_db)
 on npu against the CPU: the first samples of each op, float32 (native kernels, or the CPU fallback
-where an op has none) and float64 (which the device runs on its host CPU: the fallback), and the
-gradients of float32 samples. An op must give the CPU's values, or raise where the CPU raises, and
+where an op has none), float64 (which the device runs on its host CPU: the fallback), int64, uint8
+and bool, and the gradients of float32 samples. An op must give the CPU's values, or raise where the CPU raises, and
 leave the device usable.
 
 Ops left out say why: random results (compared by their own tests in test_random.py), inputs the
@@ -108,6 +108,18 @@ def _full_precision():
     torch.npu.conv.allow_hf32, torch.npu.matmul.allow_hf32 = old
 
 
+# Ops whose tied values' indices are unspecified (stable=False): integer and bool samples are full of
+# ties, so there the values must agree and the indices only in shape and dtype (the sort tests check
+# index order on their own).
+TIED_INDICES = {"sort", "topk", "kthvalue"}
+TIED_INDICES_SKIP = {"argsort": "indices only, and ties among integers come in an unspecified order"}
+
+
+def _values_agree(got, expected):
+    torch.testing.assert_close(got[0], expected[0], atol=0, rtol=0)
+    assert got[1].shape == expected[1].shape and got[1].dtype == expected[1].dtype
+
+
 def _compare_forward(op, dtype):
     if dtype not in op.supported_dtypes("cpu"):
         pytest.skip(f"the CPU has no {dtype} {_name(op)}")
@@ -129,7 +141,11 @@ def _compare_forward(op, dtype):
                 failures.append(f"{sample}: CPU {expected!r:.200} / npu {got!r:.300}")
         else:
             try:
-                torch.testing.assert_close(got, expected, atol=1e-4, rtol=1e-4, equal_nan=True, check_stride=False)
+                if op.name in TIED_INDICES and not dtype.is_floating_point:
+                    _values_agree(got, expected)
+                else:
+                    torch.testing.assert_close(got, expected, atol=1e-4, rtol=1e-4, equal_nan=True,
+                                               check_stride=False)
             except AssertionError as e:
                 failures.append(f"{sample!r:.300}: {e}")
         torch.testing.assert_close(torch.ones(2, device="npu").add(1).cpu(), torch.full((2,), 2.0))
@@ -144,6 +160,14 @@ def test_float32_matches_cpu(op):
 @pytest.mark.parametrize("op", _params(OPS))
 def test_float64_matches_cpu(op):
     _compare_forward(op, torch.float64)
+
+
+@pytest.mark.parametrize("dtype", [torch.int64, torch.uint8, torch.bool], ids=str)
+@pytest.mark.parametrize("op", _params(OPS))
+def test_integer_and_bool_match_cpu(op, dtype):
+    if _name(op) in TIED_INDICES_SKIP:
+        pytest.skip(TIED_INDICES_SKIP[_name(op)])
+    _compare_forward(op, dtype)
 
 
 def _grads(op, sample, move):

@@ -1,15 +1,16 @@
-// float64 and complex operands of ops whose kernels have no such dtype take the CPU fallback instead
-// of an error, for every aten op registered through NPU_ATEN_LIBRARY_IMPL.
+// Operands of a dtype an op's kernel does not have take the CPU fallback instead of an error, for
+// every aten op registered through NPU_ATEN_LIBRARY_IMPL.
 //
-// The vector and cube units have no float64 or complex arithmetic, so a device runs such an op on its
-// host CPU (as torch_npu does on its AI CPU). Which ops have a float64 path is each kernel's business
-// (views, copies, casts, gathers and byte-moving ops handle any dtype), so the gate does not guess
-// from the dtypes alone: a call with a float64 / complex operand (or dtype argument) runs the kernel,
-// and only if the kernel's dtype check rejects that dtype (it throws a HostOnlyDtypeError, see
-// ThrowUnsupportedDtype) does the call go to the CPU fallback, with the fallback's policy (warned
-// once per op, an error under TORCH_OPS_NN_FALLBACK=error). Dtype checks come before any work, so
-// nothing has been written when the fallback runs. Calls without such operands pay one dtype test
-// per tensor argument.
+// The vector and cube units have no float64 or complex arithmetic, and many kernels cover only some
+// dtypes (float pooling, float interpolation, ...). A device runs such calls on its host CPU (torch_npu
+// on its AI CPU), so npu gives what the CPU gives for every dtype: the CPU's result, or the CPU's own
+// error. Which dtypes a kernel has is its business (views, copies, casts, gathers and byte-moving ops
+// handle any dtype), so the gate does not guess from the dtypes: it runs the kernel, and only if the
+// kernel's dtype check rejects an operand (it throws an UnsupportedDtypeError through
+// ThrowUnsupportedDtype / NPU_CHECK_DTYPE) does the call go to the CPU fallback, with the fallback's
+// policy: warned once per op, and under TORCH_OPS_NN_FALLBACK=error a NotImplementedError that quotes
+// the kernel's message. Dtype checks come before any work, so nothing has been written when the
+// fallback runs; the try costs nothing on calls that do not throw.
 //
 //   NPU_ATEN_LIBRARY_IMPL(m) { m.impl("sigmoid", TORCH_FN(sigmoid)); }
 #pragma once
@@ -28,23 +29,26 @@
 
 namespace torch_ops_nn {
 
-// Marks a dtype rejection the CPU fallback can take over (the dtype is float64 or complex).
-struct HostOnlyDtypeTag {};
+// A kernel's rejection of an operand's dtype, which the gate hands to the CPU fallback.
+struct UnsupportedDtype {
+  c10::ScalarType dtype;
+};
 template <class Base>
-struct HostOnlyDtypeError : Base, HostOnlyDtypeTag {
-  using Base::Base;
+struct UnsupportedDtypeError : Base, UnsupportedDtype {
+  UnsupportedDtypeError(const c10::SourceLocation& loc, std::string msg, c10::ScalarType t)
+      : Base(loc, std::move(msg)), UnsupportedDtype{t} {}
 };
 
 inline bool IsHostOnlyDtype(c10::ScalarType t) { return t == c10::kDouble || c10::isComplexType(t); }
 
-// Throws the op's dtype error: a TypeError (or NotImplementedError when `not_implemented`) that the
-// gate turns into the CPU fallback when `t` is float64 / complex.
+// Throws the op's dtype error, a TypeError (NotImplementedError when `not_implemented`) that the gate
+// turns into the CPU fallback.
 [[noreturn]] void ThrowUnsupportedDtype(c10::ScalarType t, const std::string& msg, bool not_implemented = false);
 
 }  // namespace torch_ops_nn
 
-// TORCH_CHECK_TYPE (TORCH_CHECK_NOT_IMPLEMENTED) for a kernel's dtype rule on `dtype`: a float64 /
-// complex rejection hands the call to the CPU fallback through the gate.
+// TORCH_CHECK_TYPE (TORCH_CHECK_NOT_IMPLEMENTED) for a kernel's dtype rule on `dtype`: a rejection
+// hands the call to the CPU fallback through the gate.
 #define NPU_CHECK_DTYPE(cond, dtype, ...)                                                    \
   do {                                                                                       \
     if (C10_UNLIKELY(!(cond))) ::torch_ops_nn::ThrowUnsupportedDtype((dtype), ::c10::str(__VA_ARGS__)); \
@@ -58,31 +62,8 @@ inline bool IsHostOnlyDtype(c10::ScalarType t) { return t == c10::kDouble || c10
 namespace torch_ops_nn {
 namespace gate_detail {
 
-inline bool HostOnly(const at::Tensor& t) {
-  return t.defined() && IsHostOnlyDtype(t.scalar_type()) && !(t.dim() == 0 && t.is_cpu());
-}
-inline bool HostOnly(const std::optional<at::Tensor>& t) { return t.has_value() && HostOnly(*t); }
-inline bool HostOnly(at::TensorList ts) {
-  for (const at::Tensor& t : ts)
-    if (HostOnly(t)) return true;
-  return false;
-}
-inline bool HostOnly(const at::ITensorListRef& ts) {
-  for (const at::Tensor& t : ts)
-    if (HostOnly(t)) return true;
-  return false;
-}
-inline bool HostOnly(const c10::List<std::optional<at::Tensor>>& ts) {
-  for (const std::optional<at::Tensor>& t : ts)
-    if (HostOnly(t)) return true;
-  return false;
-}
-inline bool HostOnly(c10::ScalarType t) { return IsHostOnlyDtype(t); }
-inline bool HostOnly(std::optional<c10::ScalarType> t) { return t.has_value() && IsHostOnlyDtype(*t); }
-template <class T>
-bool HostOnly(const T&) {
-  return false;
-}
+// Records why the next fallback on this thread runs (" for Long operands (the kernel's message)").
+void SetFallbackReason(const UnsupportedDtype& e);
 
 // The npu kernel's fallback: the op on CPU copies of its operands (the usual CPU fallback).
 void FallbackForDtype(const c10::OperatorHandle& op, c10::DispatchKeySet ks, torch::jit::Stack* stack);
@@ -94,17 +75,17 @@ void AutogradFallbackForDtype(const c10::OperatorHandle& op, c10::DispatchKeySet
 }  // namespace gate_detail
 
 template <class FnPtr, c10::BoxedKernel::BoxedKernelFunction_withDispatchKeys* kFallback>
-struct HostDtypeGate;
+struct DtypeGate;
 
 template <class R, class... Args, R (*kFn)(Args...), c10::BoxedKernel::BoxedKernelFunction_withDispatchKeys* kFallback>
-struct HostDtypeGate<c10::CompileTimeFunctionPointer<R(Args...), kFn>, kFallback> {
+struct DtypeGate<c10::CompileTimeFunctionPointer<R(Args...), kFn>, kFallback> {
   static inline std::optional<c10::OperatorHandle> op;  // the one aten op this kernel is registered for
 
   static R call(Args... args) {
-    if (C10_LIKELY(!(gate_detail::HostOnly(args) || ...))) return kFn(args...);
     try {
       return kFn(args...);
-    } catch (const HostOnlyDtypeTag&) {
+    } catch (const UnsupportedDtype& e) {
+      gate_detail::SetFallbackReason(e);
     }
     return c10::impl::BoxedKernelWrapper<R(Args...)>::call(
         c10::BoxedKernel::makeFromFunction<kFallback>(), *op,
@@ -121,7 +102,7 @@ class GatedLibrary {
 
   template <class FuncType, FuncType* kFn>
   GatedLibrary& impl(const char* name, c10::CompileTimeFunctionPointer<FuncType, kFn> fn) {
-    using Gate = HostDtypeGate<c10::CompileTimeFunctionPointer<FuncType, kFn>, kFallback>;
+    using Gate = DtypeGate<c10::CompileTimeFunctionPointer<FuncType, kFn>, kFallback>;
     std::string base = name, overload;
     if (const auto dot = base.find('.'); dot != std::string::npos) {
       overload = base.substr(dot + 1);
@@ -161,7 +142,7 @@ using NpuAutogradGatedLibrary = GatedLibrary<&gate_detail::AutogradFallbackForDt
   }                                                                                          \
   static void C10_CONCATENATE(npu_aten_impl_, uid)(::torch_ops_nn::lib_type & m)
 
-// TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) with the float64 / complex gate on its TORCH_FN kernels.
+// TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) with the dtype gate on its TORCH_FN kernels.
 #define NPU_ATEN_LIBRARY_IMPL(m) NPU_GATED_LIBRARY_IMPL_I(PrivateUse1, NpuGatedLibrary, m, C10_UID)
 // TORCH_LIBRARY_IMPL(aten, AutogradPrivateUse1, m) with the gate (autograd through the CPU op).
 #define NPU_ATEN_AUTOGRAD_LIBRARY_IMPL(m) \
