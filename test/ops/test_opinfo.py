@@ -120,35 +120,46 @@ def _values_agree(got, expected):
     assert got[1].shape == expected[1].shape and got[1].dtype == expected[1].dtype
 
 
+def _check_sample(sample, run, compare):
+    """run(move) on the CPU and on npu: a description of how they differ, or None. Where the CPU
+    rejects the sample npu must reject it too."""
+    try:
+        expected = run(lambda x: x)
+    except Exception as e:
+        expected = e
+    try:
+        got = run(_to_npu)
+        torch.npu.synchronize()
+    except Exception as e:
+        got = e
+    if isinstance(expected, Exception) or isinstance(got, Exception):
+        if isinstance(expected, Exception) != isinstance(got, Exception):
+            return f"{sample!r:.300}: CPU {expected!r:.200} / npu {got!r:.300}"
+        return None
+    try:
+        compare(got, expected)
+    except AssertionError as e:
+        return f"{sample!r:.300}: {e}"
+    return None
+
+
 def _compare_forward(op, dtype):
     if dtype not in op.supported_dtypes("cpu"):
         pytest.skip(f"the CPU has no {dtype} {_name(op)}")
+
+    def compare(got, expected):
+        if op.name in TIED_INDICES and not dtype.is_floating_point:
+            _values_agree(got, expected)
+        else:
+            torch.testing.assert_close(got, expected, atol=1e-4, rtol=1e-4, equal_nan=True, check_stride=False)
+
     failures = []
     for sample in list(op.sample_inputs("cpu", dtype))[:SAMPLES]:
         if _random_sample(sample):
             continue
-        try:
-            expected = _run(op, sample, lambda x: x)
-        except Exception as e:  # the CPU rejects the sample: npu must reject it too
-            expected = e
-        try:
-            got = _run(op, sample, _to_npu)
-            torch.npu.synchronize()
-        except Exception as e:
-            got = e
-        if isinstance(expected, Exception) or isinstance(got, Exception):
-            if isinstance(expected, Exception) != isinstance(got, Exception):
-                failures.append(f"{sample}: CPU {expected!r:.200} / npu {got!r:.300}")
-        else:
-            try:
-                if op.name in TIED_INDICES and not dtype.is_floating_point:
-                    _values_agree(got, expected)
-                else:
-                    torch.testing.assert_close(got, expected, atol=1e-4, rtol=1e-4, equal_nan=True,
-                                               check_stride=False)
-            except AssertionError as e:
-                failures.append(f"{sample!r:.300}: {e}")
+        failures.append(_check_sample(sample, lambda move: _run(op, sample, move), compare))
         torch.testing.assert_close(torch.ones(2, device="npu").add(1).cpu(), torch.full((2,), 2.0))
+    failures = [f for f in failures if f]
     assert not failures, f"{len(failures)} sample(s) differ:\n" + "\n".join(failures[:3])
 
 
@@ -191,26 +202,13 @@ GRAD_OPS = [op for op in OPS if op.supports_autograd]
 def test_float32_gradients_match_cpu(op):
     if torch.float32 not in op.supported_backward_dtypes("cpu"):
         pytest.skip(f"the CPU has no float32 gradient of {_name(op)}")
+    tol = GRAD_TOLERANCE.get(_name(op), dict(atol=1e-4, rtol=1e-4))
     failures = []
     for sample in list(op.sample_inputs("cpu", torch.float32, requires_grad=True))[:GRAD_SAMPLES]:
         if _random_sample(sample):
             continue
-        try:
-            expected = _grads(op, sample, lambda x: x)
-        except Exception as e:
-            expected = e
-        try:
-            got = _grads(op, sample, _to_npu)
-            torch.npu.synchronize()
-        except Exception as e:
-            got = e
-        if isinstance(expected, Exception) or isinstance(got, Exception):
-            if isinstance(expected, Exception) != isinstance(got, Exception):
-                failures.append(f"{sample!r:.300}: CPU {expected!r:.200} / npu {got!r:.300}")
-        else:
-            try:
-                tol = GRAD_TOLERANCE.get(_name(op), dict(atol=1e-4, rtol=1e-4))
-                torch.testing.assert_close(got, expected, equal_nan=True, check_stride=False, **tol)
-            except AssertionError as e:
-                failures.append(f"{sample!r:.300}: {e}")
+        failures.append(_check_sample(
+            sample, lambda move: _grads(op, sample, move),
+            lambda got, expected: torch.testing.assert_close(got, expected, equal_nan=True, check_stride=False, **tol)))
+    failures = [f for f in failures if f]
     assert not failures, f"{len(failures)} sample(s) differ:\n" + "\n".join(failures[:3])
