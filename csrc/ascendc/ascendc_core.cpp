@@ -5,8 +5,11 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <atomic>
 #include <map>
+#include <memory>
 #include <mutex>
+#include <unordered_map>
 #include <new>
 #include <string>
 
@@ -65,10 +68,29 @@ struct ThreadPools {
 thread_local ThreadPools t_pools;
 thread_local CoreState t_state;
 
+// Per-kernel counters. Every launch counts (from the launching thread) and every block adds its
+// counters (from the pool thread that ran it), so these are relaxed atomics in one slot per kernel
+// name, found through a thread-local cache keyed by the name's address (kernel names are string
+// literals): the hot path takes no lock and builds no string. The mutex guards only the registry of
+// slots, touched on a thread's first use of a name. Slots live for the process (a reset zeroes them).
+struct CounterSlot {
+  std::atomic<uint64_t> launches{0}, blocks{0}, gm_to_local_bytes{0}, local_to_gm_bytes{0}, vector_elem_ops{0},
+      cube_macs{0};
+};
 std::mutex g_counters_mu;
-std::map<std::string, KernelCounters>& Registry() {
-  static std::map<std::string, KernelCounters> m;
-  return m;
+std::map<std::string, std::unique_ptr<CounterSlot>>& Registry() {
+  static auto* m = new std::map<std::string, std::unique_ptr<CounterSlot>>();  // outlives pool threads
+  return *m;
+}
+CounterSlot& SlotFor(const char* name) {
+  thread_local std::unordered_map<const char*, CounterSlot*> cache;
+  auto it = cache.find(name);
+  if (it != cache.end()) return *it->second;
+  std::lock_guard<std::mutex> lock(g_counters_mu);
+  auto& slot = Registry()[name];
+  if (!slot) slot = std::make_unique<CounterSlot>();
+  cache.emplace(name, slot.get());
+  return *slot;
 }
 
 void FillPositionMap(CoreState& c) {
@@ -124,13 +146,13 @@ uint32_t ConfigSize(const CoreConfig& cfg, PhysBuf b) {
 const char* CoreTypeName(CoreType t) { return t == CoreType::AIV ? "AIV" : t == CoreType::AIC ? "AIC" : "MIX"; }
 
 void MergeCounters(const char* name, const KernelCounters& k) {
-  std::lock_guard<std::mutex> lock(g_counters_mu);
-  KernelCounters& t = Registry()[name];
-  t.blocks += k.blocks;
-  t.gm_to_local_bytes += k.gm_to_local_bytes;
-  t.local_to_gm_bytes += k.local_to_gm_bytes;
-  t.vector_elem_ops += k.vector_elem_ops;
-  t.cube_macs += k.cube_macs;
+  CounterSlot& t = SlotFor(name);
+  constexpr auto relaxed = std::memory_order_relaxed;
+  t.blocks.fetch_add(k.blocks, relaxed);
+  if (k.gm_to_local_bytes) t.gm_to_local_bytes.fetch_add(k.gm_to_local_bytes, relaxed);
+  if (k.local_to_gm_bytes) t.local_to_gm_bytes.fetch_add(k.local_to_gm_bytes, relaxed);
+  if (k.vector_elem_ops) t.vector_elem_ops.fetch_add(k.vector_elem_ops, relaxed);
+  if (k.cube_macs) t.cube_macs.fetch_add(k.cube_macs, relaxed);
 }
 
 void CheckFlagsAtEnd(const CoreState& c) {
@@ -256,7 +278,7 @@ void CheckSetSize(const void* ptr, TPosition pos, uint64_t bytes) {
 
 // ------------------------------------------------------------------ RunBlock and counters
 void RunBlock(const char* kernel_name, const CoreConfig& cfg, CoreType type, int32_t block_idx, int32_t block_num,
-              const std::function<void()>& body) {
+              npu_rt::FunctionRef<void()> body) {
   if (t_current_core != nullptr)
     throw KernelError(std::string(kernel_name) + ": RunBlock called from inside a running kernel");
   if (cfg.npu_arch != 2201 && cfg.npu_arch != 2002)
@@ -308,19 +330,30 @@ void RunBlock(const char* kernel_name, const CoreConfig& cfg, CoreType type, int
   MergeCounters(kernel_name, c.counters);
 }
 
-void CountLaunch(const char* kernel_name) {
-  std::lock_guard<std::mutex> lock(g_counters_mu);
-  Registry()[kernel_name].launches += 1;
-}
+void CountLaunch(const char* kernel_name) { SlotFor(kernel_name).launches.fetch_add(1, std::memory_order_relaxed); }
 
 std::map<std::string, KernelCounters> CounterSnapshot() {
   std::lock_guard<std::mutex> lock(g_counters_mu);
-  return Registry();
+  std::map<std::string, KernelCounters> out;
+  for (const auto& [name, slot] : Registry()) {
+    KernelCounters k;
+    k.launches = slot->launches.load(std::memory_order_relaxed);
+    k.blocks = slot->blocks.load(std::memory_order_relaxed);
+    k.gm_to_local_bytes = slot->gm_to_local_bytes.load(std::memory_order_relaxed);
+    k.local_to_gm_bytes = slot->local_to_gm_bytes.load(std::memory_order_relaxed);
+    k.vector_elem_ops = slot->vector_elem_ops.load(std::memory_order_relaxed);
+    k.cube_macs = slot->cube_macs.load(std::memory_order_relaxed);
+    if (k.launches || k.blocks) out.emplace(name, k);  // a kernel not run since the last reset is absent
+  }
+  return out;
 }
 
 void ResetCounters() {
   std::lock_guard<std::mutex> lock(g_counters_mu);
-  Registry().clear();
+  for (auto& [name, slot] : Registry())
+    for (auto* a : {&slot->launches, &slot->blocks, &slot->gm_to_local_bytes, &slot->local_to_gm_bytes,
+                    &slot->vector_elem_ops, &slot->cube_macs})
+      a->store(0, std::memory_order_relaxed);
 }
 
 // ------------------------------------------------------------------ TPipe

@@ -8,6 +8,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "runtime/function_ref.h"
+
 namespace ascendc_host {
 
 enum class CoreType : uint8_t { AIV, AIC, MIX };
@@ -46,7 +48,7 @@ struct KernelCounters {
 // counters to `kernel_name`'s totals. Any broken rule throws KernelError naming `kernel_name`.
 // Safe to call concurrently from many threads (state is thread-local); reentrant use is not needed.
 void RunBlock(const char* kernel_name, const CoreConfig& cfg, CoreType type, int32_t block_idx,
-              int32_t block_num, const std::function<void()>& body);
+              int32_t block_num, npu_rt::FunctionRef<void()> body);
 
 // Called once per launch (not per block) by the launcher, to count launches.
 void CountLaunch(const char* kernel_name);

@@ -189,13 +189,10 @@ void MemcpyAsync(void* dst, const void* src, size_t bytes, Stream& stream) {
   stream.Enqueue("memcpy", [dst, src, bytes] { ParallelMemcpy(dst, src, bytes); });
 }
 
-void LaunchKernel(Stream& stream, const char* op, int64_t block_dim, std::function<void(int64_t)> block,
-                  std::string detail) {
+void CheckLaunchBlockDim(const char* op, int64_t block_dim) {
   if (block_dim < 1 || block_dim > 65535)
     throw std::invalid_argument(std::string(op) + ": blockDim " + std::to_string(block_dim) +
                                 " is outside [1, 65535]");
-  stream.Enqueue(op, [block_dim, block = std::move(block)] { GlobalThreadPool().ParallelFor(block_dim, block); },
-                 std::move(detail));
 }
 
 }  // namespace npu_rt

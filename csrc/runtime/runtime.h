@@ -16,6 +16,7 @@
 #include "runtime/memory_pool.h"
 #include "runtime/soc_profile.h"
 #include "runtime/stream.h"
+#include "runtime/thread_pool.h"
 
 namespace npu_rt {
 
@@ -57,7 +58,17 @@ void ParallelMemcpy(void* dst, const void* src, size_t bytes);
 
 // Kernel launch: runs `block(i)` for i in [0, block_dim) over the host thread pool, as one task on
 // `stream`. `op` names the kernel for errors and logs.
-void LaunchKernel(Stream& stream, const char* op, int64_t block_dim, std::function<void(int64_t)> block,
-                  std::string detail = {});
+// The task holds `block` by value (in its queue slot when small enough: no allocation per launch).
+void CheckLaunchBlockDim(const char* op, int64_t block_dim);
+template <class Block>
+void LaunchKernel(Stream& stream, const char* op, int64_t block_dim, Block&& block, std::string detail = {}) {
+  CheckLaunchBlockDim(op, block_dim);
+  stream.Enqueue(
+      op,
+      [block_dim, block = std::forward<Block>(block)] {
+        GlobalThreadPool().ParallelFor(block_dim, FunctionRef<void(int64_t)>(block));
+      },
+      std::move(detail));
+}
 
 }  // namespace npu_rt

@@ -17,7 +17,7 @@ bool LaunchBlocking() {
   return on;
 }
 
-Stream::Stream(int device, int64_t id) : device_(device), id_(id) {
+Stream::Stream(int device, int64_t id) : device_(device), id_(id), slots_(new Task[kSlots]) {
   worker_ = std::thread([this] { Run(); });
 }
 
@@ -30,50 +30,58 @@ Stream::~Stream() {
   if (worker_.joinable()) worker_.join();
 }
 
-void Stream::Enqueue(const char* op, std::function<void()> fn, std::string detail) {
-  {
-    std::unique_lock<std::mutex> g(mu_);
-    // A bounded launch queue, like a device's: a host loop that never synchronizes waits here once
-    // it is kMaxInFlight tasks ahead, instead of queueing (and holding the inputs of) unbounded work.
-    auto has_room = [&] {
-      return enqueued_.load(std::memory_order_relaxed) - completed_.load(std::memory_order_acquire) < kMaxInFlight;
-    };
-    if (!has_room() && std::this_thread::get_id() != worker_.get_id()) idle_cv_.wait(g, has_room);
-    queue_.push_back(Task{op, std::move(fn), std::move(detail)});
-    enqueued_.fetch_add(1, std::memory_order_relaxed);
+std::unique_lock<std::mutex> Stream::WaitForSlot() {
+  const bool on_executor = std::this_thread::get_id() == worker_.get_id();
+  for (;;) {
+    std::unique_lock<std::mutex> producer(producer_mu_);
+    const uint64_t tail = tail_.load(std::memory_order_relaxed);
+    const uint64_t in_flight = tail - completed_.load(std::memory_order_acquire);
+    if (in_flight < kMaxInFlight) return producer;
+    if (on_executor) {
+      // The executor cannot wait for itself: it may use the reserve.
+      if (in_flight < kSlots) return producer;
+      throw std::runtime_error("npu stream " + std::to_string(id_) + ": a task enqueued more than " +
+                               std::to_string(kSlots - kMaxInFlight) + " tasks onto its own stream");
+    }
+    producer.unlock();
+    WaitCompleted(tail + 1 - kMaxInFlight);
   }
-  // The executor spins a little before sleeping; only wake it when it really sleeps.
-  if (sleeping_.load(std::memory_order_acquire)) work_cv_.notify_one();
+}
+
+void Stream::Publish(std::unique_lock<std::mutex>& producer) {
+  // seq_cst store / load pairs with the executor's seq_cst store of sleeping_ and load of tail_: either it
+  // sees this task before it sleeps, or this thread sees it asleep and wakes it (under mu_, so the
+  // wake-up cannot fall between its check and its wait).
+  tail_.fetch_add(1, std::memory_order_seq_cst);
+  producer.unlock();
+  if (sleeping_.load(std::memory_order_seq_cst)) {
+    { std::lock_guard<std::mutex> g(mu_); }
+    work_cv_.notify_one();
+  }
   log::FlushDeferred();
   if (LaunchBlocking()) Synchronize();
 }
 
 void Stream::Run() {
+  uint64_t head = 0;
   for (;;) {
-    Task task;
-    {
-      std::unique_lock<std::mutex> lock(mu_);
-      if (queue_.empty()) {
-        // Spin briefly (ops usually arrive back to back), then sleep.
-        lock.unlock();
-        SpinUntil([&] { return enqueued_.load(std::memory_order_acquire) != completed_.load(std::memory_order_relaxed); },
-                  SpinBudgetUs());
-        lock.lock();
-        if (queue_.empty()) {
-          sleeping_.store(true, std::memory_order_release);
-          work_cv_.wait(lock, [&] { return stop_ || !queue_.empty(); });
-          sleeping_.store(false, std::memory_order_release);
-        }
+    if (tail_.load(std::memory_order_acquire) == head) {
+      // Spin briefly (ops usually arrive back to back), then sleep.
+      SpinUntil([&] { return tail_.load(std::memory_order_acquire) != head; }, SpinBudgetUs());
+      if (tail_.load(std::memory_order_acquire) == head) {
+        std::unique_lock<std::mutex> lock(mu_);
+        sleeping_.store(true, std::memory_order_seq_cst);
+        work_cv_.wait(lock, [&] { return stop_ || tail_.load(std::memory_order_seq_cst) != head; });
+        sleeping_.store(false, std::memory_order_relaxed);
+        if (tail_.load(std::memory_order_acquire) == head) return;  // stopped, and every task has run
       }
-      if (queue_.empty() && stop_) return;
-      task = std::move(queue_.front());
-      queue_.pop_front();
     }
+    Task& task = slots_[head % kSlots];
     const bool timed = log::Enabled(log::kDebug);
     auto t0 = timed ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
     std::exception_ptr err;
     try {
-      task.fn();
+      task.invoke(task.obj);
     } catch (...) {
       err = std::current_exception();
     }
@@ -83,35 +91,47 @@ void Stream::Run() {
                                   task.op + (task.detail.empty() ? "" : " " + task.detail) + " in " +
                                   std::to_string(us) + " us" + (err ? " (failed)" : ""));
     }
-    task.fn = nullptr;  // release captured state before signalling completion
-    {
+    const char* op = task.op;
+    task.Reset();  // release captured state before signalling completion (and free the slot)
+    if (err) {
       std::lock_guard<std::mutex> g(mu_);
-      if (err && !error_) {
+      if (!error_) {
         error_ = err;
-        error_op_ = task.op;
+        error_op_ = op;
+        has_error_.store(true, std::memory_order_release);
       }
-      completed_.fetch_add(1, std::memory_order_release);
     }
-    idle_cv_.notify_all();
+    // seq_cst store / load pairs with a waiter's seq_cst increment of idle_waiters_ and load of
+    // completed_ (as Publish with the executor's sleep).
+    completed_.store(++head, std::memory_order_seq_cst);
+    if (idle_waiters_.load(std::memory_order_seq_cst) > 0) {
+      { std::lock_guard<std::mutex> g(mu_); }
+      idle_cv_.notify_all();
+    }
   }
 }
 
-void Stream::WaitIdle(std::unique_lock<std::mutex>& lock) {
-  const uint64_t target = enqueued_.load(std::memory_order_relaxed);
+void Stream::WaitCompleted(uint64_t target) {
   if (completed_.load(std::memory_order_acquire) >= target) return;
   // Short spin first: most syncs follow small ops.
-  lock.unlock();
-  SpinUntil([&] { return completed_.load(std::memory_order_acquire) >= target; }, SpinBudgetUs());
-  lock.lock();
-  idle_cv_.wait(lock, [&] { return completed_.load(std::memory_order_acquire) >= target; });
+  if (SpinUntil([&] { return completed_.load(std::memory_order_acquire) >= target; }, SpinBudgetUs())) return;
+  idle_waiters_.fetch_add(1, std::memory_order_seq_cst);
+  {
+    std::unique_lock<std::mutex> lock(mu_);
+    idle_cv_.wait(lock, [&] { return completed_.load(std::memory_order_seq_cst) >= target; });
+  }
+  idle_waiters_.fetch_sub(1, std::memory_order_relaxed);
 }
 
-void Stream::RethrowPendingError(std::unique_lock<std::mutex>& lock) {
+void Stream::RethrowPendingError() {
+  if (!has_error_.load(std::memory_order_acquire)) return;
+  std::unique_lock<std::mutex> lock(mu_);
   if (!error_) return;
   std::exception_ptr err = error_;
   std::string op = error_op_;
   error_ = nullptr;
   error_op_.clear();
+  has_error_.store(false, std::memory_order_relaxed);
   lock.unlock();
   try {
     std::rethrow_exception(err);
@@ -125,20 +145,15 @@ void Stream::RethrowPendingError(std::unique_lock<std::mutex>& lock) {
 }
 
 void Stream::Synchronize() {
-  std::unique_lock<std::mutex> lock(mu_);
-  WaitIdle(lock);
-  RethrowPendingError(lock);
-  if (lock.owns_lock()) lock.unlock();
+  WaitCompleted(tail_.load(std::memory_order_acquire));
+  RethrowPendingError();
   log::FlushDeferred();
 }
 
-void Stream::WaitIdle() {
-  std::unique_lock<std::mutex> lock(mu_);
-  WaitIdle(lock);
-}
+void Stream::WaitIdle() { WaitCompleted(tail_.load(std::memory_order_acquire)); }
 
 bool Stream::Query() const {
-  return completed_.load(std::memory_order_acquire) >= enqueued_.load(std::memory_order_acquire);
+  return completed_.load(std::memory_order_acquire) >= tail_.load(std::memory_order_acquire);
 }
 
 // ---------------------------------------------------------------------------------------------

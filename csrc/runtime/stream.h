@@ -8,13 +8,16 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
-#include <deque>
+#include <cstddef>
 #include <exception>
 #include <functional>
+#include <new>
 #include <memory>
 #include <mutex>
 #include <string>
 #include <thread>
+#include <type_traits>
+#include <utility>
 
 namespace npu_rt {
 
@@ -28,7 +31,12 @@ class Stream {
   // Runs `fn` after every task enqueued before it. `op` must outlive the task (a string literal);
   // `detail` (shapes, dtypes...) is only formatted by callers when debug logging is on.
   // With ASCEND_LAUNCH_BLOCKING=1 this waits for the task and throws its error here.
-  void Enqueue(const char* op, std::function<void()> fn, std::string detail = {});
+  template <class F>
+  void Enqueue(const char* op, F&& fn, std::string detail = {}) {
+    std::unique_lock<std::mutex> producer = WaitForSlot();
+    slots_[tail_.load(std::memory_order_relaxed) % kSlots].Emplace(op, std::forward<F>(fn), std::move(detail));
+    Publish(producer);
+  }
   // Waits for every enqueued task; re-raises (and clears) the first error raised since the last sync.
   void Synchronize();
   // True when every enqueued task has finished.
@@ -40,23 +48,63 @@ class Stream {
   int64_t id() const { return id_; }
 
  private:
+  // One queued task: the callable lives in the slot itself when it fits (a kernel launch's captures:
+  // tiling, core configuration, operand pointers), so enqueueing allocates nothing.
   struct Task {
-    const char* op;
-    std::function<void()> fn;
+    static constexpr size_t kInline = 384;  // the largest launch (a 240-byte tiling + core config + operands)
+    const char* op = nullptr;
+    void* obj = nullptr;
+    void (*invoke)(void*) = nullptr;
+    void (*destroy)(void*) = nullptr;
     std::string detail;
+    alignas(std::max_align_t) unsigned char buf[kInline];
+
+    template <class F>
+    void Emplace(const char* name, F&& fn, std::string d) {
+      using D = std::decay_t<F>;
+      if constexpr (sizeof(D) <= kInline && alignof(D) <= alignof(std::max_align_t)) {
+        obj = ::new (static_cast<void*>(buf)) D(std::forward<F>(fn));
+        destroy = [](void* p) { static_cast<D*>(p)->~D(); };
+      } else {
+        obj = new D(std::forward<F>(fn));
+        destroy = [](void* p) { delete static_cast<D*>(p); };
+      }
+      invoke = [](void* p) { (*static_cast<D*>(p))(); };
+      op = name;
+      detail = std::move(d);
+    }
+    void Reset() {
+      if (obj) destroy(obj);
+      obj = nullptr;
+      detail.clear();
+    }
   };
+
+  std::unique_lock<std::mutex> WaitForSlot();
+  void Publish(std::unique_lock<std::mutex>& producer);
+  void WaitCompleted(uint64_t target);
   void Run();
-  void WaitIdle(std::unique_lock<std::mutex>& lock);
-  void RethrowPendingError(std::unique_lock<std::mutex>& lock);
+  void RethrowPendingError();
 
   const int device_;
   const int64_t id_;
-  static constexpr uint64_t kMaxInFlight = 1024;  // queued + running tasks before Enqueue waits
+  // A bounded launch queue, like a device's: a host loop that never synchronizes waits once it is
+  // kMaxInFlight tasks ahead, instead of queueing (and holding the inputs of) unbounded work. The ring
+  // has kExecutorReserve more, so a task that enqueues onto its own stream never waits for itself.
+  static constexpr uint64_t kMaxInFlight = 1024, kExecutorReserve = 64, kSlots = kMaxInFlight + kExecutorReserve;
+  std::unique_ptr<Task[]> slots_;
+  // The hand-off is lock-free: producers (serialized by producer_mu_, uncontended with one host
+  // thread) fill slot tail_ % kSlots and publish it by advancing tail_; the executor alone runs
+  // tasks and advances completed_ once a task has run and its slot is reset. mu_ guards only sleeping
+  // and waking (and the pending error).
+  std::mutex producer_mu_;
+  alignas(64) std::atomic<uint64_t> tail_{0};       // tasks enqueued
+  alignas(64) std::atomic<uint64_t> completed_{0};  // tasks run
+  alignas(64) std::atomic<bool> sleeping_{false};   // the executor sleeps on work_cv_
+  std::atomic<int> idle_waiters_{0};                // threads asleep on idle_cv_
+  std::atomic<bool> has_error_{false};
   mutable std::mutex mu_;
   std::condition_variable work_cv_, idle_cv_;
-  std::deque<Task> queue_;
-  std::atomic<uint64_t> enqueued_{0}, completed_{0};
-  std::atomic<bool> sleeping_{false};
   bool stop_ = false;
   std::exception_ptr error_;
   std::string error_op_;

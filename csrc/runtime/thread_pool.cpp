@@ -52,7 +52,7 @@ void HostThreadPool::WorkerLoop() {
   }
 }
 
-void HostThreadPool::ParallelFor(int64_t n, const std::function<void(int64_t)>& fn) {
+void HostThreadPool::ParallelFor(int64_t n, FunctionRef<void(int64_t)> fn) {
   if (n <= 0) return;
   std::unique_lock<std::mutex> job(job_mu_, std::try_to_lock);
   if (n == 1 || workers_.empty() || !job.owns_lock()) {

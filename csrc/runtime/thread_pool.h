@@ -10,6 +10,8 @@
 #include <thread>
 #include <vector>
 
+#include "runtime/function_ref.h"
+
 namespace npu_rt {
 
 class HostThreadPool {
@@ -22,7 +24,7 @@ class HostThreadPool {
   // are done. Every iteration runs even when one throws (as every AI core of a launch runs on the NPU:
   // later kernels may read what the other blocks write); the first exception is rethrown here.
   // If another ParallelFor is already running (another stream), this one runs on the calling thread.
-  void ParallelFor(int64_t n, const std::function<void(int64_t)>& fn);
+  void ParallelFor(int64_t n, FunctionRef<void(int64_t)> fn);
 
  private:
   void WorkerLoop();
@@ -34,7 +36,7 @@ class HostThreadPool {
   std::condition_variable cv_;
   bool stop_ = false;
   std::atomic<uint64_t> generation_{0};
-  const std::function<void(int64_t)>* fn_ = nullptr;
+  const FunctionRef<void(int64_t)>* fn_ = nullptr;
   int64_t n_ = 0;
   std::atomic<int64_t> next_{0};
   std::atomic<int> active_{0};
