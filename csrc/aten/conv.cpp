@@ -170,7 +170,7 @@ std::string Dims(c10::IntArrayRef s) {
 
 void CheckConvArgs(const char* op, const at::Tensor& x, const at::Tensor& w, const ConvParams& p) {
   TORCH_CHECK(x.dim() == 4, op, ": expected a 4-D input [N, C, H, W], got a ", x.dim(), "-D tensor of shape ",
-              x.sizes(), " (npu convolutions: 1-D and 2-D, transposed too, and 3-D non-transposed)");
+              x.sizes(), " (npu convolutions: 1-D, 2-D and 3-D, transposed too)");
   TORCH_CHECK(w.dim() == 4, op, ": expected a 4-D weight [Cout, C/groups, kh, kw], got a ", w.dim(),
               "-D tensor of shape ", w.sizes());
   CheckFloatDtype(op, "input", x);
@@ -543,29 +543,64 @@ at::Tensor ConvTransposeForward(const at::Tensor& x, const at::Tensor& w, const 
 // What the fallback of a convolution of this dtype lacks, for its warning / error.
 std::string DtypeReason(c10::ScalarType t) { return std::string(" for ") + c10::toString(t) + " operands"; }
 
+// Padding of the dilated kernel's size or more (PyTorch allows it: the border rows of a convolution's
+// output then see only zeros; a transposed convolution's output is cropped past its full extent). The
+// cube's Load3D pads less than the kernel, so the excess e = pad - (eff - 1) per dim is moved out of the
+// kernel: explicit zeros around a convolution's input, an extra crop of a transposed one's output.
+// Returns e ({0, 0} when none) and lowers `p.padding` by it.
+std::array<int64_t, 2> ExcessPadding(const at::Tensor& weight, ConvParams& p) {
+  std::array<int64_t, 2> e{0, 0};
+  if (weight.dim() != 4) return e;
+  for (int i = 0; i < 2; ++i) {
+    const int64_t eff = (weight.size(2 + i) - 1) * p.dilation[i] + 1;
+    if (eff >= 1 && p.padding[i] >= eff) e[i] = p.padding[i] - (eff - 1);
+    p.padding[i] -= e[i];
+  }
+  return e;
+}
+at::Tensor PadHW(const at::Tensor& t, std::array<int64_t, 2> e) {
+  return at::constant_pad_nd(t, {e[1], e[1], e[0], e[0]}, 0);
+}
+at::Tensor CropHW(const at::Tensor& t, std::array<int64_t, 2> e) {
+  return t.narrow(2, e[0], t.size(2) - 2 * e[0]).narrow(3, e[1], t.size(3) - 2 * e[1]).contiguous(t.suggest_memory_format());
+}
+
 at::Tensor convolution_overrideable(const at::Tensor& input, const at::Tensor& weight,
                                     const std::optional<at::Tensor>& bias, c10::IntArrayRef stride,
                                     c10::IntArrayRef padding, c10::IntArrayRef dilation, bool transposed,
                                     c10::IntArrayRef output_padding, int64_t groups) {
   const char* op = transposed ? "conv_transpose2d" : "conv2d";
-  // float64 / complex (no such cube dtype), integers and 3-D transposed convolutions run on the CPU
-  // fallback (as aten::convolution: the CPU has no convolution_overrideable).
+  // float64 / complex (no such cube dtype) and integers run on the CPU fallback (as aten::convolution:
+  // the CPU has no convolution_overrideable).
   const at::Tensor no_bias;
   const bool host_dtype = AnyHostOnlyDtype({&input, &weight, bias.has_value() ? &*bias : &no_bias}) ||
                           c10::isIntegralType(input.scalar_type(), /*includeBool=*/true);
-  if (host_dtype || (input.dim() == 5 && transposed))
+  if (host_dtype)
     return CallCpuFallback("aten::convolution", "", {input, weight, bias, stride, padding, dilation, transposed,
                                                      output_padding, groups},
-                           host_dtype ? DtypeReason(input.scalar_type()).c_str() : "")[0]
+                           DtypeReason(input.scalar_type()).c_str())[0]
         .toTensor();
-  if (input.dim() == 5 && !transposed) return Conv3dForward(input, weight, bias, stride, padding, dilation, groups);
+  if (input.dim() == 5)
+    return transposed ? ConvTranspose3dForward(input, weight, bias, stride, padding, output_padding, dilation, groups)
+                      : Conv3dForward(input, weight, bias, stride, padding, dilation, groups);
   TORCH_CHECK(input.dim() == 4, op, ": expected a 4-D input [N, C, H, W], got a ", input.dim(), "-D tensor of shape ",
-              input.sizes(), " (npu convolutions: 1-D and 2-D, transposed too, and 3-D non-transposed)");
+              input.sizes(), " (npu convolutions: 1-D, 2-D and 3-D, transposed too)");
   ConvParams p;
   p.stride = Pair(stride, op, "stride");
   p.padding = Pair(padding, op, "padding");
   p.dilation = Pair(dilation, op, "dilation");
   p.groups = groups;
+  if (const auto ex = ExcessPadding(weight, p); ex[0] || ex[1]) {
+    const std::vector<int64_t> pad{p.padding[0], p.padding[1]};
+    if (!transposed)
+      return torch_ops_nn::convolution_overrideable(PadHW(input, ex), weight, bias, stride, pad, dilation, false, output_padding,
+                                      groups);
+    at::Tensor full = torch_ops_nn::convolution_overrideable(input, weight, bias, stride, pad, dilation, true, output_padding, groups);
+    for (int i = 0; i < 2; ++i)
+      TORCH_CHECK(full.size(2 + i) > 2 * ex[i], op, ": output ", i ? "width" : "height", " ",
+                  full.size(2 + i) - 2 * ex[i], " (padding ", p.padding[i] + ex[i], ") is not positive");
+    return CropHW(full, ex);
+  }
   if (transposed) return ConvTransposeForward(input, weight, bias, p, Pair(output_padding, op, "output_padding"));
   ConvEpilogue e;
   if (bias.has_value() && bias->defined()) {
@@ -997,7 +1032,7 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> convolution_backward_overrideable
   const char* op = "convolution_backward";
   const bool host_dtype = AnyHostOnlyDtype({&grad_output, &input, &weight}) ||
                           c10::isIntegralType(input.scalar_type(), /*includeBool=*/true);
-  if (host_dtype || (input.dim() == 5 && transposed)) {
+  if (host_dtype) {
     const int64_t cout = transposed ? weight.size(1) * groups : weight.size(0);
     const std::optional<std::vector<int64_t>> bias_sizes =
         output_mask[2] ? std::optional<std::vector<int64_t>>(std::vector<int64_t>{cout}) : std::nullopt;
@@ -1005,17 +1040,28 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> convolution_backward_overrideable
         "aten::convolution_backward", "",
         {grad_output, input, weight, bias_sizes, stride, padding, dilation, transposed, output_padding, groups,
          c10::List<bool>({output_mask[0], output_mask[1], output_mask[2]})},
-        host_dtype ? DtypeReason(input.scalar_type()).c_str() : "");
+        DtypeReason(input.scalar_type()).c_str());
     auto get = [&](size_t i) { return r[i].isNone() ? at::Tensor() : r[i].toTensor(); };
     return {get(0), get(1), get(2)};
   }
-  if (input.dim() == 5 && !transposed)
-    return Conv3dBackward(grad_output, input, weight, stride, padding, dilation, groups, output_mask);
+  if (input.dim() == 5)
+    return transposed ? ConvTranspose3dBackward(grad_output, input, weight, stride, padding, output_padding, dilation,
+                                                groups, output_mask)
+                      : Conv3dBackward(grad_output, input, weight, stride, padding, dilation, groups, output_mask);
   ConvParams p;
   p.stride = Pair(stride, op, "stride");
   p.padding = Pair(padding, op, "padding");
   p.dilation = Pair(dilation, op, "dilation");
   p.groups = groups;
+  if (const auto ex = ExcessPadding(weight, p); ex[0] || ex[1]) {
+    const std::vector<int64_t> pad{p.padding[0], p.padding[1]};
+    if (transposed)  // the output was cropped by ex: its gradient there is zero
+      return torch_ops_nn::convolution_backward_overrideable(PadHW(grad_output, ex), input, weight, stride, pad, dilation, true,
+                                               output_padding, groups, output_mask);
+    auto [gi, gw, gb] = torch_ops_nn::convolution_backward_overrideable(grad_output, PadHW(input, ex), weight, stride, pad, dilation,
+                                                          false, output_padding, groups, output_mask);
+    return {gi.defined() ? CropHW(gi, ex) : gi, gw, gb};
+  }
   if (transposed)
     return ConvTransposeBackward(grad_output, input, weight, p, Pair(output_padding, op, "output_padding"), output_mask);
   CheckSameNpuDevice(op, {{"grad_output", &grad_output}, {"input", &input}, {"weight", &weight}});

@@ -4,8 +4,15 @@
 //   y[:, :, t] = sum_k conv2d(xp[:, :, t * sd + k * dd], w[:, :, k])
 // and every tap is one batched conv2d over all N * Do output frames (the frames of tap k gathered by a
 // strided depth view). The backward is the 2-D backward of each tap: grad_weight[:, :, k] from tap k's
-// frames, grad_input the tap gradients added back at their frames. Transposed 3-D convolutions are not
-// covered (they raise).
+// frames, grad_input the tap gradients added back at their frames.
+//
+// The transposed 3-D convolution (nn.ConvTranspose3d) scatters instead: input frame t through depth tap k
+// lands on frame t * sd + k * dd of the uncropped output (depth (D - 1) * sd + dd * (kd - 1) + 1 plus the
+// output padding), so
+//   y_full[:, :, t * sd + k * dd] += conv_transpose2d(x[:, :, t], w[:, :, k]),   y = y_full[pd : -pd]
+// with every tap one batched conv_transpose2d over all N * D input frames, added into a strided depth view
+// of y_full. Its backward: grad_output zero-padded back to y_full's depth, each tap's frames through the
+// 2-D transposed backward; grad_input is the sum over taps, grad_weight[:, :, k] tap k's.
 #include <ATen/ATen.h>
 
 #include "aten/conv3d.h"
@@ -58,7 +65,86 @@ at::Tensor Frames(const at::Tensor& v) {  // [N, C, Do, H, W] -> [N * Do, C, H, 
   return v.transpose(1, 2).reshape({v.size(0) * v.size(2), v.size(1), v.size(3), v.size(4)});
 }
 
+struct ConvT3dGeom {
+  int64_t n, c, d, co, kd, sd, pd, dd, opd, dfull, dout;
+};
+
+// Shapes of a transposed 3-D convolution: weight [C, Co / groups, kd, kh, kw].
+ConvT3dGeom CheckT3d(const char* op, const at::Tensor& x, const at::Tensor& w, c10::IntArrayRef stride,
+                     c10::IntArrayRef padding, c10::IntArrayRef output_padding, c10::IntArrayRef dilation,
+                     int64_t groups) {
+  TORCH_CHECK(x.dim() == 5, op, ": expected a 5-D input [N, C, D, H, W], got ", x.dim(), "-D of shape ", x.sizes());
+  TORCH_CHECK(w.dim() == 5, op, ": expected a 5-D weight [C, Cout/groups, kd, kh, kw], got ", w.dim(),
+              "-D of shape ", w.sizes());
+  TORCH_CHECK(groups >= 1 && x.size(1) == w.size(0), op, ": input has ", x.size(1),
+              " channels but weight of shape ", w.sizes(), " expects ", w.size(0));
+  ConvT3dGeom g{x.size(0), x.size(1), x.size(2), w.size(1) * groups, w.size(2), At3(stride, 0, op, "stride"),
+                At3(padding, 0, op, "padding"), At3(dilation, 0, op, "dilation"),
+                At3(output_padding, 0, op, "output_padding"), 0, 0};
+  TORCH_CHECK(g.sd >= 1 && g.dd >= 1 && g.pd >= 0 && g.opd >= 0, op, ": depth stride ", g.sd, " and dilation ", g.dd,
+              " must be >= 1, padding ", g.pd, " and output_padding ", g.opd, " >= 0");
+  TORCH_CHECK(g.opd < g.sd || g.opd < g.dd, op, ": depth output_padding ", g.opd,
+              " must be smaller than either the stride ", g.sd, " or the dilation ", g.dd);
+  g.dfull = (g.d - 1) * g.sd + g.dd * (g.kd - 1) + 1 + g.opd;
+  g.dout = g.dfull - 2 * g.pd;
+  TORCH_CHECK(g.dout >= 1, op, ": the output depth (", g.d, " - 1) * ", g.sd, " - 2 * ", g.pd, " + ", g.dd, " * (",
+              g.kd, " - 1) + ", g.opd, " + 1 = ", g.dout, " is too small");
+  return g;
+}
+
+// Output frames of tap k in the uncropped output: [N, Co, D, H, W] with depth stride sd.
+at::Tensor TapOut(const at::Tensor& yfull, const ConvT3dGeom& g, int64_t k) {
+  return yfull.slice(2, k * g.dd, k * g.dd + (g.d - 1) * g.sd + 1, g.sd);
+}
+
 }  // namespace
+
+at::Tensor ConvTranspose3dForward(const at::Tensor& x, const at::Tensor& w, const std::optional<at::Tensor>& bias,
+                                  c10::IntArrayRef stride, c10::IntArrayRef padding, c10::IntArrayRef output_padding,
+                                  c10::IntArrayRef dilation, int64_t groups) {
+  const char* op = "conv_transpose3d";
+  const ConvT3dGeom g = CheckT3d(op, x, w, stride, padding, output_padding, dilation, groups);
+  const auto s2 = Tail2(stride), p2 = Tail2(padding), d2 = Tail2(dilation), op2 = Tail2(output_padding);
+  const at::Tensor xf = Frames(x);  // [N * D, C, H, W]
+  at::Tensor yfull;
+  for (int64_t k = 0; k < g.kd; ++k) {
+    at::Tensor yk = at::convolution(xf, w.select(2, k), std::nullopt, s2, p2, d2, true, op2, groups);
+    if (!yfull.defined()) yfull = at::zeros({g.n, g.co, g.dfull, yk.size(2), yk.size(3)}, yk.options());
+    TapOut(yfull, g, k).add_(yk.reshape({g.n, g.d, g.co, yk.size(2), yk.size(3)}).transpose(1, 2));
+  }
+  at::Tensor y = g.pd == 0 ? yfull : yfull.narrow(2, g.pd, g.dout).contiguous();
+  if (bias.has_value() && bias->defined()) y.add_(bias->reshape({1, g.co, 1, 1, 1}));
+  return y;
+}
+
+std::tuple<at::Tensor, at::Tensor, at::Tensor> ConvTranspose3dBackward(
+    const at::Tensor& grad_output, const at::Tensor& x, const at::Tensor& w, c10::IntArrayRef stride,
+    c10::IntArrayRef padding, c10::IntArrayRef output_padding, c10::IntArrayRef dilation, int64_t groups,
+    std::array<bool, 3> mask) {
+  const char* op = "conv_transpose3d_backward";
+  const ConvT3dGeom g = CheckT3d(op, x, w, stride, padding, output_padding, dilation, groups);
+  TORCH_CHECK(grad_output.dim() == 5 && grad_output.size(0) == g.n && grad_output.size(1) == g.co &&
+                  grad_output.size(2) == g.dout,
+              op, ": grad_output of shape ", grad_output.sizes(), " does not match the output's [", g.n, ", ", g.co,
+              ", ", g.dout, ", ...]");
+  const auto s2 = Tail2(stride), p2 = Tail2(padding), d2 = Tail2(dilation), op2 = Tail2(output_padding);
+  const at::Tensor gfull = PadDepth(grad_output, g.pd);  // depth dfull
+  const at::Tensor xf = Frames(x);
+  at::Tensor gx, gw, gb;
+  if (mask[1]) gw = at::empty(w.sizes(), w.options());
+  for (int64_t k = 0; k < g.kd && (mask[0] || mask[1]); ++k) {
+    auto [gxk, gwk, unused] = at::convolution_backward(Frames(TapOut(gfull, g, k)), xf, w.select(2, k), std::nullopt,
+                                                       s2, p2, d2, true, op2, groups, {mask[0], mask[1], false});
+    if (mask[1]) gw.select(2, k).copy_(gwk);
+    if (mask[0]) {
+      if (gx.defined()) gx.add_(gxk);
+      else gx = gxk;
+    }
+  }
+  if (mask[2]) gb = grad_output.sum({0, 2, 3, 4});
+  if (mask[0]) gx = gx.reshape({g.n, g.d, g.c, x.size(3), x.size(4)}).transpose(1, 2).contiguous();
+  return {gx, gw, gb};
+}
 
 at::Tensor Conv3dForward(const at::Tensor& x, const at::Tensor& w, const std::optional<at::Tensor>& bias,
                          c10::IntArrayRef stride, c10::IntArrayRef padding, c10::IntArrayRef dilation, int64_t groups) {

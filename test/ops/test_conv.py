@@ -140,6 +140,34 @@ def test_output_not_positive(fallback_error):
         F.conv2d(torch.randn(1, 3, 2, 8).npu(), torch.randn(4, 3, 3, 3).npu())
 
 
+@pytest.mark.parametrize("transposed", [False, True])
+@pytest.mark.parametrize("k,padding,dilation,stride", [((1, 1), (1, 1), (1, 1), 1), ((3, 1), (3, 2), (1, 1), 2),
+                                                       ((2, 2), (2, 3), (2, 1), 1), ((3, 3), (300, 1), (1, 1), 1)])
+def test_padding_of_the_kernel_size_or_more(fallback_error, full_fp32_convs, transposed, k, padding, dilation, stride):
+    # PyTorch allows it (a 1x1 conv with padding 1 has a border of bias-only pixels); the cube's Load3D pads
+    # less than the kernel, so the excess becomes explicit zeros (or a crop of a transposed conv's output).
+    torch.manual_seed(0)
+    x = torch.randn(2, 4, 5, 6, requires_grad=True)
+    w = torch.randn(*((4, 3) if transposed else (3, 4)), *k, requires_grad=True)
+    b = torch.randn(3, requires_grad=True)
+    conv = F.conv_transpose2d if transposed else F.conv2d
+    args = dict(stride=stride, padding=padding, dilation=dilation)
+    xn, wn, bn = (t.detach().npu().requires_grad_() for t in (x, w, b))
+    if transposed and padding[0] == 300:  # the output height would be negative: both refuse
+        with pytest.raises(RuntimeError):
+            conv(x, w, b, **args)
+        with pytest.raises(RuntimeError, match=r"conv_transpose2d: output height -593 \(padding 300\) is not positive"):
+            conv(xn, wn, bn, **args)
+        return
+    want, got = conv(x, w, b, **args), conv(xn, wn, bn, **args)
+    torch.testing.assert_close(got.detach().cpu(), want.detach(), atol=1e-4, rtol=1e-4)
+    g = torch.randn(want.shape)
+    want.backward(g)
+    got.backward(g.npu())
+    for a, e in ((xn, x), (wn, w), (bn, b)):
+        torch.testing.assert_close(a.grad.cpu(), e.grad, atol=1e-4, rtol=1e-4)
+
+
 def test_wrong_dims(fallback_error):
     # conv1d reaches the backend as a 2-D convolution of height 1 (ATen reshapes it): supported.
     x, w = torch.randn(1, 3, 8), torch.randn(4, 3, 3)

@@ -3,7 +3,6 @@ vs PyTorch CPU: forward over stride / padding / output_padding / dilation / grou
 channels_last / dtypes, backward (grad input, weight, bias) through autograd, nn.ConvTranspose2d,
 and bad inputs."""
 import copy
-import warnings
 
 import pytest
 import torch
@@ -143,18 +142,54 @@ def test_output_padding_not_below_stride_or_dilation():
         F.conv_transpose2d(torch.randn(1, 2, 4, 4).npu(), torch.randn(2, 2, 3, 3).npu(), stride=2, output_padding=2)
 
 
-def test_conv_transpose3d_runs_on_the_cpu_fallback(monkeypatch, full_fp32_convs):
-    monkeypatch.delenv("TORCH_OPS_NN_FALLBACK", raising=False)
-    x = torch.randn(1, 3, 4, 4, 4, requires_grad=True)
-    w = torch.randn(3, 2, 2, 3, 3, requires_grad=True)
-    want = F.conv_transpose3d(x, w, stride=2, padding=1)
-    xn, wn = x.detach().npu().requires_grad_(), w.detach().npu().requires_grad_()
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # the fallback's once-per-op warning
-        got = F.conv_transpose3d(xn, wn, stride=2, padding=1)
-    assert "aten::convolution" in torch_ops_nn.fallback_ops()
+# (N, Cin, D, H, W, Cout, k, stride, padding, output_padding, dilation, groups, bias)
+CASES_3D = [
+    (1, 3, 4, 4, 4, 2, (2, 3, 3), 2, 1, 0, 1, 1, False),            # x2 upsampler, padding crops
+    (2, 4, 3, 5, 4, 6, 3, (2, 1, 2), (1, 0, 1), (1, 0, 1), 1, 2, True),  # groups, output_padding, bias
+    (1, 2, 3, 3, 3, 4, (3, 2, 2), 1, 0, 0, (2, 1, 1), 1, True),     # depth dilation, stride 1
+    (1, 4, 2, 6, 6, 4, (1, 3, 3), (1, 2, 2), (0, 1, 1), (0, 1, 1), 1, 4, False),  # depthwise, kd = 1
+    (1, 2, 3, 4, 4, 2, 2, (3, 2, 2), 0, (2, 0, 1), (1, 1, 1), 1, True),  # depth output_padding 2 < stride 3
+]
+
+
+@pytest.mark.parametrize("case", CASES_3D)
+def test_conv_transpose3d_matches_cpu_with_gradients(case, fallback_error, full_fp32_convs):
+    n, cin, d, h, w, cout, k, stride, padding, opad, dil, groups, bias = case
+    kd, kh, kw = (k, k, k) if isinstance(k, int) else k
+    torch.manual_seed(0)
+    x = torch.randn(n, cin, d, h, w, requires_grad=True)
+    wt = torch.randn(cin, cout // groups, kd, kh, kw, requires_grad=True)
+    b = torch.randn(cout, requires_grad=True) if bias else None
+    args = dict(stride=stride, padding=padding, output_padding=opad, dilation=dil, groups=groups)
+    want = F.conv_transpose3d(x, wt, b, **args)
+    xn, wn = x.detach().npu().requires_grad_(), wt.detach().npu().requires_grad_()
+    bn = b.detach().npu().requires_grad_() if bias else None
+    got = F.conv_transpose3d(xn, wn, bn, **args)
+    assert got.shape == want.shape
     torch.testing.assert_close(got.detach().cpu(), want.detach(), atol=1e-4, rtol=1e-4)
-    want.sum().backward()
-    got.sum().backward()
+    g = torch.randn(want.shape)
+    want.backward(g)
+    got.backward(g.npu())
     torch.testing.assert_close(xn.grad.cpu(), x.grad, atol=1e-4, rtol=1e-4)
-    torch.testing.assert_close(wn.grad.cpu(), w.grad, atol=1e-4, rtol=1e-4)
+    torch.testing.assert_close(wn.grad.cpu(), wt.grad, atol=1e-4, rtol=1e-4)
+    if bias:
+        torch.testing.assert_close(bn.grad.cpu(), b.grad, atol=1e-4, rtol=1e-4)
+
+
+def test_conv_transpose3d_module_half_precision(fallback_error):
+    torch.manual_seed(0)
+    m = torch.nn.ConvTranspose3d(4, 3, 3, stride=2, padding=1, output_padding=1)
+    x = torch.randn(2, 4, 3, 5, 5)
+    want = m(x)
+    got = copy.deepcopy(m).npu().half()(x.npu().half())
+    assert got.dtype == torch.float16 and got.shape == want.shape
+    assert rel_err(got, want.detach()) < 4e-3
+
+
+def test_conv_transpose3d_bad_output_padding(fallback_error):
+    with pytest.raises(RuntimeError, match=r"conv_transpose3d: depth output_padding 2 must be smaller than either the "
+                                           r"stride 2 or the dilation 1"):
+        F.conv_transpose3d(torch.randn(1, 2, 3, 3, 3).npu(), torch.randn(2, 2, 3, 3, 3).npu(), stride=2,
+                           output_padding=(2, 0, 0))
+    # the process keeps working
+    assert F.conv_transpose3d(torch.ones(1, 1, 1, 1, 1).npu(), torch.ones(1, 1, 1, 1, 1).npu()).item() == 1.0
