@@ -65,6 +65,12 @@ at::Tensor Frames(const at::Tensor& v) {  // [N, C, Do, H, W] -> [N * Do, C, H, 
   return v.transpose(1, 2).reshape({v.size(0) * v.size(2), v.size(1), v.size(3), v.size(4)});
 }
 
+// Taps are summed in float for half / bfloat16 (each tap's 2-D result is rounded once, the sum not at
+// every step), then rounded to the operands' dtype.
+c10::ScalarType AccType(const at::Tensor& t) {
+  return t.scalar_type() == at::kHalf || t.scalar_type() == at::kBFloat16 ? at::kFloat : t.scalar_type();
+}
+
 struct ConvT3dGeom {
   int64_t n, c, d, co, kd, sd, pd, dd, opd, dfull, dout;
 };
@@ -109,10 +115,11 @@ at::Tensor ConvTranspose3dForward(const at::Tensor& x, const at::Tensor& w, cons
   at::Tensor yfull;
   for (int64_t k = 0; k < g.kd; ++k) {
     at::Tensor yk = at::convolution(xf, w.select(2, k), std::nullopt, s2, p2, d2, true, op2, groups);
-    if (!yfull.defined()) yfull = at::zeros({g.n, g.co, g.dfull, yk.size(2), yk.size(3)}, yk.options());
+    if (!yfull.defined())
+      yfull = at::zeros({g.n, g.co, g.dfull, yk.size(2), yk.size(3)}, yk.options().dtype(AccType(yk)));
     TapOut(yfull, g, k).add_(yk.reshape({g.n, g.d, g.co, yk.size(2), yk.size(3)}).transpose(1, 2));
   }
-  at::Tensor y = g.pd == 0 ? yfull : yfull.narrow(2, g.pd, g.dout).contiguous();
+  at::Tensor y = (g.pd == 0 ? yfull : yfull.narrow(2, g.pd, g.dout)).to(x.scalar_type()).contiguous();
   if (bias.has_value() && bias->defined()) y.add_(bias->reshape({1, g.co, 1, 1, 1}));
   return y;
 }
@@ -138,11 +145,12 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> ConvTranspose3dBackward(
     if (mask[1]) gw.select(2, k).copy_(gwk);
     if (mask[0]) {
       if (gx.defined()) gx.add_(gxk);
-      else gx = gxk;
+      else gx = gxk.to(AccType(gxk));
     }
   }
   if (mask[2]) gb = grad_output.sum({0, 2, 3, 4});
-  if (mask[0]) gx = gx.reshape({g.n, g.d, g.c, x.size(3), x.size(4)}).transpose(1, 2).contiguous();
+  if (mask[0])
+    gx = gx.reshape({g.n, g.d, g.c, x.size(3), x.size(4)}).transpose(1, 2).to(x.scalar_type()).contiguous();
   return {gx, gw, gb};
 }
 
@@ -157,10 +165,11 @@ at::Tensor Conv3dForward(const at::Tensor& x, const at::Tensor& w, const std::op
     at::Tensor yk = at::convolution(Frames(TapView(xp, g, k)), w.select(2, k), std::nullopt, s2, p2, d2, false,
                                     {0, 0}, groups);
     if (acc.defined()) acc.add_(yk);
-    else acc = yk;
+    else acc = g.kd == 1 ? yk : yk.to(AccType(yk));
   }
   // [N * Do, Co, Ho, Wo] -> [N, Co, Do, Ho, Wo]
-  at::Tensor y = acc.reshape({g.n, g.dout, g.co, acc.size(2), acc.size(3)}).transpose(1, 2).contiguous();
+  at::Tensor y =
+      acc.reshape({g.n, g.dout, g.co, acc.size(2), acc.size(3)}).transpose(1, 2).to(x.scalar_type()).contiguous();
   if (bias.has_value() && bias->defined()) y.add_(bias->reshape({1, g.co, 1, 1, 1}));
   return y;
 }
@@ -179,7 +188,7 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> Conv3dBackward(const at::Tensor& 
   const at::Tensor g2 = Frames(grad_output);  // [N * Do, Co, Ho, Wo]
   const at::Tensor xp = PadDepth(x, g.pd);
   at::Tensor gxp, gw, gb;
-  if (mask[0]) gxp = at::zeros(xp.sizes(), x.options());
+  if (mask[0]) gxp = at::zeros(xp.sizes(), x.options().dtype(AccType(x)));
   if (mask[1]) gw = at::empty(w.sizes(), w.options());
   for (int64_t k = 0; k < g.kd && (mask[0] || mask[1]); ++k) {
     const at::Tensor xk = Frames(TapView(xp, g, k));
@@ -193,7 +202,7 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> Conv3dBackward(const at::Tensor& 
   }
   if (mask[2]) gb = grad_output.sum({0, 2, 3, 4});
   at::Tensor gi;
-  if (mask[0]) gi = g.pd == 0 ? gxp : gxp.narrow(2, g.pd, g.d).contiguous();
+  if (mask[0]) gi = (g.pd == 0 ? gxp : gxp.narrow(2, g.pd, g.d)).to(x.scalar_type()).contiguous();
   return {gi, gw, gb};
 }
 
