@@ -19,7 +19,8 @@ __all__ = [
     "seed", "seed_all", "initial_seed", "get_rng_state", "set_rng_state", "get_rng_state_all",
     "set_rng_state_all", "default_generators", "kernel_counters", "reset_kernel_counters",
     "get_amp_supported_dtype", "is_bf16_supported", "conv", "matmul", "StreamContext", "OutOfMemoryError",
-    "set_sync_debug_mode", "get_sync_debug_mode",
+    "set_sync_debug_mode", "get_sync_debug_mode", "device_memory_used", "can_device_access_peer",
+    "is_current_stream_capturing",
 ]
 
 OutOfMemoryError = torch.OutOfMemoryError  # what an allocation past the device's memory raises
@@ -224,6 +225,25 @@ def get_per_process_memory_fraction(device: DeviceLike = None) -> float:
 def mem_get_info(device: DeviceLike = None) -> tuple[int, int]:
     """(free, total) device memory in bytes; cached blocks count as used, as in CUDA."""
     return tuple(_C._mem_get_info(_check_index(_index(device))))
+
+
+def device_memory_used(device: DeviceLike = None) -> int:
+    """Device memory in use in bytes, as ``nvidia-smi`` reports it for ``torch.cuda.device_memory_used``:
+    what the caching allocator holds (this process is the simulated device's only user)."""
+    free, total = mem_get_info(device)
+    return total - free
+
+
+def can_device_access_peer(device: DeviceLike, peer_device: DeviceLike) -> bool:
+    """Whether ``device`` can read ``peer_device``'s memory directly: simulated devices share the host's
+    memory, so every pair of distinct devices can (a device is not its own peer, as in CUDA)."""
+    d, p = _check_index(_index(device)), _check_index(_index(peer_device))
+    return d != p
+
+
+def is_current_stream_capturing() -> bool:
+    """False: npu graph capture does not exist (work is always launched, never recorded)."""
+    return False
 
 
 def empty_cache() -> None:

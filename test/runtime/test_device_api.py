@@ -258,3 +258,23 @@ def test_sync_debug_mode_reports_host_waits():
         torch.npu.set_sync_debug_mode("loud")
     with pytest.raises(ValueError, match=r"expected 0 \(default\), 1 \(warn\) or 2 \(error\), got 3"):
         torch.npu.set_sync_debug_mode(3)
+
+
+def test_peer_access_memory_used_and_capture_queries():
+    # Two simulated devices share the host's memory: each can read the other (not itself, as in CUDA),
+    # and a copy between them needs no staging.
+    assert torch.npu.can_device_access_peer(0, 1) and torch.npu.can_device_access_peer("npu:1", torch.device("npu:0"))
+    assert not torch.npu.can_device_access_peer(1, 1)
+    with pytest.raises(ValueError, match="invalid npu device index 5: 2 device"):
+        torch.npu.can_device_access_peer(0, 5)
+    x = torch.arange(6.0, device="npu:0")
+    assert torch.equal(x.to("npu:1").cpu(), torch.arange(6.0))
+    # device_memory_used: what the allocator holds on the device (nvidia-smi's "used").
+    torch.npu.empty_cache()
+    free, total = torch.npu.mem_get_info(0)
+    before = torch.npu.device_memory_used(0)
+    assert before == total - free == torch.npu.memory_reserved(0)
+    y = torch.empty(8 << 20, dtype=torch.uint8, device="npu:0")  # no cached block holds it: a new segment
+    assert torch.npu.device_memory_used(0) >= before + y.numel()
+    del y
+    assert torch.npu.is_current_stream_capturing() is False
