@@ -71,6 +71,31 @@ def test_float64_fallback_message_and_error_mode(fallback_error):
         torch.nn.functional.gelu(torch.ones(3, dtype=torch.long).to("npu"))
 
 
+def test_fallback_result_stays_on_npu_when_a_cpu_scalar_comes_first(monkeypatch):
+    # rsub(t, 1) runs sub(wrapped 1, t): ATen's cpu_fallback would return on the first tensor's device
+    # (the CPU scalar's); results go to the npu operand's device. Before this, 1 - t of a float64 npu
+    # tensor came back on the CPU and the next op with an npu operand raised a device mismatch.
+    monkeypatch.delenv("TORCH_OPS_NN_FALLBACK", raising=False)
+    t = torch.randn(5, dtype=torch.float64)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        got = 1 - t.to("npu")
+        assert got.device.type == "npu" and got.dtype == torch.float64
+        torch.testing.assert_close(got.cpu(), 1 - t, rtol=0, atol=0)
+        y = torch.rand(5, dtype=torch.float64)
+        loss = torch.nn.functional.multilabel_soft_margin_loss(t.to("npu"), y.to("npu"))
+        torch.testing.assert_close(loss.cpu(), torch.nn.functional.multilabel_soft_margin_loss(t, y))
+
+
+def test_float64_reciprocal_and_arithmetic_say_which_dtype(fallback_error):
+    # add / sub / mul / div and the unary math ops fall back through the dtype gate like every other op:
+    # the error names the dtype (GradScaler calls reciprocal on float64 every step).
+    d = torch.ones(2, dtype=torch.float64).to("npu")
+    for fn, name in ((torch.reciprocal, "reciprocal"), (lambda a: a + a, "add.Tensor"), (lambda a: a / a, "div.Tensor")):
+        with pytest.raises(NotImplementedError, match=rf"'aten::{name}' has no native npu kernel for Double operands"):
+            fn(d)
+
+
 def test_other_dtypes_a_kernel_lacks_take_the_fallback(monkeypatch):
     """uint8 images through pooling and interpolation (float kernels) give the CPU's results; a dtype
     the CPU lacks too gives the CPU's own error; the device keeps working."""

@@ -763,35 +763,27 @@ at::Tensor BoolAddOperand(const at::Tensor& self, const at::Tensor& other, const
 }
 
 at::Tensor add_Tensor(const at::Tensor& self, const at::Tensor& other_in, const c10::Scalar& alpha) {
-  if (AnyHostOnlyDtype({&self, &other_in}))
-    return CallCpuFallback("aten::add", "Tensor", {self, other_in, alpha})[0].toTensor();
   const at::Tensor other = BoolAddOperand(self, other_in, alpha);
   return Pointwise(AddDef("add", self, other, alpha, false), {{"self", &self}, {"other", &other}});
 }
 at::Tensor& add__Tensor(at::Tensor& self, const at::Tensor& other_in, const c10::Scalar& alpha) {
-  if (AnyHostOnlyDtype({&self, &other_in})) return CallCpuFallback("aten::add_", "Tensor", {self, other_in, alpha}), self;
   const at::Tensor other = BoolAddOperand(self, other_in, alpha);
   Pointwise(AddDef("add_", self, other, alpha, false), {{"self", &self}, {"other", &other}}, PwTarget::InPlace(self));
   return self;
 }
 at::Tensor& add_out(const at::Tensor& self, const at::Tensor& other_in, const c10::Scalar& alpha, at::Tensor& out) {
-  if (AnyHostOnlyDtype({&self, &other_in, &out}))
-    return CallCpuFallback("aten::add", "out", {self, other_in, alpha, out}), out;
   const at::Tensor other = BoolAddOperand(self, other_in, alpha);
   Pointwise(AddDef("add.out", self, other, alpha, false), {{"self", &self}, {"other", &other}}, PwTarget::Out(out));
   return out;
 }
 at::Tensor sub_Tensor(const at::Tensor& self, const at::Tensor& other, const c10::Scalar& alpha) {
-  if (AnyHostOnlyDtype({&self, &other})) return CallCpuFallback("aten::sub", "Tensor", {self, other, alpha})[0].toTensor();
   return Pointwise(AddDef("sub", self, other, alpha, true), {{"self", &self}, {"other", &other}});
 }
 at::Tensor& sub__Tensor(at::Tensor& self, const at::Tensor& other, const c10::Scalar& alpha) {
-  if (AnyHostOnlyDtype({&self, &other})) return CallCpuFallback("aten::sub_", "Tensor", {self, other, alpha}), self;
   Pointwise(AddDef("sub_", self, other, alpha, true), {{"self", &self}, {"other", &other}}, PwTarget::InPlace(self));
   return self;
 }
 at::Tensor& sub_out(const at::Tensor& self, const at::Tensor& other, const c10::Scalar& alpha, at::Tensor& out) {
-  if (AnyHostOnlyDtype({&self, &other, &out})) return CallCpuFallback("aten::sub", "out", {self, other, alpha, out}), out;
   Pointwise(AddDef("sub.out", self, other, alpha, true), {{"self", &self}, {"other", &other}}, PwTarget::Out(out));
   return out;
 }
@@ -807,16 +799,13 @@ PwOp MulDef(const char* name, const at::Tensor& self, const at::Tensor& other) {
   return p;
 }
 at::Tensor mul_Tensor(const at::Tensor& self, const at::Tensor& other) {
-  if (AnyHostOnlyDtype({&self, &other})) return CallCpuFallback("aten::mul", "Tensor", {self, other})[0].toTensor();
   return Pointwise(MulDef("mul", self, other), {{"self", &self}, {"other", &other}});
 }
 at::Tensor& mul__Tensor(at::Tensor& self, const at::Tensor& other) {
-  if (AnyHostOnlyDtype({&self, &other})) return CallCpuFallback("aten::mul_", "Tensor", {self, other}), self;
   Pointwise(MulDef("mul_", self, other), {{"self", &self}, {"other", &other}}, PwTarget::InPlace(self));
   return self;
 }
 at::Tensor& mul_out(const at::Tensor& self, const at::Tensor& other, at::Tensor& out) {
-  if (AnyHostOnlyDtype({&self, &other, &out})) return CallCpuFallback("aten::mul", "out", {self, other, out}), out;
   Pointwise(MulDef("mul.out", self, other), {{"self", &self}, {"other", &other}}, PwTarget::Out(out));
   return out;
 }
@@ -935,16 +924,13 @@ at::Tensor RemRun(const char* name, EwOp op, const at::Tensor& self_in, const at
 }
 
 at::Tensor div_Tensor(const at::Tensor& self, const at::Tensor& other) {
-  if (AnyHostOnlyDtype({&self, &other})) return CallCpuFallback("aten::div", "Tensor", {self, other})[0].toTensor();
   return DivRun("div", self, other, std::nullopt, PwTarget::New());
 }
 at::Tensor& div__Tensor(at::Tensor& self, const at::Tensor& other) {
-  if (AnyHostOnlyDtype({&self, &other})) return CallCpuFallback("aten::div_", "Tensor", {self, other}), self;
   DivRun("div_", self, other, std::nullopt, PwTarget::InPlace(self));
   return self;
 }
 at::Tensor& div_out(const at::Tensor& self, const at::Tensor& other, at::Tensor& out) {
-  if (AnyHostOnlyDtype({&self, &other, &out})) return CallCpuFallback("aten::div", "out", {self, other, out}), out;
   DivRun("div.out", self, other, std::nullopt, PwTarget::Out(out));
   return out;
 }
@@ -1260,11 +1246,9 @@ TORCH_OPS_NN_SHIFT(bitwise_right_shift, false, rshift)
 // ---- comparisons (Tensor and Scalar forms, out=, in-place)
 #define TORCH_OPS_NN_COMPARE(FN, OP)                                                                            \
   at::Tensor FN##_Tensor(const at::Tensor& self, const at::Tensor& other) {                                    \
-    if (AnyHostOnlyDtype({&self, &other})) return CallCpuFallback("aten::" #FN, "Tensor", {self, other})[0].toTensor(); \
     return Pointwise(Def(#FN, OP, PwResult::kBool, true), {{"self", &self}, {"other", &other}});              \
   }                                                                                                            \
   at::Tensor FN##_Scalar(const at::Tensor& self, const c10::Scalar& other) {                                   \
-    if (AnyHostOnlyDtype({&self})) return CallCpuFallback("aten::" #FN, "Scalar", {self, other})[0].toTensor(); \
     return Pointwise(Def(#FN, OP, PwResult::kBool, true), {{"self", &self}, {"other", nullptr, &other}});     \
   }                                                                                                            \
   at::Tensor& FN##_Tensor_out(const at::Tensor& self, const at::Tensor& other, at::Tensor& out) {              \
@@ -1557,22 +1541,13 @@ TORCH_OPS_NN_ADDC(addcdiv, "addcdiv", EwOp::kAddcdiv)
 // ---- unary math
 #define TORCH_OPS_NN_UNARY(FN, NAME, OP, RESULT, INT_OK)                                                       \
   at::Tensor FN(const at::Tensor& self) {                                                                     \
-    if (AnyHostOnlyDtype({&self})) return CallCpuFallback("aten::" NAME, "", {self})[0].toTensor();                  \
     return Pointwise(Def(NAME, OP, RESULT, INT_OK), {{"self", &self}});                                       \
   }                                                                                                           \
   at::Tensor& FN##_out(const at::Tensor& self, at::Tensor& out) {                                             \
-    if (AnyHostOnlyDtype({&self, &out})) {                                                                           \
-      CallCpuFallback("aten::" NAME, "out", {self, out});                                                     \
-      return out;                                                                                             \
-    }                                                                                                         \
     Pointwise(Def(NAME ".out", OP, RESULT, INT_OK), {{"self", &self}}, PwTarget::Out(out));                    \
     return out;                                                                                               \
   }                                                                                                           \
   at::Tensor& FN##_(at::Tensor& self) {                                                                       \
-    if (AnyHostOnlyDtype({&self})) {                                                                                 \
-      CallCpuFallback("aten::" NAME "_", "", {self});                                                         \
-      return self;                                                                                            \
-    }                                                                                                         \
     Pointwise(Def(NAME "_", OP, RESULT, INT_OK), {{"self", &self}}, PwTarget::InPlace(self));                  \
     return self;                                                                                              \
   }

@@ -51,9 +51,40 @@ void NoteCpuFallback(const c10::OperatorHandle& op, const char* what) {
   }
 }
 
+// ATen's cpu_fallback returns its results on the device of the first tensor argument. When that is a
+// CPU scalar (rsub(t, 1) runs sub(wrapped 1, t)) the result would stay on the CPU, so results are moved
+// to the device of the first npu argument instead.
+std::optional<c10::Device> FirstNpuArgument(const c10::OperatorHandle& op, const torch::jit::Stack& stack) {
+  const size_t n = op.schema().arguments().size();
+  for (size_t i = stack.size() - n; i < stack.size(); ++i) {
+    const c10::IValue& v = stack[i];
+    if (v.isTensor() && v.toTensor().defined() && v.toTensor().device().type() == c10::DeviceType::PrivateUse1)
+      return v.toTensor().device();
+    if (v.isTensorList())
+      for (const at::Tensor& t : v.toTensorVector())
+        if (t.defined() && t.device().type() == c10::DeviceType::PrivateUse1) return t.device();
+  }
+  return std::nullopt;
+}
+
 void NpuCpuFallback(const c10::OperatorHandle& op, torch::jit::Stack* stack, const char* what = "") {
   NoteCpuFallback(op, what);
+  const std::optional<c10::Device> device = FirstNpuArgument(op, *stack);
   at::native::cpu_fallback(op, stack, /*error_on_views=*/false);
+  if (!device) return;
+  const size_t r = op.schema().returns().size();
+  for (size_t i = stack->size() - r; i < stack->size(); ++i) {
+    c10::IValue& v = (*stack)[i];
+    if (v.isTensor() && v.toTensor().defined() && v.toTensor().is_cpu()) {
+      v = v.toTensor().to(*device);
+    } else if (v.isTensorList()) {
+      std::vector<at::Tensor> ts = v.toTensorVector();
+      bool moved = false;
+      for (at::Tensor& t : ts)
+        if (t.defined() && t.is_cpu()) t = t.to(*device), moved = true;
+      if (moved) v = c10::IValue(ts);
+    }
+  }
 }
 
 }  // namespace
