@@ -6,7 +6,10 @@
 // is NaN, as on the CPU), except on PyTorch's fused branch (self-attention, head dim % 8 == 0, no
 // weights returned) where a float mask is added to the scores, as scaled_dot_product_attention
 // does; weights averaged over heads when asked. Nested tensors keep the CPU fallback.
+#include <ATen/ATen.h>
+#include <ATen/NestedTensorImpl.h>
 #include <ATen/core/Tensor.h>
+#include <ATen/native/nested/NestedTensorUtils.h>
 #include <ATen/ops/empty_like.h>
 #include <ATen/ops/gelu.h>
 #include <ATen/ops/layer_norm.h>
@@ -21,6 +24,8 @@
 #include <limits>
 #include <optional>
 #include <tuple>
+#include <vector>
+#include <algorithm>
 
 #include "aten/op_common.h"
 #include "core/cpu_fallback.h"
@@ -134,15 +139,6 @@ at::Tensor transformer_encoder_layer_fwd(
     const at::Tensor& norm_weight_2, const at::Tensor& norm_bias_2, const at::Tensor& ffn_weight_1,
     const at::Tensor& ffn_bias_1, const at::Tensor& ffn_weight_2, const at::Tensor& ffn_bias_2,
     const std::optional<at::Tensor>& mask, std::optional<int64_t> mask_type) {
-  if (src.is_nested()) {
-    c10::IValue m = mask.has_value() ? c10::IValue(*mask) : c10::IValue();
-    c10::IValue mt = mask_type.has_value() ? c10::IValue(*mask_type) : c10::IValue();
-    return CallCpuFallback("aten::_transformer_encoder_layer_fwd", "",
-                           {src, embed_dim, num_heads, qkv_weight, qkv_bias, proj_weight, proj_bias, use_gelu,
-                            norm_first, eps, norm_weight_1, norm_bias_1, norm_weight_2, norm_bias_2, ffn_weight_1,
-                            ffn_bias_1, ffn_weight_2, ffn_bias_2, m, mt})[0]
-        .toTensor();
-  }
   if (src.numel() == 0) return src.clone();
   auto norm = [&](const at::Tensor& x, const at::Tensor& w, const at::Tensor& b) {
     return at::layer_norm(x, {embed_dim}, w, b, eps, true);
@@ -161,11 +157,126 @@ at::Tensor transformer_encoder_layer_fwd(
   return x;
 }
 
+// ---- nn.TransformerEncoder's nested-tensor fast path ----------------------------------------------
+// In eval mode with a src_key_padding_mask, nn.TransformerEncoder packs the unpadded rows of each
+// sequence into one nested tensor (_nested_tensor_from_mask), runs every layer on it
+// (_transformer_encoder_layer_fwd) and pads the result back (to_padded_tensor). ATen's nested kernels
+// exist for CPU and CUDA only; on npu a nested tensor is its contiguous buffer of [len_b, E] pieces,
+// and a layer runs on the padded batch with the pieces' lengths as its key padding mask, which gives
+// every real row the same result (padded keys get no attention weight; padded rows are dropped).
+
+constexpr const char* kNested = "nested transformer encoder";
+
+// The lengths of a left-aligned [B, S] mask (true = a real token), read back to the host.
+at::Tensor MaskLengths(const char* op, const at::Tensor& t, const at::Tensor& mask) {
+  TORCH_CHECK(t.dim() == 3, op, ": expected a 3-D [B, S, E] tensor, got ", t.dim(), "-D of shape ", t.sizes());
+  TORCH_CHECK(mask.dim() == 2 && mask.size(0) == t.size(0) && mask.size(1) == t.size(1), op, ": mask of shape ",
+              mask.sizes(), " does not match the tensor's [B, S] = [", t.size(0), ", ", t.size(1), "]");
+  TORCH_CHECK(mask.scalar_type() == c10::kBool, op, ": mask must be bool, got ", mask.scalar_type());
+  return mask.sum(1).to(c10::kCPU, c10::kLong);
+}
+
+bool MaskIsLeftAligned(const at::Tensor& mask, const at::Tensor& lengths) {
+  const at::Tensor pos = at::arange(mask.size(1), mask.options().dtype(c10::kLong));
+  return at::equal(pos.unsqueeze(0).lt(lengths.to(mask.device()).unsqueeze(1)), mask);
+}
+
+bool nested_tensor_from_mask_left_aligned(const at::Tensor& t, const at::Tensor& mask) {
+  return MaskIsLeftAligned(mask, MaskLengths("_nested_tensor_from_mask_left_aligned", t, mask));
+}
+
+// Rows [b, :len_b] of `t` as a nested tensor of B pieces [len_b, E] (one contiguous buffer).
+at::Tensor NestedFromPadded(const at::Tensor& t, const at::Tensor& lengths) {
+  const int64_t B = t.size(0), E = t.size(2);
+  at::Tensor sizes = at::empty({B, 2}, at::TensorOptions().dtype(c10::kLong));
+  std::vector<at::Tensor> pieces;
+  for (int64_t b = 0; b < B; ++b) {
+    const int64_t len = lengths[b].item<int64_t>();
+    sizes[b][0] = len;
+    sizes[b][1] = E;
+    pieces.push_back(t.select(0, b).narrow(0, 0, len));
+  }
+  return at::native::wrap_buffer(at::cat(pieces).reshape({-1}), sizes);
+}
+
+at::Tensor nested_tensor_from_mask(const at::Tensor& t, const at::Tensor& mask, bool mask_check) {
+  const char* op = "_nested_tensor_from_mask";
+  const at::Tensor lengths = MaskLengths(op, t, mask);
+  TORCH_CHECK(!mask_check || MaskIsLeftAligned(mask, lengths), op,
+              ": the mask must be left-aligned (each row's true entries first)");
+  return NestedFromPadded(t, lengths);
+}
+
+// A nested tensor of 2-D pieces [len_b, E] padded to [B, max len, E] (or `output_size`) with `padding`.
+at::Tensor PaddedFromNested(const char* op, const at::Tensor& nt, double padding,
+                            at::OptionalIntArrayRef output_size, at::Tensor* lengths_out = nullptr) {
+  const at::native::NestedTensorImpl* impl = at::native::get_nested_tensor_impl(nt);
+  const at::Tensor sizes = impl->get_nested_sizes(), offsets = impl->get_storage_offsets();
+  TORCH_CHECK(sizes.dim() == 2 && sizes.size(1) == 2, op, ": npu nested tensors of 2-D pieces only, got pieces of ",
+              sizes.dim() == 2 ? sizes.size(1) : 0, " dims");
+  TORCH_CHECK(at::native::nested_tensor_impl_is_contiguous(impl), op, ": the nested tensor must be contiguous");
+  const int64_t B = sizes.size(0);
+  int64_t rows = 0, cols = 0;
+  for (int64_t b = 0; b < B; ++b) {
+    rows = std::max(rows, sizes[b][0].item<int64_t>());
+    cols = std::max(cols, sizes[b][1].item<int64_t>());
+  }
+  std::vector<int64_t> shape{B, rows, cols};
+  if (output_size.has_value()) {
+    TORCH_CHECK(output_size->size() == 3 && (*output_size)[0] == B && (*output_size)[1] >= rows &&
+                    (*output_size)[2] >= cols,
+                op, ": output_size ", *output_size, " cannot hold the pieces (at least [", B, ", ", rows, ", ", cols,
+                "])");
+    shape.assign(output_size->begin(), output_size->end());
+  }
+  const at::Tensor buffer = impl->get_unsafe_storage_as_tensor();
+  at::Tensor out = at::full(shape, padding, buffer.options());
+  if (lengths_out) *lengths_out = at::empty({B}, at::TensorOptions().dtype(c10::kLong));
+  for (int64_t b = 0; b < B; ++b) {
+    const int64_t r = sizes[b][0].item<int64_t>(), c = sizes[b][1].item<int64_t>();
+    if (lengths_out) (*lengths_out)[b] = r;
+    if (r * c == 0) continue;
+    out.select(0, b).narrow(0, 0, r).narrow(1, 0, c).copy_(buffer.narrow(0, offsets[b].item<int64_t>(), r * c).view({r, c}));
+  }
+  return out;
+}
+
+at::Tensor nested_to_padded_tensor(const at::Tensor& nt, double padding, at::OptionalIntArrayRef output_size) {
+  return PaddedFromNested("to_padded_tensor", nt, padding, output_size);
+}
+
+at::Tensor nested_transformer_encoder_layer_fwd(
+    const at::Tensor& src, int64_t embed_dim, int64_t num_heads, const at::Tensor& qkv_weight,
+    const at::Tensor& qkv_bias, const at::Tensor& proj_weight, const at::Tensor& proj_bias, bool use_gelu,
+    bool norm_first, double eps, const at::Tensor& norm_weight_1, const at::Tensor& norm_bias_1,
+    const at::Tensor& norm_weight_2, const at::Tensor& norm_bias_2, const at::Tensor& ffn_weight_1,
+    const at::Tensor& ffn_bias_1, const at::Tensor& ffn_weight_2, const at::Tensor& ffn_bias_2,
+    const std::optional<at::Tensor>& mask, std::optional<int64_t> mask_type) {
+  TORCH_CHECK(!mask.has_value() || !mask->defined(), kNested,
+              ": a nested src carries its own padding; an extra mask is not supported");
+  at::Tensor lengths;
+  const at::Tensor padded = PaddedFromNested(kNested, src, 0.0, std::nullopt, &lengths);
+  const at::Tensor pos = at::arange(padded.size(1), padded.options().dtype(c10::kLong));
+  const at::Tensor key_padding = pos.unsqueeze(0).ge(lengths.to(padded.device()).unsqueeze(1));  // true = padding
+  const at::Tensor out = transformer_encoder_layer_fwd(
+      padded, embed_dim, num_heads, qkv_weight, qkv_bias, proj_weight, proj_bias, use_gelu, norm_first, eps,
+      norm_weight_1, norm_bias_1, norm_weight_2, norm_bias_2, ffn_weight_1, ffn_bias_1, ffn_weight_2, ffn_bias_2,
+      key_padding, /*mask_type=*/1);
+  return NestedFromPadded(out, lengths);
+}
+
 }  // namespace
 
 NPU_ATEN_LIBRARY_IMPL(m) {
   m.impl("_native_multi_head_attention", TORCH_FN(native_multi_head_attention));
   m.impl("_transformer_encoder_layer_fwd", TORCH_FN(transformer_encoder_layer_fwd));
+  m.impl("_nested_tensor_from_mask", TORCH_FN(nested_tensor_from_mask));
+  m.impl("_nested_tensor_from_mask_left_aligned", TORCH_FN(nested_tensor_from_mask_left_aligned));
+}
+
+TORCH_LIBRARY_IMPL(aten, NestedTensorPrivateUse1, m) {
+  m.impl("_transformer_encoder_layer_fwd", TORCH_FN(nested_transformer_encoder_layer_fwd));
+  m.impl("to_padded_tensor", TORCH_FN(nested_to_padded_tensor));
 }
 
 }  // namespace torch_ops_nn

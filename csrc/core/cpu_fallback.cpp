@@ -174,3 +174,20 @@ std::vector<std::string> FallbackOps() {
 TORCH_LIBRARY_IMPL(_, PrivateUse1, m) {
   m.fallback(torch::CppFunction::makeFromBoxedFunction<&torch_ops_nn::RunCpuFallback>());
 }
+
+namespace {
+// Nested (jagged) tensors on npu: they can be built and nn.TransformerEncoder's fast path runs on them
+// (attention.cpp), but other ops without a composite kernel have none for NestedTensorPrivateUse1
+// (ATen's nested kernels are registered for CPU and CUDA only).
+// Instead of the dispatcher's list of backends, say what is missing and the usual way around it.
+void NestedTensorUnsupported(const c10::OperatorHandle& op, torch::jit::Stack*) {
+  const auto& name = op.schema().operator_name();
+  TORCH_CHECK_NOT_IMPLEMENTED(false, "npu: '", name.name, name.overload_name.empty() ? "" : ".", name.overload_name,
+                              "' is not supported for nested tensors on npu (ATen's nested-tensor kernels exist for "
+                              "CPU and CUDA only); use padded tensors (to_padded_tensor) for it.");
+}
+}  // namespace
+
+TORCH_LIBRARY_IMPL(_, NestedTensorPrivateUse1, m) {
+  m.fallback(torch::CppFunction::makeFromBoxedFunction<&NestedTensorUnsupported>());
+}

@@ -3,6 +3,7 @@
 training path through scaled_dot_product_attention's math (which needs isneginf), with every op native
 (fallback_error)."""
 import copy
+import warnings
 
 import pytest
 import torch
@@ -67,6 +68,39 @@ def test_transformer_encoder_layer_fast_path(norm_first, activation):
     with torch.no_grad():
         close(dev(x.npu()), enc(x))
         close(dev(x.npu(), src_key_padding_mask=kpm.npu()), enc(x, src_key_padding_mask=kpm))
+
+
+@pytest.mark.parametrize("activation", ["relu", "gelu"])
+def test_transformer_encoder_nested_tensor_fast_path(fallback_error, activation):
+    # The default enable_nested_tensor=True: in eval mode with a (left-aligned) padding mask the encoder packs
+    # the real tokens into a nested tensor, runs each layer on it and pads the result back with zeros.
+    torch.manual_seed(2)
+    enc = torch.nn.TransformerEncoder(
+        torch.nn.TransformerEncoderLayer(32, 4, 64, batch_first=True, activation=activation), 3,
+        norm=torch.nn.LayerNorm(32)).eval()
+    dev = copy.deepcopy(enc).npu()
+    x = torch.randn(3, 7, 32)
+    kpm = torch.arange(7)[None] >= torch.tensor([7, 4, 1])[:, None]  # lengths 7, 4, 1
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # PyTorch's "nested tensors are a prototype" warning
+        with torch.no_grad():
+            got = dev(x.npu(), src_key_padding_mask=kpm.npu())
+            want = enc(x, src_key_padding_mask=kpm)
+    assert got.shape == want.shape == (3, 7, 32)
+    close(got, want)
+    assert torch.equal(got.cpu()[kpm], torch.zeros(int(kpm.sum()), 32))
+
+
+def test_nested_tensor_ops_without_a_kernel_say_so(fallback_error):
+    nt = torch.nested.nested_tensor([torch.randn(2, 3), torch.randn(4, 3)], device="npu")
+    assert nt.is_nested and nt.device.type == "npu"
+    with pytest.raises(NotImplementedError, match=r"npu: 'aten::add.Tensor' is not supported for nested tensors on npu"):
+        nt + 1
+    padded = torch.ops.aten._nested_tensor_from_mask(torch.randn(2, 3, 4).npu(),
+                                                      torch.tensor([[True, True, False], [True, False, False]]).npu())
+    assert padded.to_padded_tensor(-1.0).cpu()[1, 1:].eq(-1).all()
+    with pytest.raises(RuntimeError, match="_nested_tensor_from_mask: the mask must be left-aligned"):
+        torch.ops.aten._nested_tensor_from_mask(torch.randn(1, 3, 4).npu(), torch.tensor([[False, True, True]]).npu())
 
 
 def test_multihead_attention_training_step():
