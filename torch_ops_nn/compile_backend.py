@@ -59,10 +59,19 @@ def _make_backend(channels_last: bool):
 _backends = {True: _make_backend(True), False: _make_backend(False)}
 
 
-def npu_backend(gm: fx.GraphModule, example_inputs, options: dict | None = None):
+# torch.compile's modes, which it passes to a custom backend as `mode=`. The npu backend has one
+# pipeline (the Conv-BN-ReLU fusion pass, then the native kernels): no autotuning to widen and no graph
+# capture to reduce launch overhead with, so every mode compiles the same graph.
+COMPILE_MODES = ("default", "reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs")
+
+
+def npu_backend(gm: fx.GraphModule, example_inputs, options: dict | None = None, mode: str | None = None):
     """Dynamo backend entry point. ``torch.compile(m, backend="npu", options={"channels_last": False})``
     keeps inference graphs in their traced layout (by default their convolutions run channels_last,
-    which the cube reads without a transpose; outputs keep the traced layout either way)."""
+    which the cube reads without a transpose; outputs keep the traced layout either way). Any of
+    torch.compile's modes is accepted and compiles the same graph (see COMPILE_MODES)."""
+    if mode is not None and mode not in COMPILE_MODES:
+        raise ValueError(f"torch.compile(backend='npu'): unknown mode {mode!r}; supported: {', '.join(COMPILE_MODES)}")
     options = dict(options or {})
     channels_last = bool(options.pop("channels_last", True))
     if options:

@@ -1,5 +1,7 @@
 """The channels_last layout pass of the torch.compile backend (inference graphs): results and output
 layouts match eager, views of 4-D activations still see the traced strides, and it can be turned off."""
+import copy
+
 import pytest
 import torch
 import torch.nn as nn
@@ -133,5 +135,26 @@ def test_unknown_option_is_a_clear_error():
     torch._dynamo.reset()
     f = torch.compile(_model().to("npu"), backend="npu", options={"channels_lst": True})
     with pytest.raises(Exception, match="unknown options \\['channels_lst'\\]"):
+        with torch.no_grad():
+            f(torch.randn(1, 3, 14, 14).to("npu"))
+
+
+@pytest.mark.parametrize("mode", ["reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs"])
+def test_compile_modes_are_accepted(mode):
+    # torch.compile passes `mode` to a custom backend; the npu backend has one pipeline for all of them.
+    torch._dynamo.reset()
+    torch.manual_seed(0)
+    m = _model().eval()
+    x = torch.randn(2, 3, 14, 14)
+    with torch.no_grad():
+        ref = m(x)
+        out = torch.compile(copy.deepcopy(m).to("npu"), backend="npu", mode=mode)(x.to("npu"))
+    assert len(out) == len(ref) and all(rel(o, r) <= 1e-4 for o, r in zip(out, ref))
+
+
+def test_unknown_mode_is_a_clear_error():
+    torch._dynamo.reset()
+    f = torch.compile(_model().to("npu"), backend="npu", mode="fastest")
+    with pytest.raises(Exception, match="unknown mode 'fastest'; supported: default, reduce-overhead"):
         with torch.no_grad():
             f(torch.randn(1, 3, 14, 14).to("npu"))
