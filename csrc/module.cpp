@@ -183,6 +183,7 @@ PYBIND11_MODULE(_C, m) {
   m.def("_current_device", [] { return static_cast<int>(CurrentDevice()); });
   m.def("_set_device", [](int d) { SetCurrentDevice(static_cast<c10::DeviceIndex>(d)); });
   m.def("_device_properties", &DeviceProperties);
+  m.def("_is_in_bad_fork", &npu_rt::InBadFork);
   m.def("_synchronize", [](int d) {
     py::gil_scoped_release no_gil;
     NPU_RT_CALL(npu_rt::DeviceSynchronize(d < 0 ? CurrentDevice() : d));

@@ -422,8 +422,9 @@ def is_bf16_supported(including_emulation: bool = True) -> bool:
 
 
 def _is_in_bad_fork() -> bool:
-    """torch.manual_seed asks this before seeding; the simulator has no fork restriction."""
-    return False
+    """True in a process forked after the npu runtime started its threads (as CUDA's): any device use
+    there raises. torch.manual_seed asks this and then leaves the npu generators alone."""
+    return _C._is_in_bad_fork()
 
 
 def __getattr__(name: str):

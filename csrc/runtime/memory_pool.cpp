@@ -142,12 +142,14 @@ void DeviceMemoryPool::Split(Block* b, size_t size, FreeSet& pool) {
 
 void* DeviceMemoryPool::Allocate(size_t bytes, Stream* stream) {
   if (bytes == 0) return nullptr;
+  CheckNotInBadFork();  // the pool's lock may be held by a thread fork did not copy
   std::lock_guard<std::mutex> g(mu_);
   return AllocateLocked(bytes, stream, true);
 }
 
 void* DeviceMemoryPool::TryAllocateCached(size_t bytes, Stream* stream) {
   if (bytes == 0) return nullptr;
+  CheckNotInBadFork();
   std::lock_guard<std::mutex> g(mu_);
   return AllocateLocked(bytes, stream, false);
 }
@@ -241,7 +243,7 @@ void DeviceMemoryPool::FreeBlock(Block* b) {
 }
 
 void DeviceMemoryPool::Free(void* ptr) {
-  if (!ptr) return;
+  if (!ptr || InBadFork()) return;  // a forked child's copies of the parent's tensors: nothing to reuse
   std::lock_guard<std::mutex> g(mu_);
   auto it = live_.find(ptr);
   if (it == live_.end()) return;  // not ours (defensive: double free is ignored)

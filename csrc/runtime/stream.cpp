@@ -1,5 +1,7 @@
 #include "runtime/stream.h"
 
+#include <pthread.h>
+
 #include <cstdlib>
 #include <cstring>
 
@@ -17,7 +19,26 @@ bool LaunchBlocking() {
   return on;
 }
 
+namespace {
+std::atomic<bool> g_threads_started{false}, g_bad_fork{false};
+const bool g_atfork_registered = [] {
+  pthread_atfork(nullptr, nullptr, [] { g_bad_fork.store(g_threads_started.load()); });
+  return true;
+}();
+}  // namespace
+
+void NoteRuntimeThreadsStarted() { g_threads_started.store(true); }
+bool InBadFork() { return g_bad_fork.load(std::memory_order_relaxed); }
+void CheckNotInBadFork() {
+  if (InBadFork())
+    throw std::runtime_error(
+        "npu: cannot use the npu in a forked subprocess: the parent had started the runtime's stream and pool "
+        "threads, which fork() does not copy. Use the 'spawn' start method "
+        "(multiprocessing.set_start_method('spawn'), or DataLoader(multiprocessing_context='spawn')), as with CUDA.");
+}
+
 Stream::Stream(int device, int64_t id) : device_(device), id_(id), slots_(new Task[kSlots]) {
+  NoteRuntimeThreadsStarted();
   worker_ = std::thread([this] { Run(); });
 }
 
@@ -31,6 +52,7 @@ Stream::~Stream() {
 }
 
 std::unique_lock<std::mutex> Stream::WaitForSlot() {
+  CheckNotInBadFork();
   const bool on_executor = std::this_thread::get_id() == worker_.get_id();
   for (;;) {
     std::unique_lock<std::mutex> producer(producer_mu_);
@@ -112,6 +134,7 @@ void Stream::Run() {
 }
 
 void Stream::WaitCompleted(uint64_t target) {
+  CheckNotInBadFork();
   if (completed_.load(std::memory_order_acquire) >= target) return;
   // Short spin first: most syncs follow small ops.
   if (SpinUntil([&] { return completed_.load(std::memory_order_acquire) >= target; }, SpinBudgetUs())) return;

@@ -140,4 +140,11 @@ class Event : public std::enable_shared_from_this<Event> {
 
 bool LaunchBlocking();  // ASCEND_LAUNCH_BLOCKING=1
 
+// fork() copies only the calling thread: in a child forked after the runtime started its stream and
+// pool threads, a launch or a sync would wait forever for threads that do not exist (and a lock one of
+// them held stays locked). As CUDA does, the child then gets a clear error on any device use instead.
+void NoteRuntimeThreadsStarted();
+bool InBadFork();
+void CheckNotInBadFork();  // throws std::runtime_error in such a child
+
 }  // namespace npu_rt

@@ -3,11 +3,13 @@
 #include <cstdlib>
 
 #include "runtime/spin_wait.h"
+#include "runtime/stream.h"
 
 namespace npu_rt {
 
 HostThreadPool::HostThreadPool(int threads) {
   if (threads < 1) threads = 1;
+  if (threads > 1) NoteRuntimeThreadsStarted();
   for (int i = 1; i < threads; ++i) workers_.emplace_back([this] { WorkerLoop(); });
 }
 
@@ -88,12 +90,15 @@ void HostThreadPool::ParallelFor(int64_t n, FunctionRef<void(int64_t)> fn) {
 }
 
 HostThreadPool& GlobalThreadPool() {
-  static HostThreadPool pool([] {
+  // Leaked on purpose, as the device registry: a stream may still run a launch during interpreter
+  // teardown, and a child forked after the workers started must not destroy (wait on) their condition
+  // variable at exit.
+  static HostThreadPool* pool = new HostThreadPool([] {
     const char* v = std::getenv("TORCH_OPS_NN_HOST_THREADS");
     int n = v && *v ? std::atoi(v) : static_cast<int>(std::thread::hardware_concurrency());
     return n < 1 ? 1 : n;
   }());
-  return pool;
+  return *pool;
 }
 
 }  // namespace npu_rt

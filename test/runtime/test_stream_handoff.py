@@ -98,3 +98,47 @@ def test_query_and_event_after_idle_executor():
     e.record()
     e.synchronize()
     assert s.query() and e.query()
+
+
+def test_forked_child_gets_a_clear_error_not_a_hang():
+    # fork() copies only the calling thread: the runtime's stream and pool threads are gone in the child,
+    # so device work there would wait forever. As with CUDA, the child raises instead; CPU work and
+    # torch.manual_seed (which skips the npu generators there) still run.
+    code = r"""
+import multiprocessing as mp, torch, torch_ops_nn
+assert (torch.ones(2, device="npu") + 1).cpu().tolist() == [2.0, 2.0]   # the runtime's threads run
+assert not torch.npu._is_in_bad_fork()
+
+def child(q):
+    out = [torch.npu._is_in_bad_fork(), (torch.ones(2) + 1).tolist()]
+    torch.manual_seed(0)
+    for use in (lambda: torch.ones(2, device="npu"), lambda: torch.npu.synchronize()):
+        try:
+            use()
+            out.append("no error")
+        except RuntimeError as e:
+            out.append(str(e))
+    q.put(out)
+
+ctx = mp.get_context("fork")
+q = ctx.Queue()
+p = ctx.Process(target=child, args=(q,))
+p.start()
+p.join(60)
+assert not p.is_alive(), "the forked child hung"
+bad, cpu, alloc, sync = q.get(timeout=5)
+assert bad is True and cpu == [2.0, 2.0], (bad, cpu)
+for msg in (alloc, sync):
+    assert "cannot use the npu in a forked subprocess" in msg and "'spawn'" in msg, msg
+# os.fork() with a normal exit (static destructors run): the child must not wait on the parent's threads
+import os, sys
+pid = os.fork()
+if pid == 0:
+    sys.exit(0)
+_, status = os.waitpid(pid, 0)
+assert status == 0, status
+assert (torch.ones(2, device="npu") * 3).cpu().tolist() == [3.0, 3.0]   # the parent is unaffected
+print("ok")
+"""
+    r = run_python(code, timeout=120)
+    assert r.returncode == 0 and r.stdout.strip().endswith("ok"), r.stdout[-2000:] + r.stderr[-3000:]
