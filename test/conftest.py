@@ -11,6 +11,24 @@ os.environ.setdefault("TORCH_OPS_NN_POISON_UB", "1")
 import pytest  # noqa: E402
 
 
+def assert_matches_cpu_with_grads(fn, *leaves, atol=1e-4, rtol=1e-4):
+    """fn(*leaves) on npu equals fn on the CPU, and so do the gradients of every leaf (None leaves are
+    passed through) for the same random output gradient."""
+    import torch
+
+    cpu = [t.detach().clone().requires_grad_() if t is not None else None for t in leaves]
+    npu = [t.detach().npu().requires_grad_() if t is not None else None for t in leaves]
+    want, got = fn(*cpu), fn(*npu)
+    assert got.shape == want.shape
+    torch.testing.assert_close(got.detach().cpu(), want.detach(), atol=atol, rtol=rtol)
+    g = torch.randn(want.shape)
+    want.backward(g)
+    got.backward(g.npu())
+    for n, c in zip(npu, cpu):
+        if c is not None:
+            torch.testing.assert_close(n.grad.cpu(), c.grad, atol=atol, rtol=rtol)
+
+
 def run_python(code: str, env: dict | None = None, timeout: int = 300) -> subprocess.CompletedProcess:
     """Runs ``code`` in a fresh interpreter (for env-var driven behaviour and autoload)."""
     full_env = dict(os.environ)

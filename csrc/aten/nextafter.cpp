@@ -20,6 +20,10 @@ using at::Tensor;
 Tensor NextAfter(const char* op, const Tensor& self, const Tensor& other) {
   CheckSameNpuDevice(op, {{"self", &self}, {"other", &other}});
   const c10::ScalarType dtype = at::result_type(self, other);
+  // float64 goes to the CPU fallback through the dtype gate; integers are an error (the CPU has no
+  // integer nextafter either).
+  NPU_CHECK_DTYPE(!IsHostOnlyDtype(dtype), dtype, op, ": float64 / complex operands (", dtype,
+                  ") have no vector-unit kernel");
   TORCH_CHECK_TYPE(dtype == at::kFloat || dtype == at::kHalf || dtype == at::kBFloat16, op,
                    ": expected floating inputs of dtype Float, Half or BFloat16, got ", self.scalar_type(), " and ",
                    other.scalar_type());
@@ -36,19 +40,15 @@ Tensor NextAfter(const char* op, const Tensor& self, const Tensor& other) {
   return at::where(at::logical_or(at::isnan(a), at::isnan(b)), a + b, r);
 }
 
-// float64 takes the CPU fallback, as the other elementwise ops (no float64 on the vector unit).
 Tensor nextafter_npu(const Tensor& self, const Tensor& other) {
-  if (AnyHostOnlyDtype({&self, &other})) return CallCpuFallback("aten::nextafter", "", {self, other})[0].toTensor();
   return NextAfter("nextafter", self, other);
 }
 
 Tensor& nextafter_out_npu(const Tensor& self, const Tensor& other, Tensor& out) {
-  if (AnyHostOnlyDtype({&self, &other, &out})) return CallCpuFallback("aten::nextafter", "out", {self, other, out}), out;
   return CopyToOut("nextafter.out", NextAfter("nextafter", self, other), out);
 }
 
 Tensor& nextafter__npu(Tensor& self, const Tensor& other) {
-  if (AnyHostOnlyDtype({&self, &other})) return CallCpuFallback("aten::nextafter_", "", {self, other}), self;
   const Tensor r = NextAfter("nextafter_", self, other);
   TORCH_CHECK(r.sizes() == self.sizes(), "nextafter_: the result of shape ", r.sizes(),
               " does not fit 'self' of shape ", self.sizes(), " for the in-place form");

@@ -67,24 +67,28 @@ std::optional<c10::Device> FirstNpuArgument(const c10::OperatorHandle& op, const
   return std::nullopt;
 }
 
-void NpuCpuFallback(const c10::OperatorHandle& op, torch::jit::Stack* stack, const char* what = "") {
-  NoteCpuFallback(op, what);
-  const std::optional<c10::Device> device = FirstNpuArgument(op, *stack);
-  at::native::cpu_fallback(op, stack, /*error_on_views=*/false);
-  if (!device) return;
+// Moves the op's CPU results on the stack to `device` (differentiably: .to is an autograd op).
+void ReturnsTo(const c10::OperatorHandle& op, torch::jit::Stack* stack, c10::Device device) {
   const size_t r = op.schema().returns().size();
   for (size_t i = stack->size() - r; i < stack->size(); ++i) {
     c10::IValue& v = (*stack)[i];
     if (v.isTensor() && v.toTensor().defined() && v.toTensor().is_cpu()) {
-      v = v.toTensor().to(*device);
+      v = v.toTensor().to(device);
     } else if (v.isTensorList()) {
       std::vector<at::Tensor> ts = v.toTensorVector();
       bool moved = false;
       for (at::Tensor& t : ts)
-        if (t.defined() && t.is_cpu()) t = t.to(*device), moved = true;
+        if (t.defined() && t.is_cpu()) t = t.to(device), moved = true;
       if (moved) v = c10::IValue(ts);
     }
   }
+}
+
+void NpuCpuFallback(const c10::OperatorHandle& op, torch::jit::Stack* stack, const char* what = "") {
+  NoteCpuFallback(op, what);
+  const std::optional<c10::Device> device = FirstNpuArgument(op, *stack);
+  at::native::cpu_fallback(op, stack, /*error_on_views=*/false);
+  if (device) ReturnsTo(op, stack, *device);
 }
 
 }  // namespace
@@ -143,18 +147,7 @@ void AutogradFallbackForDtype(const c10::OperatorHandle& op, c10::DispatchKeySet
     }
   }
   op.callBoxed(stack);
-  if (!device) return;
-  const size_t r = op.schema().returns().size();
-  for (size_t i = stack->size() - r; i < stack->size(); ++i) {
-    c10::IValue& v = (*stack)[i];
-    if (v.isTensor() && v.toTensor().defined()) {
-      v = v.toTensor().to(*device);
-    } else if (v.isTensorList()) {
-      std::vector<at::Tensor> ts = v.toTensorVector();
-      for (at::Tensor& t : ts) t = t.to(*device);
-      v = c10::IValue(ts);
-    }
-  }
+  if (device) ReturnsTo(op, stack, *device);
 }
 }  // namespace gate_detail
 

@@ -53,13 +53,12 @@ Stream::~Stream() {
 
 std::unique_lock<std::mutex> Stream::WaitForSlot() {
   CheckNotInBadFork();
-  const bool on_executor = std::this_thread::get_id() == worker_.get_id();
   for (;;) {
     std::unique_lock<std::mutex> producer(producer_mu_);
     const uint64_t tail = tail_.load(std::memory_order_relaxed);
     const uint64_t in_flight = tail - completed_.load(std::memory_order_acquire);
     if (in_flight < kMaxInFlight) return producer;
-    if (on_executor) {
+    if (std::this_thread::get_id() == worker_.get_id()) {
       // The executor cannot wait for itself: it may use the reserve.
       if (in_flight < kSlots) return producer;
       throw std::runtime_error("npu stream " + std::to_string(id_) + ": a task enqueued more than " +

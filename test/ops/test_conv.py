@@ -6,6 +6,7 @@ import torch
 import torch.nn.functional as F
 
 import torch_ops_nn
+from conftest import assert_matches_cpu_with_grads
 
 TOL = {torch.float32: 1e-4, torch.float16: 4e-3, torch.bfloat16: 3e-2}
 DTYPES = [torch.float32, torch.float16, torch.bfloat16]
@@ -147,25 +148,18 @@ def test_padding_of_the_kernel_size_or_more(fallback_error, full_fp32_convs, tra
     # PyTorch allows it (a 1x1 conv with padding 1 has a border of bias-only pixels); the cube's Load3D pads
     # less than the kernel, so the excess becomes explicit zeros (or a crop of a transposed conv's output).
     torch.manual_seed(0)
-    x = torch.randn(2, 4, 5, 6, requires_grad=True)
-    w = torch.randn(*((4, 3) if transposed else (3, 4)), *k, requires_grad=True)
-    b = torch.randn(3, requires_grad=True)
+    x = torch.randn(2, 4, 5, 6)
+    w = torch.randn(*((4, 3) if transposed else (3, 4)), *k)
+    b = torch.randn(3)
     conv = F.conv_transpose2d if transposed else F.conv2d
     args = dict(stride=stride, padding=padding, dilation=dilation)
-    xn, wn, bn = (t.detach().npu().requires_grad_() for t in (x, w, b))
     if transposed and padding[0] == 300:  # the output height would be negative: both refuse
         with pytest.raises(RuntimeError):
             conv(x, w, b, **args)
         with pytest.raises(RuntimeError, match=r"conv_transpose2d: output height -593 \(padding 300\) is not positive"):
-            conv(xn, wn, bn, **args)
+            conv(x.npu(), w.npu(), b.npu(), **args)
         return
-    want, got = conv(x, w, b, **args), conv(xn, wn, bn, **args)
-    torch.testing.assert_close(got.detach().cpu(), want.detach(), atol=1e-4, rtol=1e-4)
-    g = torch.randn(want.shape)
-    want.backward(g)
-    got.backward(g.npu())
-    for a, e in ((xn, x), (wn, w), (bn, b)):
-        torch.testing.assert_close(a.grad.cpu(), e.grad, atol=1e-4, rtol=1e-4)
+    assert_matches_cpu_with_grads(lambda x, w, b: conv(x, w, b, **args), x, w, b)
 
 
 def test_wrong_dims(fallback_error):

@@ -9,6 +9,7 @@ import torch
 import torch.nn.functional as F
 
 import torch_ops_nn
+from conftest import assert_matches_cpu_with_grads
 
 TOL = {torch.float32: 1e-4, torch.float16: 4e-3, torch.bfloat16: 3e-2}
 
@@ -157,23 +158,11 @@ def test_conv_transpose3d_matches_cpu_with_gradients(case, fallback_error, full_
     n, cin, d, h, w, cout, k, stride, padding, opad, dil, groups, bias = case
     kd, kh, kw = (k, k, k) if isinstance(k, int) else k
     torch.manual_seed(0)
-    x = torch.randn(n, cin, d, h, w, requires_grad=True)
-    wt = torch.randn(cin, cout // groups, kd, kh, kw, requires_grad=True)
-    b = torch.randn(cout, requires_grad=True) if bias else None
+    x = torch.randn(n, cin, d, h, w)
+    wt = torch.randn(cin, cout // groups, kd, kh, kw)
+    b = torch.randn(cout) if bias else None
     args = dict(stride=stride, padding=padding, output_padding=opad, dilation=dil, groups=groups)
-    want = F.conv_transpose3d(x, wt, b, **args)
-    xn, wn = x.detach().npu().requires_grad_(), wt.detach().npu().requires_grad_()
-    bn = b.detach().npu().requires_grad_() if bias else None
-    got = F.conv_transpose3d(xn, wn, bn, **args)
-    assert got.shape == want.shape
-    torch.testing.assert_close(got.detach().cpu(), want.detach(), atol=1e-4, rtol=1e-4)
-    g = torch.randn(want.shape)
-    want.backward(g)
-    got.backward(g.npu())
-    torch.testing.assert_close(xn.grad.cpu(), x.grad, atol=1e-4, rtol=1e-4)
-    torch.testing.assert_close(wn.grad.cpu(), wt.grad, atol=1e-4, rtol=1e-4)
-    if bias:
-        torch.testing.assert_close(bn.grad.cpu(), b.grad, atol=1e-4, rtol=1e-4)
+    assert_matches_cpu_with_grads(lambda x, wt, b: F.conv_transpose3d(x, wt, b, **args), x, wt, b)
 
 
 def test_conv_transpose3d_module_half_precision(fallback_error):

@@ -17,6 +17,7 @@ from torch.utils._pytree import tree_flatten, tree_map
 
 pytest.importorskip("expecttest")  # torch.testing._internal imports it
 from torch.testing._internal.common_methods_invocations import op_db  # noqa: E402
+from torch.testing._internal.opinfo.core import SampleInput  # noqa: E402
 
 import torch_ops_nn  # noqa: E402,F401
 
@@ -194,7 +195,8 @@ def _half_compare(op, sample, dtype):
     def float64_result():
         up = lambda x: x.double() if isinstance(x, torch.Tensor) and x.dtype == dtype else x  # noqa: E731
         try:
-            return _run(op, SampleInputLike(tree_map(up, (sample.input, sample.args, sample.kwargs))), lambda x: x)
+            inp, args, kwargs = tree_map(up, (sample.input, sample.args, sample.kwargs))
+            return _run(op, SampleInput(inp, args=args, kwargs=kwargs), lambda x: x)
         except Exception:
             return None
 
@@ -228,11 +230,6 @@ def _half_compare(op, sample, dtype):
         raise first
 
     return compare
-
-
-class SampleInputLike:
-    def __init__(self, parts):
-        self.input, self.args, self.kwargs = parts
 
 
 def _half_params():
