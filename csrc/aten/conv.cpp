@@ -331,7 +331,8 @@ struct Unfolded {
 };
 
 // A kernel's offset table for one geometry (`key`, `n` uint32 entries written by `fill`), built on
-// the host once (a host tensor: no device memory stays behind) and copied to the device per call.
+// the host once (a host tensor: no device memory stays behind) and copied to the device per call,
+// without waiting: the copy task holds the (never modified) host table until it has run.
 template <typename Fill>
 at::Tensor CachedOffsetTable(const char* kind, std::vector<uint32_t> key, int64_t n, Fill&& fill,
                              c10::DeviceIndex dev) {
@@ -351,7 +352,7 @@ at::Tensor CachedOffsetTable(const char* kind, std::vector<uint32_t> key, int64_
       cache.emplace(k, host);
     }
   }
-  return host.to(at::Device(c10::DeviceType::PrivateUse1, dev));
+  return host.to(at::Device(c10::DeviceType::PrivateUse1, dev), /*non_blocking=*/true);
 }
 
 // The Gather offsets of conv_fold_kernel for one geometry.

@@ -34,7 +34,7 @@ at::Tensor PadIndex(int64_t n, int64_t lo, int64_t hi, bool reflect, c10::Device
     }
     p[j] = i;
   }
-  return idx.to(dev);
+  return idx.to(dev, /*non_blocking=*/true);  // the copy task keeps the host table alive: no wait
 }
 
 // Checks the arguments as PyTorch does (with the numbers) and returns the index maps, last dim first.

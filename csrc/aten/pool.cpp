@@ -371,7 +371,7 @@ Tensor adaptive_avg_pool2d_backward(const Tensor& grad_output, const Tensor& sel
         const int64_t st = o * in / out, en = ((o + 1) * in + out - 1) / out;
         for (int64_t i = st; i < en; ++i) p[o * in + i] = 1.0f / float(en - st);
       }
-      return a.to(self.device()).to(self.scalar_type());
+      return a.to(self.device(), /*non_blocking=*/true).to(self.scalar_type());  // host table: the copy holds it
     };
     return AsFormat(at::matmul(avg(s.h, oh).t(), at::matmul(grad_output, avg(s.w, ow))).contiguous(), s);
   }

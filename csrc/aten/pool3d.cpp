@@ -135,7 +135,7 @@ AvgDepth PlanAvgDepth(const at::Tensor& x5, std::array<int64_t, 3> k, std::array
     f[static_cast<size_t>(t)] = override_set || size <= 0 ? 1.0f : static_cast<float>(size);  // empty: a sum of 0
   }
   const auto dev = x5.device();
-  a.factor = at::tensor(f).to(dev).view({1, a.Do, 1, 1});
+  a.factor = at::tensor(f).to(dev, /*non_blocking=*/true).view({1, a.Do, 1, 1});  // host table: the copy holds it
   for (int64_t j = 0; j < a.kd; ++j) {
     at::Tensor fr = at::arange(a.Do, at::TensorOptions().dtype(at::kLong).device(dev)) * a.sd + (j - a.pd);
     a.valid.push_back((fr >= 0).logical_and_(fr < a.D));

@@ -113,12 +113,12 @@ Tensor QuantileImpl(const char* op, const Tensor& self, const Tensor& q_t, doubl
   for (int64_t i = 0; i + 1 < sorted.dim(); ++i) hv.push_back(ignore_nan ? sorted.size(i) : 1);
   hv.push_back(1);
   const c10::Device dev = sorted.device();
-  const Tensor vb = at::gather(src, -1, below_h.to(dev).view(hv).expand(ex));
-  const Tensor va = at::gather(src, -1, above_h.to(dev).view(hv).expand(ex));
-  Tensor result = at::lerp(vb, va, w_h.to(dev).view(hv).expand(ex));
+  const Tensor vb = at::gather(src, -1, below_h.to(dev, /*non_blocking=*/true).view(hv).expand(ex));
+  const Tensor va = at::gather(src, -1, above_h.to(dev, /*non_blocking=*/true).view(hv).expand(ex));
+  Tensor result = at::lerp(vb, va, w_h.to(dev, /*non_blocking=*/true).view(hv).expand(ex));
   if (ignore_nan) {
     std::vector<int64_t> rv(hv.begin() + 1, hv.end());
-    result = at::where(empty_h.to(dev).view(rv), std::numeric_limits<double>::quiet_NaN(), result);
+    result = at::where(empty_h.to(dev, /*non_blocking=*/true).view(rv), std::numeric_limits<double>::quiet_NaN(), result);
   }
   if (!q_t.defined() || q_t.dim() == 0) result = result.squeeze(0);
   if (!ignore_nan) {  // a slice holding a NaN (sorted last) gives NaN

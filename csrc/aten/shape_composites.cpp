@@ -127,7 +127,7 @@ std::tuple<Tensor, Tensor> AdaptiveMaxGeneral(const Tensor& self, c10::IntArrayR
       Tensor i = at::empty({out}, at::TensorOptions().dtype(c10::kLong));
       int64_t* p = i.data_ptr<int64_t>();
       for (int64_t o = 0; o < out; ++o) p[o] = std::min(st[o] + t, en[o] - 1);
-      idx->push_back(i.to(self.device()));
+      idx->push_back(i.to(self.device(), /*non_blocking=*/true));  // host table: the copy holds it
     }
   };
   std::vector<Tensor> cols, rows;

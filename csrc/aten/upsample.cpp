@@ -81,7 +81,7 @@ at::Tensor NearestMap(int64_t in, int64_t out, std::optional<double> scale, bool
       p[o] = std::min(static_cast<int64_t>(std::floor(src)), in - 1);
     }
   }
-  return idx.to(dev);
+  return idx.to(dev, /*non_blocking=*/true);  // the copy task keeps the host table alive: no wait
 }
 
 // x [N, C, H, W] gathered to [N, C, oh, ow] through the nearest maps.
@@ -233,8 +233,8 @@ TapMap MakeTapMap(int64_t in, int64_t out, bool align_corners, std::optional<dou
       }
     }
   }
-  m.idx = idx.to(dev);
-  m.w = wt.to(dev);
+  m.idx = idx.to(dev, /*non_blocking=*/true);  // host tables: the copy tasks keep them alive
+  m.w = wt.to(dev, /*non_blocking=*/true);
   return m;
 }
 
