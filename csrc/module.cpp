@@ -189,6 +189,30 @@ PYBIND11_MODULE(_C, m) {
     NPU_RT_CALL(npu_rt::DeviceSynchronize(d < 0 ? CurrentDevice() : d));
   });
 
+  // Graphs (torch.npu.NPUGraph): capture the current stream's work, replay it.
+  py::class_<npu_rt::CapturedGraph>(m, "_NPUGraph")
+      .def(py::init<>())
+      .def("capture_begin", [](npu_rt::CapturedGraph& g, uint64_t pool) {
+        NPU_RT_CALL(g.CaptureBegin(CurrentRuntimeStream(), pool));
+      })
+      .def("capture_end", [](npu_rt::CapturedGraph& g) { NPU_RT_CALL(g.CaptureEnd()); })
+      .def("replay", [](npu_rt::CapturedGraph& g) { NPU_RT_CALL(g.Replay(CurrentRuntimeStream())); })
+      .def("reset", [](npu_rt::CapturedGraph& g) {
+        py::gil_scoped_release no_gil;  // waits for replays in flight
+        NPU_RT_CALL(g.Reset());
+      })
+      .def("capturing", &npu_rt::CapturedGraph::capturing)
+      .def("captured", &npu_rt::CapturedGraph::captured)
+      .def("pool", &npu_rt::CapturedGraph::pool)
+      .def("num_nodes", &npu_rt::CapturedGraph::num_nodes)
+      .def("describe", &npu_rt::CapturedGraph::Describe);
+  m.def("_graph_pool_handle", &npu_rt::NewGraphPoolId);
+  m.def("_is_current_stream_capturing", [] {
+    bool on = false;
+    NPU_RT_CALL(on = CurrentRuntimeStream().capturing());
+    return on;
+  });
+
   // Memory.
   m.def("_memory_stats", &StatsDict);
   m.def("_reset_peak_memory_stats", [](int d) { NPU_RT_CALL(npu_rt::MemoryPool(d).ResetPeakStats()); });

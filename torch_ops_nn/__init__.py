@@ -39,16 +39,18 @@ def _register() -> None:
     from torch_ops_nn import npu as npu_module
 
     torch._register_device_module("npu", npu_module)
-    from torch_ops_nn import amp as amp_module, memory as memory_module
+    from torch_ops_nn import amp as amp_module, graphs as graphs_module, memory as memory_module
 
-    # torch.npu.memory / torch.npu.amp as torch.cuda's submodules (also for `from torch.npu.memory import`),
-    # and the memory functions torch.cuda has at top level.
-    for sub_name, sub in (("memory", memory_module), ("amp", amp_module)):
+    # torch.npu.memory / torch.npu.amp / torch.npu.graphs as torch.cuda's submodules (also for
+    # `from torch.npu.memory import`), and the memory and graph names torch.cuda has at top level.
+    for sub_name, sub in (("memory", memory_module), ("amp", amp_module), ("graphs", graphs_module)):
         setattr(npu_module, sub_name, sub)
         sys.modules[f"torch.npu.{sub_name}"] = sub
     for name in ("memory_snapshot", "caching_allocator_alloc", "caching_allocator_delete", "memory_stats_as_nested_dict",
                  "reset_max_memory_allocated", "reset_max_memory_cached", "memory_cached", "max_memory_cached"):
         setattr(npu_module, name, getattr(memory_module, name))
+    for name in ("NPUGraph", "graph", "graph_pool_handle", "make_graphed_callables"):
+        setattr(npu_module, name, getattr(graphs_module, name))
     torch.utils.generate_methods_for_privateuse1_backend(for_tensor=True, for_module=True, for_storage=True)
     _logging.configure(_C)
     from torch_ops_nn import _printing

@@ -242,8 +242,8 @@ def can_device_access_peer(device: DeviceLike, peer_device: DeviceLike) -> bool:
 
 
 def is_current_stream_capturing() -> bool:
-    """False: npu graph capture does not exist (work is always launched, never recorded)."""
-    return False
+    """True while a torch.npu.NPUGraph captures the current stream."""
+    return _C._is_current_stream_capturing()
 
 
 def empty_cache() -> None:

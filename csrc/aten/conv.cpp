@@ -36,6 +36,7 @@
 #include "aten/kernel_launch.h"
 #include "aten/matmul_ops.h"
 #include "aten/op_common.h"
+#include "aten/graph_guard.h"
 #include "aten/tensor_stamp.h"
 #include "conv2d.h"
 #include "conv_depthwise.h"
@@ -226,7 +227,8 @@ uint64_t g_wcache_bytes = 0;           // both caches share one budget
 constexpr uint64_t kMaxWeightCacheBytes = uint64_t(1) << 30;
 
 // Whether w's copies may be cached: the cache is on and w has a version counter that autograd does
-// not bump every step (training weights change every step anyway).
+// not bump every step (training weights change every step anyway). While an npu graph captures, the
+// copy is a guarded region of the graph instead (graph_guard.h).
 bool Cacheable(const at::Tensor& w) {
   static const bool enabled = [] {
     const char* v = std::getenv("TORCH_OPS_NN_CONV_WEIGHT_CACHE");
@@ -273,6 +275,7 @@ void CacheInsert(CopyCache& cache, const at::Tensor& w, const at::Tensor& copy, 
 
 at::Tensor WeightChannelsLast(const at::Tensor& w) {
   if (!Cacheable(w)) return w.contiguous(kCL);
+  if (npu_rt::Graph* graph = CapturingGraph()) return GuardedCopy(graph, {&w}, [&] { return w.contiguous(kCL); });
   if (at::Tensor hit = CacheFind(g_wcache, w, 0); hit.defined()) return hit;
   if (w.is_contiguous(kCL)) return w.contiguous(kCL);  // nothing to copy
   at::Tensor cl = w.contiguous(kCL);
@@ -292,10 +295,7 @@ at::Tensor UnfoldWeightWidth(const at::Tensor& w) {
 // like WeightChannelsLast; undefined for weights autograd tracks (the kernel then gathers the
 // 32-byte pieces with Nd2Nz itself). With `unfold_width`, those of UnfoldWeightWidth(w) (groups 1),
 // cached under w.
-at::Tensor WeightFractal(const at::Tensor& w_in, int64_t groups, bool unfold_width = false) {
-  if (!Cacheable(w_in)) return {};
-  const int64_t tag = unfold_width ? -1 : groups;  // the cache's layout key
-  if (at::Tensor hit = CacheFind(g_fcache, w_in, tag); hit.defined()) return hit;
+at::Tensor MakeWeightFractal(const at::Tensor& w_in, int64_t groups, bool unfold_width) {
   const at::Tensor w = unfold_width ? UnfoldWeightWidth(w_in) : w_in;
   const int64_t c0 = 32 / int64_t(w.element_size());
   const int64_t cout = w.size(0), cg = w.size(1), taps = w.size(2) * w.size(3), cog = cout / groups;
@@ -310,6 +310,15 @@ at::Tensor WeightFractal(const at::Tensor& w_in, int64_t groups, bool unfold_wid
     src = p;
   }
   f.permute({0, 3, 1, 4, 2}).narrow(1, 0, cog).copy_(src.reshape({groups, cog, c1g, c0, taps}));
+  return f;
+}
+at::Tensor WeightFractal(const at::Tensor& w_in, int64_t groups, bool unfold_width = false) {
+  if (!Cacheable(w_in)) return {};
+  if (npu_rt::Graph* graph = CapturingGraph())
+    return GuardedCopy(graph, {&w_in}, [&] { return MakeWeightFractal(w_in, groups, unfold_width); });
+  const int64_t tag = unfold_width ? -1 : groups;  // the cache's layout key
+  if (at::Tensor hit = CacheFind(g_fcache, w_in, tag); hit.defined()) return hit;
+  at::Tensor f = MakeWeightFractal(w_in, groups, unfold_width);
   CacheInsert(g_fcache, w_in, f, tag);
   return f;
 }

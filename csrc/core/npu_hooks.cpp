@@ -49,6 +49,8 @@ c10::intrusive_ptr<c10::TensorImpl> NpuGeneratorImpl::get_state() const {
   return t.getIntrusivePtr();
 }
 std::pair<uint64_t, uint64_t> NpuGeneratorImpl::philox_seed_offset(uint64_t increment) {
+  // A captured random kernel would replay the same (seed, offset), i.e. the same numbers every replay.
+  NPU_RT_CALL(CurrentRuntimeStream(device().index()).CheckNotCapturing("drawing random numbers (dropout, rand, normal_, ...)"));
   std::lock_guard<std::mutex> g(mutex_);
   const uint64_t off = offset_;
   offset_ += (increment + 3) / 4 * 4;

@@ -75,10 +75,12 @@ uint64_t DeviceMemoryPool::reserved() const {
   return stats_.reserved_bytes[kAggregate].current;
 }
 
-DeviceMemoryPool::Block* DeviceMemoryPool::FindFree(FreeSet& pool, size_t size, Stream* stream) {
+DeviceMemoryPool::Block* DeviceMemoryPool::FindFree(FreeSet& pool, size_t size, Stream* stream,
+                                                    uint64_t graph_pool) {
   Block key{nullptr, size, 0, stream, false};
+  key.graph_pool = graph_pool;
   auto it = pool.lower_bound(&key);
-  if (it == pool.end() || (*it)->stream != stream) return nullptr;
+  if (it == pool.end() || (*it)->stream != stream || (*it)->graph_pool != graph_pool) return nullptr;
   Block* b = *it;
   // Do not carve a small request out of a huge cached block (fragmentation), as CUDA's allocator.
   if (!b->small && size < (1u << 20) * 4 && b->size > size * 4 + (64u << 20)) return nullptr;
@@ -86,7 +88,8 @@ DeviceMemoryPool::Block* DeviceMemoryPool::FindFree(FreeSet& pool, size_t size, 
   return b;
 }
 
-DeviceMemoryPool::Block* DeviceMemoryPool::NewSegment(size_t size, Stream* stream, bool small) {
+DeviceMemoryPool::Block* DeviceMemoryPool::NewSegment(size_t size, Stream* stream, bool small,
+                                                      uint64_t graph_pool) {
   if (stats_.reserved_bytes[kAggregate].current + static_cast<int64_t>(size) > static_cast<int64_t>(limit()))
     return nullptr;
   void* p = MapSegment(size);
@@ -99,14 +102,17 @@ DeviceMemoryPool::Block* DeviceMemoryPool::NewSegment(size_t size, Stream* strea
     stats_.reserved_bytes[i].add(static_cast<int64_t>(size));
   }
   Trace(TraceEntry::kSegmentAlloc, p, size, stream);
-  return new Block{static_cast<char*>(p), size, 0, stream, small};
+  Block* b = new Block{static_cast<char*>(p), size, 0, stream, small};
+  b->graph_pool = graph_pool;
+  return b;
 }
 
 void DeviceMemoryPool::ReleaseCachedSegments() {
   for (FreeSet* pool : {&small_free_, &large_free_}) {
     for (auto it = pool->begin(); it != pool->end();) {
       Block* b = *it;
-      if (b->prev || b->next) { ++it; continue; }  // part of a segment still in use
+      // Part of a segment still in use, or of a graph's pool (its replays write there).
+      if (b->prev || b->next || b->graph_pool) { ++it; continue; }
       it = pool->erase(it);
       segments_.erase(b->ptr);
       Trace(TraceEntry::kSegmentFree, b->ptr, b->size, b->stream);
@@ -127,6 +133,7 @@ void DeviceMemoryPool::Split(Block* b, size_t size, FreeSet& pool) {
   const bool worth = b->small ? rest >= kMinBlock : rest > kSmallLimit;
   if (!worth) return;
   Block* r = new Block{b->ptr + size, rest, 0, b->stream, b->small};
+  r->graph_pool = b->graph_pool;
   r->prev = b;
   r->next = b->next;
   if (b->next) b->next->prev = r;
@@ -140,26 +147,58 @@ void DeviceMemoryPool::Split(Block* b, size_t size, FreeSet& pool) {
   }
 }
 
-void* DeviceMemoryPool::Allocate(size_t bytes, Stream* stream) {
+void* DeviceMemoryPool::Allocate(size_t bytes, Stream* stream, uint64_t graph_pool) {
   if (bytes == 0) return nullptr;
   CheckNotInBadFork();  // the pool's lock may be held by a thread fork did not copy
   std::lock_guard<std::mutex> g(mu_);
-  return AllocateLocked(bytes, stream, true);
+  return AllocateLocked(bytes, stream, true, graph_pool);
 }
 
-void* DeviceMemoryPool::TryAllocateCached(size_t bytes, Stream* stream) {
+void* DeviceMemoryPool::TryAllocateCached(size_t bytes, Stream* stream, uint64_t graph_pool) {
   if (bytes == 0) return nullptr;
   CheckNotInBadFork();
   std::lock_guard<std::mutex> g(mu_);
-  return AllocateLocked(bytes, stream, false);
+  return AllocateLocked(bytes, stream, false, graph_pool);
 }
 
-void* DeviceMemoryPool::AllocateLocked(size_t bytes, Stream* stream, bool may_release) {
+void DeviceMemoryPool::RetainGraphPool(uint64_t id) {
+  std::lock_guard<std::mutex> g(mu_);
+  ++graph_pool_refs_[id];
+}
+
+void DeviceMemoryPool::ReleaseGraphPool(uint64_t id) {
+  std::lock_guard<std::mutex> g(mu_);
+  auto it = graph_pool_refs_.find(id);
+  if (it == graph_pool_refs_.end() || --it->second > 0) return;
+  graph_pool_refs_.erase(it);
+  // The pool's blocks join the general cache: free ones are re-keyed (the free sets order by pool).
+  for (FreeSet* set : {&small_free_, &large_free_}) {
+    std::vector<Block*> moved;
+    for (auto jt = set->begin(); jt != set->end();) {
+      if ((*jt)->graph_pool == id) {
+        moved.push_back(*jt);
+        jt = set->erase(jt);
+      } else {
+        ++jt;
+      }
+    }
+    for (Block* b : moved) {
+      b->graph_pool = 0;
+      set->insert(b);
+    }
+  }
+  for (auto& [ptr, b] : live_)
+    if (b->graph_pool == id) b->graph_pool = 0;
+  for (auto& [b, events] : pending_)
+    if (b->graph_pool == id) b->graph_pool = 0;
+}
+
+void* DeviceMemoryPool::AllocateLocked(size_t bytes, Stream* stream, bool may_release, uint64_t graph_pool) {
   ProcessPendingFrees();
   const size_t size = std::max(RoundUp(bytes, kMinBlock), kMinBlock);
   const bool small = size <= kSmallLimit;
   FreeSet& pool = small ? small_free_ : large_free_;
-  Block* b = FindFree(pool, size, stream);
+  Block* b = FindFree(pool, size, stream, graph_pool);
   if (b) {
     if (b->prev || b->next) {  // was an inactive split piece
       const int k = b->small ? kSmallPool : kLargePool;
@@ -170,12 +209,12 @@ void* DeviceMemoryPool::AllocateLocked(size_t bytes, Stream* stream, bool may_re
     }
   } else {
     const size_t seg = small ? kSmallSegment : RoundUp(size, kLargeRound);
-    b = NewSegment(seg, stream, small);
+    b = NewSegment(seg, stream, small, graph_pool);
     if (!b && !may_release) return nullptr;
     if (!b) {
       ++stats_.num_alloc_retries;
       ReleaseCachedSegments();
-      b = NewSegment(seg, stream, small);
+      b = NewSegment(seg, stream, small, graph_pool);
     }
     if (!b) {
       ++stats_.num_ooms;
@@ -254,6 +293,7 @@ void DeviceMemoryPool::Free(void* ptr) {
   if (!b->used_on.empty()) {
     std::vector<std::shared_ptr<Event>> events;
     for (Stream* s : b->used_on) {
+      if (s->capturing()) continue;  // its use is captured work: replays are the graph owner's to order
       auto e = std::make_shared<Event>(false);
       e->Record(*s);
       events.push_back(std::move(e));

@@ -74,10 +74,16 @@ class DeviceMemoryPool {
   // Returns device memory of at least `bytes` usable on `stream` (nullptr for 0 bytes).
   // Throws OutOfMemoryError (requested/free/total) when the device cannot hold it, after
   // releasing cached segments; the pool stays usable.
-  void* Allocate(size_t bytes, Stream* stream);
+  // `graph_pool` != 0: from that graph's private pool (segments of its own, whose freed blocks only
+  // allocations of the same pool reuse, and which empty_cache keeps while the pool is retained).
+  void* Allocate(size_t bytes, Stream* stream, uint64_t graph_pool = 0);
   // Like Allocate, but returns nullptr instead of releasing cached segments or throwing: the
   // caller must first make sure no stream still uses freed blocks (see runtime::Malloc).
-  void* TryAllocateCached(size_t bytes, Stream* stream);
+  void* TryAllocateCached(size_t bytes, Stream* stream, uint64_t graph_pool = 0);
+  // A graph (torch.npu.NPUGraph) holds its private pool from capture to reset. When the last holder
+  // releases it, its segments join the general cache (blocks still live stay allocated).
+  void RetainGraphPool(uint64_t id);
+  void ReleaseGraphPool(uint64_t id);
   void Free(void* ptr);
   // The block is also used on `stream`: do not reuse it before that stream's work is done.
   void RecordStream(void* ptr, Stream* stream);
@@ -118,9 +124,11 @@ class DeviceMemoryPool {
     Block* prev = nullptr;  // neighbours inside one segment
     Block* next = nullptr;
     std::vector<Stream*> used_on;  // other streams (RecordStream)
+    uint64_t graph_pool = 0;       // 0: the general cache
   };
   struct BlockLess {
     bool operator()(const Block* a, const Block* b) const {
+      if (a->graph_pool != b->graph_pool) return a->graph_pool < b->graph_pool;
       if (a->stream != b->stream) return a->stream < b->stream;
       if (a->size != b->size) return a->size < b->size;
       return a->ptr < b->ptr;
@@ -128,9 +136,9 @@ class DeviceMemoryPool {
   };
   using FreeSet = std::set<Block*, BlockLess>;
 
-  void* AllocateLocked(size_t bytes, Stream* stream, bool may_release);
-  Block* FindFree(FreeSet& pool, size_t size, Stream* stream);
-  Block* NewSegment(size_t size, Stream* stream, bool small);  // nullptr if over capacity
+  void* AllocateLocked(size_t bytes, Stream* stream, bool may_release, uint64_t graph_pool);
+  Block* FindFree(FreeSet& pool, size_t size, Stream* stream, uint64_t graph_pool);
+  Block* NewSegment(size_t size, Stream* stream, bool small, uint64_t graph_pool);  // nullptr if over capacity
   void ReleaseCachedSegments();
   void FreeBlock(Block* b);
   void ProcessPendingFrees();
@@ -152,6 +160,7 @@ class DeviceMemoryPool {
   std::map<const char*, size_t> segments_;  // base -> size, for Owns()
   std::vector<std::pair<Block*, std::vector<std::shared_ptr<Event>>>> pending_;  // freed while other streams use them
   MemoryStats stats_;
+  std::map<uint64_t, int> graph_pool_refs_;
   bool recording_ = false;
   size_t history_max_ = 0;  // a ring of the last history_max_ events
   size_t history_next_ = 0;

@@ -155,12 +155,87 @@ void WaitAllStreams(DeviceState& d) {
 
 void* Malloc(int device, size_t bytes, Stream& stream) {
   DeviceState& d = State(device);
-  if (void* p = d.pool->TryAllocateCached(bytes, &stream)) return p;
+  const uint64_t graph_pool = stream.capture_pool();  // a capturing stream allocates from its graph's pool
+  if (void* p = d.pool->TryAllocateCached(bytes, &stream, graph_pool)) return p;
   if (bytes == 0) return nullptr;
   // Releasing cached segments unmaps them: queued kernels may still read freed blocks there.
   WaitAllStreams(d);
-  return d.pool->Allocate(bytes, &stream);
+  return d.pool->Allocate(bytes, &stream, graph_pool);
 }
+
+uint64_t NewGraphPoolId() {
+  static std::atomic<uint64_t> next{1};
+  return next.fetch_add(1);
+}
+
+CapturedGraph::~CapturedGraph() {
+  try {
+    Reset();
+  } catch (...) {
+  }
+}
+
+void CapturedGraph::CaptureBegin(Stream& stream, uint64_t pool) {
+  if (capturing_) throw std::runtime_error("NPUGraph.capture_begin: this graph is already capturing");
+  if (graph_)
+    throw std::runtime_error("NPUGraph.capture_begin: this graph already holds a capture; call reset() first");
+  if (stream.capturing())
+    throw std::runtime_error("NPUGraph.capture_begin: stream " + std::to_string(stream.id()) + " of npu:" +
+                             std::to_string(stream.device()) + " is already capturing another graph");
+  pool_ = pool ? pool : NewGraphPoolId();
+  persistent_pool_ = NewGraphPoolId();
+  device_ = stream.device();
+  MemoryPool(device_).RetainGraphPool(pool_);
+  MemoryPool(device_).RetainGraphPool(persistent_pool_);
+  stream.BeginCapture(std::make_shared<Graph>(device_, pool_, persistent_pool_));
+  capturing_ = &stream;
+}
+
+void CapturedGraph::CaptureEnd() {
+  if (!capturing_) throw std::runtime_error("NPUGraph.capture_end: the graph is not capturing (call capture_begin first)");
+  std::shared_ptr<Graph> g = capturing_->EndCapture();
+  capturing_ = nullptr;
+  const std::string why = g ? g->invalid_reason() : "the stream's capture was ended elsewhere";
+  if (!why.empty()) {
+    g.reset();
+    Reset();
+    throw std::runtime_error("NPUGraph.capture_end: the capture was invalidated: " + why);
+  }
+  graph_ = std::move(g);
+}
+
+void CapturedGraph::Replay(Stream& stream) {
+  if (capturing_) throw std::runtime_error("NPUGraph.replay: the graph is still capturing (call capture_end first)");
+  if (!graph_) throw std::runtime_error("NPUGraph.replay: the graph holds no capture (capture it first)");
+  if (stream.device() != device_)
+    throw std::runtime_error("NPUGraph.replay: the graph was captured on npu:" + std::to_string(device_) +
+                             " but the current stream is on npu:" + std::to_string(stream.device()));
+  ReplayGraph(graph_, stream);
+  if (!stream.capturing()) {  // inside another capture the replay is that graph's node
+    auto done = std::make_shared<Event>(false);
+    done->Record(stream);
+    for (auto& e : replays_)
+      if (e.first == &stream) { e.second = std::move(done); return; }
+    replays_.emplace_back(&stream, std::move(done));
+  }
+}
+
+void CapturedGraph::Reset() {
+  if (capturing_) {
+    capturing_->EndCapture();
+    capturing_ = nullptr;
+  }
+  // Its pool may only join the general cache once no replay still writes there.
+  for (auto& e : replays_) e.second->Synchronize();
+  replays_.clear();
+  graph_.reset();
+  if (pool_) MemoryPool(device_).ReleaseGraphPool(pool_);
+  if (persistent_pool_) MemoryPool(device_).ReleaseGraphPool(persistent_pool_);
+  pool_ = persistent_pool_ = 0;
+}
+
+size_t CapturedGraph::num_nodes() const { return graph_ ? graph_->size() : 0; }
+std::vector<std::string> CapturedGraph::Describe() const { return graph_ ? graph_->Describe() : std::vector<std::string>{}; }
 
 void EmptyCache(int device) {
   DeviceState& d = State(device);

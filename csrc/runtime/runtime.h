@@ -45,7 +45,7 @@ int64_t NextPooledStreamId(int device);
 // Waits for every stream of the device, re-raising the first asynchronous error.
 void DeviceSynchronize(int device);
 
-// Memory.
+// Memory. Allocations for a capturing stream come from its graph's private pool.
 void* Malloc(int device, size_t bytes, Stream& stream);
 void Free(void* ptr);
 // Waits for the device's streams, then releases cached memory no tensor uses.
@@ -55,6 +55,36 @@ void EmptyCache(int device);
 void MemcpyAsync(void* dst, const void* src, size_t bytes, Stream& stream);
 // Parallel memcpy on the calling thread (used by copy tasks).
 void ParallelMemcpy(void* dst, const void* src, size_t bytes);
+
+// torch.npu.NPUGraph's runtime side: a capture of one stream (Graph), the private memory pool its
+// allocations came from, and the replays still in flight (reset waits for them before the pool's
+// memory may serve other allocations).
+uint64_t NewGraphPoolId();  // torch.npu.graph_pool_handle(): a pool several graphs may share
+class CapturedGraph {
+ public:
+  CapturedGraph() = default;
+  ~CapturedGraph();
+  CapturedGraph(const CapturedGraph&) = delete;
+  CapturedGraph& operator=(const CapturedGraph&) = delete;
+  // pool 0: a private pool of its own; else a pool id from NewGraphPoolId or another graph's pool().
+  void CaptureBegin(Stream& stream, uint64_t pool);
+  // Throws if a forbidden operation invalidated the capture (the graph is then reset).
+  void CaptureEnd();
+  void Replay(Stream& stream);
+  void Reset();
+  bool capturing() const { return capturing_ != nullptr; }
+  bool captured() const { return graph_ != nullptr; }
+  uint64_t pool() const { return pool_; }
+  size_t num_nodes() const;
+  std::vector<std::string> Describe() const;
+
+ private:
+  int device_ = 0;
+  uint64_t pool_ = 0, persistent_pool_ = 0;
+  Stream* capturing_ = nullptr;
+  std::shared_ptr<Graph> graph_;
+  std::vector<std::pair<Stream*, std::shared_ptr<Event>>> replays_;  // the last replay on each stream
+};
 
 // Kernel launch: runs `block(i)` for i in [0, block_dim) over the host thread pool, as one task on
 // `stream`. `op` names the kernel for errors and logs.

@@ -167,6 +167,7 @@ void Stream::RethrowPendingError() {
 }
 
 void Stream::Synchronize() {
+  CheckNotCapturing("synchronizing with the device (a sync, a copy to host memory, .item(), an op that reads a value back)");
   WaitCompleted(tail_.load(std::memory_order_acquire));
   RethrowPendingError();
   log::FlushDeferred();
@@ -178,9 +179,118 @@ bool Stream::Query() const {
   return completed_.load(std::memory_order_acquire) >= tail_.load(std::memory_order_acquire);
 }
 
+// ---- graph capture ----------------------------------------------------------------------------
+
+Graph::~Graph() {
+  for (Node& n : nodes_)
+    if (n.obj) n.destroy(n.obj);
+}
+
+int Graph::BeginRegion() {
+  std::lock_guard<std::mutex> g(mu_);
+  if (open_region_ >= 0) return -1;
+  open_region_ = static_cast<int>(regions_.size());
+  regions_.emplace_back();
+  return open_region_;
+}
+
+void Graph::EndRegion(int region, std::function<bool()> stale, std::shared_ptr<void> keep) {
+  if (region < 0) return;
+  std::lock_guard<std::mutex> g(mu_);
+  regions_[region].stale = std::move(stale);
+  regions_[region].keep = std::move(keep);
+  open_region_ = -1;
+}
+
+std::vector<char> Graph::Stale(bool all) {
+  std::lock_guard<std::mutex> g(mu_);
+  std::vector<char> run(regions_.size());
+  for (size_t i = 0; i < regions_.size(); ++i) {
+    Region& r = regions_[i];
+    run[i] = all || !r.ran || !r.stale || r.stale();
+    r.ran = true;
+  }
+  return run;
+}
+
+void Graph::Run(const std::vector<char>& run_region) const {
+  // nodes_ no longer changes once capture has ended (a replay needs an ended capture).
+  for (size_t i = 0; i < nodes_.size(); ++i) {
+    const Node& n = nodes_[i];
+    if (n.region >= 0 && !run_region[n.region]) continue;
+    try {
+      n.invoke(n.obj);
+    } catch (const OutOfMemoryError&) {
+      throw;
+    } catch (const std::exception& e) {
+      throw std::runtime_error("npu graph replay, node " + std::to_string(i) + " (" + n.op + "): " + e.what());
+    }
+  }
+}
+
+void Graph::Invalidate(const std::string& why) {
+  std::lock_guard<std::mutex> g(mu_);
+  if (invalid_.empty()) invalid_ = why;
+}
+
+std::string Graph::invalid_reason() const {
+  std::lock_guard<std::mutex> g(mu_);
+  return invalid_;
+}
+
+size_t Graph::size() const {
+  std::lock_guard<std::mutex> g(mu_);
+  return nodes_.size();
+}
+
+std::vector<std::string> Graph::Describe() const {
+  std::lock_guard<std::mutex> g(mu_);
+  std::vector<std::string> out;
+  out.reserve(nodes_.size());
+  for (const Node& n : nodes_)
+    out.push_back((n.region >= 0 ? "[copy " + std::to_string(n.region) + "] " : std::string()) + n.op +
+                  (n.detail.empty() ? "" : " " + n.detail));
+  return out;
+}
+
+void Stream::BeginCapture(std::shared_ptr<Graph> graph) {
+  CheckNotInBadFork();
+  if (capturing())
+    throw std::runtime_error("npu graph capture: stream " + std::to_string(id_) + " of npu:" +
+                             std::to_string(device_) + " is already capturing a graph");
+  capture_owner_ = std::move(graph);
+  capture_.store(capture_owner_.get(), std::memory_order_release);
+}
+
+std::shared_ptr<Graph> Stream::EndCapture() {
+  capture_.store(nullptr, std::memory_order_release);
+  return std::move(capture_owner_);
+}
+
+uint64_t Stream::capture_pool() const {
+  const Graph* g = capture_.load(std::memory_order_acquire);
+  return g ? g->alloc_pool() : 0;
+}
+
+void Stream::CheckNotCapturing(const char* what) const {
+  Graph* g = capture_.load(std::memory_order_acquire);
+  if (!g) return;
+  const std::string msg = std::string(what) + " is not allowed while an npu graph captures stream " +
+                          std::to_string(id_) + " of npu:" + std::to_string(device_) +
+                          " (a captured graph only replays device work); the capture is invalidated";
+  g->Invalidate(msg);
+  throw std::runtime_error("npu graph capture: " + msg);
+}
+
+void ReplayGraph(std::shared_ptr<Graph> graph, Stream& stream) {
+  std::vector<char> run = graph->Stale(/*all=*/stream.capturing());
+  stream.Enqueue("graph_replay", [graph = std::move(graph), run = std::move(run)] { graph->Run(run); });
+}
+
 // ---------------------------------------------------------------------------------------------
 
 void Event::Record(Stream& stream) {
+  stream.CheckNotCapturing("recording an event");
   const uint64_t gen = recorded_gen_.fetch_add(1) + 1;
   device_ = stream.device();
   auto self = shared_from_this();
@@ -199,6 +309,7 @@ void Event::Complete(uint64_t gen) {
 }
 
 void Event::Block(Stream& stream) {
+  stream.CheckNotCapturing("waiting for an event (wait_stream / wait_event)");
   const uint64_t gen = recorded_gen_.load();
   if (gen == 0) return;  // never recorded: nothing to wait for (as in CUDA)
   auto self = shared_from_this();

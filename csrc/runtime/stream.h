@@ -18,8 +18,92 @@
 #include <thread>
 #include <type_traits>
 #include <utility>
+#include <vector>
 
 namespace npu_rt {
+
+class Stream;
+
+// A captured sequence of tasks (torch.npu.NPUGraph). While a graph captures a stream, every task
+// enqueued on that stream is appended here instead of being run; a replay runs them all, in capture
+// order, as one task on the replaying stream. Tasks are the same callables a launch enqueues (kernel,
+// tiling, core configuration, device pointers), so a replay repeats the captured work on the same
+// device memory: the graph's private memory pool keeps that memory out of other allocations.
+class Graph {
+ public:
+  // `pool`: where allocations made during capture come from (shared with other graphs through
+  // pool=); `persistent_pool`: this graph's own pool for what must survive between replays.
+  Graph(int device, uint64_t pool, uint64_t persistent_pool)
+      : device_(device), pool_(pool), persistent_pool_(persistent_pool) {}
+  ~Graph();
+  Graph(const Graph&) = delete;
+  Graph& operator=(const Graph&) = delete;
+
+  template <class F>
+  void Append(const char* op, F&& fn, std::string detail) {
+    using D = std::decay_t<F>;
+    Node n;
+    n.region = open_region_;
+    n.op = op;
+    n.obj = new D(std::forward<F>(fn));
+    n.invoke = [](void* p) { (*static_cast<D*>(p))(); };
+    n.destroy = [](void* p) { delete static_cast<D*>(p); };
+    n.detail = std::move(detail);
+    std::lock_guard<std::mutex> g(mu_);
+    nodes_.push_back(std::move(n));
+  }
+  // A guarded region: the nodes captured between BeginRegion and EndRegion (a parameter's derived
+  // copy: a conv weight in the cube's order, a packed Linear operand, folded BN parameters) run at a
+  // replay only when `stale()` says the copy's sources changed. stale() is asked by Stale() on the
+  // host thread that calls replay, so in order with the host's in-place updates of the sources.
+  // `keep` (the copy) stays alive with the graph: replays that skip the region still read it.
+  // A region begun inside another belongs to the outer one (BeginRegion returns -1 and EndRegion(-1) is a no-op).
+  int BeginRegion();
+  void EndRegion(int region, std::function<bool()> stale, std::shared_ptr<void> keep);
+  // Which regions the next replay runs (every region at the first replay, and with `all`: a replay
+  // captured into another graph cannot ask at its own replays).
+  std::vector<char> Stale(bool all = false);
+  // Runs the nodes in order on the calling thread (the replaying stream's executor), those of guarded
+  // regions only where `run_region` says so; a node's error is rethrown naming it.
+  void Run(const std::vector<char>& run_region) const;
+  // A forbidden operation happened during capture (a sync, an event, a random op): capture_end fails
+  // with this reason. The first reason wins.
+  void Invalidate(const std::string& why);
+  std::string invalid_reason() const;
+  size_t size() const;
+  std::vector<std::string> Describe() const;  // "op detail" per node, for debug_dump
+  int device() const { return device_; }
+  uint64_t pool() const { return pool_; }
+  // The pool an allocation during capture comes from: the persistent pool while a guarded region
+  // stores the copy it keeps (SetPersistentAllocs). Memory freed during capture is reused by later
+  // captured work, which is correct only because a replay reruns everything in order; a copy that
+  // replays may skip must sit where no other captured work writes.
+  uint64_t alloc_pool() const { return persistent_allocs_.load(std::memory_order_relaxed) ? persistent_pool_ : pool_; }
+  void SetPersistentAllocs(bool on) { persistent_allocs_.store(on, std::memory_order_relaxed); }
+
+ private:
+  struct Node {
+    int region = -1;
+    const char* op = nullptr;
+    void* obj = nullptr;
+    void (*invoke)(void*) = nullptr;
+    void (*destroy)(void*) = nullptr;
+    std::string detail;
+  };
+  const int device_;
+  const uint64_t pool_, persistent_pool_;
+  std::atomic<bool> persistent_allocs_{false};
+  mutable std::mutex mu_;
+  std::vector<Node> nodes_;
+  std::string invalid_;
+  int open_region_ = -1;
+  struct Region {
+    std::function<bool()> stale;
+    std::shared_ptr<void> keep;
+    bool ran = false;
+  };
+  std::vector<Region> regions_;
+};
 
 class Stream {
  public:
@@ -31,13 +115,19 @@ class Stream {
   // Runs `fn` after every task enqueued before it. `op` must outlive the task (a string literal);
   // `detail` (shapes, dtypes...) is only formatted by callers when debug logging is on.
   // With ASCEND_LAUNCH_BLOCKING=1 this waits for the task and throws its error here.
+  // While a graph captures this stream the task is appended to the graph instead (see Graph).
   template <class F>
   void Enqueue(const char* op, F&& fn, std::string detail = {}) {
+    if (Graph* g = capture_.load(std::memory_order_acquire)) {
+      g->Append(op, std::forward<F>(fn), std::move(detail));
+      return;
+    }
     std::unique_lock<std::mutex> producer = WaitForSlot();
     slots_[tail_.load(std::memory_order_relaxed) % kSlots].Emplace(op, std::forward<F>(fn), std::move(detail));
     Publish(producer);
   }
   // Waits for every enqueued task; re-raises (and clears) the first error raised since the last sync.
+  // Throws (and invalidates the capture) while a graph captures the stream, as CUDA does.
   void Synchronize();
   // True when every enqueued task has finished.
   bool Query() const;
@@ -46,6 +136,19 @@ class Stream {
 
   int device() const { return device_; }
   int64_t id() const { return id_; }
+
+  // Graph capture: from BeginCapture to EndCapture every task enqueued on this stream (by any thread)
+  // goes to `graph`. Throws if the stream is already capturing.
+  void BeginCapture(std::shared_ptr<Graph> graph);
+  std::shared_ptr<Graph> EndCapture();  // the captured graph (nullptr if not capturing)
+  bool capturing() const { return capture_.load(std::memory_order_acquire) != nullptr; }
+  Graph* capture_graph() const { return capture_.load(std::memory_order_acquire); }
+  // The private pool of the capturing graph (0 when not capturing): allocations made for this stream
+  // during capture come from it.
+  uint64_t capture_pool() const;
+  // Throws "<what> is not allowed while an npu graph captures stream N" and invalidates the capture
+  // when the stream is capturing.
+  void CheckNotCapturing(const char* what) const;
 
  private:
   // One queued task: the callable lives in the slot itself when it fits (a kernel launch's captures:
@@ -109,7 +212,12 @@ class Stream {
   std::exception_ptr error_;
   std::string error_op_;
   std::thread worker_;
+  std::atomic<Graph*> capture_{nullptr};
+  std::shared_ptr<Graph> capture_owner_;  // set and cleared with capture_, by the capturing thread
 };
+
+// Enqueues one task on `stream` that runs every node of `graph` (torch.npu.NPUGraph.replay).
+void ReplayGraph(std::shared_ptr<Graph> graph, Stream& stream);
 
 // Events are shared: a task waiting on or completing an event keeps it alive (create with
 // std::make_shared).

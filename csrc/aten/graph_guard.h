@@ -1,0 +1,95 @@
+// Parameter-derived copies under npu graph capture. Eagerly, a conv weight in the cube's order, a
+// packed Linear operand or folded BN parameters are cached against their sources' TensorStamps. A
+// graph cannot consult those caches at replay, and baking a copy in would miss a later in-place
+// update of the weights; redoing the copy at every replay costs what the cache saves. So while a
+// graph captures, the copy's kernels are captured into a guarded region (npu_rt::Graph::BeginRegion)
+// that a replay runs only when a source's stamp changed since the region last ran -- checked when
+// replay() is called on the host, in order with the host's in-place updates -- and the graph keeps
+// the copy alive.
+#pragma once
+#include <ATen/core/Tensor.h>
+
+#include <ATen/ops/empty_strided.h>
+
+#include <initializer_list>
+#include <memory>
+#include <type_traits>
+#include <vector>
+
+#include "core/npu_context.h"
+
+namespace torch_ops_nn {
+
+// The graph capturing the current stream, or nullptr.
+inline npu_rt::Graph* CapturingGraph() { return CurrentRuntimeStream().capture_graph(); }
+
+// The region's result moved to the graph's persistent pool (a device copy, captured in the region):
+// make()'s own allocations came from the capture pool, where later captured work reuses memory
+// (see npu_rt::Graph::alloc_pool). A result that is one of the sources (nothing needed copying)
+// stays as it is.
+inline at::Tensor Persist(npu_rt::Graph* graph, const at::Tensor& t, std::initializer_list<const at::Tensor*> sources) {
+  if (!t.defined()) return t;
+  for (const at::Tensor* s : sources)
+    if (s && s->defined() && t.is_alias_of(*s)) return t;
+  TORCH_INTERNAL_ASSERT(t.is_non_overlapping_and_dense(), "graph_guard: a derived copy must be dense");
+  graph->SetPersistentAllocs(true);
+  at::Tensor p;
+  try {
+    p = at::empty_strided(t.sizes(), t.strides(), t.options());
+  } catch (...) {
+    graph->SetPersistentAllocs(false);
+    throw;
+  }
+  graph->SetPersistentAllocs(false);
+  p.copy_(t);
+  return p;
+}
+inline std::pair<at::Tensor, at::Tensor> Persist(npu_rt::Graph* graph, const std::pair<at::Tensor, at::Tensor>& t,
+                                                 std::initializer_list<const at::Tensor*> sources) {
+  return {Persist(graph, t.first, sources), Persist(graph, t.second, sources)};
+}
+
+// Runs make() (which launches the copy's kernels) inside a guarded region of `graph` whose sources
+// are the defined tensors among `sources`; returns make()'s result in the graph's persistent pool,
+// which the graph keeps alive.
+template <class Make>
+auto GuardedCopy(npu_rt::Graph* graph, std::initializer_list<const at::Tensor*> sources, Make&& make)
+    -> std::decay_t<decltype(make())> {
+  using R = std::decay_t<decltype(make())>;
+  // A source is watched through its version counter (shared by a tensor and its views: a kernel's
+  // argument may be a view made for the call, like Linear's weight.t()) and its storage: the graph
+  // reads that memory, so only in-place writes to it matter.
+  struct Source {
+    c10::VariableVersion counter;
+    uint32_t version;
+    c10::weak_intrusive_ptr<c10::StorageImpl> storage;
+  };
+  std::vector<Source> srcs;
+  for (const at::Tensor* t : sources)
+    if (t && t->defined())
+      srcs.push_back({t->unsafeGetTensorImpl()->version_counter(), t->_version(), t->storage().getWeakStorageImpl()});
+  const int region = graph->BeginRegion();
+  std::shared_ptr<R> result;
+  try {
+    result = std::make_shared<R>(Persist(graph, make(), sources));
+  } catch (...) {
+    graph->EndRegion(region, nullptr, nullptr);
+    throw;
+  }
+  graph->EndRegion(region, [srcs = std::move(srcs)]() mutable {
+    bool stale = false;
+    for (Source& s : srcs) {
+      // A freed source: redo the copy (the graph then reads freed memory, as a CUDA graph would).
+      if (s.storage.expired()) return true;
+      const uint32_t v = s.counter.current_version();
+      if (v != s.version) {
+        s.version = v;
+        stale = true;
+      }
+    }
+    return stale;
+  }, result);
+  return *result;
+}
+
+}  // namespace torch_ops_nn

@@ -1,0 +1,344 @@
+"""NPU graphs (torch.npu.NPUGraph / graph / graph_pool_handle / make_graphed_callables), against
+the CPU: a capture records work without running it, a replay repeats it on new data copied into the
+captured inputs, the graph's memory stays its own, and what cannot be captured raises clearly."""
+import copy
+
+import pytest
+import torch
+
+import torch_ops_nn  # noqa: F401
+
+
+def test_capture_records_without_running_and_replay_repeats():
+    x = torch.zeros(5, device="npu")
+    g = torch.npu.NPUGraph()
+    with torch.npu.graph(g):
+        x.add_(1.0)
+        x.mul_(2.0)
+    torch.npu.synchronize()
+    assert torch.equal(x.cpu(), torch.zeros(5))  # captured, not run
+    assert g.num_nodes() == 2
+    for _ in range(3):
+        g.replay()
+    assert torch.equal(x.cpu(), torch.full((5,), 14.0))  # ((0+1)*2+1)*2+1)*2
+
+
+def test_replay_reads_new_inputs_and_matches_cpu():
+    torch.manual_seed(0)
+    w, b = torch.randn(16, 32), torch.randn(32)
+    static_x = torch.randn(8, 16).npu()
+    wn, bn = w.npu(), b.npu()
+    torch.relu(static_x @ wn + bn)  # eager warm-up
+    g = torch.npu.NPUGraph()
+    with torch.npu.graph(g):
+        static_y = torch.softmax(torch.relu(static_x @ wn + bn), dim=1).sum(0)
+    for _ in range(3):
+        x = torch.randn(8, 16)
+        static_x.copy_(x)
+        g.replay()
+        torch.testing.assert_close(static_y.cpu(), torch.softmax(torch.relu(x @ w + b), dim=1).sum(0),
+                                   rtol=1e-5, atol=1e-5)
+
+
+def _conv_net():
+    return torch.nn.Sequential(
+        torch.nn.Conv2d(3, 8, 3, padding=1, bias=False), torch.nn.BatchNorm2d(8), torch.nn.ReLU(),
+        torch.nn.Conv2d(8, 32, 3, stride=2, padding=1), torch.nn.ReLU(), torch.nn.AdaptiveAvgPool2d(1),
+        torch.nn.Flatten(), torch.nn.Linear(32, 32), torch.nn.ReLU(), torch.nn.Linear(32, 10)).eval()
+
+
+def test_replay_sees_weights_updated_in_place():
+    # Eager calls fill the conv / Linear weight caches; a capture must not bake their copies in.
+    torch.manual_seed(1)
+    cpu = _conv_net()
+    with torch.no_grad():
+        cpu[1].running_mean.uniform_(-0.5, 0.5)
+        cpu[1].running_var.uniform_(0.5, 2.0)
+    net = copy.deepcopy(cpu).npu()
+    static_x = torch.randn(2, 3, 12, 12).npu()
+    with torch.no_grad():
+        for _ in range(3):
+            net(static_x)
+        g = torch.npu.NPUGraph()
+        with torch.npu.graph(g):
+            static_y = net(static_x)
+        for step in range(2):
+            x = torch.randn(2, 3, 12, 12)
+            static_x.copy_(x)
+            g.replay()
+            torch.testing.assert_close(static_y.cpu(), cpu(x), rtol=1e-4, atol=1e-4)
+            for m_cpu, m_npu in zip(cpu.modules(), net.modules()):  # an in-place update of every parameter
+                for p_cpu, p_npu in zip(m_cpu.parameters(recurse=False), m_npu.parameters(recurse=False)):
+                    p_cpu.mul_(0.5).add_(0.1)
+                    p_npu.mul_(0.5).add_(0.1)
+            cpu[1].running_var.add_(0.25)
+            net[1].running_var.add_(0.25)
+            g.replay()
+            torch.testing.assert_close(static_y.cpu(), cpu(x), rtol=1e-4, atol=1e-4)
+
+
+def test_replays_and_in_place_updates_apply_in_stream_order():
+    # The copies of weights (conv in the cube's order, packed Linear, folded BN of the fused op) are
+    # redone at a replay only when a weight changed since: no sync between the steps below.
+    torch.manual_seed(3)
+    w, lin = torch.randn(16, 4, 3, 3), torch.randn(24, 16)
+    bn = [torch.rand(16) + 0.5, torch.randn(16), torch.randn(16) * 0.1, torch.rand(16) + 0.5]
+    wn, linn, bnn = w.npu(), lin.npu(), [t.npu() for t in bn]
+
+    def f_cpu(x):
+        y = torch.nn.functional.conv2d(x, w, padding=1)
+        y = torch.relu((y - bn[2][:, None, None]) / torch.sqrt(bn[3][:, None, None] + 1e-5) * bn[0][:, None, None]
+                       + bn[1][:, None, None])
+        return y.mean((2, 3)) @ lin.t()
+
+    def f_npu(x):
+        y = torch_ops_nn.fused_conv_bn_relu(x, wn, bn_weight=bnn[0], bn_bias=bnn[1], running_mean=bnn[2],
+                                            running_var=bnn[3], padding=(1, 1))
+        return torch.nn.functional.linear(y.mean((2, 3)), linn)
+
+    x = torch.randn(2, 4, 10, 10)
+    sx = x.npu()
+    with torch.no_grad():
+        for _ in range(2):
+            f_npu(sx)
+        g = torch.npu.NPUGraph()
+        with torch.npu.graph(g):
+            sy = f_npu(sx)
+        outs, refs = [], []
+        for step in range(4):
+            g.replay()
+            outs.append(sy.clone())
+            refs.append(f_cpu(x))
+            if step == 1:  # one step leaves every weight alone
+                continue
+            for t_cpu, t_npu in [(w, wn), (lin, linn)] + list(zip(bn, bnn)):
+                t_cpu.mul_(0.75).add_(0.05)
+                t_npu.mul_(0.75).add_(0.05)
+    for o, r in zip(outs, refs):
+        torch.testing.assert_close(o.cpu(), r, rtol=1e-4, atol=1e-4)
+
+
+def test_graph_memory_is_private_until_reset():
+    x = torch.randn(1000, device="npu")
+    g = torch.npu.NPUGraph()
+    with torch.npu.graph(g):
+        t = x * 2.0  # freed during capture: a replay still writes it
+        y = t + 1.0
+        del t
+    others = [torch.full((1000,), float(i), device="npu") for i in range(8)]
+    for _ in range(2):
+        g.replay()
+    torch.testing.assert_close(y.cpu(), x.cpu() * 2 + 1)
+    for i, o in enumerate(others):
+        assert torch.equal(o.cpu(), torch.full((1000,), float(i))), "a replay wrote memory allocated after capture"
+    torch.npu.empty_cache()  # keeps the graph's pool
+    g.replay()
+    torch.testing.assert_close(y.cpu(), x.cpu() * 2 + 1)
+    reserved = torch.npu.memory_reserved()
+    del y
+    g.reset()
+    torch.npu.empty_cache()
+    assert torch.npu.memory_reserved() < reserved  # the pool joined the general cache and was released
+
+
+def test_shared_pool_graphs_replay_in_capture_order():
+    a = torch.randn(64, 64, device="npu")
+    pool = torch.npu.graph_pool_handle()
+    g1, g2 = torch.npu.NPUGraph(), torch.npu.NPUGraph()
+    with torch.npu.graph(g1, pool=pool):
+        b = (a @ a).relu()
+    with torch.npu.graph(g2, pool=g1.pool()):
+        c = b.sum(1) * 0.5
+    assert g1.pool() == pool == g2.pool()
+    for _ in range(2):
+        a.copy_(torch.randn(64, 64))
+        g1.replay()
+        g2.replay()
+        ref = (a.cpu() @ a.cpu()).relu()
+        torch.testing.assert_close(b.cpu(), ref, rtol=1e-4, atol=1e-3)
+        torch.testing.assert_close(c.cpu(), ref.sum(1) * 0.5, rtol=1e-4, atol=1e-3)
+
+
+def test_replay_inside_another_capture():
+    x = torch.ones(4, device="npu")
+    inner, outer = torch.npu.NPUGraph(), torch.npu.NPUGraph()
+    with torch.npu.graph(inner):
+        x.add_(1.0)
+    with torch.npu.graph(outer):
+        inner.replay()
+        x.mul_(3.0)
+    outer.replay()
+    assert torch.equal(x.cpu(), torch.full((4,), 6.0))
+
+
+def test_capturing_flag_and_streams():
+    assert not torch.npu.is_current_stream_capturing()
+    g = torch.npu.NPUGraph()
+    before = torch.npu.current_stream()
+    with torch.npu.graph(g):
+        assert torch.npu.is_current_stream_capturing()
+        assert torch.npu.current_stream() != before  # a side stream, as torch.cuda.graph
+        torch.ones(2, device="npu")
+    assert not torch.npu.is_current_stream_capturing()
+    assert torch.npu.current_stream() == before
+
+
+@pytest.mark.parametrize("what, action", [
+    ("synchroniz", lambda x: x.sum().item()),
+    ("synchroniz", lambda x: x.cpu()),
+    ("synchroniz", lambda x: torch.npu.synchronize()),
+    ("synchroniz", lambda x: x[x > 0]),
+    ("random numbers", lambda x: torch.rand(3, device="npu")),
+    ("random numbers", lambda x: torch.nn.functional.dropout(x, 0.5, training=True)),
+    ("recording an event", lambda x: torch.npu.Event().record()),
+])
+def test_forbidden_operations_raise_and_the_stream_recovers(what, action):
+    x = torch.randn(8, device="npu")
+    g = torch.npu.NPUGraph()
+    with pytest.raises(RuntimeError, match=f"(?s){what}.*not allowed while an npu graph captures"):
+        with torch.npu.graph(g):
+            y = x * 2.0
+            action(y)
+    assert not torch.npu.is_current_stream_capturing()
+    with pytest.raises(RuntimeError, match="holds no capture"):
+        g.replay()
+    # The same graph object captures again, and ordinary work runs.
+    with torch.npu.graph(g):
+        z = x + 1.0
+    g.replay()
+    torch.testing.assert_close(z.cpu(), x.cpu() + 1.0)
+    torch.testing.assert_close((x * 3.0).cpu(), x.cpu() * 3.0)
+
+
+def test_manual_capture_end_reports_the_invalidating_operation():
+    x = torch.randn(4, device="npu")
+    s = torch.npu.Stream()
+    g = torch.npu.NPUGraph()
+    with torch.npu.stream(s):
+        g.capture_begin()
+        try:
+            x.sum().item()
+        except RuntimeError:
+            pass
+        with pytest.raises(RuntimeError, match="capture was invalidated: synchroniz"):
+            g.capture_end()
+    assert (x + 1).cpu().shape == (4,)
+
+
+def test_bad_usage_errors():
+    g = torch.npu.NPUGraph()
+    with pytest.raises(RuntimeError, match="holds no capture"):
+        g.replay()
+    with pytest.raises(RuntimeError, match="not capturing"):
+        g.capture_end()
+    with pytest.raises(RuntimeError, match="no memory pool"):
+        g.pool()
+    with pytest.raises(TypeError, match="graph_pool_handle"):
+        g.capture_begin(pool=7)
+    with pytest.raises(ValueError, match="capture_error_mode"):
+        g.capture_begin(capture_error_mode="strict")
+    with pytest.raises(TypeError, match="NPUGraph"):
+        torch.npu.graph(object())
+    x = torch.zeros(2, device="npu")
+    with torch.npu.graph(g):
+        x.add_(1)
+        with pytest.raises(RuntimeError, match="already capturing"):
+            g.capture_begin()
+    with pytest.raises(RuntimeError, match="call reset"):
+        with torch.npu.graph(g):
+            pass
+    g.replay()
+    assert torch.equal(x.cpu(), torch.ones(2))
+
+
+def test_debug_dump_lists_the_captured_kernels(tmp_path):
+    x = torch.randn(4, 4, device="npu")
+    g = torch.npu.NPUGraph()
+    g.enable_debug_mode()
+    with torch.npu.graph(g):
+        torch.relu(x @ x)
+    path = tmp_path / "graph.txt"
+    g.debug_dump(str(path))
+    lines = path.read_text().splitlines()
+    assert len(lines) == g.num_nodes() >= 2
+    assert any("relu" in line for line in lines)
+
+
+def test_make_graphed_module_trains_like_eager():
+    torch.manual_seed(2)
+    cpu = torch.nn.Sequential(torch.nn.Linear(12, 32), torch.nn.GELU(), torch.nn.Linear(32, 4))
+    net = copy.deepcopy(cpu).npu()
+    sample = torch.randn(6, 12, device="npu")
+    graphed = torch.npu.make_graphed_callables(net, (sample,))
+    opt_cpu = torch.optim.SGD(cpu.parameters(), lr=0.1)
+    opt_npu = torch.optim.SGD(net.parameters(), lr=0.1)
+    for _ in range(4):
+        x, t = torch.randn(6, 12), torch.randn(6, 4)
+        loss_cpu = torch.nn.functional.mse_loss(cpu(x), t)
+        loss_npu = torch.nn.functional.mse_loss(graphed(x.npu()), t.npu())
+        opt_cpu.zero_grad()
+        opt_npu.zero_grad()
+        loss_cpu.backward()
+        loss_npu.backward()
+        opt_cpu.step()
+        opt_npu.step()
+        torch.testing.assert_close(loss_npu.item(), loss_cpu.item(), rtol=1e-5, atol=1e-6)
+    for p_cpu, p_npu in zip(cpu.parameters(), net.parameters()):
+        torch.testing.assert_close(p_npu.cpu(), p_cpu, rtol=1e-5, atol=1e-6)
+    net.eval()  # another training mode: the ordinary forward
+    x = torch.randn(3, 12)
+    torch.testing.assert_close(net(x.npu()).cpu(), cpu.eval()(x), rtol=1e-5, atol=1e-6)
+
+
+def test_make_graphed_function_gradients_and_argument_checks():
+    w = torch.randn(5, 5, requires_grad=True)
+    w_npu = w.detach().npu().requires_grad_()
+
+    def f(a, b):
+        return (a @ w_npu).tanh() * b
+
+    a0 = torch.randn(3, 5, device="npu", requires_grad=True)
+    b0 = torch.randn(3, 5, device="npu")
+    gf = torch.npu.make_graphed_callables(f, (a0, b0))
+    a, b = torch.randn(3, 5, requires_grad=True), torch.randn(3, 5)
+    a_npu = a.detach().npu().requires_grad_()
+    out = gf(a_npu, b.npu())
+    out.sum().backward()
+    ((a @ w).tanh() * b).sum().backward()
+    torch.testing.assert_close(a_npu.grad.cpu(), a.grad, rtol=1e-5, atol=1e-6)
+    with pytest.raises(ValueError, match=r"argument 0 must match the captured sample: \(3, 5\)"):
+        gf(torch.randn(4, 5, device="npu", requires_grad=True), b.npu())
+    with pytest.raises(ValueError, match="must be npu tensors"):
+        torch.npu.make_graphed_callables(f, (a, b))
+
+
+@pytest.mark.parametrize("name, fn, shape", [
+    ("interpolate bilinear", lambda x: torch.nn.functional.interpolate(x, scale_factor=1.7, mode="bilinear"),
+     (2, 3, 9, 11)),
+    ("interpolate nearest", lambda x: torch.nn.functional.interpolate(x, size=(5, 13), mode="nearest"), (2, 3, 9, 11)),
+    ("interpolate bicubic", lambda x: torch.nn.functional.interpolate(x, scale_factor=2, mode="bicubic"), (1, 2, 6, 7)),
+    ("pad reflect", lambda x: torch.nn.functional.pad(x, (2, 3, 1, 2), mode="reflect"), (2, 3, 9, 11)),
+    ("pad replicate", lambda x: torch.nn.functional.pad(x, (2, 3, 1, 2), mode="replicate"), (2, 3, 9, 11)),
+    ("adaptive_max_pool2d", lambda x: torch.nn.functional.adaptive_max_pool2d(x, (4, 3)), (2, 3, 9, 11)),
+    ("avg_pool3d", lambda x: torch.nn.functional.avg_pool3d(x, 3, stride=2, padding=1), (1, 2, 7, 8, 9)),
+    ("quantile", lambda x: torch.quantile(x.flatten(1), 0.3, dim=1), (4, 3, 5, 5)),
+])
+def test_ops_with_host_built_tables_capture_without_a_sync(name, fn, shape):
+    # Their index / weight tables are built on the host and copied without waiting (the copy task
+    # holds the table), so they neither sync eagerly nor break a capture.
+    x = torch.randn(*shape)
+    sx = x.npu()
+    torch.npu.synchronize()
+    torch.npu.set_sync_debug_mode("error")
+    try:
+        fn(sx)
+    finally:
+        torch.npu.set_sync_debug_mode("default")
+    g = torch.npu.NPUGraph()
+    with torch.npu.graph(g):
+        sy = fn(sx)
+    x2 = torch.randn(*shape)
+    sx.copy_(x2)
+    g.replay()
+    torch.testing.assert_close(sy.cpu(), fn(x2), rtol=1e-5, atol=1e-5)
+
