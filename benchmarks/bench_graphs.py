@@ -40,6 +40,13 @@ def main() -> None:
         rows.append(("resnet18 b1 eval, graph replay", median_seconds(
             "sx.copy_(xn); g.replay(); torch.npu.synchronize()", {"g": g, "sx": sx, "xn": x.npu()}, 2.0), t_cpu))
         del g
+        for mode in ("default", "reduce-overhead"):
+            torch._dynamo.reset()
+            f = torch.compile(m_npu, backend="npu", mode=mode)
+            for _ in range(3):
+                f(sx)
+            rows.append((f"resnet18 b1 eval, compiled {mode}", median_seconds(
+                "f(xn); torch.npu.synchronize()", {"f": f, "xn": x.npu()}, 2.0), t_cpu))
 
         # A small MLP block (LayerNorm, two Linears, GELU, residual) at batch 4: per-op overhead bound.
         mlp = torch.nn.Sequential(torch.nn.LayerNorm(256), torch.nn.Linear(256, 1024), torch.nn.GELU(),

@@ -342,3 +342,42 @@ def test_ops_with_host_built_tables_capture_without_a_sync(name, fn, shape):
     g.replay()
     torch.testing.assert_close(sy.cpu(), fn(x2), rtol=1e-5, atol=1e-5)
 
+
+def test_compile_reduce_overhead_replays_inference_graphs():
+    from torch_ops_nn.compile_backend import stats
+
+    torch._dynamo.reset()
+    stats.reset()
+    torch.manual_seed(4)
+    cpu = _conv_net()
+    net = copy.deepcopy(cpu).npu()
+    f = torch.compile(net, backend="npu", mode="reduce-overhead")
+    held = []
+    with torch.no_grad():
+        for _ in range(4):
+            x = torch.randn(2, 3, 12, 12)
+            y = f(x.npu())
+            torch.testing.assert_close(y.cpu(), cpu(x), rtol=1e-4, atol=1e-4)
+            held.append((y, cpu(x)))
+        assert stats.npu_graphs_captured == 1  # eager first call, captured at the second, replayed after
+        for y, ref in held:  # a replay does not overwrite what an earlier call returned
+            torch.testing.assert_close(y.cpu(), ref, rtol=1e-4, atol=1e-4)
+        for p_cpu, p_npu in zip(cpu.parameters(), net.parameters()):
+            p_cpu.mul_(0.5)
+            p_npu.mul_(0.5)
+        x = torch.randn(2, 3, 12, 12)
+        torch.testing.assert_close(f(x.npu()).cpu(), cpu(x), rtol=1e-4, atol=1e-4)
+    assert stats.npu_graphs_captured == 1
+
+
+def test_compile_reduce_overhead_runs_uncapturable_graphs_without_graphs():
+    torch._dynamo.reset()
+
+    def noisy(x):
+        return torch.relu(x) + torch.rand_like(x) * 0.0
+
+    f = torch.compile(noisy, backend="npu", mode="reduce-overhead")
+    with torch.no_grad(), pytest.warns(UserWarning, match="runs without an NPU graph: .*random numbers"):
+        for _ in range(3):
+            x = torch.randn(5)
+            torch.testing.assert_close(f(x.npu()).cpu(), torch.relu(x))
