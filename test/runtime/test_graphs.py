@@ -225,6 +225,22 @@ def test_manual_capture_end_reports_the_invalidating_operation():
     assert (x + 1).cpu().shape == (4,)
 
 
+def test_a_kernel_error_in_a_replay_names_the_node_and_the_stream_recovers():
+    x = torch.randn(10, 4)
+    xn = x.npu()
+    idx = torch.tensor([1, 2, 3], device="npu")
+    g = torch.npu.NPUGraph()
+    with torch.npu.graph(g):
+        y = torch.index_select(xn, 0, idx) * 2.0
+    idx.copy_(torch.tensor([1, 20, 3]))
+    g.replay()
+    with pytest.raises(RuntimeError, match=r"graph replay, node 0 \(index_select_kernel\).*index 20 is out of range"):
+        torch.npu.synchronize()
+    idx.copy_(torch.tensor([4, 0, 9]))
+    g.replay()
+    torch.testing.assert_close(y.cpu(), x[[4, 0, 9]] * 2.0)
+
+
 def test_bad_usage_errors():
     g = torch.npu.NPUGraph()
     with pytest.raises(RuntimeError, match="holds no capture"):
