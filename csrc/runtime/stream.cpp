@@ -208,7 +208,7 @@ std::vector<char> Graph::Stale(bool all) {
   for (size_t i = 0; i < regions_.size(); ++i) {
     Region& r = regions_[i];
     run[i] = all || !r.ran || !r.stale || r.stale();
-    r.ran = true;
+    if (!all) r.ran = true;  // a replay captured into another graph has not run anything yet
   }
   return run;
 }

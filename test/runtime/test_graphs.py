@@ -40,6 +40,16 @@ def test_replay_reads_new_inputs_and_matches_cpu():
                                    rtol=1e-5, atol=1e-5)
 
 
+def _warm_and_capture(fn, static_x, warmup=3):
+    """fn run eagerly `warmup` times (filling the weight caches), then captured: (graph, static output)."""
+    for _ in range(warmup):
+        fn(static_x)
+    g = torch.npu.NPUGraph()
+    with torch.npu.graph(g):
+        static_y = fn(static_x)
+    return g, static_y
+
+
 def _conv_net():
     return torch.nn.Sequential(
         torch.nn.Conv2d(3, 8, 3, padding=1, bias=False), torch.nn.BatchNorm2d(8), torch.nn.ReLU(),
@@ -57,11 +67,7 @@ def test_replay_sees_weights_updated_in_place():
     net = copy.deepcopy(cpu).npu()
     static_x = torch.randn(2, 3, 12, 12).npu()
     with torch.no_grad():
-        for _ in range(3):
-            net(static_x)
-        g = torch.npu.NPUGraph()
-        with torch.npu.graph(g):
-            static_y = net(static_x)
+        g, static_y = _warm_and_capture(net, static_x)
         for step in range(2):
             x = torch.randn(2, 3, 12, 12)
             static_x.copy_(x)
@@ -99,11 +105,7 @@ def test_replays_and_in_place_updates_apply_in_stream_order():
     x = torch.randn(2, 4, 10, 10)
     sx = x.npu()
     with torch.no_grad():
-        for _ in range(2):
-            f_npu(sx)
-        g = torch.npu.NPUGraph()
-        with torch.npu.graph(g):
-            sy = f_npu(sx)
+        g, sy = _warm_and_capture(f_npu, sx, warmup=2)
         outs, refs = [], []
         for step in range(4):
             g.replay()
@@ -397,3 +399,21 @@ def test_compile_reduce_overhead_runs_uncapturable_graphs_without_graphs():
         for _ in range(3):
             x = torch.randn(5)
             torch.testing.assert_close(f(x.npu()).cpu(), torch.relu(x))
+
+
+def test_a_graph_replayed_first_inside_another_capture_still_fills_its_weight_copies():
+    torch.manual_seed(5)
+    w = torch.randn(8, 3, 3, 3)
+    wn = w.npu()
+    sx = torch.randn(1, 3, 8, 8).npu()
+    with torch.no_grad():
+        inner, sy = _warm_and_capture(lambda t: torch.nn.functional.conv2d(t, wn, padding=1), sx)
+        outer = torch.npu.NPUGraph()
+        with torch.npu.graph(outer):
+            inner.replay()  # captured, not run: the inner graph's weight copy is still to be made
+        x = torch.randn(1, 3, 8, 8)
+        sx.copy_(x)
+        inner.replay()
+        torch.testing.assert_close(sy.cpu(), torch.nn.functional.conv2d(x, w, padding=1), rtol=1e-4, atol=1e-4)
+        outer.replay()
+        torch.testing.assert_close(sy.cpu(), torch.nn.functional.conv2d(x, w, padding=1), rtol=1e-4, atol=1e-4)
