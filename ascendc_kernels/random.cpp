@@ -48,8 +48,20 @@ using I32 = LocalTensor<int32_t>;
 template <typename T>
 class RandomKernel {
  public:
-  __aicore__ inline void Init(GM_ADDR x, GM_ADDR y, GM_ADDR mask, const RandomTiling& t) {
+  __aicore__ inline void Init(GM_ADDR x, GM_ADDR y, GM_ADDR mask, GM_ADDR philox, const RandomTiling& t) {
     t_ = t;
+    if (philox) {
+      // A launch captured into a graph: (seed, base offset) are four words the replay writes before it
+      // runs; the tiling's offset is this launch's place after that base.
+      GlobalTensor<uint32_t> p;
+      p.SetGlobalBuffer(reinterpret_cast<__gm__ uint32_t*>(philox), 4);
+      const uint64_t base = (uint64_t(p.GetValue(3)) << 32) | p.GetValue(2);
+      const uint64_t off = base + ((uint64_t(t.off_hi) << 32) | t.off_lo);
+      t_.seed_lo = p.GetValue(0);
+      t_.seed_hi = p.GetValue(1);
+      t_.off_lo = static_cast<uint32_t>(off);
+      t_.off_hi = static_cast<uint32_t>(off >> 32);
+    }
     if (x) xGm_.SetGlobalBuffer(reinterpret_cast<__gm__ T*>(x), t.total);
     yGm_.SetGlobalBuffer(reinterpret_cast<__gm__ T*>(y), t.total);
     if (mask) maskGm_.SetGlobalBuffer(reinterpret_cast<__gm__ uint8_t*>(mask), t.total);
@@ -318,10 +330,10 @@ __aicore__ inline void DropoutBackward(GM_ADDR go, GM_ADDR mask, GM_ADDR gx, GM_
 
 #define NPU_RANDOM_ENTRY(NAME, T)                                                                             \
   extern "C" __global__ __aicore__ void random_kernel_##NAME(GM_ADDR x, GM_ADDR y, GM_ADDR mask,               \
-                                                             GM_ADDR tiling) {                                \
+                                                             GM_ADDR philox, GM_ADDR tiling) {                \
     GET_TILING_DATA_WITH_STRUCT(RandomTiling, t, tiling);                                                     \
     RandomKernel<T> op;                                                                                       \
-    op.Init(x, y, mask, t);                                                                                   \
+    op.Init(x, y, mask, philox, t);                                                                           \
     op.Process();                                                                                             \
   }                                                                                                           \
   extern "C" __global__ __aicore__ void dropout_bwd_kernel_##NAME(GM_ADDR go, GM_ADDR mask, GM_ADDR gx,        \

@@ -4,7 +4,9 @@
 // Element e of a launch takes 32 random bits from Philox(key = seed, counter = (g_lo, g_hi, off_lo, off_hi))
 // where, with G = kPhiloxLanes: chunk = e / (4G), j = e % (4G), word = j / G, g = chunk * G + j % G.
 // The numbers of an element depend only on (seed, offset, e): not on how chunks are split over cores or
-// on the host threads.
+// on the host threads. `philox` (may be null): four words (seed lo, hi, base offset lo, hi) in device
+// memory that replace the tiling's seed and add to its offset -- a launch captured into an npu graph,
+// whose replays each draw fresh numbers.
 #pragma once
 #include <cstdint>
 
@@ -32,7 +34,7 @@ RandomTiling random_tiling(uint32_t kind, uint64_t total, uint64_t seed, uint64_
 }  // namespace npu_kernels
 
 #define NPU_RANDOM_DECL(T)                                                                                       \
-  extern "C" void random_kernel_##T(uint8_t* x, uint8_t* y, uint8_t* mask, uint8_t* tiling);                     \
+  extern "C" void random_kernel_##T(uint8_t* x, uint8_t* y, uint8_t* mask, uint8_t* philox, uint8_t* tiling);     \
   extern "C" void dropout_bwd_kernel_##T(uint8_t* go, uint8_t* mask, uint8_t* gx, uint8_t* tiling);
 NPU_RANDOM_DECL(float)
 NPU_RANDOM_DECL(half)

@@ -53,8 +53,8 @@ class _ReplayedGraph:
     parameters or buffers (AOTAutograd's static inputs) are read in place, and a change of their
     address re-captures; other inputs are copied into the graph's own input buffers; outputs are
     returned as fresh copies (a later replay cannot overwrite what a caller holds). A graph that
-    cannot be captured (it syncs, draws random numbers, returns a view of an input...) warns once and
-    runs without an NPU graph."""
+    cannot be captured (it syncs, returns a view of an input...) warns once and runs without an NPU
+    graph."""
 
     def __init__(self, gm: fx.GraphModule, static_idx: set[int]):
         self.gm, self.static_idx = gm, static_idx

@@ -10,9 +10,12 @@ between. As on CUDA:
   captured input tensors, read results from the captured outputs. Tensors allocated during capture
   come from the graph's private memory pool, which other allocations never reuse until ``reset()``.
 - What makes the host wait for the device (a sync, ``.item()``, ``.cpu()``, an op that reads a value
-  back, the CPU fallback), events and stream waits, and random number generation raise during capture
-  and invalidate it; ``capture_end`` then raises too. The weight caches of conv / Linear are bypassed
-  while capturing, so a replay always sees the weights' current values.
+  back, the CPU fallback), and events and stream waits raise during capture and invalidate it;
+  ``capture_end`` then raises too.
+- The weight copies eager mode caches (conv, Linear, folded BN) are captured as regions a replay reruns
+  only when a weight's version counter changed, so a replay always sees the weights' current values.
+- Random ops draw new numbers at every replay: what the same ops would draw eagerly at that point
+  from their generator.
 - ``capture_error_mode`` is accepted for compatibility; the capture is always of one stream (work
   other threads launch on that stream is captured too).
 """

@@ -6,9 +6,12 @@
 #include <c10/core/DeviceGuard.h>
 #include <torch/library.h>
 
+#include <functional>
+#include <memory>
 #include <optional>
 #include <tuple>
 
+#include "aten/graph_guard.h"
 #include "aten/kernel_launch.h"
 #include "aten/op_common.h"
 #include "core/npu_generator.h"
@@ -22,10 +25,57 @@ using at::Tensor;
 TORCH_OPS_NN_REGISTER_KERNEL(random_kernel);
 TORCH_OPS_NN_REGISTER_KERNEL(dropout_bwd_kernel);
 
-std::pair<uint64_t, uint64_t> SeedOffset(const std::optional<at::Generator>& generator, c10::DeviceIndex dev,
-                                         uint64_t numel) {
-  auto* gen = at::get_generator_or_default<NpuGeneratorImpl>(generator, DefaultNpuGenerator(dev));
-  return gen->philox_seed_offset(numel);
+// Random numbers inside an npu graph: a captured launch must draw new numbers at every replay. Its
+// kernel reads (seed, base offset) from four device words per generator and graph, and adds its own
+// offset within the graph (the numbers the graph's earlier random launches draw). Each replay takes
+// the graph's total from the generator when it is enqueued -- as the same launches would eagerly --
+// and writes the words first thing in its task.
+struct GraphRng {
+  at::Generator gen;
+  at::Tensor words;       // 4 x 32 bits, in the graph's persistent pool (kernels read them at every replay)
+  uint64_t consumed = 0;  // numbers drawn per replay so far
+};
+
+struct Draw {
+  uint64_t seed, offset;
+  void* philox;  // the graph's words, or nullptr (eager: seed and offset are the tiling's)
+};
+
+Draw DrawNumbers(const std::optional<at::Generator>& generator, c10::DeviceIndex dev, uint64_t numel) {
+  const at::Generator g = generator.has_value() && generator->defined() ? *generator : DefaultNpuGenerator(dev);
+  auto* gen = at::check_generator<NpuGeneratorImpl>(g);
+  npu_rt::Graph* graph = CapturingGraph();
+  if (!graph) {
+    auto [seed, offset] = gen->philox_seed_offset(numel);
+    return {seed, offset, nullptr};
+  }
+  auto st = std::static_pointer_cast<GraphRng>(graph->Attachment(gen));
+  if (!st) {
+    st = std::make_shared<GraphRng>();
+    st->gen = g;
+    graph->SetPersistentAllocs(true);
+    try {
+      st->words = NpuEmpty({4}, c10::kInt, dev);
+    } catch (...) {
+      graph->SetPersistentAllocs(false);
+      throw;
+    }
+    graph->SetPersistentAllocs(false);
+    graph->Attach(gen, st);
+    graph->AddReplayHook([st]() -> std::function<void()> {
+      auto [seed, base] = at::check_generator<NpuGeneratorImpl>(st->gen)->philox_seed_offset(st->consumed);
+      uint32_t* w = static_cast<uint32_t*>(st->words.data_ptr());
+      return [w, seed = seed, base = base] {
+        w[0] = static_cast<uint32_t>(seed);
+        w[1] = static_cast<uint32_t>(seed >> 32);
+        w[2] = static_cast<uint32_t>(base);
+        w[3] = static_cast<uint32_t>(base >> 32);
+      };
+    });
+  }
+  const uint64_t offset = st->consumed;
+  st->consumed += (numel + 3) / 4 * 4;  // the generator's own rounding
+  return {0, offset, st->words.data_ptr()};
 }
 
 // Fills `self` (any strides) with kind's numbers: a contiguous result, copied in when self is not.
@@ -36,8 +86,8 @@ void LaunchRandom(const char* op, Tensor& self, uint32_t kind, float a, float b,
   c10::DeviceGuard guard(self.device());
   const uint64_t numel = static_cast<uint64_t>(self.numel());
   if (numel == 0) return;
-  auto [seed, offset] = SeedOffset(generator, dev, numel);
-  auto t = npu_kernels::random_tiling(kind, numel, seed, offset, SocInfoFor(dev));
+  const Draw d = DrawNumbers(generator, dev, numel);
+  auto t = npu_kernels::random_tiling(kind, numel, d.seed, d.offset, SocInfoFor(dev));
   t.a = a;
   t.b = b;
   Tensor out = self.is_contiguous() ? self : NpuEmpty(self.sizes(), self.scalar_type(), dev);
@@ -45,7 +95,7 @@ void LaunchRandom(const char* op, Tensor& self, uint32_t kind, float a, float b,
   KernelLaunch launch{"random_kernel", ascendc_host::CoreType::AIV, t.block_dim, dev};
   if (LogDebugEnabled()) launch.detail = std::string(op) + " " + DescribeForLog({{"self", &self}});
   LaunchKernel(std::move(launch), k, t, x.defined() ? x.data_ptr() : nullptr, out.data_ptr(),
-               mask.defined() ? mask.data_ptr() : nullptr);
+               mask.defined() ? mask.data_ptr() : nullptr, d.philox);
   if (!out.is_same(self)) self.copy_(out);
 }
 

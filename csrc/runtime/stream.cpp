@@ -213,7 +213,32 @@ std::vector<char> Graph::Stale(bool all) {
   return run;
 }
 
-void Graph::Run(const std::vector<char>& run_region) const {
+void Graph::AddReplayHook(std::function<std::function<void()>()> hook) {
+  std::lock_guard<std::mutex> g(mu_);
+  replay_hooks_.push_back(std::move(hook));
+}
+
+std::vector<std::function<void()>> Graph::RunReplayHooks() {
+  std::lock_guard<std::mutex> g(mu_);
+  std::vector<std::function<void()>> out;
+  for (auto& h : replay_hooks_) out.push_back(h());
+  return out;
+}
+
+std::shared_ptr<void> Graph::Attachment(const void* key) const {
+  std::lock_guard<std::mutex> g(mu_);
+  for (const auto& [k, v] : attachments_)
+    if (k == key) return v;
+  return nullptr;
+}
+
+void Graph::Attach(const void* key, std::shared_ptr<void> value) {
+  std::lock_guard<std::mutex> g(mu_);
+  attachments_.emplace_back(key, std::move(value));
+}
+
+void Graph::Run(const std::vector<char>& run_region, const std::vector<std::function<void()>>& first) const {
+  for (const auto& f : first) f();
   // nodes_ no longer changes once capture has ended (a replay needs an ended capture).
   for (size_t i = 0; i < nodes_.size(); ++i) {
     const Node& n = nodes_[i];
@@ -284,7 +309,10 @@ void Stream::CheckNotCapturing(const char* what) const {
 
 void ReplayGraph(std::shared_ptr<Graph> graph, Stream& stream) {
   std::vector<char> run = graph->Stale(/*all=*/stream.capturing());
-  stream.Enqueue("graph_replay", [graph = std::move(graph), run = std::move(run)] { graph->Run(run); });
+  std::vector<std::function<void()>> first = graph->RunReplayHooks();
+  stream.Enqueue("graph_replay", [graph = std::move(graph), run = std::move(run), first = std::move(first)] {
+    graph->Run(run, first);
+  });
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -60,12 +60,19 @@ class Graph {
   // A region begun inside another belongs to the outer one (BeginRegion returns -1 and EndRegion(-1) is a no-op).
   int BeginRegion();
   void EndRegion(int region, std::function<bool()> stale, std::shared_ptr<void> keep);
+  // Host work each replay does when it is enqueued, in the order added; each hook returns the device
+  // side (run first in the replay's task), e.g. the Philox words of the graph's random kernels.
+  void AddReplayHook(std::function<std::function<void()>()> hook);
+  std::vector<std::function<void()>> RunReplayHooks();
+  // Per-graph state a layer above keeps with the graph (the random-number state per generator).
+  std::shared_ptr<void> Attachment(const void* key) const;
+  void Attach(const void* key, std::shared_ptr<void> value);
   // Which regions the next replay runs (every region at the first replay, and with `all`: a replay
   // captured into another graph cannot ask at its own replays).
   std::vector<char> Stale(bool all = false);
   // Runs the nodes in order on the calling thread (the replaying stream's executor), those of guarded
   // regions only where `run_region` says so; a node's error is rethrown naming it.
-  void Run(const std::vector<char>& run_region) const;
+  void Run(const std::vector<char>& run_region, const std::vector<std::function<void()>>& first = {}) const;
   // A forbidden operation happened during capture (a sync, an event, a random op): capture_end fails
   // with this reason. The first reason wins.
   void Invalidate(const std::string& why);
@@ -103,6 +110,8 @@ class Graph {
     bool ran = false;
   };
   std::vector<Region> regions_;
+  std::vector<std::function<std::function<void()>()>> replay_hooks_;
+  std::vector<std::pair<const void*, std::shared_ptr<void>>> attachments_;
 };
 
 class Stream {

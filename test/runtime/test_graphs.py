@@ -190,8 +190,6 @@ def test_capturing_flag_and_streams():
     ("synchroniz", lambda x: x.cpu()),
     ("synchroniz", lambda x: torch.npu.synchronize()),
     ("synchroniz", lambda x: x[x > 0]),
-    ("random numbers", lambda x: torch.rand(3, device="npu")),
-    ("random numbers", lambda x: torch.nn.functional.dropout(x, 0.5, training=True)),
     ("recording an event", lambda x: torch.npu.Event().record()),
 ])
 def test_forbidden_operations_raise_and_the_stream_recovers(what, action):
@@ -210,6 +208,51 @@ def test_forbidden_operations_raise_and_the_stream_recovers(what, action):
     g.replay()
     torch.testing.assert_close(z.cpu(), x.cpu() + 1.0)
     torch.testing.assert_close((x * 3.0).cpu(), x.cpu() * 3.0)
+
+
+def test_random_numbers_in_a_graph_are_new_at_every_replay_and_follow_the_generator():
+    # Each replay draws what the same launches would draw eagerly from the generator at that point.
+    x = torch.ones(64, 33, device="npu")
+    gen = torch.Generator(device="npu")
+
+    def f(t):
+        a = torch.nn.functional.dropout(t, 0.5, training=True)
+        b = torch.rand(100, device="npu") + torch.randn(7, device="npu").sum()
+        c = torch.empty(50, device="npu").uniform_(-1, 1, generator=gen)
+        return a.sum(1), b, c
+
+    g, outs = _warm_and_capture(f, x, warmup=1)
+    torch.npu.manual_seed(123)
+    gen.manual_seed(7)
+    replays = []
+    for _ in range(3):
+        g.replay()
+        replays.append([o.clone() for o in outs])
+    torch.npu.manual_seed(123)
+    gen.manual_seed(7)
+    for r in replays:
+        for got, want in zip(r, f(x)):
+            assert torch.equal(got.cpu(), want.cpu())
+    assert not torch.equal(replays[0][0].cpu(), replays[1][0].cpu())  # a new dropout mask each replay
+    assert not torch.equal(replays[1][2].cpu(), replays[2][2].cpu())
+
+
+def test_make_graphed_module_with_dropout_trains():
+    torch.manual_seed(6)
+    net = torch.nn.Sequential(torch.nn.Linear(16, 64), torch.nn.ReLU(), torch.nn.Dropout(0.2),
+                              torch.nn.Linear(64, 1)).npu()
+    graphed = torch.npu.make_graphed_callables(net, (torch.randn(32, 16, device="npu"),))
+    opt = torch.optim.SGD(net.parameters(), lr=0.05)
+    x = torch.randn(32, 16)
+    t = x.sum(1, keepdim=True)
+    losses = []
+    for _ in range(60):
+        loss = torch.nn.functional.mse_loss(graphed(x.npu()), t.npu())
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        losses.append(loss.item())
+    assert losses[-1] < 0.2 * losses[0], losses[::10]
 
 
 def test_manual_capture_end_reports_the_invalidating_operation():
@@ -391,14 +434,14 @@ def test_compile_reduce_overhead_replays_inference_graphs():
 def test_compile_reduce_overhead_runs_uncapturable_graphs_without_graphs():
     torch._dynamo.reset()
 
-    def noisy(x):
-        return torch.relu(x) + torch.rand_like(x) * 0.0
+    def wave(x):  # sin reads a flag back (arguments its kernel cannot reduce go to the CPU): no capture
+        return torch.relu(x) + torch.sin(x)
 
-    f = torch.compile(noisy, backend="npu", mode="reduce-overhead")
-    with torch.no_grad(), pytest.warns(UserWarning, match="runs without an NPU graph: .*random numbers"):
+    f = torch.compile(wave, backend="npu", mode="reduce-overhead")
+    with torch.no_grad(), pytest.warns(UserWarning, match="runs without an NPU graph: .*synchroniz"):
         for _ in range(3):
             x = torch.randn(5)
-            torch.testing.assert_close(f(x.npu()).cpu(), torch.relu(x))
+            torch.testing.assert_close(f(x.npu()).cpu(), torch.relu(x) + torch.sin(x))
 
 
 def test_a_graph_replayed_first_inside_another_capture_still_fills_its_weight_copies():
