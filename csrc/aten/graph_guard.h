@@ -6,6 +6,13 @@
 // that a replay runs only when a source's stamp changed since the region last ran -- checked when
 // replay() is called on the host, in order with the host's in-place updates -- and the graph keeps
 // the copy alive.
+//
+// Sources the captured work itself writes: a write captured after the region bumps the source's
+// version during capture, so at capture end such a region is made to run at every replay (a replay
+// rewrites the source, and the next replay must copy it again). A write captured *before* the region
+// cannot be told from a write the user made before capture_begin; a tensor that the graph writes and
+// then reads as a conv / Linear weight or BN parameter (an EMA model updated and used in one graph) must
+// therefore require grad or be read by a region-free op -- README "NPU graphs" says so.
 #pragma once
 #include <ATen/core/Tensor.h>
 
@@ -76,7 +83,13 @@ auto GuardedCopy(npu_rt::Graph* graph, std::initializer_list<const at::Tensor*> 
     graph->EndRegion(region, nullptr, nullptr);
     throw;
   }
-  graph->EndRegion(region, [srcs = std::move(srcs)]() mutable {
+  auto always = std::make_shared<bool>(false);
+  graph->AddCaptureEndHook([always, srcs]() {
+    for (const Source& s : srcs)
+      if (s.counter.current_version() != s.version) *always = true;  // written by the captured work
+  });
+  graph->EndRegion(region, [srcs = std::move(srcs), always]() mutable {
+    if (*always) return true;
     bool stale = false;
     for (Source& s : srcs) {
       // A freed source: redo the copy (the graph then reads freed memory, as a CUDA graph would).

@@ -201,6 +201,7 @@ void CapturedGraph::CaptureEnd() {
     Reset();
     throw std::runtime_error("NPUGraph.capture_end: the capture was invalidated: " + why);
   }
+  g->RunCaptureEndHooks();
   graph_ = std::move(g);
 }
 

@@ -225,6 +225,20 @@ std::vector<std::function<void()>> Graph::RunReplayHooks() {
   return out;
 }
 
+void Graph::AddCaptureEndHook(std::function<void()> hook) {
+  std::lock_guard<std::mutex> g(mu_);
+  capture_end_hooks_.push_back(std::move(hook));
+}
+
+void Graph::RunCaptureEndHooks() {
+  std::vector<std::function<void()>> hooks;
+  {
+    std::lock_guard<std::mutex> g(mu_);
+    hooks.swap(capture_end_hooks_);
+  }
+  for (auto& h : hooks) h();
+}
+
 std::shared_ptr<void> Graph::Attachment(const void* key) const {
   std::lock_guard<std::mutex> g(mu_);
   for (const auto& [k, v] : attachments_)

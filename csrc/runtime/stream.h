@@ -64,6 +64,10 @@ class Graph {
   // side (run first in the replay's task), e.g. the Philox words of the graph's random kernels.
   void AddReplayHook(std::function<std::function<void()>()> hook);
   std::vector<std::function<void()>> RunReplayHooks();
+  // Run once when the capture ends successfully, in the order added (a guarded region learns whether
+  // the captured work itself wrote its sources after it).
+  void AddCaptureEndHook(std::function<void()> hook);
+  void RunCaptureEndHooks();
   // Per-graph state a layer above keeps with the graph (the random-number state per generator).
   std::shared_ptr<void> Attachment(const void* key) const;
   void Attach(const void* key, std::shared_ptr<void> value);
@@ -111,6 +115,7 @@ class Graph {
   };
   std::vector<Region> regions_;
   std::vector<std::function<std::function<void()>()>> replay_hooks_;
+  std::vector<std::function<void()>> capture_end_hooks_;
   std::vector<std::pair<const void*, std::shared_ptr<void>>> attachments_;
 };
 

@@ -120,6 +120,29 @@ def test_replays_and_in_place_updates_apply_in_stream_order():
         torch.testing.assert_close(o.cpu(), r, rtol=1e-4, atol=1e-4)
 
 
+def test_a_weight_the_graph_updates_after_using_it_is_copied_again_at_every_replay():
+    # An EMA teacher in one captured step: use the weights, then update them in place (no grad).
+    torch.manual_seed(7)
+    w_t, w_s = torch.randn(32, 3, 3, 3), torch.randn(32, 3, 3, 3)
+    lin_t, lin_s = torch.randn(20, 32), torch.randn(20, 32)
+    wt, ws, lt, ls = w_t.npu(), w_s.npu(), lin_t.npu(), lin_s.npu()
+    x = torch.randn(2, 3, 9, 9)
+
+    def step(t, w, ws_, lin, ls_):
+        y = torch.nn.functional.linear(torch.nn.functional.conv2d(t, w, padding=1).mean((2, 3)), lin)
+        w.mul_(0.5).add_(ws_, alpha=0.5)
+        lin.mul_(0.5).add_(ls_, alpha=0.5)
+        return y
+
+    with torch.no_grad():
+        g, sy = _warm_and_capture(lambda t: step(t, wt, ws, lt, ls), x.npu(), warmup=2)
+        for _ in range(2):  # the warm-up updated the npu weights twice
+            step(x, w_t, w_s, lin_t, lin_s)
+        for _ in range(4):
+            g.replay()
+            torch.testing.assert_close(sy.cpu(), step(x, w_t, w_s, lin_t, lin_s), rtol=1e-4, atol=1e-4)
+
+
 def test_graph_memory_is_private_until_reset():
     x = torch.randn(1000, device="npu")
     g = torch.npu.NPUGraph()
