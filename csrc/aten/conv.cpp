@@ -275,7 +275,7 @@ void CacheInsert(CopyCache& cache, const at::Tensor& w, const at::Tensor& copy, 
 
 at::Tensor WeightChannelsLast(const at::Tensor& w) {
   if (!Cacheable(w)) return w.contiguous(kCL);
-  if (npu_rt::Graph* graph = CapturingGraph()) return GuardedCopy(graph, {&w}, [&] { return w.contiguous(kCL); });
+  if (npu_rt::Graph* graph = CapturingGraph()) return GuardedCopy(graph, {1}, {&w}, [&] { return w.contiguous(kCL); });
   if (at::Tensor hit = CacheFind(g_wcache, w, 0); hit.defined()) return hit;
   if (w.is_contiguous(kCL)) return w.contiguous(kCL);  // nothing to copy
   at::Tensor cl = w.contiguous(kCL);
@@ -315,7 +315,8 @@ at::Tensor MakeWeightFractal(const at::Tensor& w_in, int64_t groups, bool unfold
 at::Tensor WeightFractal(const at::Tensor& w_in, int64_t groups, bool unfold_width = false) {
   if (!Cacheable(w_in)) return {};
   if (npu_rt::Graph* graph = CapturingGraph())
-    return GuardedCopy(graph, {&w_in}, [&] { return MakeWeightFractal(w_in, groups, unfold_width); });
+    return GuardedCopy(graph, {2, groups, unfold_width}, {&w_in},
+                       [&] { return MakeWeightFractal(w_in, groups, unfold_width); });
   const int64_t tag = unfold_width ? -1 : groups;  // the cache's layout key
   if (at::Tensor hit = CacheFind(g_fcache, w_in, tag); hit.defined()) return hit;
   at::Tensor f = MakeWeightFractal(w_in, groups, unfold_width);

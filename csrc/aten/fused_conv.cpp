@@ -93,7 +93,8 @@ std::pair<at::Tensor, at::Tensor> FoldBatchNorm(const OptTensor& bias, const Opt
   };
   if (cacheable) {
     if (npu_rt::Graph* graph = CapturingGraph())  // a replay refolds only when a parameter changed
-      return GuardedCopy(graph, {t[0], t[1], t[2], t[3], t[4]}, fold);
+      return GuardedCopy(graph, {4, static_cast<int64_t>(c10::bit_cast<uint64_t>(eps))}, {t[0], t[1], t[2], t[3], t[4]},
+                         fold);
     std::lock_guard<std::mutex> g(g_fold_mu);
     auto it = g_fold_cache.find(key);
     if (it != g_fold_cache.end() && matches(it->second)) return {it->second.scale, it->second.shift};

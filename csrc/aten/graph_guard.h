@@ -19,6 +19,7 @@
 #include <ATen/ops/empty_strided.h>
 
 #include <initializer_list>
+#include <map>
 #include <memory>
 #include <type_traits>
 #include <vector>
@@ -58,11 +59,38 @@ inline std::pair<at::Tensor, at::Tensor> Persist(npu_rt::Graph* graph, const std
 
 // Runs make() (which launches the copy's kernels) inside a guarded region of `graph` whose sources
 // are the defined tensors among `sources`; returns make()'s result in the graph's persistent pool,
-// which the graph keeps alive.
+// which the graph keeps alive. `kind` names the copy (a tag per call site and its parameters, such as
+// groups): a later use in the same graph of the same kind of copy of the same, unwritten sources gets
+// the first one's copy (a weight used at every step of an unrolled loop is copied once, not per use).
 template <class Make>
-auto GuardedCopy(npu_rt::Graph* graph, std::initializer_list<const at::Tensor*> sources, Make&& make)
-    -> std::decay_t<decltype(make())> {
+auto GuardedCopy(npu_rt::Graph* graph, std::vector<int64_t> kind, std::initializer_list<const at::Tensor*> sources,
+                 Make&& make) -> std::decay_t<decltype(make())> {
   using R = std::decay_t<decltype(make())>;
+  struct Memo {
+    std::map<std::vector<int64_t>, std::pair<std::vector<uint32_t>, std::shared_ptr<void>>> copies;
+  };
+  static const char kMemoKey = 0;
+  std::vector<uint32_t> versions;
+  for (const at::Tensor* t : sources) {
+    kind.push_back(t && t->defined());
+    if (!t || !t->defined()) continue;
+    kind.push_back(reinterpret_cast<intptr_t>(t->storage().unsafeGetStorageImpl()));
+    kind.push_back(t->storage_offset());
+    kind.push_back(static_cast<int64_t>(t->scalar_type()));
+    kind.push_back(t->dim());
+    for (int64_t d = 0; d < t->dim(); ++d) {
+      kind.push_back(t->size(d));
+      kind.push_back(t->stride(d));
+    }
+    versions.push_back(t->_version());
+  }
+  auto memo = std::static_pointer_cast<Memo>(graph->Attachment(&kMemoKey));
+  if (!memo) {
+    memo = std::make_shared<Memo>();
+    graph->Attach(&kMemoKey, memo);
+  }
+  if (auto it = memo->copies.find(kind); it != memo->copies.end() && it->second.first == versions)
+    return *std::static_pointer_cast<R>(it->second.second);
   // A source is watched through its version counter (shared by a tensor and its views: a kernel's
   // argument may be a view made for the call, like Linear's weight.t()) and its storage: the graph
   // reads that memory, so only in-place writes to it matter.
@@ -83,6 +111,7 @@ auto GuardedCopy(npu_rt::Graph* graph, std::initializer_list<const at::Tensor*> 
     graph->EndRegion(region, nullptr, nullptr);
     throw;
   }
+  memo->copies[kind] = {versions, result};
   auto always = std::make_shared<bool>(false);
   graph->AddCaptureEndHook([always, srcs]() {
     for (const Source& s : srcs)

@@ -118,7 +118,7 @@ at::Tensor CachedPackedB(const at::Tensor& b) {
   if (!enabled || b.dim() != 2 || b.is_inference() || (c10::GradMode::is_enabled() && b.requires_grad())) return {};
   if (npu_rt::Graph* graph = CapturingGraph()) {  // a replay repacks only when b changed (graph_guard.h)
     if (b.stride(0) != 1 || b.stride(1) != b.size(0) || b.size(1) < 16 || b.size(0) < 16) return {};
-    return GuardedCopy(graph, {&b}, [&] { return PackTransposedB(b.t(), b.size(1), b.size(0)); });
+    return GuardedCopy(graph, {3}, {&b}, [&] { return PackTransposedB(b.t(), b.size(1), b.size(0)); });
   }
   const int64_t K = b.size(0), N = b.size(1);
   if (b.stride(0) != 1 || b.stride(1) != K || N < 16 || K < 16) return {};  // w = b.t() contiguous [N, K]

@@ -483,3 +483,34 @@ def test_a_graph_replayed_first_inside_another_capture_still_fills_its_weight_co
         torch.testing.assert_close(sy.cpu(), torch.nn.functional.conv2d(x, w, padding=1), rtol=1e-4, atol=1e-4)
         outer.replay()
         torch.testing.assert_close(sy.cpu(), torch.nn.functional.conv2d(x, w, padding=1), rtol=1e-4, atol=1e-4)
+
+
+def test_a_weight_used_many_times_in_a_graph_is_copied_once(tmp_path):
+    torch.manual_seed(8)
+    cpu = torch.nn.Sequential(torch.nn.Linear(32, 64), torch.nn.GELU(), torch.nn.Linear(64, 32)).eval()
+    net = copy.deepcopy(cpu).npu()
+
+    def unrolled(m, t):
+        for _ in range(4):
+            t = t + m(t)
+        return t
+
+    x = torch.randn(4, 32)
+    with torch.no_grad():
+        g = torch.npu.NPUGraph()
+        g.enable_debug_mode()
+        for _ in range(3):
+            unrolled(net, x.npu())
+        sx = x.npu()
+        with torch.npu.graph(g):
+            sy = unrolled(net, sx)
+        g.debug_dump(str(tmp_path / "g.txt"))
+        regions = {line.split("[copy ")[1].split("]")[0] for line in (tmp_path / "g.txt").read_text().splitlines()
+                   if "[copy " in line}
+        assert len(regions) == 2, regions  # one packed copy per Linear weight, not one per use
+        for _ in range(2):
+            g.replay()
+            torch.testing.assert_close(sy.cpu(), unrolled(cpu, x), rtol=1e-4, atol=1e-4)
+            for p_cpu, p_npu in zip(cpu.parameters(), net.parameters()):
+                p_cpu.mul_(0.9)
+                p_npu.mul_(0.9)
