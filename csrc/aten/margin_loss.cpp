@@ -30,10 +30,7 @@ at::Tensor multi_margin_loss(const at::Tensor& self, const at::Tensor& target, c
   TORCH_CHECK_TYPE(target.scalar_type() == c10::kLong, op, ": target must be Long, got ", target.scalar_type());
   const at::Tensor y = target.reshape({n, 1});
   // a target outside [0, C) raises as on the CPU (one device check)
-  if (n > 0) {
-    const bool bad = at::logical_or(y < 0, y >= c).any().item<bool>();
-    TORCH_CHECK(!bad, op, ": target out of range: every target must lie in [0, ", c, ")");
-  }
+  CheckNoneSet(at::logical_or(y < 0, y >= c), c10::str(op, ": target out of range: every target must lie in [0, ", c, ")"));
   at::Tensor z = (x - x.gather(1, y) + margin.toDouble()).clamp_min(0);
   if (pv == 2) z = z * z;
   if (weight.has_value() && weight->defined()) {
@@ -62,10 +59,8 @@ at::Tensor multilabel_margin_loss(const at::Tensor& self, const at::Tensor& targ
   const int64_t c = x.size(1);
   // the target list of each sample ends at its first -1; its entries must be classes
   const at::Tensor listed = (t != -1).to(c10::kLong).cumprod(1).to(c10::kBool);
-  if (t.numel() > 0) {
-    const bool bad = at::logical_and(listed, at::logical_or(t < 0, t >= c)).any().item<bool>();
-    TORCH_CHECK(!bad, op, ": target out of range: every listed target must lie in [0, ", c, ")");
-  }
+  CheckNoneSet(at::logical_and(listed, at::logical_or(t < 0, t >= c)),
+               c10::str(op, ": target out of range: every listed target must lie in [0, ", c, ")"));
   const at::Tensor idx = at::where(listed, t, at::zeros_like(t));
   // (unlisted slots point at class 0 with a count of 0: an add, so they never hide a listed class 0)
   const at::Tensor is_target =

@@ -124,7 +124,7 @@ Tensor& bernoulli_tensor_(Tensor& self, const Tensor& p, Gen gen) {
   const char* op = "bernoulli_";
   CheckSameNpuDevice(op, {{"self", &self}, {"p", &p}});
   CheckFloatDtype(op, "p", p);
-  TORCH_CHECK(!at::logical_or(p < 0, p > 1).any().item<bool>(), op, ": expects p to be in [0, 1]");
+  CheckNoneSet(at::logical_or(p < 0, p > 1), c10::str(op, ": expects p to be in [0, 1]"));
   Tensor u = at::empty(self.sizes(), p.options().dtype(c10::kFloat));
   u.uniform_(0.0, 1.0, gen);
   return self.copy_(u < p);
@@ -167,8 +167,7 @@ void CheckBce(const char* op, const Tensor& self, const Tensor& target, const st
   TORCH_CHECK(self.sizes() == target.sizes(), op, ": Using a target size (", target.sizes(),
               ") that is different to the input size (", self.sizes(), ") is deprecated. Please ensure they have the "
               "same size.");
-  TORCH_CHECK(!at::logical_or(self < 0, self > 1).any().item<bool>(), op,
-              ": all elements of input should be between 0 and 1");
+  CheckNoneSet(at::logical_or(self < 0, self > 1), c10::str(op, ": all elements of input should be between 0 and 1"));
 }
 
 Tensor Reduce(const Tensor& loss, int64_t reduction) {

@@ -24,6 +24,11 @@ using NamedTensor = std::pair<const char*, const at::Tensor*>;
 c10::DeviceIndex CheckSameNpuDevice(const char* op, std::initializer_list<NamedTensor> tensors);
 // "relu: argument 'self' has dtype Int, which is not supported; supported dtypes: Float, Half, BFloat16"
 void CheckFloatDtype(const char* op, const char* arg, const at::Tensor& t);
+// A data-dependent rule: `bad` (bool, on the npu) marks violating elements. Eagerly the flag is read
+// back and `message` raised at the call, as on the CPU; while an npu graph captures (nothing may be read
+// back) a device check kernel is launched instead, and a replay with bad values raises `message` at
+// the next synchronization (aten/device_check.cpp).
+void CheckNoneSet(const at::Tensor& bad, const std::string& message);
 bool IsNpuFloat(c10::ScalarType t);  // float32, float16, bfloat16
 // uint8 / int8 / int16: the integer dtypes most kernels take through an int32 copy.
 inline bool IsSmallInt(c10::ScalarType t) { return t == c10::kByte || t == c10::kChar || t == c10::kShort; }

@@ -40,7 +40,7 @@ using Gen = std::optional<at::Generator>;
 // ---- normal with tensor parameters ----------------------------------------------------------------
 
 void CheckStdTensor(const char* op, const Tensor& std) {
-  TORCH_CHECK(!(std < 0).any().item<bool>(), op, ": expects all elements of std >= 0.0");
+  CheckNoneSet(std < 0, c10::str(op, ": expects all elements of std >= 0.0"));
 }
 
 Tensor NormalTensor(const char* op, const Tensor* mean_t, double mean_s, const Tensor* std_t, double std_s,

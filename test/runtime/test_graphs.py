@@ -514,3 +514,54 @@ def test_a_weight_used_many_times_in_a_graph_is_copied_once(tmp_path):
             for p_cpu, p_npu in zip(cpu.parameters(), net.parameters()):
                 p_cpu.mul_(0.9)
                 p_npu.mul_(0.9)
+
+
+_X = torch.randn(6, 5)
+
+
+@pytest.mark.parametrize("name, fn, good, bad, match", [
+    ("binary_cross_entropy", lambda p: torch.nn.functional.binary_cross_entropy(p, torch.full_like(p, 0.25)),
+     torch.rand(6, 5) * 0.9 + 0.05, torch.full((6, 5), 1.5), "all elements of input should be between 0 and 1"),
+    ("multi_margin_loss", lambda t: torch.nn.functional.multi_margin_loss(_X.to(t.device, non_blocking=True), t),
+     torch.tensor([0, 4, 2, 1, 3, 0]), torch.tensor([0, 5, 2, 1, 3, 0]), "target out of range"),
+    ("multilabel_margin_loss", lambda t: torch.nn.functional.multilabel_margin_loss(_X.to(t.device, non_blocking=True), t),
+     torch.tensor([[0, 3, -1, 0, 0]] * 6), torch.tensor([[0, 7, -1, 0, 0]] * 6), "target out of range"),
+])
+def test_range_rules_are_checked_on_the_device_inside_graphs(name, fn, good, bad, match):
+    # Eagerly these rules read a flag back and raise at the call; a graph cannot read back, so the
+    # check runs on the device and a replay with bad values raises at the next synchronization.
+    with pytest.raises(RuntimeError, match=match):
+        fn(bad.npu())
+    s = good.npu()
+    g = torch.npu.NPUGraph()
+    with torch.npu.graph(g):
+        y = fn(s)
+    g.replay()
+    torch.testing.assert_close(y.cpu(), fn(good), rtol=1e-5, atol=1e-6)
+    s.copy_(bad)
+    g.replay()
+    with pytest.raises(RuntimeError, match=f"(?s)device_check_kernel.*{match}"):
+        torch.npu.synchronize()
+    s.copy_(good)
+    g.replay()
+    torch.testing.assert_close(y.cpu(), fn(good), rtol=1e-5, atol=1e-6)
+
+
+def test_random_ops_with_tensor_parameters_check_them_on_the_device_inside_graphs():
+    p = torch.full((100,), 0.5, device="npu")
+    std = torch.ones(100, device="npu")
+    g = torch.npu.NPUGraph()
+    with torch.npu.graph(g):
+        b = torch.bernoulli(p)
+        n = torch.normal(torch.zeros(100, device="npu"), std)
+    g.replay()
+    assert set(b.cpu().unique().tolist()) <= {0.0, 1.0} and n.cpu().std() > 0.5
+    p.fill_(1.5)
+    g.replay()
+    with pytest.raises(RuntimeError, match=r"expects p to be in \[0, 1\]"):
+        torch.npu.synchronize()
+    p.fill_(0.5)
+    std.fill_(-1.0)
+    g.replay()
+    with pytest.raises(RuntimeError, match="expects all elements of std >= 0.0"):
+        torch.npu.synchronize()
