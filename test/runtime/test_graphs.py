@@ -565,3 +565,33 @@ def test_random_ops_with_tensor_parameters_check_them_on_the_device_inside_graph
     g.replay()
     with pytest.raises(RuntimeError, match="expects all elements of std >= 0.0"):
         torch.npu.synchronize()
+
+
+def test_whole_training_step_captured_on_the_warm_up_stream_trains():
+    # The torch.cuda docs' whole-network capture: forward, backward and optimizer.step in one graph.
+    torch.manual_seed(9)
+    model = torch.nn.Sequential(torch.nn.Linear(32, 64), torch.nn.Dropout(p=0.2), torch.nn.Linear(64, 8)).npu()
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    sx, st = torch.randn(64, 32, device="npu"), torch.randn(64, 8, device="npu")
+    s = torch.npu.Stream()
+    s.wait_stream(torch.npu.current_stream())
+    with torch.npu.stream(s):
+        for _ in range(3):
+            opt.zero_grad(set_to_none=True)
+            torch.nn.functional.mse_loss(model(sx), st).backward()
+            opt.step()
+    torch.npu.current_stream().wait_stream(s)
+    g = torch.npu.NPUGraph()
+    opt.zero_grad(set_to_none=True)
+    with torch.npu.graph(g, stream=s):
+        loss = torch.nn.functional.mse_loss(model(sx), st)
+        loss.backward()
+        opt.step()
+    x = torch.randn(64, 32)
+    sx.copy_(x)
+    st.copy_(x[:, :8] * 2)
+    losses = []
+    for _ in range(30):
+        g.replay()
+        losses.append(loss.item())
+    assert losses[-1] < 0.5 * losses[0], losses[::5]
