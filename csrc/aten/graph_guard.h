@@ -31,6 +31,18 @@ namespace torch_ops_nn {
 // The graph capturing the current stream, or nullptr.
 inline npu_rt::Graph* CapturingGraph() { return CurrentRuntimeStream().capture_graph(); }
 
+// Allocations for the capturing stream come from the graph's persistent pool while this lives.
+class PersistentAllocs {
+ public:
+  explicit PersistentAllocs(npu_rt::Graph* graph) : graph_(graph) { graph_->SetPersistentAllocs(true); }
+  ~PersistentAllocs() { graph_->SetPersistentAllocs(false); }
+  PersistentAllocs(const PersistentAllocs&) = delete;
+  PersistentAllocs& operator=(const PersistentAllocs&) = delete;
+
+ private:
+  npu_rt::Graph* graph_;
+};
+
 // The region's result moved to the graph's persistent pool (a device copy, captured in the region):
 // make()'s own allocations came from the capture pool, where later captured work reuses memory
 // (see npu_rt::Graph::alloc_pool). A result that is one of the sources (nothing needed copying)
@@ -40,15 +52,11 @@ inline at::Tensor Persist(npu_rt::Graph* graph, const at::Tensor& t, std::initia
   for (const at::Tensor* s : sources)
     if (s && s->defined() && t.is_alias_of(*s)) return t;
   TORCH_INTERNAL_ASSERT(t.is_non_overlapping_and_dense(), "graph_guard: a derived copy must be dense");
-  graph->SetPersistentAllocs(true);
   at::Tensor p;
-  try {
+  {
+    PersistentAllocs persistent(graph);
     p = at::empty_strided(t.sizes(), t.strides(), t.options());
-  } catch (...) {
-    graph->SetPersistentAllocs(false);
-    throw;
   }
-  graph->SetPersistentAllocs(false);
   p.copy_(t);
   return p;
 }

@@ -116,12 +116,10 @@ at::Tensor CachedPackedB(const at::Tensor& b) {
     return !(v && v[0] == '0');
   }();
   if (!enabled || b.dim() != 2 || b.is_inference() || (c10::GradMode::is_enabled() && b.requires_grad())) return {};
-  if (npu_rt::Graph* graph = CapturingGraph()) {  // a replay repacks only when b changed (graph_guard.h)
-    if (b.stride(0) != 1 || b.stride(1) != b.size(0) || b.size(1) < 16 || b.size(0) < 16) return {};
-    return GuardedCopy(graph, {3}, {&b}, [&] { return PackTransposedB(b.t(), b.size(1), b.size(0)); });
-  }
   const int64_t K = b.size(0), N = b.size(1);
   if (b.stride(0) != 1 || b.stride(1) != K || N < 16 || K < 16) return {};  // w = b.t() contiguous [N, K]
+  if (npu_rt::Graph* graph = CapturingGraph())  // a replay repacks only when b changed (graph_guard.h)
+    return GuardedCopy(graph, {3}, {&b}, [&] { return PackTransposedB(b.t(), N, K); });
   const PackKey key{b.storage().unsafeGetStorageImpl(), b.storage_offset(), N, K, b.stride(1), b.scalar_type()};
   std::lock_guard<std::mutex> g(g_pack_mu);
   auto drop = [](std::map<PackKey, PackedB>::iterator e) {

@@ -53,14 +53,10 @@ Draw DrawNumbers(const std::optional<at::Generator>& generator, c10::DeviceIndex
   if (!st) {
     st = std::make_shared<GraphRng>();
     st->gen = g;
-    graph->SetPersistentAllocs(true);
-    try {
+    {
+      PersistentAllocs persistent(graph);
       st->words = NpuEmpty({4}, c10::kInt, dev);
-    } catch (...) {
-      graph->SetPersistentAllocs(false);
-      throw;
     }
-    graph->SetPersistentAllocs(false);
     graph->Attach(gen, st);
     graph->AddReplayHook([st]() -> std::function<void()> {
       auto [seed, base] = at::check_generator<NpuGeneratorImpl>(st->gen)->philox_seed_offset(st->consumed);
