@@ -24,6 +24,7 @@
 #include "aten/kernel_launch.h"
 #include "aten/graph_guard.h"
 #include "aten/op_common.h"
+#include "gemv.h"
 #include "matmul.h"
 
 namespace {
@@ -42,6 +43,7 @@ void SetConvAllowHf32(bool on) { g_conv_allow_hf32.store(on, std::memory_order_r
 
 TORCH_OPS_NN_REGISTER_KERNEL(matmul_kernel);
 TORCH_OPS_NN_REGISTER_KERNEL(scale_cast_kernel);
+TORCH_OPS_NN_REGISTER_KERNEL(gemv_kernel);
 
 namespace {
 
@@ -87,7 +89,7 @@ struct PackedB {
   uint32_t version;
   at::Tensor packed;  // undefined after the first sighting
 };
-using PackKey = std::tuple<const c10::StorageImpl*, int64_t, int64_t, int64_t, int64_t, c10::ScalarType>;
+using PackKey = std::tuple<const c10::StorageImpl*, int64_t, int64_t, int64_t, int64_t, c10::ScalarType, bool>;
 std::mutex g_pack_mu;
 std::map<PackKey, PackedB>& g_pack = *new std::map<PackKey, PackedB>;  // never destroyed (device tensors)
 uint64_t g_pack_bytes = 0;
@@ -109,8 +111,9 @@ at::Tensor PackTransposedB(const at::Tensor& w, int64_t N, int64_t K) {
 }
 
 // The cached packed copy of b (a K x N operand stored transposed: the op's own argument, whose version
-// counter is the user's -- views made inside a kernel get fresh counters), or undefined.
-at::Tensor CachedPackedB(const at::Tensor& b) {
+// counter is the user's -- views made inside a kernel get fresh counters), or undefined: the cube's
+// Nz panels, or with `kn` b row-major (K x N contiguous) for the small-M vector GEMV.
+at::Tensor CachedPackedB(const at::Tensor& b, bool kn) {
   static const bool enabled = [] {
     const char* v = std::getenv("TORCH_OPS_NN_MATMUL_WEIGHT_CACHE");
     return !(v && v[0] == '0');
@@ -119,8 +122,8 @@ at::Tensor CachedPackedB(const at::Tensor& b) {
   const int64_t K = b.size(0), N = b.size(1);
   if (b.stride(0) != 1 || b.stride(1) != K || N < 16 || K < 16) return {};  // w = b.t() contiguous [N, K]
   if (npu_rt::Graph* graph = CapturingGraph())  // a replay repacks only when b changed (graph_guard.h)
-    return GuardedCopy(graph, {3}, {&b}, [&] { return PackTransposedB(b.t(), N, K); });
-  const PackKey key{b.storage().unsafeGetStorageImpl(), b.storage_offset(), N, K, b.stride(1), b.scalar_type()};
+    return GuardedCopy(graph, {kn ? 4 : 3}, {&b}, [&] { return kn ? b.contiguous() : PackTransposedB(b.t(), N, K); });
+  const PackKey key{b.storage().unsafeGetStorageImpl(), b.storage_offset(), N, K, b.stride(1), b.scalar_type(), kn};
   std::lock_guard<std::mutex> g(g_pack_mu);
   auto drop = [](std::map<PackKey, PackedB>::iterator e) {
     if (e->second.packed.defined()) g_pack_bytes -= uint64_t(e->second.packed.nbytes());
@@ -135,7 +138,7 @@ at::Tensor CachedPackedB(const at::Tensor& b) {
   const uint32_t version = b._version();
   if (it != g_pack.end() && it->second.version == version) {
     if (it->second.packed.defined()) return it->second.packed;
-    at::Tensor packed = PackTransposedB(b.t(), N, K);  // the second sighting
+    at::Tensor packed = kn ? b.contiguous() : PackTransposedB(b.t(), N, K);  // the second sighting
     const uint64_t bytes = uint64_t(packed.nbytes());
     if (bytes > kMaxPackBytes / 4) return {};
     if (g_pack_bytes + bytes > kMaxPackBytes) {
@@ -152,7 +155,30 @@ at::Tensor CachedPackedB(const at::Tensor& b) {
   return {};
 }
 
+// Products of one or two rows run on the vector cores (gemv.h, GemvFits) when B can be streamed by rows.
+// TORCH_OPS_NN_GEMV=0 keeps them on the cube (for comparisons).
+bool UseGemv(int64_t M, int64_t K, int64_t N, int64_t elem_bytes) {
+  static const bool enabled = [] {
+    const char* v = std::getenv("TORCH_OPS_NN_GEMV");
+    return !(v && v[0] == '0');
+  }();
+  return enabled && M >= 0 && K >= 0 && N >= 0 &&
+         npu_kernels::GemvFits(uint64_t(M), uint64_t(K), uint64_t(N), uint32_t(elem_bytes));
+}
+
+// The cached copy of b (mm / addmm's mat2) in the form the kernel for M rows reads.
+void AttachCachedB(MatmulEpilogue& ep, const at::Tensor& b, int64_t M) {
+  if (b.dim() == 2 && UseGemv(M, b.size(0), b.size(1), b.element_size())) ep.b_kn = CachedPackedB(b, true);
+  else ep.b_nz = CachedPackedB(b, false);
+}
+
 }  // namespace
+
+MatmulEpilogue CachedB(const at::Tensor& b, int64_t M) {
+  MatmulEpilogue ep;
+  AttachCachedB(ep, b, M);
+  return ep;
+}
 
 // Drops every packed matmul operand (torch.npu.empty_cache calls it).
 void ClearMatmulWeightCache() {
@@ -184,6 +210,54 @@ at::Tensor ScaleCast(const at::Tensor& x_in, double scale, c10::ScalarType dtype
   return y;
 }
 
+namespace {
+
+// The small-M path (gemv.h): A row-major, B row-major K x N (`Bk`). False when the shape does not fit.
+bool GemvMatmul(const char* op, const at::Tensor& a, Operand A, const Operand& Bk, const at::Tensor& out,
+                const MatmulEpilogue& ep) {
+  const int64_t B = out.size(0), M = out.size(1), N = out.size(2), K = a.size(2);
+  const c10::DeviceIndex dev = out.device().index();
+  const int64_t esz = out.element_size();
+  auto t = npu_kernels::gemv_tiling(uint32_t(B), uint32_t(M), uint32_t(N), uint32_t(K), uint32_t(esz), SocInfoFor(dev));
+  if (!t.ok) return false;
+  if (A.trans) A = Classify(a.contiguous());  // one or two rows: a small copy
+  t.lda = uint64_t(A.ld);
+  t.ldb = uint64_t(Bk.ld);
+  t.a_batch = uint64_t(A.batch);
+  t.b_batch = uint64_t(Bk.batch);
+  t.ldc = uint64_t(out.stride(1));
+  t.c_batch = uint64_t(out.stride(0));
+  t.has_scale = ep.scale.defined();
+  t.has_shift = ep.shift.defined();
+  t.has_residual = ep.residual.defined();
+  t.relu = ep.relu;
+  t.rowwise = ep.rowwise;
+  if (ep.residual.defined()) {
+    t.ldr = uint64_t(ep.residual.stride(1));
+    t.r_batch = uint64_t(ep.residual.size(0) == 1 ? 0 : ep.residual.stride(0));
+  }
+  using Fn = void (*)(uint8_t*, uint8_t*, uint8_t*, uint8_t*, uint8_t*, uint8_t*, uint8_t*, uint8_t*);
+  Fn kernel = PickFloatKernel<Fn>(op, out.scalar_type(), &gemv_kernel_float, &gemv_kernel_half, &gemv_kernel_bf16);
+  // Split K: the partial sums' workspace, then the reduce phase applies the epilogue.
+  at::Tensor ws;
+  if (t.splits > 1) ws = NpuEmpty({int64_t(t.splits) * B * M * N}, c10::kFloat, dev);
+  void* none = nullptr;
+  for (uint32_t phase = 0; phase < (t.splits > 1 ? 2u : 1u); ++phase) {
+    t.phase = phase;
+    KernelLaunch launch{"gemv_kernel", ascendc_host::CoreType::AIV, phase ? t.red_block_dim : t.block_dim, dev};
+    if (LogDebugEnabled())
+      launch.detail = std::string(op) + " " + DescribeForLog({{"a", &a}}) + " M=" + std::to_string(M) + " N=" +
+                      std::to_string(N) + " K=" + std::to_string(K) + " chunk=" + std::to_string(t.nw) + "x" +
+                      std::to_string(t.kc) + " splits=" + std::to_string(t.splits) + (phase ? " (reduce)" : "");
+    LaunchKernel(std::move(launch), kernel, t, A.t.data_ptr(), Bk.t.data_ptr(), out.data_ptr(),
+                 ep.scale.defined() ? ep.scale.data_ptr() : none, ep.shift.defined() ? ep.shift.data_ptr() : none,
+                 ep.residual.defined() ? ep.residual.data_ptr() : none, ws.defined() ? ws.data_ptr() : none);
+  }
+  return true;
+}
+
+}  // namespace
+
 void CubeBatchedMatmul(const char* op, const at::Tensor& a, const at::Tensor& b, const at::Tensor& out,
                        const MatmulEpilogue& ep) {
   const int64_t B = out.size(0), M = out.size(1), N = out.size(2), K = a.size(2);
@@ -192,6 +266,19 @@ void CubeBatchedMatmul(const char* op, const at::Tensor& a, const at::Tensor& b,
   TORCH_CHECK(M <= UINT32_MAX && N <= UINT32_MAX && K <= UINT32_MAX && B <= UINT32_MAX, op,
               ": matrix dimensions above 2^32 are not supported (", B, "x", M, "x", N, "x", K, ")");
   const Operand A = Classify(a), Bm = Classify(b);
+  // A few rows against a B that can be streamed by rows (row-major, or a weight's cached row-major
+  // copy): the vector cores' GEMV.
+  if (UseGemv(M, K, N, out.element_size())) {
+    const at::Tensor& kn = ep.b_kn;
+    if (!Bm.trans) {
+      if (GemvMatmul(op, a, A, Bm, out, ep)) return;
+    } else if (kn.defined() && Bm.batch == 0) {
+      TORCH_CHECK(kn.scalar_type() == out.scalar_type() && kn.is_contiguous() && kn.dim() == 2 && kn.size(0) == K &&
+                      kn.size(1) == N,
+                  op, ": internal error: row-major B of shape ", kn.sizes(), " does not match K ", K, " x N ", N);
+      if (GemvMatmul(op, a, A, Operand{kn, false, N, 0}, out, ep)) return;
+    }
+  }
   const c10::DeviceIndex dev = out.device().index();
   const int64_t esz = out.element_size();
   auto t = npu_kernels::matmul_tiling(uint32_t(B), uint32_t(M), uint32_t(N), uint32_t(K), uint32_t(esz), A.trans,
@@ -290,12 +377,10 @@ at::Tensor AlphaScale(double alpha, int64_t N, c10::DeviceIndex dev) {
 // addmm / baddbmm core: out3 [B, M, N] contiguous.
 void AddMatmulInto(const char* op, const at::Tensor& self, const at::Tensor& a3, const at::Tensor& b3,
                    const at::Scalar& beta_s, const at::Scalar& alpha_s, const at::Tensor& out3, bool batched,
-                   const at::Tensor& b_nz = {}) {
+                   MatmulEpilogue ep = {}) {
   const int64_t B = out3.size(0), M = out3.size(1), N = out3.size(2), K = a3.size(2);
   const double beta = beta_s.toDouble(), alpha = alpha_s.toDouble();
   const c10::DeviceIndex dev = out3.device().index();
-  MatmulEpilogue ep;
-  ep.b_nz = b_nz;
   if (self.defined()) AddSelfToEpilogue(op, self, beta, batched ? B : -1, M, N, out3.scalar_type(), ep);
   if (out3.numel() == 0) return;
   if (K == 0) {  // alpha * (empty sum) = 0: the result is beta * self
@@ -353,7 +438,7 @@ at::Tensor& mm_out(const at::Tensor& self, const at::Tensor& mat2, at::Tensor& o
   return WriteOut(out, {M, N}, self.scalar_type(), {&self, &mat2}, [&](const at::Tensor& o) {
     if (self.size(1) == 0) { o.zero_(); return; }
     MatmulEpilogue ep;
-    ep.b_nz = CachedPackedB(mat2);
+    AttachCachedB(ep, mat2, M);
     CubeBatchedMatmul("mm", As3D(self), As3D(mat2), As3D(o), ep);
   });
 }
@@ -366,7 +451,7 @@ at::Tensor mm(const at::Tensor& self, const at::Tensor& mat2) {
   if (out.numel() == 0) return out;
   if (self.size(1) == 0) return out.zero_();
   MatmulEpilogue ep;
-  ep.b_nz = CachedPackedB(mat2);
+  AttachCachedB(ep, mat2, self.size(0));
   CubeBatchedMatmul("mm", As3D(self), As3D(mat2), As3D(out), ep);
   return out;
 }
@@ -409,7 +494,7 @@ at::Tensor& addmm_out(const at::Tensor& self, const at::Tensor& mat1, const at::
   // In place on self (addmm_): the epilogue reads each residual element right before writing the
   // same element, so a contiguous self may be the output.
   return WriteOut(out, {M, N}, mat1.scalar_type(), {&mat1, &mat2}, [&](const at::Tensor& o) {
-    AddMatmulInto("addmm", self, As3D(mat1), As3D(mat2), beta, alpha, As3D(o), false, CachedPackedB(mat2));
+    AddMatmulInto("addmm", self, As3D(mat1), As3D(mat2), beta, alpha, As3D(o), false, CachedB(mat2, mat1.size(0)));
   });
 }
 
@@ -420,7 +505,7 @@ at::Tensor addmm(const at::Tensor& self, const at::Tensor& mat1, const at::Tenso
   CheckSameNpuDevice("addmm", {{"self", &self}, {"mat1", &mat1}, {"mat2", &mat2}});
   CheckMatmulArgs("addmm", mat1, mat2, 2, "mat1", "mat2");
   at::Tensor out = NpuEmpty({mat1.size(0), mat2.size(1)}, mat1.scalar_type(), mat1.device().index());
-  AddMatmulInto("addmm", self, As3D(mat1), As3D(mat2), beta, alpha, As3D(out), false, CachedPackedB(mat2));
+  AddMatmulInto("addmm", self, As3D(mat1), As3D(mat2), beta, alpha, As3D(out), false, CachedB(mat2, mat1.size(0)));
   return out;
 }
 

@@ -20,6 +20,9 @@ struct MatmulEpilogue {
   // order, [ceil(K/C0)][N16][C0] zero padded (C0 = 32 B / element) -- a 1x1 convolution's cached
   // fractal weights. Used when b is read transposed; b itself still gives the shapes.
   at::Tensor b_nz;
+  // Optional: b (stored transposed, one matrix for all batches) copied row-major K x N -- a Linear's
+  // cached weight for the small-M vector GEMV (gemv.h), which streams B by rows.
+  at::Tensor b_kn;
 };
 
 // torch.npu.conv.allow_hf32: float convolutions (forward and backward, the fused conv too) may run

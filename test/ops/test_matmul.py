@@ -338,3 +338,93 @@ def test_linear_weight_packed_copy_follows_updates(fallback_error, dtype, k):
         out.float().square().sum().backward()
         opt.step()
         opt.zero_grad()
+
+
+# ---- small-M products on the vector cores (ascendc_kernels/gemv.cpp) ---------------------------------
+# One or two float32 rows of A (one 16-bit row) against a B of >= 1.5 MB run as a GEMV on the vector
+# cores (otherwise the cube: the dispatch is checked too): B streams by rows
+# (the operand itself when row-major, else the row-major copy cached for an inference weight), K is
+# split across cores when the columns alone leave them idle, and a reduce phase adds the partial sums
+# and applies addmm's epilogue.
+
+def _gemv_launches():
+    torch.npu.synchronize()
+    return torch.npu.kernel_counters().get("gemv_kernel", {}).get("launches", 0)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("m,k,n", [(1, 1024, 1024), (2, 3000, 300), (1, 80, 10000), (2, 1000, 4500)])
+def test_small_m_linear_runs_on_the_vector_gemv(fallback_error, dtype, m, k, n):
+    g = torch.Generator().manual_seed(m * k + n)
+    w = (torch.randn(n, k, generator=g) / k ** 0.5).to(dtype)
+    b = torch.randn(n, generator=g).to(dtype)
+    x = torch.randn(m, k, generator=g).to(dtype)
+    r = torch.randn(m, n, generator=g).to(dtype)
+    wd, bd, xd, rd = w.npu(), b.npu(), x.npu(), r.npu()
+    before = _gemv_launches()
+    with torch.no_grad():
+        for _ in range(3):  # first sighting (cube), then the cached row-major weight (gemv)
+            assert_close(F.linear(xd, wd, bd), F.linear(x.float(), w.float(), b.float()).to(dtype), dtype)
+        assert_close(F.linear(xd, wd), F.linear(x.float(), w.float()).to(dtype), dtype)
+        assert_close(torch.addmm(rd, xd, wd.t(), beta=0.5, alpha=-2.0),
+                     torch.addmm(r.float(), x.float(), w.float().t(), beta=0.5, alpha=-2.0).to(dtype), dtype)
+        # B row-major as given: no cached copy needed; A read through a transposed view.
+        wt = w.t().contiguous()
+        assert_close(torch.mm(xd.t().contiguous().t(), wt.npu()), (x.float() @ wt.float()).to(dtype), dtype)
+    gemv = m == 1 or dtype == torch.float32
+    assert (_gemv_launches() > before) == gemv
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+def test_small_m_bmm_and_baddbmm_gemv(fallback_error, dtype):
+    """Batched (a decoder step's attention-weights x values): each batch matrix's B by rows, a
+    broadcast A, and baddbmm's residual through the reduce phase's epilogue."""
+    g = torch.Generator().manual_seed(1)
+    a = torch.randn(6, 1, 700, generator=g).to(dtype)
+    b = torch.randn(6, 700, 1200, generator=g).to(dtype)
+    s = torch.randn(6, 1, 1200, generator=g).to(dtype)
+    before = _gemv_launches()
+    assert_close(torch.bmm(a.npu(), b.npu()), torch.bmm(a.float(), b.float()).to(dtype), dtype)
+    assert_close(torch.baddbmm(s.npu(), a.npu(), b.npu(), beta=2.0, alpha=0.5),
+                 torch.baddbmm(s.float(), a.float(), b.float(), beta=2.0, alpha=0.5).to(dtype), dtype)
+    a1 = a[:1]  # broadcast over the batch through matmul
+    assert_close(torch.matmul(a1.npu(), b.npu()), torch.matmul(a1.float(), b.float()).to(dtype), dtype)
+    assert _gemv_launches() > before
+
+
+def test_small_m_gemv_nan_inf_and_weight_updates(fallback_error):
+    """NaN / inf in A propagate as on the CPU; the cached row-major weight follows in-place updates."""
+    k, n = 600, 800
+    w = torch.randn(n, k)
+    x = torch.randn(1, k)
+    x[0, 3] = float("nan")
+    x2 = torch.randn(2, k)
+    x2[1, 5] = float("inf")
+    wd = w.npu()
+    with torch.no_grad():
+        for _ in range(3):
+            got = F.linear(x.npu(), wd).cpu()
+            assert torch.isnan(got).all()
+        want = F.linear(x2, w)
+        torch.testing.assert_close(F.linear(x2.npu(), wd).cpu(), want, rtol=1e-4, atol=1e-3, equal_nan=True)
+        wd.mul_(-1)
+        torch.testing.assert_close(F.linear(x2.npu(), wd).cpu(), F.linear(x2, -w), rtol=1e-4, atol=1e-3,
+                                   equal_nan=True)
+
+
+def test_small_m_gemv_follows_the_env_switch():
+    """TORCH_OPS_NN_GEMV=0 keeps small-M products on the cube, with the same results."""
+    import os
+    import subprocess
+    import sys
+    code = ("import torch, torch_ops_nn, torch.nn.functional as F\n"
+            "w = torch.randn(1000, 800); x = torch.randn(1, 800)\n"
+            "with torch.no_grad():\n"
+            "    for _ in range(3): y = F.linear(x.npu(), w.npu())\n"
+            "torch.npu.synchronize()\n"
+            "assert (y.cpu() - F.linear(x, w)).abs().max() < 1e-3\n"
+            "print(torch.npu.kernel_counters().get('gemv_kernel', {}).get('launches', 0))\n")
+    env = dict(os.environ, TORCH_OPS_NN_GEMV="0", TORCH_OPS_NN_FALLBACK="error")
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.strip().splitlines()[-1] == "0"

@@ -120,6 +120,27 @@ def test_replays_and_in_place_updates_apply_in_stream_order():
         torch.testing.assert_close(o.cpu(), r, rtol=1e-4, atol=1e-4)
 
 
+def test_a_batch_one_linear_replays_through_the_vector_gemv_and_follows_its_weights():
+    # One row against a 2 MB weight: the vector GEMV with the weight's cached row-major copy (a guarded
+    # region in the graph) and split K (the workspace comes from the graph's pool).
+    torch.manual_seed(5)
+    lin = torch.nn.Linear(1024, 500).eval()
+    net = copy.deepcopy(lin).npu()
+    sx = torch.randn(1, 1024).npu()
+    torch.npu.reset_kernel_counters()
+    with torch.no_grad():
+        g, sy = _warm_and_capture(net, sx)
+        for step in range(3):
+            x = torch.randn(1, 1024)
+            sx.copy_(x)
+            g.replay()
+            torch.testing.assert_close(sy.cpu(), lin(x), rtol=1e-4, atol=1e-4)
+            lin.weight.mul_(0.5).add_(0.01)
+            net.weight.mul_(0.5).add_(0.01)
+    torch.npu.synchronize()
+    assert torch.npu.kernel_counters()["gemv_kernel"]["launches"] >= 2 * 3
+
+
 def test_a_weight_the_graph_updates_after_using_it_is_copied_again_at_every_replay():
     # An EMA teacher in one captured step: use the weights, then update them in place (no grad).
     torch.manual_seed(7)
