@@ -5,6 +5,7 @@
 
 #include <climits>
 #include <cmath>
+#include <cstring>
 #include <type_traits>
 
 #include "elementwise_copy.h"
@@ -613,6 +614,57 @@ __aicore__ inline void StepBackWhereOpposite(const LocalTensor<float>& n, const 
   Select(n, B1, T2, n, TT, L);
 }
 
+// sin / cos of one float with |x| >= 8192 (finite), on the scalar unit: an exact reduction by pi/2
+// (Payne and Hanek's method). |x| = m 2^(e-23) with m a 24-bit integer; |x| 2/pi mod 4 needs only the
+// bits of 2/pi from 2^-(e-24) on (earlier ones add multiples of 4), so a 96-bit window W of them times
+// m (a 120-bit integer, built from 32-bit products) holds the quadrant and 60+ exact bits of the
+// fraction. The fraction times pi/2 (in two float parts) is the reduced argument, then the vector
+// path's polynomials.
+constexpr uint32_t kTwoOverPi[8] = {0xA2F9836E, 0x4E441529, 0xFC2757D1, 0xF534DDC0,  // 2/pi, bits 1..256
+                                    0xDB629599, 0x3C439041, 0xFE5163AB, 0xDEBBC561};  // (mpmath)
+__aicore__ inline float SinCosLargeArg(float x, bool is_sin) {
+  uint32_t bits;
+  std::memcpy(&bits, &x, 4);
+  const bool neg = bits >> 31;
+  const int32_t e = int32_t((bits >> 23) & 0xFF) - 127;   // >= 13 here
+  const uint64_t m = (bits & 0x7FFFFF) | 0x800000;
+  const int32_t i0 = e - 24 > 1 ? e - 24 : 1;             // first bit of 2/pi that matters
+  const uint32_t off = uint32_t(i0 - 1), wi = off / 32, sh = off % 32;
+  uint64_t w[3];
+  for (int j = 0; j < 3; ++j)
+    w[j] = sh ? ((kTwoOverPi[wi + j] << sh) | (kTwoOverPi[wi + j + 1] >> (32 - sh))) & 0xFFFFFFFFu
+              : kTwoOverPi[wi + j];
+  // P = m * W = hi * 2^64 + lo; |x| 2/pi = P / 2^s.
+  const uint64_t a = m * w[2], b = m * w[1], c = m * w[0];
+  const uint64_t lo = a + (b << 32);
+  const uint64_t hi = c + (b >> 32) + (lo < a ? 1 : 0);
+  const int32_t s = i0 + 118 - e;                          // 94 .. 106
+  uint32_t q = uint32_t(hi >> (s - 64)) & 3;
+  const uint64_t frac = (hi << (128 - s)) | (lo >> (s - 64));  // the fraction, 64 bits
+  q = (q + uint32_t(frac >> 63)) & 3;                      // round to the nearest quadrant
+  const int64_t f = int64_t(frac) >> 1;                   // r / (pi/2) in [-1/2, 1/2), times 2^63
+  const float fh = float(f);
+  const float fl = float(f - int64_t(fh));
+  constexpr float kScale = 1.0f / 9223372036854775808.0f;  // 2^-63
+  constexpr float kPio2Hi = 1.57079637050628662109375f, kPio2Lo = -4.371138828673793e-8f;
+  const float u = fh * kScale, v = fl * kScale;
+  const float r = u * kPio2Hi + (u * kPio2Lo + v * kPio2Hi);
+  const float z = r * r;
+  const float sr = r + r * z * (-1.6666654611e-1f + z * (8.3321608736e-3f + z * -1.9515295891e-4f));
+  const float cr = 1.0f - 0.5f * z + z * z * (4.166664568298827e-2f + z * (-1.388731625493765e-3f + z * 2.443315711809948e-5f));
+  // x = q pi/2 + r: sin -> sin r, cos r, -sin r, -cos r; cos -> cos r, -sin r, -cos r, sin r.
+  float y;
+  if (is_sin) {
+    y = (q & 1) ? cr : sr;
+    if (q & 2) y = -y;
+    if (neg) y = -y;
+  } else {
+    y = (q & 1) ? sr : cr;
+    if (q == 1 || q == 2) y = -y;
+  }
+  return y;
+}
+
 void ComputeFloat(const ElementwiseTiling& t, Operands<float>& o) {
   const uint32_t L = o.L;
   const auto& x0 = o.x[0];
@@ -962,6 +1014,24 @@ void ComputeFloat(const ElementwiseTiling& t, Operands<float>& o) {
       Abs(T2, x0, L);
       CompareScalar(B2, T2, INFINITY, CMPMODE::NE, L);
       Select(y, B2, y, std::nanf(""), TS, L);
+      // Finite |x| >= 8192: the three-part pi/4 is no longer exact. Such lanes (rare) are redone on the
+      // scalar unit with the exact reduction; a tile without any costs one compare and a max.
+      CompareScalar(B1, T2, 8192.0f, CMPMODE::GE, L);
+      And(Bits16(B1), Bits16(B1), Bits16(B2), L / 16);
+      Select(T3, B1, T2, 0.0f, TS, L);
+      ReduceMax(T4, T3, T0, int32_t(L));
+      SetFlag<HardEvent::V_S>(0);
+      WaitFlag<HardEvent::V_S>(0);
+      if (T4.GetValue(0) > 0.0f) {
+        for (uint32_t i = 0; i < L; ++i) {
+          const float xi = x0.GetValue(i);
+          if (std::fabs(xi) >= 8192.0f && std::fabs(xi) < INFINITY) y.SetValue(i, SinCosLargeArg(xi, is_sin));
+        }
+        SetFlag<HardEvent::S_V>(0);
+        WaitFlag<HardEvent::S_V>(0);
+        SetFlag<HardEvent::S_MTE3>(0);
+        WaitFlag<HardEvent::S_MTE3>(0);
+      }
       break;
     }
     case EwOp::kGelu:

@@ -1018,15 +1018,10 @@ at::Tensor& xlogy__Tensor(at::Tensor& self, const at::Tensor& other) {
   return self;
 }
 
-// sin / cos: the kernel reduces arguments exactly while |x| < 8192 (Cephes' three-part pi/4); a
-// tensor with a larger finite argument (checked on the device, one flag read) takes the CPU
-// fallback rather than a result that lost its precision.
+// sin / cos: the kernel reduces arguments by pi/4 in three exact parts while |x| < 8192 and redoes
+// the rare larger finite ones on the scalar unit with an exact (Payne-Hanek) reduction, so nothing
+// is read back to the host (integers are computed in float too).
 at::Tensor TrigRun(const char* name, EwOp op, const at::Tensor& self, PwTarget target) {
-  // (integers are computed in float too)
-  if (self.numel() > 0 && self.scalar_type() != c10::kBool && AnyFiniteAbsAtLeast(self, 8192.0)) {
-    const at::Tensor r = CallCpuFallback(op == EwOp::kSin ? "aten::sin" : "aten::cos", "", {self})[0].toTensor();
-    return DeliverResult(name, r, r.scalar_type(), target);
-  }
   return Pointwise(Def(name, op, PwResult::kPromoteFloat, false), {{"self", &self}}, target);
 }
 #define TORCH_OPS_NN_TRIG(FN, OP)                                                                     \

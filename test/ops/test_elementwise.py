@@ -737,8 +737,8 @@ def test_xlogy_device_mismatch_is_a_clear_error():
 def test_sin_cos(fn, monkeypatch):
     """sin / cos on npu: within 1.2e-7 of the CPU (absolute; relative for tiny sin arguments) for
     |x| < 8192, exact signed zeros, NaN for +-inf; half / bfloat16 equal to the CPU's rounding; the
-    in-place, out= and backward forms. Larger arguments take the CPU fallback (a clear error under
-    TORCH_OPS_NN_FALLBACK=error), never a result that lost its precision."""
+    in-place, out= and backward forms. Larger finite arguments, up to float's max, are reduced exactly
+    on the device (no CPU fallback, no read back: the op can be captured in an npu graph)."""
     g = torch.Generator().manual_seed(11)
     x = torch.cat([torch.randn(50000, generator=g) * 10, (torch.rand(50000, generator=g) - 0.5) * 16000,
                    torch.tensor([0.0, -0.0, math.pi, -math.pi, math.pi / 2, 8191.9, -8191.9,
@@ -765,11 +765,28 @@ def test_sin_cos(fn, monkeypatch):
     fn(w).sum().backward()
     fn(wn).sum().backward()
     assert torch.allclose(wn.grad.cpu(), w.grad, atol=2e-7, rtol=0)
-    big = torch.tensor([1e5, -3.0, 2.5e4])
-    with pytest.raises(NotImplementedError, match=fn.__name__):
-        fn(npu(big))
-    monkeypatch.setenv("TORCH_OPS_NN_FALLBACK", "silent")
-    assert torch.equal(fn(npu(big)).cpu(), fn(big))
+    # Every exponent from 2^13 to 2^127, both signs, mixed into tiles with small arguments; against
+    # float64 (the CPU's float result is itself within 4e-8 of it).
+    monkeypatch.setenv("TORCH_OPS_NN_FALLBACK", "error")
+    e = torch.randint(13, 128, (60000,), generator=g).double()
+    big = ((torch.rand(60000, generator=g).double() + 1) * torch.pow(2.0, e)).float()
+    big = big * torch.where(torch.rand(60000, generator=g) < 0.5, -1.0, 1.0)
+    big = torch.cat([big, torch.tensor([8192.0, -8192.0, 1e5, -2.5e4, 1e30, 3.4028235e38, -3.4028235e38,
+                                        float("inf"), float("nan")]), torch.randn(3000, generator=g)])
+    big = big[torch.randperm(big.numel(), generator=g)]
+    got, want = fn(npu(big)).cpu().double(), fn(big.double())
+    assert torch.equal(got.isnan(), want.isnan())
+    assert (got - want).abs().nan_to_num(0).max().item() <= 1.5e-7
+    for dt in (torch.float16, torch.bfloat16):  # 16-bit values up to 65504 / 3e38
+        h = big.clamp(-60000, 60000).to(dt) if dt == torch.float16 else big.to(dt)
+        got16, want16 = fn(npu(h)).cpu().double(), fn(h.double())
+        assert (got16 - want16).abs().nan_to_num(0).max().item() <= torch.finfo(dt).eps
+    graph, static = torch.npu.NPUGraph(), npu(big)
+    with torch.npu.graph(graph):
+        captured = fn(static)
+    static.mul_(-1)
+    graph.replay()
+    assert (captured.cpu().double() - fn(-big.double())).abs().nan_to_num(0).max().item() <= 1.5e-7
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.bfloat16])
