@@ -665,6 +665,45 @@ __aicore__ inline float SinCosLargeArg(float x, bool is_sin) {
   return y;
 }
 
+// fmod(a, b) exactly, for finite a and finite nonzero b, on the scalar unit (used where the quotient
+// reaches 2^24 and the vector path's float quotient is no longer an exact integer): with |a| = ma 2^ea
+// and |b| = mb 2^eb (24-bit integer mantissas, exponents of their last bits), |a| mod |b| =
+// ((ma 2^(ea - eb)) mod mb) 2^eb, the power of two shifted in 39 bits at a time; the result is exact
+// and keeps a's sign. remainder (Python's %) adds b where the signs differ, as PyTorch does.
+__aicore__ inline void SplitFloat(float v, uint64_t& mant, int32_t& exp2) {
+  uint32_t bits;
+  std::memcpy(&bits, &v, 4);
+  const uint32_t field = (bits >> 23) & 0xFF;
+  mant = field ? ((bits & 0x7FFFFF) | 0x800000) : (bits & 0x7FFFFF);
+  exp2 = (field ? int32_t(field) : 1) - 150;
+}
+__aicore__ inline float Pow2Float(int32_t e) {  // 2^e, e in [-149, 127]
+  const uint32_t bits = e >= -126 ? uint32_t(e + 127) << 23 : uint32_t(1) << (e + 149);
+  float f;
+  std::memcpy(&f, &bits, 4);
+  return f;
+}
+__aicore__ inline float FmodExactScalar(float a, float b) {
+  uint64_t ma, mb;
+  int32_t ea, eb;
+  SplitFloat(a, ma, ea);
+  SplitFloat(b, mb, eb);
+  const bool neg = std::signbit(a);
+  if (std::fabs(a) < std::fabs(b)) return a;
+  uint64_t r = ma % mb;
+  for (int32_t d = ea - eb; d > 0;) {
+    const int32_t k = d < 39 ? d : 39;
+    r = (r << k) % mb;
+    d -= k;
+  }
+  const float mag = float(r) * Pow2Float(eb);  // exact: a multiple of 2^eb below |b|
+  return neg ? -mag : mag;
+}
+__aicore__ inline float RemainderExactScalar(float a, float b) {
+  const float m = FmodExactScalar(a, b);
+  return (m != 0.0f && (b < 0.0f) != (m < 0.0f)) ? m + b : m;
+}
+
 void ComputeFloat(const ElementwiseTiling& t, Operands<float>& o) {
   const uint32_t L = o.L;
   const auto& x0 = o.x[0];
@@ -747,7 +786,7 @@ void ComputeFloat(const ElementwiseTiling& t, Operands<float>& o) {
       // The exact integer quotient (floor for remainder, trunc for fmod) as in kDivFloor, then the
       // remainder for it, rounded once: fmod's is exact; remainder's is PyTorch's fmod(a, b) + b
       // (rounded) where it adjusts. Quotients of 2^24 and more are not exact integers in float:
-      // layer 5 sends those to the CPU. b == 0 or a infinite gives NaN (the products are NaN).
+      // those lanes are redone below. b == 0 or a infinite gives NaN (the products are NaN).
       const bool rem = op == EwOp::kRemainder;
       Div(y, x0, x1, L);
       Cast(T0, y, rem ? RoundMode::CAST_FLOOR : RoundMode::CAST_TRUNC, L);
@@ -786,6 +825,40 @@ void ComputeFloat(const ElementwiseTiling& t, Operands<float>& o) {
         Select(y, B1, T2, y, TT, L);
       } else {
         Select(y, B1, x0, y, TT, L);
+      }
+      // |a / b| >= 2^24 with a finite and b finite, nonzero (the quotient may overflow to inf): the
+      // float quotient is no longer an exact integer; and a NaN from finite operands (n * b overflowed
+      // near float's max). Such lanes (rare) are redone exactly on the scalar unit; a tile without
+      // any costs a few compares and a max.
+      Div(T1, x0, x1, L);
+      Abs(T1, T1, L);
+      CompareScalar(B0, T1, 16777216.0f, CMPMODE::GE, L);
+      Compare(B1, y, y, CMPMODE::NE, L);
+      Or(Bits16(B0), Bits16(B0), Bits16(B1), L / 16);
+      Abs(T2, x0, L);
+      CompareScalar(B1, T2, INFINITY, CMPMODE::LT, L);
+      And(Bits16(B0), Bits16(B0), Bits16(B1), L / 16);
+      Abs(T2, x1, L);
+      CompareScalar(B1, T2, INFINITY, CMPMODE::LT, L);
+      And(Bits16(B0), Bits16(B0), Bits16(B1), L / 16);
+      CompareScalar(B1, T2, 0.0f, CMPMODE::GT, L);
+      And(Bits16(B0), Bits16(B0), Bits16(B1), L / 16);
+      Duplicate(o.T[3], 1.0f, L);
+      Select(o.T[3], B0, o.T[3], 0.0f, TS, L);
+      ReduceMax(o.T[4], o.T[3], o.T[5], int32_t(L));
+      SetFlag<HardEvent::V_S>(0);
+      WaitFlag<HardEvent::V_S>(0);
+      if (o.T[4].GetValue(0) > 0.0f) {
+        for (uint32_t i = 0; i < L; ++i) {
+          const float a = x0.GetValue(i), b = x1.GetValue(i);
+          const float fa = std::fabs(a), fb = std::fabs(b);
+          if (fa < INFINITY && fb < INFINITY && fb > 0.0f && (!(fa / fb < 16777216.0f) || std::isnan(y.GetValue(i))))
+            y.SetValue(i, rem ? RemainderExactScalar(a, b) : FmodExactScalar(a, b));
+        }
+        SetFlag<HardEvent::S_V>(0);
+        WaitFlag<HardEvent::S_V>(0);
+        SetFlag<HardEvent::S_MTE3>(0);
+        WaitFlag<HardEvent::S_MTE3>(0);
       }
       break;
     }

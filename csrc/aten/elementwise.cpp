@@ -889,19 +889,10 @@ at::Tensor DivRun(const char* name, const at::Tensor& self_in, const at::Tensor&
   return Pointwise(p, {{"self", &self}, {"other", &other}}, target);
 }
 
-// Whether every finite quotient self / other is below 2^24 in magnitude, where the kernels' float
-// quotient is an exact integer. Reads one flag back from the device.
-bool AnyFiniteAbsAtLeast(const at::Tensor& t, double limit) {
-  const at::Tensor a = at::abs(t);
-  return at::logical_and(at::ge(a, limit), at::lt(a, INFINITY)).any().item<bool>();
-}
-bool QuotientsFitFloat(const at::Tensor& self, const at::Tensor& other) {
-  return !AnyFiniteAbsAtLeast(at::div(self, other), double(int64_t(1) << 24));
-}
-
 // remainder (Python's %) and fmod: the kernel's exact integer quotient and a remainder rounded once,
-// bit-identical to the CPU while quotients are below 2^24 (floats) or values within +-2^24
-// (integers, computed in float); otherwise the CPU fallback. bool and float64 take the fallback too.
+// bit-identical to the CPU; float quotients of 2^24 and more are redone exactly in the kernel (no read
+// back). Integers are computed in float while values lie within +-2^24 (one flag read), otherwise
+// the CPU fallback; bool and float64 take the fallback too.
 at::Tensor RemRun(const char* name, EwOp op, const at::Tensor& self_in, const at::Tensor& other_in,
                   PwTarget target) {
   const bool rem = op == EwOp::kRemainder;
@@ -912,7 +903,7 @@ at::Tensor RemRun(const char* name, EwOp op, const at::Tensor& self_in, const at
   const bool is_float = common == c10::kFloat || common == c10::kHalf || common == c10::kBFloat16;
   PwOp p = Def(name, op, PwResult::kPromote);
   p.scalar_opmath = true;
-  if (is_float && QuotientsFitFloat(self, other)) return Pointwise(p, {{"self", &self}, {"other", &other}}, target);
+  if (is_float) return Pointwise(p, {{"self", &self}, {"other", &other}}, target);
   at::Tensor r;
   if (is_int && IntsFitFloat({&self, &other})) {
     p.result = PwResult::kPromoteFloat;

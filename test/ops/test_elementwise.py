@@ -387,9 +387,10 @@ def test_remainder_fmod_bit_exact(fn, monkeypatch):
     """remainder (Python's %) and fmod are native and bit-identical to the CPU: the exact integer
     quotient (floor / trunc, checked with an exact remainder) and one rounding. Quotients one ulp from
     an integer, random magnitudes (|a / b| < 2^23), special values, scalar / 0-dim / in-place / out=
-    forms, int32 / int64 and half. A quotient of 2^24 or more in float is not an exact integer: such
-    inputs take the CPU fallback (a clear error under TORCH_OPS_NN_FALLBACK=error), never an inexact
-    remainder."""
+    forms, int32 / int64 and half. A float quotient of 2^24 or more is not an exact integer: such
+    lanes are redone exactly in the kernel (no fallback, nothing read back), bit-identical to the CPU
+    except where a / b overflows float: there the CPU's vectorized kernel gives NaN, the npu the exact
+    value as C's fmodf (and CUDA) do."""
     g = torch.Generator().manual_seed(7)
     n = 50000
     k = torch.randint(-3000000, 3000000, (n,), generator=g).float()
@@ -424,11 +425,29 @@ def test_remainder_fmod_bit_exact(fn, monkeypatch):
         assert got.dtype == dt and torch.equal(got.cpu(), fn(ai.to(dt), bi.to(dt)))
     ah, bh = (torch.randn(3000, generator=g) * 50).half(), (torch.randn(3000, generator=g) * 3).half()
     assert _same_bits(fn(npu(ah), npu(bh)), fn(ah, bh)).all()
-    big, d = torch.tensor([1e30, -3e20, 5.0]), torch.tensor([3.0, 7.0, 0.5])
-    with pytest.raises(NotImplementedError, match=fn.__name__):
-        fn(npu(big), npu(d))
-    monkeypatch.setenv("TORCH_OPS_NN_FALLBACK", "silent")
-    assert _same_bits(fn(npu(big), npu(d)), fn(big, d)).all()
+    # Every pair of exponents (subnormals included), mixed into tiles with small quotients.
+    monkeypatch.setenv("TORCH_OPS_NN_FALLBACK", "error")
+    n = 40000
+    ea = torch.randint(-149, 128, (n,), generator=g).double()
+    eb = torch.randint(-149, 128, (n,), generator=g).double()
+    sign = lambda: torch.where(torch.rand(n, generator=g) < 0.5, -1.0, 1.0)  # noqa: E731
+    a = ((torch.rand(n, generator=g).double() + 1) * torch.exp2(ea)).float() * sign()
+    b = ((torch.rand(n, generator=g).double() + 1) * torch.exp2(eb)).float() * sign()
+    a = torch.cat([a, torch.tensor([1e30, -3e20, 3e38, 2.621199e38, 1e-45]), torch.randn(2000, generator=g)])
+    b = torch.cat([b, torch.tensor([3.0, 7.0, 1e-40, -2.0970819e38, 1e-45]), torch.randn(2000, generator=g)])
+    got, want = fn(npu(a), npu(b)), fn(a, b)
+    overflow = (a.double() / b.double()).abs() > torch.finfo(torch.float32).max
+    assert _same_bits(got, want)[~overflow].all()
+    exact = torch.tensor([math.fmod(x, y) for x, y in zip(a[overflow].tolist(), b[overflow].tolist())])
+    if fn is torch.remainder:
+        exact = torch.where((exact != 0) & ((exact < 0) != (b[overflow] < 0)), exact + b[overflow], exact)
+    assert _same_bits(got[overflow], exact).all()
+    assert overflow.sum() > 100 and ((a / b).abs() >= 2**24)[~overflow].sum() > 1000
+    graph, sa, sb = torch.npu.NPUGraph(), npu(a), npu(b)  # nothing is read back: the op captures
+    with torch.npu.graph(graph):
+        captured = fn(sa, sb)
+    graph.replay()
+    assert _same_bits(captured, got.cpu()).all()
 
 
 @pytest.mark.parametrize("dtype", [torch.int32, torch.int64])
