@@ -1,6 +1,8 @@
 // CheckNoneSet (op_common.h): data-dependent rules read back eagerly, checked on the device in graphs.
 #include <ATen/core/Tensor.h>
+#include <ATen/ops/add.h>
 #include <ATen/ops/any.h>
+#include <ATen/ops/mul.h>
 #include <c10/util/Exception.h>
 
 #include <cstdio>
@@ -28,6 +30,31 @@ void CheckNoneSet(const at::Tensor& bad, const std::string& message) {
   const at::Tensor flag = any.contiguous();
   LaunchKernel(KernelLaunch{"device_check_kernel", ascendc_host::CoreType::AIV, 1, dev}, &device_check_kernel, t,
                flag.data_ptr());
+}
+
+void CheckNoneSet(std::initializer_list<std::pair<at::Tensor, std::string>> rules) {
+  at::Tensor code;  // bit i: rule i violated
+  int64_t bit = 1;
+  for (const auto& [bad, message] : rules) {
+    if (!bad.defined() || bad.numel() == 0) {
+      bit <<= 1;
+      continue;
+    }
+    if (CurrentRuntimeStream(bad.device().index()).capturing()) {
+      CheckNoneSet(bad, message);
+      continue;
+    }
+    const at::Tensor b = at::mul(at::any(bad.reshape({-1})).to(c10::kLong), bit);
+    code = code.defined() ? at::add(code, b) : b;
+    bit <<= 1;
+  }
+  if (!code.defined()) return;
+  const int64_t c = code.item<int64_t>();
+  bit = 1;
+  for (const auto& [bad, message] : rules) {
+    TORCH_CHECK(!(c & bit), message);
+    bit <<= 1;
+  }
 }
 
 }  // namespace torch_ops_nn

@@ -29,6 +29,9 @@ void CheckFloatDtype(const char* op, const char* arg, const at::Tensor& t);
 // back) a device check kernel is launched instead, and a replay with bad values raises `message` at
 // the next synchronization (aten/device_check.cpp).
 void CheckNoneSet(const at::Tensor& bad, const std::string& message);
+// Several rules with one read back eagerly (the first violated rule's message is raised), a device
+// check per rule in graphs.
+void CheckNoneSet(std::initializer_list<std::pair<at::Tensor, std::string>> rules);
 bool IsNpuFloat(c10::ScalarType t);  // float32, float16, bfloat16
 // uint8 / int8 / int16: the integer dtypes most kernels take through an int32 copy.
 inline bool IsSmallInt(c10::ScalarType t) { return t == c10::kByte || t == c10::kChar || t == c10::kShort; }

@@ -123,15 +123,12 @@ Tensor multinomial_npu(const Tensor& self, c10::SymInt num_sym, bool replacement
               "replacement (", num, " > ", cats, ")");
   TORCH_CHECK(cats <= (int64_t(1) << 24), op, ": number of categories cannot exceed 2^24, got ", cats);
   const Tensor p = (self.dim() == 1 ? self.unsqueeze(0) : self).to(c10::kFloat);
-  // One read-back for the distribution's checks: bit 1 a negative, inf or nan; bit 2 a row summing
-  // to <= 0; bit 4 (without replacement) a row with fewer positive entries than samples.
-  Tensor bad = (~p.isfinite() | (p < 0)).any().to(c10::kInt) + (p.sum(-1) <= 0).any().to(c10::kInt) * 2;
-  if (!replacement) bad = bad + ((p > 0).sum(-1) < num).any().to(c10::kInt) * 4;
-  const int code = bad.item<int>();
-  TORCH_CHECK(!(code & 1), op, ": probability tensor contains either `inf`, `nan` or element < 0");
-  TORCH_CHECK(!(code & 2), op, ": invalid multinomial distribution (sum of probabilities <= 0)");
-  TORCH_CHECK(!(code & 4), op, ": invalid multinomial distribution (with replacement=False, not enough ",
-              "non-negative category to sample)");
+  // The distribution's checks: one read back eagerly, device checks in npu graphs.
+  CheckNoneSet({{~p.isfinite() | (p < 0), c10::str(op, ": probability tensor contains either `inf`, `nan` or element < 0")},
+                {p.sum(-1) <= 0, c10::str(op, ": invalid multinomial distribution (sum of probabilities <= 0)")},
+                {replacement ? Tensor() : (p > 0).sum(-1) < num,
+                 c10::str(op, ": invalid multinomial distribution (with replacement=False, not enough ",
+                          "non-negative category to sample)")}});
   Tensor idx;
   if (!replacement) {
     // Exponential race: key = p / E with E ~ Exp(1) = -log(U); the num largest keys, largest first.

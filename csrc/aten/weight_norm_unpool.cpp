@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "aten/op_common.h"
+#include "core/npu_context.h"
 
 namespace torch_ops_nn {
 namespace {
@@ -82,7 +83,11 @@ Tensor max_unpool2d_npu(const Tensor& self, const Tensor& indices, c10::IntArray
   const Tensor x = batched ? self : self.unsqueeze(0), idx = batched ? indices : indices.unsqueeze(0);
   const int64_t n = x.size(0), c = x.size(1);
   const Tensor flat_idx = idx.reshape({n, c, -1});
-  if (flat_idx.numel() > 0) {
+  if (flat_idx.numel() > 0 && CurrentRuntimeStream(flat_idx.device().index()).capturing()) {
+    // In an npu graph the rule is checked on the device (the bad index is not known to the host).
+    CheckNoneSet((flat_idx < 0) | (flat_idx >= oh * ow),
+                 c10::str(op, ": Found an invalid max index (output volumes are of size ", oh, "x", ow, ")"));
+  } else if (flat_idx.numel() > 0) {
     const auto [lo, hi] = at::aminmax(flat_idx);
     const int64_t lo_v = lo.item<int64_t>(), hi_v = hi.item<int64_t>();
     const int64_t bad = lo_v < 0 ? lo_v : hi_v;

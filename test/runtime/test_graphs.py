@@ -478,14 +478,14 @@ def test_compile_reduce_overhead_replays_inference_graphs():
 def test_compile_reduce_overhead_runs_uncapturable_graphs_without_graphs():
     torch._dynamo.reset()
 
-    def wave(x):  # sin reads a flag back (arguments its kernel cannot reduce go to the CPU): no capture
-        return torch.relu(x) + torch.sin(x)
+    def wave(x, k):  # int64 % reads a flag back (values beyond 2^24 go to the CPU): no capture
+        return torch.relu(x) + (k % 3)
 
     f = torch.compile(wave, backend="npu", mode="reduce-overhead")
     with torch.no_grad(), pytest.warns(UserWarning, match="runs without an NPU graph: .*synchroniz"):
         for _ in range(3):
-            x = torch.randn(5)
-            torch.testing.assert_close(f(x.npu()).cpu(), torch.relu(x) + torch.sin(x))
+            x, k = torch.randn(5), torch.randint(-100, 100, (5,))
+            torch.testing.assert_close(f(x.npu(), k.npu()).cpu(), torch.relu(x) + (k % 3))
 
 
 def test_a_graph_replayed_first_inside_another_capture_still_fills_its_weight_copies():
@@ -538,6 +538,7 @@ def test_a_weight_used_many_times_in_a_graph_is_copied_once(tmp_path):
 
 
 _X = torch.randn(6, 5)
+_P, _IDX = torch.nn.functional.max_pool2d(torch.randn(2, 3, 8, 8), 2, return_indices=True)
 
 
 @pytest.mark.parametrize("name, fn, good, bad, match", [
@@ -547,6 +548,8 @@ _X = torch.randn(6, 5)
      torch.tensor([0, 4, 2, 1, 3, 0]), torch.tensor([0, 5, 2, 1, 3, 0]), "target out of range"),
     ("multilabel_margin_loss", lambda t: torch.nn.functional.multilabel_margin_loss(_X.to(t.device, non_blocking=True), t),
      torch.tensor([[0, 3, -1, 0, 0]] * 6), torch.tensor([[0, 7, -1, 0, 0]] * 6), "target out of range"),
+    ("max_unpool2d", lambda i: torch.nn.functional.max_unpool2d(_P.to(i.device, non_blocking=True), i, 2),
+     _IDX, _IDX + 64, "Found an invalid max index"),
 ])
 def test_range_rules_are_checked_on_the_device_inside_graphs(name, fn, good, bad, match):
     # Eagerly these rules read a flag back and raise at the call; a graph cannot read back, so the
@@ -586,6 +589,32 @@ def test_random_ops_with_tensor_parameters_check_them_on_the_device_inside_graph
     g.replay()
     with pytest.raises(RuntimeError, match="expects all elements of std >= 0.0"):
         torch.npu.synchronize()
+
+
+def test_multinomial_checks_its_distribution_on_the_device_inside_graphs():
+    # A sampling step of a generation loop: eagerly one read back checks the rows; in a graph each rule
+    # is a device check, and a replay with a bad distribution raises its message at the next sync.
+    probs = torch.rand(4, 50, device="npu")
+    g = torch.npu.NPUGraph()
+    with torch.npu.graph(g):
+        picks = torch.multinomial(probs, 3)
+        draws = torch.multinomial(probs, 5, replacement=True)
+    probs.zero_()
+    probs[:, 7] = 1.0  # one category left for draws with replacement; two tiny ones for the picks
+    probs[:, 8:10] = 1e-7
+    g.replay()
+    assert (draws.cpu() == 7).all() and (picks.cpu()[:, 0] == 7).all()
+    assert (torch.sort(picks.cpu(), 1).values == torch.tensor([7, 8, 9])).all()
+    probs[1, 3] = -0.5
+    g.replay()
+    with pytest.raises(RuntimeError, match="probability tensor contains either `inf`, `nan` or element < 0"):
+        torch.npu.synchronize()
+    probs.fill_(0.0)
+    g.replay()
+    with pytest.raises(RuntimeError, match=r"sum of probabilities <= 0"):
+        torch.npu.synchronize()
+    with pytest.raises(RuntimeError, match="not enough non-negative category"):
+        torch.multinomial(torch.tensor([[0.5, 0.0, 0.0]], device="npu"), 2)
 
 
 def test_whole_training_step_captured_on_the_warm_up_stream_trains():
