@@ -507,8 +507,8 @@ at::Tensor& index_put_impl_npu(at::Tensor& self, const c10::List<std::optional<a
 }  // namespace torch_ops_nn
 
 // one_hot: a broadcast comparison of the indices with 0..C-1 on the compare kernel (aten's version
-// scatters, which has no npu kernel). The class values are checked on the device first (a flag read
-// back), so a bad class is an error, not a zero row.
+// scatters, which has no npu kernel). The class values are checked first (a flag read back; a device
+// check inside npu graphs), so a bad class is an error, not a zero row.
 at::Tensor one_hot_npu(const at::Tensor& self, int64_t num_classes) {
   const char* op = "one_hot";
   TORCH_CHECK(self.scalar_type() == c10::kLong, op, ": one_hot is only applicable to index tensor of type LongTensor, got ",
@@ -520,12 +520,14 @@ at::Tensor one_hot_npu(const at::Tensor& self, int64_t num_classes) {
     shape.push_back(num_classes);
     return at::empty(shape, self.options());
   }
-  TORCH_CHECK(!at::lt(self, 0).any().item<bool>(), op, ": Class values must be non-negative.");
-  if (num_classes == -1) {
+  const std::string negative = c10::str(op, ": Class values must be non-negative.");
+  if (num_classes == -1) {  // the class count comes from the data: read back
+    TORCH_CHECK(!at::lt(self, 0).any().item<bool>(), negative);
     num_classes = self.max().item<int64_t>() + 1;  // (the int64 full max reduction is a CPU fallback)
-  } else {
-    TORCH_CHECK(!at::ge(self, num_classes).any().item<bool>(), op, ": Class values must be smaller than num_classes (",
-                num_classes, ").");
+  } else {  // one read back eagerly; device checks in npu graphs
+    torch_ops_nn::CheckNoneSet({{at::lt(self, 0), negative},
+                  {at::ge(self, num_classes),
+                   c10::str(op, ": Class values must be smaller than num_classes (", num_classes, ").")}});
   }
   return at::eq(self.unsqueeze(-1), at::arange(num_classes, self.options())).to(c10::kLong);
 }

@@ -550,6 +550,8 @@ _P, _IDX = torch.nn.functional.max_pool2d(torch.randn(2, 3, 8, 8), 2, return_ind
      torch.tensor([[0, 3, -1, 0, 0]] * 6), torch.tensor([[0, 7, -1, 0, 0]] * 6), "target out of range"),
     ("max_unpool2d", lambda i: torch.nn.functional.max_unpool2d(_P.to(i.device, non_blocking=True), i, 2),
      _IDX, _IDX + 64, "Found an invalid max index"),
+    ("one_hot", lambda t: torch.nn.functional.one_hot(t, 7), torch.tensor([0, 3, 6]), torch.tensor([0, 7, 1]),
+     r"Class values must be smaller than num_classes \(7\)"),
 ])
 def test_range_rules_are_checked_on_the_device_inside_graphs(name, fn, good, bad, match):
     # Eagerly these rules read a flag back and raise at the call; a graph cannot read back, so the
