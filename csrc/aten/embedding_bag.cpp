@@ -74,8 +74,14 @@ Result EmbeddingBag(const Tensor& weight, const Tensor& indices, const Tensor& o
     bags = include_last_offset ? off.numel() - 1 : off.numel();
     TORCH_CHECK(bags >= 0, op, ": include_last_offset needs at least one offset");
     const Tensor starts = off.narrow(0, 0, bags);
+    // Positions below 2^24 are searched as floats: exact there (an offset beyond 2^24 is beyond every
+    // position either way), and the int64 search's check that its values fit float, a read back, is
+    // not needed (so the op can be captured in an npu graph).
+    const bool as_float = n < (int64_t(1) << 24);
+    const auto pos_opts = as_float ? idx.options().dtype(c10::kFloat) : idx.options();
     bag_of = bags == 0 || n == 0 ? at::zeros({n}, idx.options())
-                                 : at::searchsorted(starts, at::arange(n, idx.options()), false, true) - 1;
+                                 : at::searchsorted(as_float ? starts.to(c10::kFloat) : starts,
+                                                    at::arange(n, pos_opts), false, true) - 1;
   }
   if (has_psw)
     TORCH_CHECK(psw_opt->numel() == n, op, ": expected per_sample_weights to have the same number of elements as ",

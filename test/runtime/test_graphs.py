@@ -593,6 +593,24 @@ def test_random_ops_with_tensor_parameters_check_them_on_the_device_inside_graph
         torch.npu.synchronize()
 
 
+def test_embedding_bag_captures():
+    # A recommendation model's lookup: bags by offsets (no read back), replayed with new indices.
+    torch.manual_seed(2)
+    w = torch.randn(50, 8)
+    idx, off = torch.randint(0, 50, (12,)), torch.tensor([0, 4, 4, 9])
+    wn, sidx, soff = w.npu(), idx.npu(), off.npu()
+    g = torch.npu.NPUGraph()
+    with torch.npu.graph(g):
+        sums = torch.nn.functional.embedding_bag(sidx, wn, soff, mode="sum")
+        means = torch.nn.functional.embedding_bag(sidx, wn, soff, mode="mean")
+    for _ in range(2):
+        g.replay()
+        torch.testing.assert_close(sums.cpu(), torch.nn.functional.embedding_bag(idx, w, off, mode="sum"))
+        torch.testing.assert_close(means.cpu(), torch.nn.functional.embedding_bag(idx, w, off, mode="mean"))
+        idx = torch.randint(0, 50, (12,))
+        sidx.copy_(idx)
+
+
 def test_multinomial_checks_its_distribution_on_the_device_inside_graphs():
     # A sampling step of a generation loop: eagerly one read back checks the rows; in a graph each rule
     # is a device check, and a replay with a bad distribution raises its message at the next sync.
