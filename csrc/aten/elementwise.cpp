@@ -24,6 +24,7 @@
 
 #include <cmath>
 #include <limits>
+#include <optional>
 #include <sstream>
 #include <vector>
 
@@ -33,10 +34,12 @@
 #include "core/cpu_fallback.h"
 #include "cast.h"
 #include "elementwise.h"
+#include "int64_ops.h"
 
 namespace torch_ops_nn {
 
 TORCH_OPS_NN_REGISTER_KERNEL(elementwise_kernel_float);
+TORCH_OPS_NN_REGISTER_KERNEL(int64_binary_kernel);
 TORCH_OPS_NN_REGISTER_KERNEL(elementwise_kernel_int32);
 TORCH_OPS_NN_REGISTER_KERNEL(cast_kernel);
 
@@ -402,9 +405,81 @@ Words Mul64(const Words& a, const Words& b) {
   return r;
 }
 
+// The binary ops the fused int64 kernel (ascendc_kernels/int64_ops.h) takes: one pass over the
+// operands instead of a kernel launch per word operation. nullopt for the others.
+std::optional<npu_kernels::I64Op> FusedInt64Op(const PwOp& op) {
+  using npu_kernels::I64Op;
+  switch (op.op) {
+    case EwOp::kAdd:
+      if (op.si[0] == 1) return I64Op::kAdd;
+      if (op.si[0] == -1) return I64Op::kSub;
+      return std::nullopt;
+    case EwOp::kMul: return I64Op::kMul;
+    case EwOp::kEq: return I64Op::kEq;
+    case EwOp::kNe: return I64Op::kNe;
+    case EwOp::kLt: return I64Op::kLt;
+    case EwOp::kLe: return I64Op::kLe;
+    case EwOp::kGt: return I64Op::kGt;
+    case EwOp::kGe: return I64Op::kGe;
+    case EwOp::kMaximum: case EwOp::kClampMinT: return I64Op::kMax;
+    case EwOp::kMinimum: case EwOp::kClampMaxT: return I64Op::kMin;
+    default: return std::nullopt;
+  }
+}
+
+// One operand of the fused kernel: an int64 [n] tensor, or a scalar's two words.
+struct I64Operand {
+  at::Tensor t;
+  bool scalar = false;
+  int32_t lo = 0, hi = 0;
+};
+I64Operand FusedOperand(const PwArg& a, c10::IntArrayRef shape) {
+  I64Operand r;
+  if (!a.tensor || IsCpuScalar(*a.tensor)) {
+    const c10::Scalar s = a.tensor ? a.tensor->item() : *a.scalar;
+    const int64_t v = s.isBoolean() ? (s.toBool() ? 1 : 0) : s.toLong();
+    r.scalar = true;
+    r.lo = static_cast<int32_t>(static_cast<uint32_t>(static_cast<uint64_t>(v)));
+    r.hi = static_cast<int32_t>(v >> 32);
+    return r;
+  }
+  at::Tensor x = *a.tensor;
+  if (x.scalar_type() != c10::kLong) x = x.to(c10::kLong);
+  r.t = x.expand(shape).contiguous().reshape({-1});
+  return r;
+}
+
+bool FusedInt64(npu_kernels::I64Op k, std::initializer_list<PwArg> args, const std::vector<int64_t>& shape,
+                const at::Tensor& out, c10::DeviceIndex dev, int64_t n) {
+  const I64Operand a = FusedOperand(*args.begin(), shape), b = FusedOperand(*(args.begin() + 1), shape);
+  if (a.scalar && b.scalar) return false;  // (not reached: one operand is a tensor)
+  const bool cmp = npu_kernels::I64OpIsCompare(k);
+  at::Tensor res = NpuEmpty({n}, cmp ? c10::kBool : c10::kLong, dev);
+  if (n > 0) {
+    auto t = npu_kernels::int64_tiling(uint64_t(n), k, SocInfoFor(dev));
+    t.a_scalar = a.scalar;
+    t.b_scalar = b.scalar;
+    t.a_lo = a.lo;
+    t.a_hi = a.hi;
+    t.b_lo = b.lo;
+    t.b_hi = b.hi;
+    void* none = nullptr;
+    LaunchKernel(KernelLaunch{"int64_binary_kernel", ascendc_host::CoreType::AIV, t.block_dim, dev},
+                 &int64_binary_kernel, t, a.scalar ? none : a.t.data_ptr(), b.scalar ? none : b.t.data_ptr(),
+                 res.data_ptr());
+  }
+  out.copy_(res.view(shape));
+  return true;
+}
+
 bool Int64Exact(const PwOp& op, std::initializer_list<PwArg> args, const std::vector<int64_t>& shape,
                 const at::Tensor& out, c10::DeviceIndex dev) {
   const EwOp k = op.op;
+  if (const auto fused = FusedInt64Op(op); fused && args.size() == 2) {
+    int64_t n = 1;
+    for (int64_t s : shape) n *= s;
+    return FusedInt64(*fused, args, shape, out, dev, n);
+  }
   const bool cmp = k == EwOp::kEq || k == EwOp::kNe || k == EwOp::kLt || k == EwOp::kLe || k == EwOp::kGt ||
                    k == EwOp::kGe;
   const bool supported = cmp || k == EwOp::kAdd || k == EwOp::kMul || k == EwOp::kMaximum ||
