@@ -212,19 +212,14 @@ at::Tensor ScaleCast(const at::Tensor& x_in, double scale, c10::ScalarType dtype
 
 namespace {
 
-// The small-M path (gemv.h): A row-major, B row-major K x N (`Bk`). False when the shape does not fit.
-bool GemvMatmul(const char* op, const at::Tensor& a, Operand A, const Operand& Bk, const at::Tensor& out,
-                const MatmulEpilogue& ep) {
-  const int64_t B = out.size(0), M = out.size(1), N = out.size(2), K = a.size(2);
-  const c10::DeviceIndex dev = out.device().index();
-  const int64_t esz = out.element_size();
-  auto t = npu_kernels::gemv_tiling(uint32_t(B), uint32_t(M), uint32_t(N), uint32_t(K), uint32_t(esz), SocInfoFor(dev));
-  if (!t.ok) return false;
-  if (A.trans) A = Classify(a.contiguous());  // one or two rows: a small copy
+// The operand layouts and epilogue fields the cube's and the GEMV's tilings share.
+template <class Tiling>
+void SetLayoutAndEpilogue(Tiling& t, const Operand& A, const Operand& B, const at::Tensor& out,
+                          const MatmulEpilogue& ep) {
   t.lda = uint64_t(A.ld);
-  t.ldb = uint64_t(Bk.ld);
+  t.ldb = uint64_t(B.ld);
   t.a_batch = uint64_t(A.batch);
-  t.b_batch = uint64_t(Bk.batch);
+  t.b_batch = uint64_t(B.batch);
   t.ldc = uint64_t(out.stride(1));
   t.c_batch = uint64_t(out.stride(0));
   t.has_scale = ep.scale.defined();
@@ -236,6 +231,18 @@ bool GemvMatmul(const char* op, const at::Tensor& a, Operand A, const Operand& B
     t.ldr = uint64_t(ep.residual.stride(1));
     t.r_batch = uint64_t(ep.residual.size(0) == 1 ? 0 : ep.residual.stride(0));
   }
+}
+
+// The small-M path (gemv.h): A row-major, B row-major K x N (`Bk`). False when the shape does not fit.
+bool GemvMatmul(const char* op, const at::Tensor& a, Operand A, const Operand& Bk, const at::Tensor& out,
+                const MatmulEpilogue& ep) {
+  const int64_t B = out.size(0), M = out.size(1), N = out.size(2), K = a.size(2);
+  const c10::DeviceIndex dev = out.device().index();
+  const int64_t esz = out.element_size();
+  auto t = npu_kernels::gemv_tiling(uint32_t(B), uint32_t(M), uint32_t(N), uint32_t(K), uint32_t(esz), SocInfoFor(dev));
+  if (!t.ok) return false;
+  if (A.trans) A = Classify(a.contiguous());  // one or two rows: a small copy
+  SetLayoutAndEpilogue(t, A, Bk, out, ep);
   using Fn = void (*)(uint8_t*, uint8_t*, uint8_t*, uint8_t*, uint8_t*, uint8_t*, uint8_t*, uint8_t*);
   Fn kernel = PickFloatKernel<Fn>(op, out.scalar_type(), &gemv_kernel_float, &gemv_kernel_half, &gemv_kernel_bf16);
   // Split K: the partial sums' workspace, then the reduce phase applies the epilogue.
@@ -284,21 +291,7 @@ void CubeBatchedMatmul(const char* op, const at::Tensor& a, const at::Tensor& b,
   auto t = npu_kernels::matmul_tiling(uint32_t(B), uint32_t(M), uint32_t(N), uint32_t(K), uint32_t(esz), A.trans,
                                       Bm.trans, SocInfoFor(dev));
   t.hf32 = ep.hf32 < 0 ? MatmulHf32() : uint32_t(ep.hf32 != 0);
-  t.lda = uint64_t(A.ld);
-  t.ldb = uint64_t(Bm.ld);
-  t.a_batch = uint64_t(A.batch);
-  t.b_batch = uint64_t(Bm.batch);
-  t.ldc = uint64_t(out.stride(1));
-  t.c_batch = uint64_t(out.stride(0));
-  t.has_scale = ep.scale.defined();
-  t.has_shift = ep.shift.defined();
-  t.has_residual = ep.residual.defined();
-  t.relu = ep.relu;
-  t.rowwise = ep.rowwise;
-  if (ep.residual.defined()) {
-    t.ldr = uint64_t(ep.residual.stride(1));
-    t.r_batch = uint64_t(ep.residual.size(0) == 1 ? 0 : ep.residual.stride(0));
-  }
+  SetLayoutAndEpilogue(t, A, Bm, out, ep);
   void* b_ptr = Bm.t.data_ptr();
   const at::Tensor& b_nz = ep.b_nz;
   if (b_nz.defined() && Bm.trans && Bm.batch == 0) {
