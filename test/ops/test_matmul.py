@@ -428,3 +428,21 @@ def test_small_m_gemv_follows_the_env_switch():
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr[-2000:]
     assert out.stdout.strip().splitlines()[-1] == "0"
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+def test_mv_of_a_repeated_matrix_runs_as_one_row(fallback_error, dtype):
+    """mv / addmv compute out[1, n] = vec @ mat^T: one row, so a repeated matrix's row-major copy of
+    mat^T feeds the vector GEMV (and even the cube beats n rows against one column)."""
+    g = torch.Generator().manual_seed(3)
+    m = (torch.randn(1200, 1000, generator=g) / 30).to(dtype)
+    v, w = torch.randn(1000, generator=g).to(dtype), torch.randn(1200, generator=g).to(dtype)
+    mn, vn, wn = m.npu(), v.npu(), w.npu()
+    before = _gemv_launches()
+    for _ in range(3):
+        assert_close(torch.mv(mn, vn), (m.float() @ v.float()).to(dtype), dtype)
+    assert_close(torch.addmv(wn, mn, vn, beta=-1.5, alpha=0.5),
+                 torch.addmv(w.float(), m.float(), v.float(), beta=-1.5, alpha=0.5).to(dtype), dtype)
+    assert_close(torch.addmv(torch.tensor(2.0, dtype=dtype).npu(), mn, vn),
+                 torch.addmv(torch.tensor(2.0), m.float(), v.float()).to(dtype), dtype)
+    assert _gemv_launches() > before
