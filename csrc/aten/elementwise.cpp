@@ -4,6 +4,9 @@
 // addcmul/addcdiv and unary math ops. Activations live in activation.cpp.
 #include <ATen/ops/result_type.h>
 #include <ATen/ops/mul.h>
+#include <ATen/ops/add.h>
+#include <ATen/ops/any.h>
+#include <ATen/ops/ones.h>
 #include <ATen/ops/full.h>
 #include <ATen/ops/isnan.h>
 #include <ATen/ops/log.h>
@@ -917,6 +920,36 @@ bool IntsFitFloat(std::initializer_list<const at::Tensor*> ts) {
   return !outside.defined() || !outside.item<bool>();
 }
 
+// Integer division (floor / trunc, remainder, fmod) in float: whether every value lies within +-2^24
+// (IntsFitFloat), and a zero divisor raises ZeroDivisionError as on the CPU (the float path would
+// give a silently wrong quotient): one read back for both. A host scalar divisor is checked on the host.
+bool IntDivFitsFloat(const at::Tensor& self, const at::Tensor& other) {
+  const bool divides = self.numel() > 0 && other.numel() > 0;  // an empty result divides nothing
+  if (divides && other.device().is_cpu()) {
+    TORCH_CHECK(!other.eq(0).any().item<bool>(), "ZeroDivisionError");
+    return IntsFitFloat({&self, &other});
+  }
+  const int64_t lim = int64_t(1) << 24;
+  at::Tensor code;  // bit 0: a value beyond 2^24; bit 1: a zero divisor
+  for (const at::Tensor* t : {&self, &other}) {
+    if (t->numel() == 0 || c10::elementSize(t->scalar_type()) < 4) continue;  // bool, 8 / 16-bit: always fit
+    if (t->device().is_cpu()) {  // a wrapped Python scalar
+      if (t->abs().max().item<int64_t>() >= lim) code = at::ones({}, other.options().dtype(c10::kLong));
+      continue;
+    }
+    const at::Tensor o = at::logical_or(at::ge(*t, lim), at::le(*t, -lim)).any().to(c10::kLong);
+    code = code.defined() ? at::logical_or(code, o).to(c10::kLong) : o;
+  }
+  if (divides) {
+    const at::Tensor z = at::mul(at::eq(other, 0).any().to(c10::kLong), 2);
+    code = code.defined() ? at::add(code, z) : z;
+  }
+  if (!code.defined()) return true;
+  const int64_t c = code.item<int64_t>();
+  TORCH_CHECK(!(c & 2), "ZeroDivisionError");
+  return !(c & 1);
+}
+
 // A result computed apart from Pointwise (in float, or by the CPU fallback) delivered like Pointwise
 // would: a new tensor of dtype `common`, or copied into out= / in place after the same checks.
 at::Tensor DeliverResult(const char* name, const at::Tensor& r, c10::ScalarType common, PwTarget target) {
@@ -950,9 +983,10 @@ at::Tensor DivRun(const char* name, const at::Tensor& self_in, const at::Tensor&
   const at::Tensor other = int_mode ? AsCommon(other_in, common) : other_in;
   if (int_mode) {
     // Integers: the quotient is rounded in float and cast back: exact while |values| < 2^24. Larger
-    // values are divided by the CPU fallback (a number, not a silently wrong one).
+    // values are divided by the CPU fallback (a number, not a silently wrong one); a zero divisor
+    // raises ZeroDivisionError as on the CPU.
     at::Tensor r;
-    if (IntsFitFloat({&self, &other})) {  // (8 / 16-bit values always fit)
+    if (IntDivFitsFloat(self, other)) {  // (8 / 16-bit values always fit)
       PwOp f = p;
       f.result = PwResult::kPromoteFloat;
       r = Pointwise(f, {{"self", &self}, {"other", &other}});
@@ -980,7 +1014,7 @@ at::Tensor RemRun(const char* name, EwOp op, const at::Tensor& self_in, const at
   p.scalar_opmath = true;
   if (is_float) return Pointwise(p, {{"self", &self}, {"other", &other}}, target);
   at::Tensor r;
-  if (is_int && IntsFitFloat({&self, &other})) {
+  if (is_int && IntDivFitsFloat(self, other)) {
     p.result = PwResult::kPromoteFloat;
     r = Pointwise(p, {{"self", &self}, {"other", &other}});
   } else {

@@ -310,3 +310,20 @@ def test_int64_fused_kernel_full_range(n):
     assert torch.equal(x.cpu(), a * b + a)
     torch.npu.synchronize()
     assert torch.npu.kernel_counters()["int64_binary_kernel"]["launches"] >= len(cases)
+
+
+@pytest.mark.parametrize("dtype", [torch.uint8, torch.int16, torch.int32, torch.int64])
+def test_integer_division_by_zero_raises_as_on_the_cpu(dtype):
+    """The float path would turn a zero divisor into a silently wrong quotient: floor / trunc division,
+    remainder and fmod raise ZeroDivisionError like the CPU (the check shares the read back that
+    decides whether the values fit float); the process keeps working."""
+    a, b = torch.tensor([5, 7, 3], dtype=dtype), torch.tensor([1, 0, 2], dtype=dtype)
+    for f in (lambda x, y: x // y, lambda x, y: x % y, torch.fmod, lambda x, y: torch.div(x, y, rounding_mode="trunc"),
+              lambda x, y: x % 0, lambda x, y: torch.fmod(x, torch.tensor(0, dtype=dtype))):
+        with pytest.raises(RuntimeError, match="ZeroDivisionError"):
+            f(a, b)
+        with pytest.raises(RuntimeError, match="ZeroDivisionError"):
+            f(a.npu(), b.npu())
+    good = torch.tensor([2, 3, 1], dtype=dtype)
+    assert torch.equal((a.npu() // good.npu()).cpu(), a // good)
+    assert torch.equal((a.npu() % good.npu()).cpu(), a % good)
