@@ -923,8 +923,30 @@ bool IntsFitFloat(std::initializer_list<const at::Tensor*> ts) {
 // Integer division (floor / trunc, remainder, fmod) in float: whether every value lies within +-2^24
 // (IntsFitFloat), and a zero divisor raises ZeroDivisionError as on the CPU (the float path would
 // give a silently wrong quotient): one read back for both. A host scalar divisor is checked on the host.
-bool IntDivFitsFloat(const at::Tensor& self, const at::Tensor& other) {
+bool IntDivFitsFloat(const char* name, const at::Tensor& self, const at::Tensor& other) {
   const bool divides = self.numel() > 0 && other.numel() > 0;  // an empty result divides nothing
+  const at::Tensor& dev_t = self.device().is_cpu() ? other : self;
+  if (divides && !dev_t.device().is_cpu() && CurrentRuntimeStream(dev_t.device().index()).capturing()) {
+    // Inside an npu graph nothing is read back: both rules become device checks (a value beyond
+    // 2^24 raises at the next sync instead of taking the CPU fallback).
+    const int64_t lim = int64_t(1) << 24;
+    auto outside = [&](const at::Tensor& t) {
+      return c10::elementSize(t.scalar_type()) < 4 ? at::zeros({}, t.options().dtype(c10::kBool))
+                                                    : at::logical_or(at::ge(t, lim), at::le(t, -lim)).any();
+    };
+    const std::string beyond = c10::str(name, ": integer values beyond +-2^24 are divided exactly only outside ",
+                                        "npu graphs (eagerly they take the CPU fallback)");
+    const at::Tensor* host = self.device().is_cpu() ? &self : other.device().is_cpu() ? &other : nullptr;
+    if (host) {  // a wrapped scalar: checked on the host
+      TORCH_CHECK(host != &other || !other.eq(0).any().item<bool>(), "ZeroDivisionError");
+      TORCH_CHECK(c10::elementSize(host->scalar_type()) < 4 || host->abs().max().item<int64_t>() < lim, beyond);
+    }
+    CheckNoneSet({{host == &other ? at::Tensor() : at::eq(other, 0), "ZeroDivisionError"},
+                  {host == &self ? outside(other) : host == &other ? outside(self)
+                                                                  : at::logical_or(outside(self), outside(other)),
+                   beyond}});
+    return true;
+  }
   if (divides && other.device().is_cpu()) {
     TORCH_CHECK(!other.eq(0).any().item<bool>(), "ZeroDivisionError");
     return IntsFitFloat({&self, &other});
@@ -986,7 +1008,7 @@ at::Tensor DivRun(const char* name, const at::Tensor& self_in, const at::Tensor&
     // values are divided by the CPU fallback (a number, not a silently wrong one); a zero divisor
     // raises ZeroDivisionError as on the CPU.
     at::Tensor r;
-    if (IntDivFitsFloat(self, other)) {  // (8 / 16-bit values always fit)
+    if (IntDivFitsFloat(name, self, other)) {  // (8 / 16-bit values always fit)
       PwOp f = p;
       f.result = PwResult::kPromoteFloat;
       r = Pointwise(f, {{"self", &self}, {"other", &other}});
@@ -1014,7 +1036,7 @@ at::Tensor RemRun(const char* name, EwOp op, const at::Tensor& self_in, const at
   p.scalar_opmath = true;
   if (is_float) return Pointwise(p, {{"self", &self}, {"other", &other}}, target);
   at::Tensor r;
-  if (is_int && IntDivFitsFloat(self, other)) {
+  if (is_int && IntDivFitsFloat(name, self, other)) {
     p.result = PwResult::kPromoteFloat;
     r = Pointwise(p, {{"self", &self}, {"other", &other}});
   } else {

@@ -478,14 +478,14 @@ def test_compile_reduce_overhead_replays_inference_graphs():
 def test_compile_reduce_overhead_runs_uncapturable_graphs_without_graphs():
     torch._dynamo.reset()
 
-    def wave(x, k):  # int64 % reads a flag back (values beyond 2^24 go to the CPU): no capture
-        return torch.relu(x) + (k % 3)
+    def wave(x):  # histc without a range reads the data's min / max back: no capture
+        return torch.relu(x) + torch.histc(x, bins=5)
 
     f = torch.compile(wave, backend="npu", mode="reduce-overhead")
     with torch.no_grad(), pytest.warns(UserWarning, match="runs without an NPU graph: .*synchroniz"):
         for _ in range(3):
-            x, k = torch.randn(5), torch.randint(-100, 100, (5,))
-            torch.testing.assert_close(f(x.npu(), k.npu()).cpu(), torch.relu(x) + (k % 3))
+            x = torch.randn(5)
+            torch.testing.assert_close(f(x.npu()).cpu(), torch.relu(x) + torch.histc(x, bins=5))
 
 
 def test_a_graph_replayed_first_inside_another_capture_still_fills_its_weight_copies():
@@ -591,6 +591,33 @@ def test_random_ops_with_tensor_parameters_check_them_on_the_device_inside_graph
     g.replay()
     with pytest.raises(RuntimeError, match="expects all elements of std >= 0.0"):
         torch.npu.synchronize()
+
+
+def test_integer_division_captures_with_its_rules_checked_on_the_device():
+    # take_along_dim wraps its indices with %; i // j and i % 4 of index arithmetic. Eagerly one read
+    # back checks for zero divisors and values beyond 2^24; in a graph both are device checks.
+    i, j = torch.randint(-100, 100, (6,)), torch.randint(1, 7, (6,))
+    si, sj = i.npu(), j.npu()
+    src, idx = torch.arange(10.0).view(2, 5), torch.tensor([[1, -1], [0, 2]])
+    ssrc, sidx = src.npu(), idx.npu()
+    g = torch.npu.NPUGraph()
+    with torch.npu.graph(g):
+        q, r, t = si // sj, si % 4, torch.take_along_dim(ssrc, sidx, 1)
+    g.replay()
+    assert torch.equal(q.cpu(), i // j) and torch.equal(r.cpu(), i % 4)
+    assert torch.equal(t.cpu(), torch.take_along_dim(src, idx, 1))
+    sj.zero_()
+    g.replay()
+    with pytest.raises(RuntimeError, match="ZeroDivisionError"):
+        torch.npu.synchronize()
+    sj.fill_(1)
+    si.fill_(1 << 30)
+    g.replay()
+    with pytest.raises(RuntimeError, match=r"beyond \+-2\^24 are divided exactly only outside npu graphs"):
+        torch.npu.synchronize()
+    si.copy_(i)
+    g.replay()
+    assert torch.equal(q.cpu(), i)
 
 
 def test_embedding_bag_captures():
