@@ -75,6 +75,11 @@
 #include <ATen/ops/tril.h>
 #include <ATen/ops/triu.h>
 #include <ATen/ops/nonzero.h>
+#include <ATen/ops/cumsum.h>
+#include <ATen/ops/stack.h>
+#include <ATen/ops/full.h>
+#include <ATen/ops/remainder.h>
+#include <ATen/ops/div.h>
 #include <ATen/ops/pow.h>
 #include <ATen/ops/arange.h>
 #include <ATen/ops/logaddexp.h>
@@ -614,6 +619,28 @@ std::tuple<Tensor&, Tensor&> frexp_out(const Tensor& self, Tensor& mantissa, Ten
 Tensor nonzero_static_npu(const Tensor& self, c10::SymInt size_s, int64_t fill_value) {
   const int64_t size = size_s.expect_int();
   TORCH_CHECK(size >= 0, "nonzero_static: 'size' must be an non-negative integer");
+  const int64_t n = self.numel(), nd = self.dim();
+  if (nd > 0 && n > 0 && n < (int64_t(1) << 24) && size > 0) {
+    // Without nonzero's read back of the count (so it captures in npu graphs): each nonzero element's
+    // rank by a running count, its coordinates from its flat index (float floor division and
+    // remainder, exact below 2^24), scattered to row rank; elements past `size` go to a spare row.
+    const Tensor nzf = self.reshape({-1}) != 0;
+    const Tensor rank = at::cumsum(nzf.to(c10::kLong), 0) - 1;
+    const Tensor target = at::where(nzf & (rank < size), rank, size);  // [n]
+    const Tensor flat = at::arange(n, self.options().dtype(c10::kFloat));
+    std::vector<Tensor> coords;
+    int64_t inner = n;
+    for (int64_t d = 0; d < nd; ++d) {
+      inner /= self.size(d);
+      const Tensor q = inner > 1 ? at::div(flat, double(inner), "floor") : flat;
+      coords.push_back(at::remainder(q, double(self.size(d))).to(c10::kLong));
+    }
+    const Tensor src = at::stack(coords, 1).reshape({-1});                                     // [n * nd]
+    const Tensor pos = (target.unsqueeze(1) * nd + at::arange(nd, target.options())).reshape({-1});
+    Tensor out = at::full({(size + 1) * nd}, fill_value, self.options().dtype(c10::kLong));
+    out.scatter_(0, pos, src);
+    return out.view({size + 1, nd}).narrow(0, 0, size).clone();
+  }
   const Tensor nz = at::nonzero(self);
   const int64_t count = nz.size(0);
   if (count >= size) return nz.narrow(0, 0, size).clone();

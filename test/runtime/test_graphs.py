@@ -620,6 +620,21 @@ def test_integer_division_captures_with_its_rules_checked_on_the_device():
     assert torch.equal(q.cpu(), i)
 
 
+def test_nonzero_static_captures():
+    # The fixed-size nonzero (its count is not read back): padded with fill_value, truncated at size.
+    x = torch.randn(5, 6) * (torch.rand(5, 6) > 0.5)
+    sx = x.npu()
+    g = torch.npu.NPUGraph()
+    with torch.npu.graph(g):
+        few, many = torch.nonzero_static(sx, size=4), torch.nonzero_static(sx, size=40, fill_value=-7)
+    for _ in range(2):
+        g.replay()
+        assert torch.equal(few.cpu(), torch.nonzero_static(x, size=4))
+        assert torch.equal(many.cpu(), torch.nonzero_static(x, size=40, fill_value=-7))
+        x = torch.randn(5, 6) * (torch.rand(5, 6) > 0.3)
+        sx.copy_(x)
+
+
 def test_embedding_bag_captures():
     # A recommendation model's lookup: bags by offsets (no read back), replayed with new indices.
     torch.manual_seed(2)
