@@ -1371,27 +1371,6 @@ void ComputeFloat(const ElementwiseTiling& t, Operands<float>& o) {
   }
 }
 
-// Exact int32 ordering: key = float(a - b) has the sign of a - b (a - b itself may overflow int32).
-// a = hi * 65536 + lo with hi = a >> 16 (arithmetic) and lo in [0, 65535]; the limb differences fit
-// in int32 and convert to float exactly, and rounding a non-zero integer never changes its sign.
-void IntOrderKey(const LocalTensor<float>& key, const LocalTensor<int32_t>& a, const LocalTensor<int32_t>& b,
-                 const LocalTensor<int32_t>& K, const LocalTensor<int32_t>& t1, const LocalTensor<int32_t>& t2,
-                 const LocalTensor<int32_t>& t3, uint32_t L) {
-  ShiftRight(K, a, 16, L);
-  ShiftLeft(t1, K, 16, L);
-  Sub(t1, a, t1, L);           // lo(a)
-  ShiftRight(t2, b, 16, L);
-  ShiftLeft(t3, t2, 16, L);
-  Sub(t3, b, t3, L);           // lo(b)
-  Sub(K, K, t2, L);            // hi(a) - hi(b)
-  Sub(t1, t1, t3, L);          // lo(a) - lo(b)
-  const LocalTensor<float> kf = K.ReinterpretCast<float>(), t1f = t1.ReinterpretCast<float>();
-  Cast(kf, K, RoundMode::CAST_NONE, L);
-  Cast(t1f, t1, RoundMode::CAST_NONE, L);
-  Muls(kf, kf, 65536.0f, L);
-  Add(key, kf, t1f, L);
-}
-
 inline LocalTensor<uint16_t> Halves(const LocalTensor<int32_t>& x) { return x.ReinterpretCast<uint16_t>(); }
 inline LocalTensor<float> Lanes(const LocalTensor<int32_t>& x) { return x.ReinterpretCast<float>(); }
 
@@ -1484,7 +1463,7 @@ void ComputeInt(const ElementwiseTiling& t, Operands<int32_t>& o) {
       break;
     case EwOp::kLt: case EwOp::kLe: case EwOp::kGt: case EwOp::kGe: {
       const LocalTensor<float> key = o.T[0].ReinterpretCast<float>();
-      IntOrderKey(key, x0, x1, o.T[0], o.T[1], o.T[2], o.T[3], L);
+      npu_kernels::vec_math::IntOrderKey(key, x0, x1, o.T[0], o.T[1], o.T[2], o.T[3], L);
       CompareScalar(B0, key, 0.0f, CmpModeOf(op), L);
       break;
     }

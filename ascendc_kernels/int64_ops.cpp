@@ -5,6 +5,7 @@
 
 #include "kernel_operator.h"
 #include "norm_util.h"
+#include "vec_math.h"
 
 using namespace AscendC;
 
@@ -14,7 +15,7 @@ Int64Tiling int64_tiling(uint64_t total, I64Op op, const SocInfo& soc) {
   Int64Tiling t{};
   t.total = total;
   t.op = static_cast<uint32_t>(op);
-  constexpr uint32_t kTile = 1024;  // ~120 KB of UB: 13 word tiles, offsets, queues
+  constexpr uint32_t kTile = 1024;  // ~140 KB of UB: 15 word tiles, offsets, queues
   const CoreSplit split = SplitAcrossCores(total, 8, soc.vector_cores, 16 * 1024);
   t.block_dim = split.block_dim;
   t.per_core = split.per_core;
@@ -75,7 +76,7 @@ class Int64Kernel {
  private:
   // Word tiles (T int32 each) in words_: the operands' low / high words, the result (low then high,
   // adjacent so one Gather joins them), scratch, and a tile of ones.
-  enum Slot : uint32_t { kAL, kAH, kBL, kBH, kRL, kRH, kT0, kT1, kT2, kT3, kT4, kT5, kOnes, kSlots };
+  enum Slot : uint32_t { kAL, kAH, kBL, kBH, kRL, kRH, kT0, kT1, kT2, kT3, kT4, kT5, kT6, kT7, kOnes, kSlots };
   __aicore__ inline LocalTensor<int32_t> W(uint32_t s) { return words_.Get<int32_t>()[s * t_.tile]; }
   __aicore__ inline LocalTensor<float> F(uint32_t s) { return W(s).ReinterpretCast<float>(); }
   __aicore__ inline LocalTensor<uint32_t> U(uint32_t s) { return W(s).ReinterpretCast<uint32_t>(); }
@@ -111,12 +112,19 @@ class Int64Kernel {
     q.FreeTensor(raw);
   }
 
-  // bits[i] = x < y as unsigned 32-bit words (flip the sign bits, compare signed).
+  // bits[i] = x < y as signed 32-bit words. 2201 compares int32 for equality only, so the order comes
+  // from a float key with the sign of x - y (vec_math::IntOrderKey). Uses T4..T7.
+  __aicore__ inline void SLt(uint32_t bi, uint32_t x, uint32_t y) {
+    npu_kernels::vec_math::IntOrderKey(F(kT4), W(x), W(y), W(kT4), W(kT5), W(kT6), W(kT7), t_.tile);
+    CompareScalar(B(bi), F(kT4), 0.0f, CMPMODE::LT, t_.tile);
+  }
+  // bits[i] = x < y as unsigned 32-bit words: the signed order of the words with their sign bits
+  // flipped. Uses T2..T7 (T2, T3 hold the flipped words).
   __aicore__ inline void ULt(uint32_t bi, uint32_t x, uint32_t y) {
     const int32_t T = int32_t(t_.tile);
-    Adds(W(kT4), W(x), int32_t(INT_MIN), T);
-    Adds(W(kT5), W(y), int32_t(INT_MIN), T);
-    Compare(B(bi), W(kT4), W(kT5), CMPMODE::LT, uint32_t(T));
+    Adds(W(kT2), W(x), int32_t(INT_MIN), T);
+    Adds(W(kT3), W(y), int32_t(INT_MIN), T);
+    SLt(bi, kT2, kT3);
   }
   // dst = bits ? 1 : 0 as int32 (Select moves bits: run it on the float views).
   __aicore__ inline void Ones(uint32_t dst, uint32_t bi) {
@@ -128,7 +136,7 @@ class Int64Kernel {
     ULt(2, x, y);                                              // low words, unsigned
     Compare(B(1), W(x + 1), W(y + 1), CMPMODE::EQ, T);
     And(B16(1), B16(1), B16(2), int32_t(T / 16));
-    Compare(B(0), W(x + 1), W(y + 1), CMPMODE::LT, T);         // high words, signed
+    SLt(0, x + 1, y + 1);                                      // high words, signed
     Or(B16(0), B16(0), B16(1), int32_t(T / 16));
   }
   // lo16 / hi16 of the 32-bit words in slot s (logical shifts on the uint32 view).

@@ -413,11 +413,19 @@ void VCastRep(DT ddt, DT sdt, AscendC::RoundMode rm, const LO& d, const LO& a, M
 }
 
 // ------------------------------------------------------------------ Compare / CompareScalar
+// 2201 compares int32 for equality only (shared/ascendc.md §4): ordering needs a float key.
+void CheckCmpMode(const char* instr, DT dt, AscendC::CMPMODE mode) {
+  if (dt == DT::I32 && mode != AscendC::CMPMODE::EQ)
+    Fail("%s on int32 supports only CMPMODE::EQ on 2201 (got mode %d); order int32 through a float key", instr,
+         int(mode));
+}
+
 void VCompare(DT dt, AscendC::CMPMODE mode, const LO& d, const LO& a, const LO* b, const void* s, int64_t count) {
   const char* instr = b ? "Compare" : "CompareScalar";
   auto fn = Kernels().cmp[int(dt)];
   if (!fn) FailDtype(instr, dt);
   if (int(mode) > 5) Fail("%s mode %d is not a CMPMODE", instr, int(mode));
+  CheckCmpMode(instr, dt, mode);
   CheckCount(instr, count);
   if (count == 0) return;
   uint32_t esz = Esz(dt);
@@ -437,6 +445,7 @@ void VCompareRep(DT dt, AscendC::CMPMODE mode, const LO& d, const LO& a, const L
   auto fn = Kernels().cmp[int(dt)];
   if (!fn) FailDtype(instr, dt);
   if (int(mode) > 5) Fail("%s mode %d is not a CMPMODE", instr, int(mode));
+  CheckCmpMode(instr, dt, mode);
   uint32_t esz = Esz(dt), epr = 256 / esz;
   // On 2201 the mask argument of the repeat form is reserved: every element of a repeat is compared
   // (and the mask register is left alone).

@@ -1251,6 +1251,13 @@ static void CaseErrors(const std::string& which) {
          auto t = b.Get<float>();
          Compare(t.ReinterpretCast<uint8_t>(), t, t, CMPMODE::LT, 40);
        }},
+      {"compare_int32_order", [] {
+         TPipe pipe;
+         TBuf<TPosition::VECCALC> b;
+         pipe.InitBuffer(b, 2048);
+         auto t = b.Get<int32_t>();
+         Compare(t.ReinterpretCast<uint8_t>(), t, t[64], CMPMODE::LT, 64);
+       }},
       {"reduce_tmp", [] {
          TPipe pipe;
          TBuf<TPosition::VECCALC> b;
@@ -1287,7 +1294,7 @@ static void CaseListErrors() {
                          "repeat_range", "wrong_position", "getvalue_position", "operator_index", "tbuf_get",
                          "flag_unmatched", "flag_wait_without_set", "flag_twice", "flag_pair_on_aiv", "bounds_gm_getvalue",
                          "bounds_gm_datacopy", "bounds_local_getvalue", "aiv_has_no_l1", "cast_pair", "compare_256",
-                         "reduce_tmp"};
+                         "compare_int32_order", "reduce_tmp"};
   for (const char* n : names) {
     std::printf("CASE %s\n", n);
     CaseErrors(n);
