@@ -704,6 +704,27 @@ __aicore__ inline float RemainderExactScalar(float a, float b) {
   return (m != 0.0f && (b < 0.0f) != (m < 0.0f)) ? m + b : m;
 }
 
+// Lanes the vector sequence cannot compute exactly (rare) are redone on the scalar unit: `mask` marks
+// them (one bit per lane, least-significant bit first) and fix(i) gives lane i's value. A tile without
+// any costs a Select and a max. flag, red, work: float scratch tiles of L lanes.
+template <class Fix>
+__aicore__ inline void RedoMarkedLanes(const LocalTensor<float>& y, const LocalTensor<uint8_t>& mask,
+                                       const LocalTensor<float>& flag, const LocalTensor<float>& red,
+                                       const LocalTensor<float>& work, uint32_t L, Fix&& fix) {
+  Duplicate(flag, 1.0f, L);
+  Select(flag, mask, flag, 0.0f, SELMODE::VSEL_TENSOR_SCALAR_MODE, L);
+  ReduceMax(red, flag, work, int32_t(L));
+  SetFlag<HardEvent::V_S>(0);
+  WaitFlag<HardEvent::V_S>(0);
+  if (!(red.GetValue(0) > 0.0f)) return;
+  for (uint32_t i = 0; i < L; ++i)
+    if ((mask.GetValue(i / 8) >> (i % 8)) & 1) y.SetValue(i, fix(i));
+  SetFlag<HardEvent::S_V>(0);  // the lanes are written before the vector unit or MTE3 reads y
+  WaitFlag<HardEvent::S_V>(0);
+  SetFlag<HardEvent::S_MTE3>(0);
+  WaitFlag<HardEvent::S_MTE3>(0);
+}
+
 void ComputeFloat(const ElementwiseTiling& t, Operands<float>& o) {
   const uint32_t L = o.L;
   const auto& x0 = o.x[0];
@@ -828,8 +849,7 @@ void ComputeFloat(const ElementwiseTiling& t, Operands<float>& o) {
       }
       // |a / b| >= 2^24 with a finite and b finite, nonzero (the quotient may overflow to inf): the
       // float quotient is no longer an exact integer; and a NaN from finite operands (n * b overflowed
-      // near float's max). Such lanes (rare) are redone exactly on the scalar unit; a tile without
-      // any costs a few compares and a max.
+      // near float's max). Such lanes (rare) are redone exactly on the scalar unit.
       Div(T1, x0, x1, L);
       Abs(T1, T1, L);
       CompareScalar(B0, T1, 16777216.0f, CMPMODE::GE, L);
@@ -843,23 +863,10 @@ void ComputeFloat(const ElementwiseTiling& t, Operands<float>& o) {
       And(Bits16(B0), Bits16(B0), Bits16(B1), L / 16);
       CompareScalar(B1, T2, 0.0f, CMPMODE::GT, L);
       And(Bits16(B0), Bits16(B0), Bits16(B1), L / 16);
-      Duplicate(o.T[3], 1.0f, L);
-      Select(o.T[3], B0, o.T[3], 0.0f, TS, L);
-      ReduceMax(o.T[4], o.T[3], o.T[5], int32_t(L));
-      SetFlag<HardEvent::V_S>(0);
-      WaitFlag<HardEvent::V_S>(0);
-      if (o.T[4].GetValue(0) > 0.0f) {
-        for (uint32_t i = 0; i < L; ++i) {
-          const float a = x0.GetValue(i), b = x1.GetValue(i);
-          const float fa = std::fabs(a), fb = std::fabs(b);
-          if (fa < INFINITY && fb < INFINITY && fb > 0.0f && (!(fa / fb < 16777216.0f) || std::isnan(y.GetValue(i))))
-            y.SetValue(i, rem ? RemainderExactScalar(a, b) : FmodExactScalar(a, b));
-        }
-        SetFlag<HardEvent::S_V>(0);
-        WaitFlag<HardEvent::S_V>(0);
-        SetFlag<HardEvent::S_MTE3>(0);
-        WaitFlag<HardEvent::S_MTE3>(0);
-      }
+      RedoMarkedLanes(y, B0, o.T[3], o.T[4], o.T[5], L, [&](uint32_t i) {
+        const float a = x0.GetValue(i), b = x1.GetValue(i);
+        return rem ? RemainderExactScalar(a, b) : FmodExactScalar(a, b);
+      });
       break;
     }
     case EwOp::kMaximum:
@@ -1088,23 +1095,10 @@ void ComputeFloat(const ElementwiseTiling& t, Operands<float>& o) {
       CompareScalar(B2, T2, INFINITY, CMPMODE::NE, L);
       Select(y, B2, y, std::nanf(""), TS, L);
       // Finite |x| >= 8192: the three-part pi/4 is no longer exact. Such lanes (rare) are redone on the
-      // scalar unit with the exact reduction; a tile without any costs one compare and a max.
+      // scalar unit with the exact reduction.
       CompareScalar(B1, T2, 8192.0f, CMPMODE::GE, L);
       And(Bits16(B1), Bits16(B1), Bits16(B2), L / 16);
-      Select(T3, B1, T2, 0.0f, TS, L);
-      ReduceMax(T4, T3, T0, int32_t(L));
-      SetFlag<HardEvent::V_S>(0);
-      WaitFlag<HardEvent::V_S>(0);
-      if (T4.GetValue(0) > 0.0f) {
-        for (uint32_t i = 0; i < L; ++i) {
-          const float xi = x0.GetValue(i);
-          if (std::fabs(xi) >= 8192.0f && std::fabs(xi) < INFINITY) y.SetValue(i, SinCosLargeArg(xi, is_sin));
-        }
-        SetFlag<HardEvent::S_V>(0);
-        WaitFlag<HardEvent::S_V>(0);
-        SetFlag<HardEvent::S_MTE3>(0);
-        WaitFlag<HardEvent::S_MTE3>(0);
-      }
+      RedoMarkedLanes(y, B1, T3, T4, T0, L, [&](uint32_t i) { return SinCosLargeArg(x0.GetValue(i), is_sin); });
       break;
     }
     case EwOp::kGelu:

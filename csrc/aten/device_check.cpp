@@ -33,19 +33,19 @@ void CheckNoneSet(const at::Tensor& bad, const std::string& message) {
 }
 
 void CheckNoneSet(std::initializer_list<std::pair<at::Tensor, std::string>> rules) {
+  auto given = [](const at::Tensor& bad) { return bad.defined() && bad.numel() > 0; };
   at::Tensor code;  // bit i: rule i violated
   int64_t bit = 1;
   for (const auto& [bad, message] : rules) {
-    if (!bad.defined() || bad.numel() == 0) {
-      bit <<= 1;
-      continue;
+    if (given(bad)) {
+      if (CurrentRuntimeStream(bad.device().index()).capturing()) {  // no read back: a device check each
+        for (const auto& [b, m] : rules)
+          if (given(b)) CheckNoneSet(b, m);
+        return;
+      }
+      const at::Tensor b = at::mul(at::any(bad.reshape({-1})).to(c10::kLong), bit);
+      code = code.defined() ? at::add(code, b) : b;
     }
-    if (CurrentRuntimeStream(bad.device().index()).capturing()) {
-      CheckNoneSet(bad, message);
-      continue;
-    }
-    const at::Tensor b = at::mul(at::any(bad.reshape({-1})).to(c10::kLong), bit);
-    code = code.defined() ? at::add(code, b) : b;
     bit <<= 1;
   }
   if (!code.defined()) return;

@@ -6,7 +6,6 @@
 #include <ATen/ops/mul.h>
 #include <ATen/ops/add.h>
 #include <ATen/ops/any.h>
-#include <ATen/ops/ones.h>
 #include <ATen/ops/full.h>
 #include <ATen/ops/isnan.h>
 #include <ATen/ops/log.h>
@@ -452,10 +451,11 @@ I64Operand FusedOperand(const PwArg& a, c10::IntArrayRef shape) {
   return r;
 }
 
-bool FusedInt64(npu_kernels::I64Op k, std::initializer_list<PwArg> args, const std::vector<int64_t>& shape,
-                const at::Tensor& out, c10::DeviceIndex dev, int64_t n) {
+void FusedInt64(npu_kernels::I64Op k, std::initializer_list<PwArg> args, const std::vector<int64_t>& shape,
+                const at::Tensor& out, c10::DeviceIndex dev) {
   const I64Operand a = FusedOperand(*args.begin(), shape), b = FusedOperand(*(args.begin() + 1), shape);
-  if (a.scalar && b.scalar) return false;  // (not reached: one operand is a tensor)
+  int64_t n = 1;
+  for (int64_t s : shape) n *= s;
   const bool cmp = npu_kernels::I64OpIsCompare(k);
   at::Tensor res = NpuEmpty({n}, cmp ? c10::kBool : c10::kLong, dev);
   if (n > 0) {
@@ -472,16 +472,14 @@ bool FusedInt64(npu_kernels::I64Op k, std::initializer_list<PwArg> args, const s
                  res.data_ptr());
   }
   out.copy_(res.view(shape));
-  return true;
 }
 
 bool Int64Exact(const PwOp& op, std::initializer_list<PwArg> args, const std::vector<int64_t>& shape,
                 const at::Tensor& out, c10::DeviceIndex dev) {
   const EwOp k = op.op;
   if (const auto fused = FusedInt64Op(op); fused && args.size() == 2) {
-    int64_t n = 1;
-    for (int64_t s : shape) n *= s;
-    return FusedInt64(*fused, args, shape, out, dev, n);
+    FusedInt64(*fused, args, shape, out, dev);
+    return true;
   }
   const bool cmp = k == EwOp::kEq || k == EwOp::kNe || k == EwOp::kLt || k == EwOp::kLe || k == EwOp::kGt ||
                    k == EwOp::kGe;
@@ -903,73 +901,48 @@ PwOp DivDef(const char* name, std::optional<c10::string_view> mode) {
   p.scalar_opmath = true;
   return p;
 }
-// Whether every value of the integer tensors lies within +-2^24, where the float path is exact (the
-// rounded quotient's error stays below 1/|b|). Reads one flag back from the device.
-bool IntsFitFloat(std::initializer_list<const at::Tensor*> ts) {
+// Integer division (floor / trunc, remainder, fmod) in float: whether every value lies within +-2^24,
+// where the float path is exact (the rounded quotient's error stays below 1/|b|; else the caller takes
+// the CPU fallback), and a zero divisor raises
+// ZeroDivisionError as on the CPU (the float path would give a silently wrong quotient). A wrapped
+// host scalar is checked on the host; the device operands give flags, read back once eagerly. Inside
+// an npu graph nothing is read back: both become device checks, and a value beyond 2^24 raises at
+// the next sync instead of falling back.
+bool IntDivFitsFloat(const char* name, const at::Tensor& self, const at::Tensor& other) {
+  if (self.numel() == 0 || other.numel() == 0) return true;  // an empty result divides nothing
   const int64_t lim = int64_t(1) << 24;
-  at::Tensor outside;  // npu: any value out of range
-  for (const at::Tensor* t : ts) {
-    if (t->numel() == 0 || c10::elementSize(t->scalar_type()) < 4) continue;  // bool, 8 / 16-bit: always
-    if (t->device().is_cpu()) {  // a wrapped Python scalar
-      if (t->abs().max().item<int64_t>() >= lim) return false;
+  bool host_beyond = false;  // a wrapped scalar operand beyond 2^24
+  at::Tensor zero, beyond;   // device flags (0-dim bool)
+  for (const at::Tensor* t : {&self, &other}) {
+    const bool wide = c10::elementSize(t->scalar_type()) >= 4;  // bool, 8 / 16-bit values always fit
+    if (t->device().is_cpu()) {
+      if (t == &other) TORCH_CHECK(!other.eq(0).any().item<bool>(), "ZeroDivisionError");
+      host_beyond = host_beyond || (wide && t->abs().max().item<int64_t>() >= lim);
       continue;
     }
-    const at::Tensor o = at::logical_or(at::ge(*t, lim), at::le(*t, -lim)).any();
-    outside = outside.defined() ? at::logical_or(outside, o) : o;
-  }
-  return !outside.defined() || !outside.item<bool>();
-}
-
-// Integer division (floor / trunc, remainder, fmod) in float: whether every value lies within +-2^24
-// (IntsFitFloat), and a zero divisor raises ZeroDivisionError as on the CPU (the float path would
-// give a silently wrong quotient): one read back for both. A host scalar divisor is checked on the host.
-bool IntDivFitsFloat(const char* name, const at::Tensor& self, const at::Tensor& other) {
-  const bool divides = self.numel() > 0 && other.numel() > 0;  // an empty result divides nothing
-  const at::Tensor& dev_t = self.device().is_cpu() ? other : self;
-  if (divides && !dev_t.device().is_cpu() && CurrentRuntimeStream(dev_t.device().index()).capturing()) {
-    // Inside an npu graph nothing is read back: both rules become device checks (a value beyond
-    // 2^24 raises at the next sync instead of taking the CPU fallback).
-    const int64_t lim = int64_t(1) << 24;
-    auto outside = [&](const at::Tensor& t) {
-      return c10::elementSize(t.scalar_type()) < 4 ? at::zeros({}, t.options().dtype(c10::kBool))
-                                                    : at::logical_or(at::ge(t, lim), at::le(t, -lim)).any();
-    };
-    const std::string beyond = c10::str(name, ": integer values beyond +-2^24 are divided exactly only outside ",
-                                        "npu graphs (eagerly they take the CPU fallback)");
-    const at::Tensor* host = self.device().is_cpu() ? &self : other.device().is_cpu() ? &other : nullptr;
-    if (host) {  // a wrapped scalar: checked on the host
-      TORCH_CHECK(host != &other || !other.eq(0).any().item<bool>(), "ZeroDivisionError");
-      TORCH_CHECK(c10::elementSize(host->scalar_type()) < 4 || host->abs().max().item<int64_t>() < lim, beyond);
+    if (t == &other) zero = at::eq(other, 0).any();
+    if (wide) {
+      const at::Tensor o = at::logical_or(at::ge(*t, lim), at::le(*t, -lim)).any();
+      beyond = beyond.defined() ? at::logical_or(beyond, o) : o;
     }
-    CheckNoneSet({{host == &other ? at::Tensor() : at::eq(other, 0), "ZeroDivisionError"},
-                  {host == &self ? outside(other) : host == &other ? outside(self)
-                                                                  : at::logical_or(outside(self), outside(other)),
-                   beyond}});
+  }
+  const at::Tensor& dev = self.device().is_cpu() ? other : self;
+  if (CurrentRuntimeStream(dev.device().index()).capturing()) {
+    const std::string msg = c10::str(name, ": integer values beyond +-2^24 are divided exactly only outside npu ",
+                                     "graphs (eagerly they take the CPU fallback)");
+    TORCH_CHECK(!host_beyond, msg);
+    CheckNoneSet({{zero, "ZeroDivisionError"}, {beyond, msg}});
     return true;
   }
-  if (divides && other.device().is_cpu()) {
-    TORCH_CHECK(!other.eq(0).any().item<bool>(), "ZeroDivisionError");
-    return IntsFitFloat({&self, &other});
-  }
-  const int64_t lim = int64_t(1) << 24;
   at::Tensor code;  // bit 0: a value beyond 2^24; bit 1: a zero divisor
-  for (const at::Tensor* t : {&self, &other}) {
-    if (t->numel() == 0 || c10::elementSize(t->scalar_type()) < 4) continue;  // bool, 8 / 16-bit: always fit
-    if (t->device().is_cpu()) {  // a wrapped Python scalar
-      if (t->abs().max().item<int64_t>() >= lim) code = at::ones({}, other.options().dtype(c10::kLong));
-      continue;
-    }
-    const at::Tensor o = at::logical_or(at::ge(*t, lim), at::le(*t, -lim)).any().to(c10::kLong);
-    code = code.defined() ? at::logical_or(code, o).to(c10::kLong) : o;
-  }
-  if (divides) {
-    const at::Tensor z = at::mul(at::eq(other, 0).any().to(c10::kLong), 2);
+  if (beyond.defined()) code = beyond.to(c10::kLong);
+  if (zero.defined()) {
+    const at::Tensor z = at::mul(zero.to(c10::kLong), 2);
     code = code.defined() ? at::add(code, z) : z;
   }
-  if (!code.defined()) return true;
-  const int64_t c = code.item<int64_t>();
+  const int64_t c = code.defined() ? code.item<int64_t>() : 0;
   TORCH_CHECK(!(c & 2), "ZeroDivisionError");
-  return !(c & 1);
+  return !host_beyond && !(c & 1);
 }
 
 // A result computed apart from Pointwise (in float, or by the CPU fallback) delivered like Pointwise

@@ -162,23 +162,19 @@ bool UseGemv(int64_t M, int64_t K, int64_t N, int64_t elem_bytes) {
     const char* v = std::getenv("TORCH_OPS_NN_GEMV");
     return !(v && v[0] == '0');
   }();
-  return enabled && M >= 0 && K >= 0 && N >= 0 &&
-         npu_kernels::GemvFits(uint64_t(M), uint64_t(K), uint64_t(N), uint32_t(elem_bytes));
+  return enabled && npu_kernels::GemvFits(uint64_t(M), uint64_t(K), uint64_t(N), uint32_t(elem_bytes));
 }
 
-// The cached copy of b (mm / addmm's mat2) in the form the kernel for M rows reads.
-void AttachCachedB(MatmulEpilogue& ep, const at::Tensor& b, int64_t M) {
+// An epilogue holding the cached copy of b (mm / addmm's mat2, addmv's mat^T) in the form the kernel
+// for M rows reads: row-major for the GEMV, the cube's panels otherwise.
+MatmulEpilogue CachedB(const at::Tensor& b, int64_t M) {
+  MatmulEpilogue ep;
   if (b.dim() == 2 && UseGemv(M, b.size(0), b.size(1), b.element_size())) ep.b_kn = CachedPackedB(b, true);
   else ep.b_nz = CachedPackedB(b, false);
+  return ep;
 }
 
 }  // namespace
-
-MatmulEpilogue CachedB(const at::Tensor& b, int64_t M) {
-  MatmulEpilogue ep;
-  AttachCachedB(ep, b, M);
-  return ep;
-}
 
 // Drops every packed matmul operand (torch.npu.empty_cache calls it).
 void ClearMatmulWeightCache() {
@@ -430,9 +426,7 @@ at::Tensor& mm_out(const at::Tensor& self, const at::Tensor& mat2, at::Tensor& o
   const int64_t M = self.size(0), N = mat2.size(1);
   return WriteOut(out, {M, N}, self.scalar_type(), {&self, &mat2}, [&](const at::Tensor& o) {
     if (self.size(1) == 0) { o.zero_(); return; }
-    MatmulEpilogue ep;
-    AttachCachedB(ep, mat2, M);
-    CubeBatchedMatmul("mm", As3D(self), As3D(mat2), As3D(o), ep);
+    CubeBatchedMatmul("mm", As3D(self), As3D(mat2), As3D(o), CachedB(mat2, M));
   });
 }
 
@@ -443,9 +437,7 @@ at::Tensor mm(const at::Tensor& self, const at::Tensor& mat2) {
   at::Tensor out = NpuEmpty({self.size(0), mat2.size(1)}, self.scalar_type(), self.device().index());
   if (out.numel() == 0) return out;
   if (self.size(1) == 0) return out.zero_();
-  MatmulEpilogue ep;
-  AttachCachedB(ep, mat2, self.size(0));
-  CubeBatchedMatmul("mm", As3D(self), As3D(mat2), As3D(out), ep);
+  CubeBatchedMatmul("mm", As3D(self), As3D(mat2), As3D(out), CachedB(mat2, self.size(0)));
   return out;
 }
 
