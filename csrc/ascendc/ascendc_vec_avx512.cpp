@@ -77,7 +77,17 @@ inline vf ExpAvx512(vf xv) {
   p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(0.5f));
   p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f));
   p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f));
-  __m512 res = _mm512_scalef_ps(p, n);
+  // A subnormal (or zero) result, n <= -126: scalef would round it right but through a microcode
+  // assist (~100x slower; masked attention exps -inf in bulk). Its bits are round(p * 2^(n + 149)),
+  // an integer below 2^24 (2^23 and above carries into the smallest normal exponent), so the same
+  // single rounding in the integer domain.
+  const __mmask16 sub = _mm512_cmp_ps_mask(n, _mm512_set1_ps(-125.5f), _CMP_LT_OQ);
+  __m512 res = _mm512_scalef_ps(p, _mm512_max_ps(n, _mm512_set1_ps(-125.0f)));
+  if (sub) {
+    const __m512 sc = _mm512_scalef_ps(p, _mm512_add_ps(n, _mm512_set1_ps(149.0f)));
+    const __m512i bits = _mm512_cvt_roundps_epi32(sc, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    res = _mm512_mask_mov_ps(res, sub, _mm512_castsi512_ps(bits));
+  }
   return (vf)_mm512_mask_mov_ps(res, _mm512_cmp_ps_mask(x, x, _CMP_UNORD_Q), x);  // NaN in, NaN out
 }
 // 16 bytes -> 16 float lanes (zero-extended); float lanes holding half values -> int32 rounded to
