@@ -1,6 +1,7 @@
 // Softmax / log_softmax forward and backward in Ascend C (see softmax.h for the design).
 #include "softmax.h"
 
+#include <limits>
 #include <type_traits>
 
 #include "kernel_operator.h"
@@ -27,6 +28,7 @@ SoftmaxTiling softmax_tiling(uint64_t outer, uint64_t R, uint64_t inner, uint32_
   t.inner = inner;
   t.log = log ? 1 : 0;
   t.backward = backward ? 1 : 0;
+  t.safe = 0;
   const uint64_t total = outer * R * inner;
   uint64_t cores = total / kMinElemsPerCore;
   if (cores < 1) cores = 1;
@@ -163,6 +165,26 @@ class SoftmaxKernel {
     outQ_.FreeTensor(out);
   }
 
+  static __aicore__ inline bool IsNegInf(float v) { return v == -std::numeric_limits<float>::infinity(); }
+  // True when some element of x[0:n] is not -inf (with a max of -inf: a NaN).
+  static __aicore__ inline bool AnyNotNegInf(const LocalTensor<float>& x, uint32_t n) {
+    for (uint32_t j = 0; j < n; ++j)
+      if (!IsNegInf(x.GetValue(j))) return true;
+    return false;
+  }
+  // _safe_softmax: of the k packed rows, those with max -inf keep vm[r] = -inf when every element is
+  // -inf (the result becomes zeros), and get vm[r] = NaN when one is NaN (the row's result is NaN).
+  __aicore__ inline bool MarkMaskedRows(const LocalTensor<float>& fa, const LocalTensor<float>& vm, uint32_t k,
+                                        uint32_t P, uint32_t R) {
+    bool any = false;
+    for (uint32_t r = 0; r < k; ++r) {
+      if (!IsNegInf(vm.GetValue(r))) continue;
+      if (AnyNotNegInf(fa[r * P], R)) vm.SetValue(r, std::numeric_limits<float>::quiet_NaN());
+      else any = true;
+    }
+    return any;
+  }
+
   __aicore__ inline void RowsResident() {
     const uint32_t R = static_cast<uint32_t>(t_.R);
     const uint32_t P = t_.row_stride;
@@ -181,6 +203,8 @@ class SoftmaxKernel {
       LocalTensor<float> res = ResultTile(out, fa);
       if constexpr (!kBackward) {
         RowReduce(npu_kernels::kCombMax, tmp, fa, k, P, R, vm);
+        bool any_masked = false;
+        if (t_.safe) any_masked = MarkMaskedRows(fa, vm, k, P, R);
         for (uint32_t r = 0; r < k; ++r) Adds(fa[r * P], fa[r * P], -vm.GetValue(r), r32);
         if (t_.log) {
           Exp(tmp, fa, static_cast<int32_t>(n));
@@ -191,6 +215,10 @@ class SoftmaxKernel {
           Exp(fa, fa, static_cast<int32_t>(n));
           RowReduce(npu_kernels::kCombSum, tmp, fa, k, P, R, vs);
           for (uint32_t r = 0; r < k; ++r) Muls(res[r * P], fa[r * P], 1.0f / vs.GetValue(r), r32);
+          if (any_masked) {
+            for (uint32_t r = 0; r < k; ++r)
+              if (IsNegInf(vm.GetValue(r))) Duplicate(res[r * P], 0.0f, r32);
+          }
         }
         Emit(out, res, n, oGm_[it * R], k, R, R, P);
         aQ_.FreeTensor(a);
@@ -225,6 +253,7 @@ class SoftmaxKernel {
     LocalTensor<float> vm = vm_.template Get<float>();
     LocalTensor<float> vs = vs_.template Get<float>();
     float m = 0.0f, s = 0.0f;
+    bool nan_in_masked = false;
     if constexpr (!kBackward) {
       for (uint64_t off = 0; off < R; off += tn) {
         const uint32_t n = static_cast<uint32_t>(MinU(tn, R - off));
@@ -233,9 +262,13 @@ class SoftmaxKernel {
         RowReduce(npu_kernels::kCombMax, tmp, fa, 1, n, n, vm);
         const float v = vm.GetValue(0);
         if (off == 0 || v > m) m = v;
+        if (t_.safe && IsNegInf(v) && AnyNotNegInf(fa, n)) nan_in_masked = true;
         aQ_.FreeTensor(a);
       }
     }
+    // _safe_softmax: a row of all -inf gives zeros (below); with a NaN among -inf values, NaN.
+    const bool masked = t_.safe && IsNegInf(m) && !nan_in_masked;
+    if (t_.safe && IsNegInf(m) && nan_in_masked) m = std::numeric_limits<float>::quiet_NaN();
     for (uint64_t off = 0; off < R; off += tn) {
       const uint32_t n = static_cast<uint32_t>(MinU(tn, R - off));
       const int32_t c = static_cast<int32_t>(n);
@@ -276,6 +309,8 @@ class SoftmaxKernel {
       if constexpr (!kBackward) {
         if (t_.log) {
           Adds(res, fa, -shift, c);
+        } else if (masked) {
+          Duplicate(res, 0.0f, c);
         } else {
           Adds(fa, fa, -m, c);
           Exp(fa, fa, c);

@@ -4,6 +4,9 @@
 // Everything is computed in float in UB; numerically stable forward: m = max_R x, e = exp(x - m),
 // softmax = e / sum(e) (multiplied by the reciprocal), log_softmax = (x - m) - ln(sum(e)).
 // Backward: softmax: gi = y * (g - sum(g * y)); log_softmax: gi = g - exp(y) * sum(g).
+// _safe_softmax (the softmax of scaled_dot_product_attention): a row whose every element is -inf gives
+// zeros instead of NaN. Only rows with max == -inf are examined, element by element on the scalar unit
+// (all -inf -> zeros; a NaN among them -> NaN, as the plain softmax gives).
 //
 // * rows (inner == 1): when a row fits in UB ("resident"), rows are packed per tile, each row's max and sum
 //   come from one count-form ReduceMax / ReduceSum (a single read pass) and per-row scalars are applied
@@ -32,6 +35,7 @@ struct SoftmaxTiling {
   uint32_t block_dim;
   uint32_t log;             // 0 softmax, 1 log_softmax
   uint32_t backward;        // 0 forward, 1 backward
+  uint32_t safe;            // forward softmax of rows (inner == 1): a row of all -inf gives zeros (_safe_softmax)
 };
 
 // in_bytes: input element size (forward: x; backward: grad_output/output), out_bytes: output element size.

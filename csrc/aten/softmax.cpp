@@ -2,10 +2,15 @@
 // _log_softmax_backward_data), functional and .out. Argument checks, then the Ascend C kernel of
 // ascendc_kernels/softmax.h over the [outer, R, inner] view of the softmax dim.
 #include <ATen/core/Tensor.h>
+#include <ATen/ops/_softmax.h>
+#include <ATen/ops/where.h>
+#include <ATen/ops/zeros.h>
 #include <ATen/native/Resize.h>
 #include <c10/core/DeviceGuard.h>
 #include <torch/library.h>
 
+#include <limits>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -53,7 +58,8 @@ std::string Describe(const char* op, const at::Tensor& x, const npu_kernels::Sof
          " blockDim=" + std::to_string(t.block_dim);
 }
 
-at::Tensor SoftmaxForward(const char* op, const at::Tensor& self, int64_t dim_in, bool half_to_float, bool log) {
+at::Tensor SoftmaxForward(const char* op, const at::Tensor& self, int64_t dim_in, bool half_to_float, bool log,
+                          bool safe = false) {
   CheckSameNpuDevice(op, {{"self", &self}});
   CheckFloatDtype(op, "self", self);
   TORCH_CHECK(!half_to_float || self.scalar_type() == c10::kHalf, op,
@@ -66,16 +72,18 @@ at::Tensor SoftmaxForward(const char* op, const at::Tensor& self, int64_t dim_in
   at::Tensor x = Contiguous(self);
   uint64_t outer, R, inner;
   SplitAroundDim(x, dim, &outer, &R, &inner);
-  const bool transpose = TransposeRows(outer, R, inner);
+  const bool transpose = !safe && TransposeRows(outer, R, inner);
   if (transpose) {  // many short rows: softmax over the columns of the transpose, then transpose back
     x = x.view({static_cast<int64_t>(outer), static_cast<int64_t>(R)}).t().contiguous();
     inner = outer;
     outer = 1;
     y = NpuEmpty(x.sizes(), out_dtype, dev);
   }
-  const auto t = npu_kernels::softmax_tiling(outer, R, inner, static_cast<uint32_t>(x.element_size()),
-                                             static_cast<uint32_t>(c10::elementSize(out_dtype)), log, false,
-                                             SocInfoFor(dev));
+  auto t = npu_kernels::softmax_tiling(outer, R, inner, static_cast<uint32_t>(x.element_size()),
+                                       static_cast<uint32_t>(c10::elementSize(out_dtype)), log, false,
+                                       SocInfoFor(dev));
+  TORCH_INTERNAL_ASSERT(!safe || (inner == 1 && !log), op, ": the kernel's safe mode is for rows of a softmax");
+  t.safe = safe ? 1 : 0;
   CheckArch(op, dev);
   FwdFn kernel = half_to_float ? &softmax_kernel_half_float
                                : PickFloatKernel(op, x.scalar_type(), &softmax_kernel_float_float,
@@ -167,6 +175,21 @@ at::Tensor& log_softmax_backward_out(const at::Tensor& grad_output, const at::Te
 }
 
 
+// _safe_softmax (scaled_dot_product_attention's math path): softmax, with zeros for a row of all -inf
+// (a fully masked query) instead of NaN. Over the last dim (rows) the softmax kernel does it in its one
+// pass; over another dim the composition of PyTorch's definition: softmax, then zeros where every
+// element along `dim` is -inf.
+at::Tensor safe_softmax(const at::Tensor& self, int64_t dim_in, std::optional<c10::ScalarType> dtype) {
+  constexpr const char* op = "_safe_softmax";
+  const at::Tensor x = dtype.has_value() ? self.to(*dtype) : self;
+  const int64_t dim = WrapDim(op, dim_in, x.dim());
+  uint64_t outer, R, inner;
+  SplitAroundDim(x, dim, &outer, &R, &inner);
+  if (IsNpuFloat(x.scalar_type()) && inner == 1 && x.numel() > 0) return SoftmaxForward(op, x, dim, false, false, true);
+  const at::Tensor out = at::_softmax(x, dim, false);
+  const at::Tensor masked = x.eq(-std::numeric_limits<double>::infinity()).all(dim, true);
+  return at::where(masked, at::zeros({}, out.options()), out);
+}
 
 }  // namespace
 }  // namespace torch_ops_nn
@@ -181,4 +204,5 @@ NPU_ATEN_LIBRARY_IMPL(m) {
   NPU_IMPL("_softmax_backward_data.out", softmax_backward_out, NotDouble);
   NPU_IMPL("_log_softmax_backward_data", log_softmax_backward, NotDouble);
   NPU_IMPL("_log_softmax_backward_data.out", log_softmax_backward_out, NotDouble);
+  m.impl("_safe_softmax", TORCH_FN(safe_softmax));
 }

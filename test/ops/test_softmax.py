@@ -202,3 +202,55 @@ def test_310p_is_refused_with_a_reason():
     for op in ("_softmax", "sum", "argmax"):
         assert f"{op}: npu:1 is an Ascend310P3 (arch 2002); this op's Ascend C kernel needs DataCopyPad" in r.stdout
     assert r.stdout.strip().endswith("16.0")
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("R", [7, 128, 1000, 20000])  # packed rows, and (20000) a row streamed in tiles
+def test_safe_softmax_zeroes_fully_masked_rows(dtype, R):
+    """_safe_softmax (scaled_dot_product_attention's softmax): a row of all -inf gives zeros, a row with a
+    NaN among -inf values NaN, a partly masked row the plain softmax; the kernel examines only rows whose
+    max is -inf."""
+    x = sample((13, R))
+    x[3] = float("-inf")
+    x[5, : R // 2] = float("-inf")
+    x[9] = float("-inf")
+    x[9, R // 3] = float("nan")
+    x[11, 0] = float("nan")
+    x = x.to(dtype)
+    ref = torch.ops.aten._safe_softmax(x.float(), -1)
+    out = torch.ops.aten._safe_softmax(npu(x), -1)
+    close(out, ref, dtype, FWD_TOL)
+    assert (out[3].cpu() == 0).all() and out[9].cpu().isnan().all() and not out[5].cpu().isnan().any()
+    up = torch.ops.aten._safe_softmax(npu(x), -1, torch.float32)  # the dtype argument converts first
+    assert up.dtype == torch.float32
+    torch.testing.assert_close(up.cpu(), torch.ops.aten._safe_softmax(x, -1, torch.float32), rtol=1e-5, atol=1e-6,
+                               equal_nan=True)
+
+
+@pytest.mark.parametrize("shape,dim", [((4, 6, 5), 1), ((3, 8), 0), ((5000, 16), 1)])
+def test_safe_softmax_other_dims(shape, dim):
+    """Over a dim other than the last, the composition of PyTorch's definition, on npu ops."""
+    x = sample(shape)
+    x.select((dim + 1) % x.dim(), 2).fill_(float("-inf"))  # every slice along dim through index 2 of another dim
+    x.select(dim, 0).fill_(float("-inf"))  # and one position of every slice
+    ref = torch.ops.aten._safe_softmax(x, dim)
+    out = torch.ops.aten._safe_softmax(npu(x), dim)
+    close(out, ref, torch.float32, FWD_TOL)
+
+
+def test_safe_softmax_backward_and_sdpa_with_fully_masked_queries():
+    q, k, v = (sample((2, 3, 10, 8), seed=s, scale=1.0) for s in (1, 2, 3))
+    mask = torch.rand(2, 3, 10, 10, generator=torch.Generator().manual_seed(4)) > 0.5
+    mask[0, 1, 4] = False  # a query that sees no key: zeros, not NaN
+    qc, qn = q.clone().requires_grad_(), npu(q).requires_grad_()
+    ref = torch.nn.functional.scaled_dot_product_attention(qc, k, v, attn_mask=mask)
+    out = torch.nn.functional.scaled_dot_product_attention(qn, npu(k), npu(v), attn_mask=npu(mask))
+    torch.testing.assert_close(out.cpu(), ref, rtol=1e-5, atol=1e-5)
+    assert (out[0, 1, 4].cpu() == 0).all()
+    ref.sum().backward()
+    out.sum().backward()
+    torch.testing.assert_close(qn.grad.cpu(), qc.grad, rtol=1e-4, atol=1e-5)
+    for causal in (False, True):
+        ref = torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=causal)
+        out = torch.nn.functional.scaled_dot_product_attention(npu(q), npu(k), npu(v), is_causal=causal)
+        torch.testing.assert_close(out.cpu(), ref, rtol=1e-5, atol=1e-5)
