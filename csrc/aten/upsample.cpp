@@ -29,9 +29,14 @@
 #include <vector>
 #include <optional>
 
+#include "aten/kernel_launch.h"
 #include "aten/op_common.h"
+#include "interp.h"
 
 namespace torch_ops_nn {
+
+TORCH_OPS_NN_REGISTER_KERNEL(interp2d_kernel);
+
 namespace {
 
 // The integer factor out / in when nearest indexing with this scale is block replication.
@@ -199,24 +204,36 @@ float SourceScale(int64_t in, int64_t out, bool align_corners, std::optional<dou
 // PyTorch's rules (ATen/native/UpSample.h) in float: bilinear clamps a negative source to 0 and takes
 // i0, i0 + 1 (not past the end) with lambdas 1 - t, t; bicubic keeps the negative source and takes
 // i0 - 1 .. i0 + 2 clamped into the row with the cubic convolution coefficients (A = -0.75) of t.
-TapMap MakeTapMap(int64_t in, int64_t out, bool align_corners, std::optional<double> scale, bool cubic,
-                  c10::Device dev, bool backward = false) {
-  TapMap m;
+// The taps of one dim on the host: idx / w [taps][out] (row-major), or identity.
+struct HostTaps {
+  bool identity = false;
+  int64_t taps = 0;
+  std::vector<int64_t> idx;
+  std::vector<float> w;
+};
+
+HostTaps ComputeTaps(int64_t in, int64_t out, bool align_corners, std::optional<double> scale, bool cubic,
+                     bool backward) {
+  HostTaps m;
   // Equal sizes copy, except the bicubic forward under a scale other than 1: the CPU applies the scale
   // there, yet its bicubic backward (and bilinear / trilinear both ways) copies. Kept for parity.
   m.identity = in == out && (backward || !cubic || align_corners || !scale || *scale <= 0 || *scale == 1.0);
   if (m.identity) return m;
   const int64_t taps = cubic ? 4 : 2;
+  m.taps = taps;
   const float ratio = SourceScale(in, out, align_corners, scale);
-  at::Tensor idx = at::empty({taps, out}, at::TensorOptions().dtype(c10::kLong));
-  at::Tensor wt = at::empty({taps, out}, at::TensorOptions().dtype(c10::kFloat));
-  int64_t* ip = idx.data_ptr<int64_t>();
-  float* wp = wt.data_ptr<float>();
+  m.idx.resize(static_cast<size_t>(taps * out));
+  m.w.resize(static_cast<size_t>(taps * out));
+  int64_t* ip = m.idx.data();
+  float* wp = m.w.data();
   const float A = -0.75f;
   auto conv1 = [&](float x) { return ((A + 2) * x - (A + 3)) * x * x + 1; };
   auto conv2 = [&](float x) { return ((A * x - 5 * A) * x + 8 * A) * x - 4 * A; };
   for (int64_t o = 0; o < out; ++o) {
-    float src = align_corners ? ratio * static_cast<float>(o) : ratio * (static_cast<float>(o) + 0.5f) - 0.5f;
+    // scale * (dst + 0.5) - 0.5 with one rounding, as the CPU's vectorized builds compute it (their
+    // compiler fuses it into an FMA): a source just past a pixel keeps its tiny lambda (an inf there
+    // stays inf instead of 0 * inf = NaN), and wide rows do not drift by an ulp of the coordinate.
+    float src = align_corners ? ratio * static_cast<float>(o) : std::fma(ratio, static_cast<float>(o) + 0.5f, -0.5f);
     if (!cubic && !align_corners && src < 0.0f) src = 0.0f;
     const int64_t i0 = std::min(static_cast<int64_t>(std::floor(src)), in - 1);
     const float t = std::min(std::max(src - static_cast<float>(i0), 0.0f), 1.0f);
@@ -233,9 +250,68 @@ TapMap MakeTapMap(int64_t in, int64_t out, bool align_corners, std::optional<dou
       }
     }
   }
+  return m;
+}
+
+TapMap MakeTapMap(int64_t in, int64_t out, bool align_corners, std::optional<double> scale, bool cubic,
+                  c10::Device dev, bool backward = false) {
+  const HostTaps h = ComputeTaps(in, out, align_corners, scale, cubic, backward);
+  TapMap m;
+  m.identity = h.identity;
+  if (m.identity) return m;
+  at::Tensor idx = at::empty({h.taps, out}, at::TensorOptions().dtype(c10::kLong));
+  at::Tensor wt = at::empty({h.taps, out}, at::TensorOptions().dtype(c10::kFloat));
+  std::copy(h.idx.begin(), h.idx.end(), idx.data_ptr<int64_t>());
+  std::copy(h.w.begin(), h.w.end(), wt.data_ptr<float>());
   m.idx = idx.to(dev, /*non_blocking=*/true);  // host tables: the copy tasks keep them alive
   m.w = wt.to(dev, /*non_blocking=*/true);
   return m;
+}
+
+// The forward in one launch of interp2d_kernel (interp.h) for a contiguous NCHW input and output.
+// False when the tables do not fit in UB (very wide rows): the caller composes the op.
+bool InterpKernel(const char* op, const at::Tensor& x, const at::Tensor& out, const HostTaps& th, const HostTaps& tw) {
+  const int64_t planes = x.size(0) * x.size(1), h = x.size(2), w = x.size(3), oh = out.size(2), ow = out.size(3);
+  if (h > INT32_MAX || w > INT32_MAX || oh > INT32_MAX || ow > INT32_MAX) return false;
+  const c10::DeviceIndex dev = x.device().index();
+  const uint32_t taps_h = th.identity ? 1 : uint32_t(th.taps), taps_w = tw.identity ? 1 : uint32_t(tw.taps);
+  const auto t = npu_kernels::interp_tiling(uint64_t(planes), uint32_t(h), uint32_t(w), uint32_t(oh), uint32_t(ow),
+                                            taps_h, taps_w, uint32_t(x.element_size()), SocInfoFor(dev));
+  if (!t.ok) return false;
+  // W tables for kp rows of a tile: byte offsets into the float tile and the weights, per tap.
+  const int64_t tile = int64_t(t.kp) * t.owp;
+  at::Tensor woff = at::zeros({int64_t(taps_w), tile}, at::TensorOptions().dtype(c10::kInt));
+  at::Tensor wwt = at::zeros({int64_t(taps_w), tile}, at::TensorOptions().dtype(c10::kFloat));
+  int32_t* op_ = woff.data_ptr<int32_t>();
+  float* wp_ = wwt.data_ptr<float>();
+  for (int64_t tap = 0; tap < int64_t(taps_w); ++tap)
+    for (int64_t r = 0; r < int64_t(t.kp); ++r)
+      for (int64_t o = 0; o < ow; ++o) {
+        const int64_t i = tw.identity ? o : tw.idx[size_t(tap * ow + o)];
+        op_[tap * tile + r * t.owp + o] = static_cast<int32_t>((r * t.wp + i) * 4);
+        wp_[tap * tile + r * t.owp + o] = tw.identity ? 1.0f : tw.w[size_t(tap * ow + o)];
+      }
+  at::Tensor hidx = at::zeros({int64_t(taps_h), int64_t(t.ohp)}, at::TensorOptions().dtype(c10::kInt));
+  at::Tensor hwt = at::zeros({int64_t(taps_h), int64_t(t.ohp)}, at::TensorOptions().dtype(c10::kFloat));
+  for (int64_t tap = 0; tap < int64_t(taps_h); ++tap)
+    for (int64_t o = 0; o < oh; ++o) {
+      hidx.data_ptr<int32_t>()[tap * t.ohp + o] = static_cast<int32_t>(th.identity ? o : th.idx[size_t(tap * oh + o)]);
+      hwt.data_ptr<float>()[tap * t.ohp + o] = th.identity ? 1.0f : th.w[size_t(tap * oh + o)];
+    }
+  // Host tables: the copy tasks keep them alive, no wait.
+  const at::Tensor d_woff = woff.to(x.device(), true), d_wwt = wwt.to(x.device(), true),
+                   d_hidx = hidx.to(x.device(), true), d_hwt = hwt.to(x.device(), true);
+  using Fn = void (*)(uint8_t*, uint8_t*, uint8_t*, uint8_t*, uint8_t*, uint8_t*, uint8_t*);
+  Fn kernel = PickFloatKernel<Fn>(op, x.scalar_type(), &interp2d_kernel_float, &interp2d_kernel_half,
+                                  &interp2d_kernel_bf16);
+  KernelLaunch launch{"interp2d_kernel", ascendc_host::CoreType::AIV, t.block_dim, dev};
+  if (LogDebugEnabled())
+    launch.detail = std::string(op) + " " + DescribeForLog({{"self", &x}}) + " -> " + std::to_string(oh) + "x" +
+                    std::to_string(ow) + " taps " + std::to_string(taps_h) + "x" + std::to_string(taps_w) +
+                    " planes/tile=" + std::to_string(t.kp) + " rows/item=" + std::to_string(t.row_chunk);
+  LaunchKernel(std::move(launch), kernel, t, x.data_ptr(), out.data_ptr(), d_woff.data_ptr(), d_wwt.data_ptr(),
+               d_hidx.data_ptr(), d_hwt.data_ptr());
+  return true;
 }
 
 // Weights of dim `d` shaped to broadcast over an `ndim`-D tensor ([N, C, rows, cols], [N, C, D, H, W]).
@@ -279,6 +355,11 @@ at::Tensor& InterpOut(const char* op, bool cubic, const at::Tensor& self, c10::S
   CheckBilinearSizes(op, h, w, oh, ow);
   at::native::resize_output(out, {self.size(0), self.size(1), oh, ow});
   if (out.numel() == 0) return out;
+  if (self.is_contiguous() && out.is_contiguous() && out.scalar_type() == self.scalar_type()) {
+    const HostTaps th = ComputeTaps(h, oh, align_corners, scales_h, cubic, false);
+    const HostTaps tw = ComputeTaps(w, ow, align_corners, scales_w, cubic, false);
+    if (InterpKernel(op, self, out, th, tw)) return out;
+  }
   const TapMap mw = MakeTapMap(w, ow, align_corners, scales_w, cubic, self.device());
   const TapMap mh = MakeTapMap(h, oh, align_corners, scales_h, cubic, self.device());
   at::Tensor t = mw.identity ? self : InterpDim(self, 3, mw);
