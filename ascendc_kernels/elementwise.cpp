@@ -984,16 +984,18 @@ void ComputeFloat(const ElementwiseTiling& t, Operands<float>& o) {
       PropagateNaN(y, x0, B0, L);
       break;
     case EwOp::kClamp:  // x < lo ? lo : x > hi ? hi : x (NaN and signed zeros pass, as on the CPU)
+      // Per bound: the mask of lanes that keep x is NOT(x < lo), true for NaN, so one Compare, a Not
+      // over the bit mask (1/16 of a pass) and one Select; no NaN fix-up pass.
       if (t.si[0] & 1) {
-        CompareScalar(B0, x0, sf[0], CMPMODE::GE, L);
+        CompareScalar(B0, x0, sf[0], CMPMODE::LT, L);
+        Not(B0.ReinterpretCast<uint16_t>(), B0.ReinterpretCast<uint16_t>(), static_cast<int32_t>(L / 16));
         Select(y, B0, x0, sf[0], TS, L);
-        PropagateNaN(y, x0, B0, L);
       }
       if (t.si[0] & 2) {
         const auto& src = (t.si[0] & 1) ? y : x0;
-        CompareScalar(B0, src, sf[1], CMPMODE::LE, L);
+        CompareScalar(B0, src, sf[1], CMPMODE::GT, L);
+        Not(B0.ReinterpretCast<uint16_t>(), B0.ReinterpretCast<uint16_t>(), static_cast<int32_t>(L / 16));
         Select(y, B0, src, sf[1], TS, L);
-        PropagateNaN(y, x0, B0, L);
       }
       break;
     case EwOp::kLeakyRelu: LeakyRelu(y, x0, sf[0], L); break;
