@@ -1,0 +1,73 @@
+// torchvision's detection ops on npu (registered for the torchvision namespace; torchvision itself
+// defines the schemas when it is imported, the dispatcher holds these kernels until then).
+//
+// nms(dets [N, 4] (x1, y1, x2, y2), scores [N], iou_threshold) -> int64 indices of the kept boxes in
+// decreasing score order, as torchvision's CPU kernel: a stable descending sort of the scores, then
+// the greedy pass, suppressing a box whose IoU with a kept higher-scored box is > iou_threshold
+// (IoU computed in float in the CPU kernel's order of operations: ascendc_kernels/nms.h). float16 /
+// bfloat16 boxes (which the CPU kernel refuses) are computed in float; float64 keeps the CPU fallback.
+// The number of kept boxes is read back (the output's size depends on it, as on CUDA).
+#include <ATen/core/Tensor.h>
+#include <ATen/TensorOperators.h>
+#include <ATen/ops/empty.h>
+#include <ATen/ops/index_select.h>
+#include <ATen/ops/sort.h>
+#include <torch/library.h>
+
+#include <string>
+
+#include "aten/kernel_launch.h"
+#include "aten/op_common.h"
+#include "core/cpu_fallback.h"
+#include "nms.h"
+
+namespace torch_ops_nn {
+
+TORCH_OPS_NN_REGISTER_KERNEL(nms_kernel);
+
+namespace {
+
+at::Tensor nms(const at::Tensor& dets, const at::Tensor& scores, double iou_threshold) {
+  constexpr const char* op = "torchvision::nms";
+  TORCH_CHECK(dets.dim() == 2, op, ": boxes should be a 2d tensor, got ", dets.dim(), "D");
+  TORCH_CHECK(dets.size(1) == 4, op, ": boxes should have 4 elements in dimension 1, got ", dets.size(1));
+  TORCH_CHECK(scores.dim() == 1, op, ": scores should be a 1d tensor, got ", scores.dim(), "D");
+  TORCH_CHECK(dets.size(0) == scores.size(0), op, ": boxes and scores should have same number of elements in ",
+              "dimension 0, got ", dets.size(0), " and ", scores.size(0));
+  const c10::DeviceIndex dev = CheckSameNpuDevice(op, {{"dets", &dets}, {"scores", &scores}});
+  const int64_t n = dets.size(0);
+  if (n == 0) return NpuEmpty({0}, c10::kLong, dev);
+  const bool native = IsNpuFloat(dets.scalar_type()) && IsNpuFloat(scores.scalar_type()) && n <= INT32_MAX;
+  const auto t0 = native ? npu_kernels::nms_tiling(uint32_t(n), iou_threshold, SocInfoFor(dev)) : npu_kernels::NmsTiling{};
+  if (!t0.ok) {  // float64 boxes, or more boxes than the greedy pass holds in UB
+    return CallCpuFallback("torchvision::nms", "", {dets, scores, iou_threshold})[0].toTensor();
+  }
+  const at::Tensor order = std::get<1>(at::sort(scores, /*stable=*/true, /*dim=*/0, /*descending=*/true));
+  const at::Tensor sorted = at::index_select(dets, 0, order).to(c10::kFloat);
+  // Four coordinate rows padded to npad lanes, and the areas (x2 - x1) * (y2 - y1).
+  at::Tensor coords = NpuEmpty({4, int64_t(t0.npad)}, c10::kFloat, dev);
+  coords.narrow(1, n, int64_t(t0.npad) - n).zero_();
+  coords.narrow(1, 0, n).copy_(sorted.t());
+  const at::Tensor areas = (coords[2] - coords[0]) * (coords[3] - coords[1]);
+  at::Tensor mask = NpuEmpty({n * int64_t(t0.row_bytes)}, c10::kByte, dev);
+  at::Tensor keep = NpuEmpty({int64_t(t0.npad)}, c10::kInt, dev);
+  at::Tensor count = NpuEmpty({8}, c10::kInt, dev);
+  for (uint32_t phase = 0; phase < 2; ++phase) {
+    auto t = t0;
+    t.phase = phase;
+    KernelLaunch launch{"nms_kernel", ascendc_host::CoreType::AIV, phase ? 1 : t.block_dim, dev};
+    if (LogDebugEnabled())
+      launch.detail = std::string(op) + " n=" + std::to_string(n) + (phase ? " (greedy pass)" : " (masks)");
+    LaunchKernel(std::move(launch), &nms_kernel, t, coords.data_ptr(), areas.data_ptr(), mask.data_ptr(),
+                 keep.data_ptr(), count.data_ptr());
+  }
+  const int64_t kept = count[0].item<int64_t>();
+  return at::index_select(order, 0, keep.narrow(0, 0, kept));
+}
+
+}  // namespace
+}  // namespace torch_ops_nn
+
+TORCH_LIBRARY_IMPL(torchvision, PrivateUse1, m) {
+  m.impl("nms", TORCH_FN(torch_ops_nn::nms));
+}
