@@ -7,6 +7,13 @@
 // (IoU computed in float in the CPU kernel's order of operations: ascendc_kernels/nms.h). float16 /
 // bfloat16 boxes (which the CPU kernel refuses) are computed in float; float64 keeps the CPU fallback.
 // The number of kept boxes is read back (the output's size depends on it, as on CUDA).
+//
+// roi_align(input [B, C, H, W], rois [K, 5], spatial_scale, pooled_h, pooled_w, sampling_ratio, aligned)
+// -> [K, C, pooled_h, pooled_w]: the forward runs roi_align_kernel (ascendc_kernels/roi_align.h) on a
+// channels-last float copy of the map (none when it is channels-last float already); a RoI's batch
+// index outside [0, B) is an error (the CPU kernel reads out of bounds), checked with one read back.
+// Its backward (_roi_align_backward, training) keeps the CPU fallback: a deterministic scatter of
+// overlapping RoIs without atomics is left for later.
 #include <ATen/core/Tensor.h>
 #include <ATen/TensorOperators.h>
 #include <ATen/ops/empty.h>
@@ -20,10 +27,12 @@
 #include "aten/op_common.h"
 #include "core/cpu_fallback.h"
 #include "nms.h"
+#include "roi_align.h"
 
 namespace torch_ops_nn {
 
 TORCH_OPS_NN_REGISTER_KERNEL(nms_kernel);
+TORCH_OPS_NN_REGISTER_KERNEL(roi_align_kernel);
 
 namespace {
 
@@ -65,9 +74,50 @@ at::Tensor nms(const at::Tensor& dets, const at::Tensor& scores, double iou_thre
   return at::index_select(order, 0, keep.narrow(0, 0, kept));
 }
 
+at::Tensor roi_align(const at::Tensor& input, const at::Tensor& rois, double spatial_scale, c10::SymInt pooled_height,
+                     c10::SymInt pooled_width, int64_t sampling_ratio, bool aligned) {
+  constexpr const char* op = "torchvision::roi_align";
+  const int64_t ph = pooled_height.expect_int(), pw = pooled_width.expect_int();
+  TORCH_CHECK(input.dim() == 4, op, ": input should be a 4d tensor [N, C, H, W], got ", input.dim(), "D");
+  TORCH_CHECK(rois.dim() == 2 && rois.size(1) == 5, op, ": rois should be a [K, 5] tensor (batch index, x1, y1, x2, ",
+              "y2), got shape ", rois.sizes());
+  TORCH_CHECK(ph > 0 && pw > 0, op, ": output_size should be positive, got (", ph, ", ", pw, ")");
+  TORCH_CHECK(input.scalar_type() == rois.scalar_type(), op, ": input and rois should have the same dtype, got ",
+              input.scalar_type(), " and ", rois.scalar_type());
+  const c10::DeviceIndex dev = CheckSameNpuDevice(op, {{"input", &input}, {"rois", &rois}});
+  const int64_t K = rois.size(0), B = input.size(0), C = input.size(1), H = input.size(2), W = input.size(3);
+  auto fallback = [&] {
+    return CallCpuFallback("torchvision::roi_align", "", {input, rois, spatial_scale, ph, pw, sampling_ratio, aligned})[0]
+        .toTensor();
+  };
+  if (!IsNpuFloat(input.scalar_type())) return fallback();
+  at::Tensor out = NpuEmpty({K, C, ph, pw}, input.scalar_type(), dev);
+  if (out.numel() == 0) return out;
+  TORCH_CHECK(H > 0 && W > 0, op, ": input of shape ", input.sizes(), " has no pixels for ", K, " rois");
+  const auto t = npu_kernels::roi_align_tiling(uint32_t(K), uint32_t(B), uint32_t(C), uint32_t(H), uint32_t(W),
+                                               uint32_t(ph), uint32_t(pw), int32_t(sampling_ratio), aligned,
+                                               spatial_scale, SocInfoFor(dev));
+  if (!t.ok || K > INT32_MAX || C * H * W > INT32_MAX) return fallback();
+  const at::Tensor r = rois.to(c10::kFloat).contiguous();
+  const at::Tensor bi = r.select(1, 0);
+  CheckNoneSet((bi < 0).logical_or_(bi >= double(B)),
+               std::string(op) + ": a RoI's batch index (rois[:, 0]) is outside [0, " + std::to_string(B) +
+                   ") for an input of batch size " + std::to_string(B));
+  const at::Tensor x = input.to(c10::kFloat).contiguous(c10::MemoryFormat::ChannelsLast);
+  at::Tensor y = NpuEmpty({K, ph, pw, C}, c10::kFloat, dev);
+  KernelLaunch launch{"roi_align_kernel", ascendc_host::CoreType::AIV, t.block_dim, dev};
+  if (LogDebugEnabled())
+    launch.detail = std::string(op) + " " + DescribeForLog({{"input", &input}}) + " rois=" + std::to_string(K) +
+                    " out=" + std::to_string(ph) + "x" + std::to_string(pw) + " sampling=" + std::to_string(sampling_ratio);
+  LaunchKernel(std::move(launch), &roi_align_kernel, t, x.data_ptr(), r.data_ptr(), y.data_ptr());
+  out.copy_(y.permute({0, 3, 1, 2}));
+  return out;
+}
+
 }  // namespace
 }  // namespace torch_ops_nn
 
 TORCH_LIBRARY_IMPL(torchvision, PrivateUse1, m) {
   m.impl("nms", TORCH_FN(torch_ops_nn::nms));
+  m.impl("roi_align", TORCH_FN(torch_ops_nn::roi_align));
 }

@@ -75,3 +75,77 @@ def test_nms_float64_takes_the_fallback(monkeypatch):
     monkeypatch.setenv("TORCH_OPS_NN_FALLBACK", "silent")
     torch.testing.assert_close(nms(b.double().to("npu"), s.double().to("npu"), 0.5).cpu(), nms(b, s, 0.5),
                                rtol=0, atol=0)
+
+
+def rand_rois(n, batch, h, w, scale, seed):
+    g = torch.Generator().manual_seed(seed)
+    xy = torch.rand(n, 2, generator=g) * torch.tensor([w / scale, h / scale])
+    wh = torch.rand(n, 2, generator=g) * 80 + 1
+    b = torch.randint(0, batch, (n, 1), generator=g).float()
+    return torch.cat([b, xy - 10, xy + wh], 1)  # some start left of / above the map
+
+
+@pytest.mark.parametrize("B,C,H,W,n,out,scale,sampling,aligned", [
+    (2, 16, 20, 24, 30, (7, 7), 0.25, 2, False),
+    (2, 16, 20, 24, 30, (7, 7), 0.25, 0, True),      # adaptive sampling grid
+    (1, 256, 50, 68, 200, (7, 7), 0.25, 2, False),   # an FPN level's channels
+    (1, 3, 10, 10, 5, (2, 3), 1.0, -1, False),
+    (3, 13, 33, 17, 40, (5, 4), 0.5, 3, True),       # channels not a multiple of 8
+    (1, 8, 200, 272, 50, (14, 14), 0.25, 0, False),  # wide map: many samples per bin
+    (1, 1000, 7, 9, 10, (3, 3), 1 / 16, 2, False),   # channels split into passes
+])
+def test_roi_align_matches_cpu(fallback_error, B, C, H, W, n, out, scale, sampling, aligned):
+    x = torch.randn(B, C, H, W, generator=torch.Generator().manual_seed(n))
+    rois = rand_rois(n, B, H, W, scale, seed=C)
+    ref = torchvision.ops.roi_align(x, rois, out, scale, sampling, aligned)
+    got = torchvision.ops.roi_align(x.to("npu"), rois.to("npu"), out, scale, sampling, aligned)
+    assert got.device.type == "npu" and got.shape == ref.shape and got.is_contiguous()
+    torch.testing.assert_close(got.cpu(), ref, rtol=1e-5, atol=1e-5)
+
+
+def test_roi_align_layouts_dtypes_and_multiscale(fallback_error):
+    x = torch.randn(2, 32, 40, 48)
+    rois = rand_rois(25, 2, 40, 48, 0.5, seed=7)
+    ref = torchvision.ops.roi_align(x, rois, (7, 7), 0.5, 2, True)
+    xc = x.to("npu").contiguous(memory_format=torch.channels_last)  # used as it is, no copy
+    torch.testing.assert_close(torchvision.ops.roi_align(xc, rois.to("npu"), (7, 7), 0.5, 2, True).cpu(), ref,
+                               rtol=1e-5, atol=1e-5)
+    half = torchvision.ops.roi_align(x.half().to("npu"), rois.half().to("npu"), (7, 7), 0.5, 2, True)
+    ref_half = torchvision.ops.roi_align(x.half().float(), rois.half().float(), (7, 7), 0.5, 2, True)
+    assert half.dtype == torch.float16
+    torch.testing.assert_close(half.cpu().float(), ref_half, rtol=2e-3, atol=2e-3)
+    empty = torchvision.ops.roi_align(x.to("npu"), torch.zeros(0, 5, device="npu"), (7, 7), 0.5)
+    assert empty.shape == (0, 32, 7, 7)
+    # FPN pooling as the detection heads use it (rois per image as box lists)
+    pool = torchvision.ops.MultiScaleRoIAlign(["p2", "p3"], 7, 2)
+    feats = {"p2": torch.randn(1, 16, 64, 64), "p3": torch.randn(1, 16, 32, 32)}
+    boxes = [rand_rois(40, 1, 64, 64, 0.25, seed=9)[:, 1:].clamp(0, 250)]
+    boxes[0][:, 2:] = boxes[0][:, 2:].maximum(boxes[0][:, :2] + 1)
+    ref = pool(feats, boxes, [(256, 256)])
+    got = pool({k: v.to("npu") for k, v in feats.items()}, [b.to("npu") for b in boxes], [(256, 256)])
+    torch.testing.assert_close(got.cpu(), ref, rtol=1e-5, atol=1e-5)
+
+
+def test_roi_align_bad_input_says_why(fallback_error):
+    x = torch.randn(2, 4, 10, 10, device="npu")
+    rois = torch.tensor([[0.0, 1, 1, 5, 5], [2.0, 1, 1, 5, 5]], device="npu")
+    with pytest.raises(RuntimeError, match=r"torchvision::roi_align: a RoI's batch index \(rois\[:, 0\]\) is outside "
+                                           r"\[0, 2\)"):
+        torchvision.ops.roi_align(x, rois, (2, 2), 1.0)
+    with pytest.raises(RuntimeError, match=r"rois should be a \[K, 5\] tensor"):
+        torch.ops.torchvision.roi_align(x, rois[:, :4], 1.0, 2, 2, -1, False)
+    with pytest.raises(RuntimeError, match=r"input and rois should have the same dtype, got Float and Half"):
+        torch.ops.torchvision.roi_align(x, rois.half(), 1.0, 2, 2, -1, False)
+    ok = torchvision.ops.roi_align(x, rois[:1], (2, 2), 1.0)  # the process keeps working
+    torch.testing.assert_close(ok.cpu(), torchvision.ops.roi_align(x.cpu(), rois[:1].cpu(), (2, 2), 1.0))
+
+
+def test_roi_align_backward_on_the_fallback(monkeypatch):
+    """Training: the forward is native, _roi_align_backward runs on the CPU fallback (warned)."""
+    monkeypatch.setenv("TORCH_OPS_NN_FALLBACK", "silent")
+    x = torch.randn(2, 8, 16, 16)
+    rois = rand_rois(10, 2, 16, 16, 0.5, seed=3)
+    xc, xn = x.clone().requires_grad_(), x.to("npu").requires_grad_()
+    torchvision.ops.roi_align(xc, rois, (3, 3), 0.5, 2).square().sum().backward()
+    torchvision.ops.roi_align(xn, rois.to("npu"), (3, 3), 0.5, 2).square().sum().backward()
+    torch.testing.assert_close(xn.grad.cpu(), xc.grad, rtol=1e-5, atol=1e-5)
