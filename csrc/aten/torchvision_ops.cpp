@@ -12,8 +12,8 @@
 // -> [K, C, pooled_h, pooled_w]: the forward runs roi_align_kernel (ascendc_kernels/roi_align.h) on a
 // channels-last float copy of the map (none when it is channels-last float already); a RoI's batch
 // index outside [0, B) is an error (the CPU kernel reads out of bounds), checked with one read back.
-// Its backward (_roi_align_backward, training) keeps the CPU fallback: a deterministic scatter of
-// overlapping RoIs without atomics is left for later.
+// Its backward (_roi_align_backward) runs roi_align_grad_kernel: each work item owns one image and a
+// chunk of channels of the gradient and walks the RoIs in order (deterministic, no atomics).
 #include <ATen/core/Tensor.h>
 #include <ATen/TensorOperators.h>
 #include <ATen/ops/empty.h>
@@ -33,6 +33,7 @@ namespace torch_ops_nn {
 
 TORCH_OPS_NN_REGISTER_KERNEL(nms_kernel);
 TORCH_OPS_NN_REGISTER_KERNEL(roi_align_kernel);
+TORCH_OPS_NN_REGISTER_KERNEL(roi_align_grad_kernel);
 
 namespace {
 
@@ -114,10 +115,54 @@ at::Tensor roi_align(const at::Tensor& input, const at::Tensor& rois, double spa
   return out;
 }
 
+at::Tensor roi_align_backward(const at::Tensor& grad, const at::Tensor& rois, double spatial_scale,
+                              c10::SymInt pooled_height, c10::SymInt pooled_width, c10::SymInt batch_size,
+                              c10::SymInt channels, c10::SymInt height, c10::SymInt width, int64_t sampling_ratio,
+                              bool aligned) {
+  constexpr const char* op = "torchvision::_roi_align_backward";
+  const int64_t ph = pooled_height.expect_int(), pw = pooled_width.expect_int(), B = batch_size.expect_int(),
+                C = channels.expect_int(), H = height.expect_int(), W = width.expect_int();
+  const c10::DeviceIndex dev = CheckSameNpuDevice(op, {{"grad", &grad}, {"rois", &rois}});
+  TORCH_CHECK(rois.dim() == 2 && rois.size(1) == 5, op, ": rois should be a [K, 5] tensor, got shape ", rois.sizes());
+  const int64_t K = rois.size(0);
+  TORCH_CHECK(grad.dim() == 4 && grad.size(0) == K && grad.size(1) == C && grad.size(2) == ph && grad.size(3) == pw, op,
+              ": grad of shape ", grad.sizes(), " does not match [", K, ", ", C, ", ", ph, ", ", pw, "]");
+  TORCH_CHECK(B >= 0 && C >= 0 && H >= 0 && W >= 0, op, ": input sizes must not be negative");
+  auto fallback = [&] {
+    return CallCpuFallback("torchvision::_roi_align_backward", "",
+                           {grad, rois, spatial_scale, ph, pw, B, C, H, W, sampling_ratio, aligned})[0]
+        .toTensor();
+  };
+  if (!IsNpuFloat(grad.scalar_type())) return fallback();
+  at::Tensor gin = NpuEmpty({B, H, W, C}, c10::kFloat, dev);
+  gin.zero_();
+  if (K > 0 && gin.numel() > 0 && ph > 0 && pw > 0) {
+    const auto t = npu_kernels::roi_align_tiling(uint32_t(K), uint32_t(B), uint32_t(C), uint32_t(H), uint32_t(W),
+                                                 uint32_t(ph), uint32_t(pw), int32_t(sampling_ratio), aligned,
+                                                 spatial_scale, SocInfoFor(dev));
+    if (!t.ok || K > INT32_MAX || C * H * W > INT32_MAX) return fallback();
+    const at::Tensor r = rois.to(c10::kFloat).contiguous();
+    const at::Tensor bi = r.select(1, 0);
+    CheckNoneSet((bi < 0).logical_or_(bi >= double(B)),
+                 std::string(op) + ": a RoI's batch index (rois[:, 0]) is outside [0, " + std::to_string(B) + ")");
+    const at::Tensor g = grad.to(c10::kFloat).permute({0, 2, 3, 1}).contiguous();  // [K, ph, pw, C]
+    KernelLaunch launch{"roi_align_grad_kernel", ascendc_host::CoreType::AIV, t.grad_block_dim, dev};
+    if (LogDebugEnabled())
+      launch.detail = std::string(op) + " rois=" + std::to_string(K) + " input=[" + std::to_string(B) + "," +
+                      std::to_string(C) + "," + std::to_string(H) + "," + std::to_string(W) + "] chunk=" +
+                      std::to_string(t.chunk);
+    LaunchKernel(std::move(launch), &roi_align_grad_kernel, t, g.data_ptr(), r.data_ptr(), gin.data_ptr());
+  }
+  at::Tensor out = NpuEmpty({B, C, H, W}, grad.scalar_type(), dev);
+  out.copy_(gin.permute({0, 3, 1, 2}));
+  return out;
+}
+
 }  // namespace
 }  // namespace torch_ops_nn
 
 TORCH_LIBRARY_IMPL(torchvision, PrivateUse1, m) {
   m.impl("nms", TORCH_FN(torch_ops_nn::nms));
   m.impl("roi_align", TORCH_FN(torch_ops_nn::roi_align));
+  m.impl("_roi_align_backward", TORCH_FN(torch_ops_nn::roi_align_backward));
 }
