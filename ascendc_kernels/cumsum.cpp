@@ -3,6 +3,7 @@
 
 #include "elementwise.h"  // EwDType
 #include "kernel_operator.h"
+#include "reduce_helpers.h"
 #include "norm_util.h"
 
 using namespace AscendC;
@@ -21,9 +22,21 @@ CumsumTiling cumsum_tiling(uint64_t outer, uint64_t R, uint64_t inner, uint32_t 
   const bool fp = in == EwDType::F32 || in == EwDType::F16 || in == EwDType::BF16;
   t.column_mode = fp && inner > 1 ? 1 : 0;
   if (t.column_mode) {
-    t.chunk = inner < 4096 ? uint32_t(inner) : 4096;
+    // Narrower chunks when the outer rows alone leave cores idle, but >= 1024 columns: a row costs one
+    // vector instruction per chunk, so narrow chunks multiply the instructions of a long scan.
+    uint64_t chunk = ColumnChunkWidth(outer, inner, uint64_t(soc.vector_cores), 4096);
+    const uint64_t floor_w = inner < 1024 ? inner : 1024;
+    t.chunk = uint32_t(chunk < floor_w ? floor_w : chunk);
     t.chunks = uint32_t(CeilDivU<uint64_t>(inner, t.chunk));
     t.items = outer * t.chunks;
+    // UB per tile element: the input, its float copy, the float result, the output.
+    const uint32_t isz = EwDTypeSize(in), osz = EwDTypeSize(EwDType(out_dtype));
+    const uint32_t per = isz + (in != EwDType::F32 ? 4 : 0) + (EwDType(out_dtype) != EwDType::F32 ? 4 : 0) + osz;
+    const uint32_t w64 = AlignUp<uint32_t>(t.chunk, 64);
+    uint64_t rows = (soc.ub_bytes - 8 * 1024 - w64 * 4) / (uint64_t(w64) * per);
+    if (rows > R) rows = R;
+    if (rows > 4095) rows = 4095;
+    t.rows = uint32_t(rows < 1 ? 1 : rows);
   } else {
     t.chunk = inner == 1 ? 2048 : 512;  // strided lines: one 32 B block per element in UB
     t.items = outer * inner;            // lines
@@ -54,7 +67,16 @@ class CumsumKernel {
     xGm_.SetGlobalBuffer(reinterpret_cast<__gm__ uint8_t*>(x), n * isz_);
     yGm_.SetGlobalBuffer(reinterpret_cast<__gm__ uint8_t*>(y), n * osz_);
     const uint32_t c64 = (t.chunk + 63) / 64 * 64;
-    const uint32_t io = t.column_mode || t.inner == 1 ? c64 * 8 : c64 * 32;
+    if (t.column_mode) {
+      const uint32_t n = t.rows * c64;
+      pipe_.InitBuffer(inb_, n * isz_);
+      pipe_.InitBuffer(outb_, n * osz_);
+      pipe_.InitBuffer(acc_, c64 * 4);
+      if (in_ != EwDType::F32) pipe_.InitBuffer(f_, n * 4);
+      if (out_ != EwDType::F32) pipe_.InitBuffer(res_, n * 4);
+      return;
+    }
+    const uint32_t io = t.inner == 1 ? c64 * 8 : c64 * 32;
     pipe_.InitBuffer(inb_, io);
     pipe_.InitBuffer(outb_, io);
     pipe_.InitBuffer(acc_, c64 * 4);
@@ -72,34 +94,39 @@ class CumsumKernel {
   }
 
  private:
-  // Float dtypes, inner > 1: acc[c] += x[o, r, c] row by row.
+  // Float dtypes, inner > 1: out[r] = out[r - 1] + x[r] (or *) over tiles of rows of one column chunk.
   __aicore__ inline void Columns(uint64_t item) {
     const uint64_t o = item / t_.chunks;
     const uint64_t c0 = (item % t_.chunks) * t_.chunk;
     const uint32_t w = uint32_t(t_.inner - c0 < t_.chunk ? t_.inner - c0 : t_.chunk);
-    const uint32_t w64 = (w + 63) / 64 * 64;
-    LocalTensor<float> acc = acc_.Get<float>(), f = f_.Get<float>();
-    Duplicate(acc, t_.prod ? 1.0f : 0.0f, int32_t(w64));
-    for (uint64_t r = 0; r < t_.R; ++r) {
-      const uint64_t e = (o * t_.R + r) * t_.inner + c0;
-      SyncVToMte2();
-      DataCopyPad(inb_.Get<uint8_t>(), xGm_[e * isz_], DataCopyExtParams(1, w * isz_, 0, 0, 0),
-                  DataCopyPadExtParams<uint8_t>(false, 0, 0, 0));
+    const uint32_t w64 = (t_.chunk + 63) / 64 * 64;  // UB row pitch (elements)
+    const int32_t wc = int32_t((w + 63) / 64 * 64);
+    LocalTensor<float> acc = acc_.Get<float>();
+    Duplicate(acc, t_.prod ? 1.0f : 0.0f, wc);
+    for (uint64_t r0 = 0; r0 < t_.R; r0 += t_.rows) {
+      const uint32_t k = uint32_t(t_.R - r0 < t_.rows ? t_.R - r0 : t_.rows);
+      const uint64_t e = (o * t_.R + r0) * t_.inner + c0;
+      SyncVToMte2();  // the previous tile's compute has read the input
+      npu_kernels::reduce_helpers::CopyInRows(inb_.Get<uint8_t>(), xGm_[e * isz_], k, w * isz_, t_.inner * isz_,
+                                              w64 * isz_);
       SyncMte2ToV();
       LocalTensor<float> v = inb_.Get<float>();
-      if (in_ != EwDType::F32) {
-        if (in_ == EwDType::F16) Cast(f, inb_.Get<half>(), RoundMode::CAST_NONE, w64);
-        else Cast(f, inb_.Get<bfloat16_t>(), RoundMode::CAST_NONE, w64);
-        v = f;
+      if (in_ == EwDType::F16) Cast(f_.Get<float>(), inb_.Get<half>(), RoundMode::CAST_NONE, k * w64);
+      if (in_ == EwDType::BF16) Cast(f_.Get<float>(), inb_.Get<bfloat16_t>(), RoundMode::CAST_NONE, k * w64);
+      if (in_ != EwDType::F32) v = f_.Get<float>();
+      SyncMte3ToV();  // the previous tile has left
+      LocalTensor<float> res = out_ == EwDType::F32 ? outb_.Get<float>() : res_.Get<float>();
+      for (uint32_t r = 0; r < k; ++r) {
+        const LocalTensor<float> prev = r == 0 ? acc : res[(r - 1) * w64];
+        if (t_.prod) Mul(res[r * w64], prev, v[r * w64], wc);
+        else Add(res[r * w64], prev, v[r * w64], wc);
       }
-      if (t_.prod) Mul(acc, acc, v, int32_t(w64));
-      else Add(acc, acc, v, int32_t(w64));
-      SyncMte3ToV();
-      if (out_ == EwDType::F32) Adds(outb_.Get<float>(), acc, 0.0f, int32_t(w64));
-      else if (out_ == EwDType::F16) Cast(outb_.Get<half>(), acc, RoundMode::CAST_RINT, w64);
-      else Cast(outb_.Get<bfloat16_t>(), acc, RoundMode::CAST_RINT, w64);
+      Adds(acc, res[(k - 1) * w64], 0.0f, wc);  // carried into the next tile
+      if (out_ == EwDType::F16) Cast(outb_.Get<half>(), res, RoundMode::CAST_RINT, k * w64);
+      if (out_ == EwDType::BF16) Cast(outb_.Get<bfloat16_t>(), res, RoundMode::CAST_RINT, k * w64);
       SyncVToMte3();
-      DataCopyPad(yGm_[e * osz_], outb_.Get<uint8_t>(), DataCopyExtParams(1, w * osz_, 0, 0, 0));
+      npu_kernels::reduce_helpers::CopyOutRows(yGm_[e * osz_], outb_.Get<uint8_t>(), k, w * osz_, t_.inner * osz_,
+                                               w64 * osz_);
     }
   }
 
@@ -166,7 +193,7 @@ class CumsumKernel {
   EwDType in_ = EwDType::F32, out_ = EwDType::F32;
   uint32_t isz_ = 4, osz_ = 4;
   TPipe pipe_;
-  TBuf<TPosition::VECCALC> inb_, outb_, acc_, f_;
+  TBuf<TPosition::VECCALC> inb_, outb_, acc_, f_, res_;
   GlobalTensor<uint8_t> xGm_, yGm_;
 };
 

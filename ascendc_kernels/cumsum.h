@@ -1,8 +1,10 @@
 // cumsum and cumprod (`prod` = 1) on the vector cores over x[outer, R, inner] -> y[outer, R, inner]
 // (contiguous). The product runs the same paths with Mul / *= from 1 (integers wrap in int64, as the
 // CPU's).
-//   inner > 1, float dtypes: a work item is (o, a chunk of <= chunk columns); a float accumulator of
-//     the chunk's width adds the R rows in order (DataCopyPad in, Cast, Add, Cast, DataCopyPad out).
+//   inner > 1, float dtypes: a work item is (o, a chunk of <= chunk columns); tiles of `rows` rows come
+//     in with one DataCopyPad, each row is the previous result row plus the input row (one Add, the
+//     previous tile's last row carried in a float accumulator), and the tile leaves with one copy.
+//     (Many rows scanned along their length are transposed by the host into this mode.)
 //   inner == 1, or integer dtypes: a work item is one scanned line, summed element by element with
 //     scalar arithmetic in UB chunks (float accumulation for float dtypes, exact int64 for integers).
 // Float sums accumulate in float (the CPU accumulates float32 in double: results can differ in the
@@ -23,6 +25,7 @@ struct CumsumTiling {
   uint32_t in_dtype = 0, out_dtype = 0;  // EwDType
   uint32_t block_dim = 1;
   uint32_t prod = 0;       // 1: running product (cumprod)
+  uint32_t rows = 0;       // column mode: rows per UB tile
 };
 
 CumsumTiling cumsum_tiling(uint64_t outer, uint64_t R, uint64_t inner, uint32_t in_dtype, uint32_t out_dtype,

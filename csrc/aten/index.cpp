@@ -213,8 +213,23 @@ at::Tensor& CumScanOut(const char* op, bool prod, const at::Tensor& self, int64_
   uint64_t outer = 1, inner = 1;
   for (int64_t i = 0; i < dim; ++i) outer *= uint64_t(x.size(i));
   for (int64_t i = dim + 1; i < x.dim(); ++i) inner *= uint64_t(x.size(i));
+  // Many float rows scanned along their length: the line mode adds one element at a time on the scalar
+  // unit; the transpose makes them columns, which the column mode adds a whole row of at a time.
+  const uint64_t R = uint64_t(x.size(dim));
+  if (inner == 1 && outer >= 16 && R >= 2 && c10::isFloatingType(self.scalar_type())) {
+    const at::Tensor xt = x.view({int64_t(outer), int64_t(R)}).t().contiguous();  // [R, outer]
+    at::Tensor yt = NpuEmpty(xt.sizes(), natural, dev);
+    auto t = npu_kernels::cumsum_tiling(1, R, outer, uint32_t(*in), uint32_t(*EwDTypeOf(natural)), SocInfoFor(dev));
+    t.prod = prod ? 1 : 0;
+    KernelLaunch launch{"cumsum_kernel", ascendc_host::CoreType::AIV, t.block_dim, dev};
+    if (LogDebugEnabled()) launch.detail = DescribeForLog({{"self", &x}}) + " dim=" + std::to_string(dim) + " (as columns)";
+    LaunchKernel(std::move(launch), &cumsum_kernel, t, xt.data_ptr(), yt.data_ptr());
+    if (out.is_contiguous()) out.view({int64_t(outer), int64_t(R)}).copy_(yt.t());
+    else out.copy_(yt.t().contiguous().view(x.sizes()));
+    return out;
+  }
   at::Tensor y = NpuEmpty(x.sizes(), natural, dev);
-  auto t = npu_kernels::cumsum_tiling(outer, uint64_t(x.size(dim)), inner, uint32_t(*in),
+  auto t = npu_kernels::cumsum_tiling(outer, R, inner, uint32_t(*in),
                                       uint32_t(*EwDTypeOf(natural)), SocInfoFor(dev));
   t.prod = prod ? 1 : 0;
   KernelLaunch launch{"cumsum_kernel", ascendc_host::CoreType::AIV, t.block_dim, dev};

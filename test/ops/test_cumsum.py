@@ -7,7 +7,10 @@ import torch
 pytestmark = pytest.mark.usefixtures("fallback_error")
 
 CASES = [((10, 7), 1), ((10, 7), 0), ((3, 5, 9), 1), ((3, 5, 9), -1), ((5000,), 0), ((4, 3000), 1),
-         ((2, 300, 70), 1), ((), 0), ((64, 5), 0)]
+         ((2, 300, 70), 1), ((), 0), ((64, 5), 0),
+         ((300, 1000), 1),  # many rows along their length: transposed into the column mode
+         ((700, 3000), 0),  # column tiles of fewer rows than R: the carry between tiles
+         ((3, 40, 5000), 1)]  # column chunks of 4096 and a remainder
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.bfloat16, torch.int32, torch.int64, torch.bool])
@@ -41,7 +44,7 @@ def test_cumsum_inplace_dtype_and_position_ids():
 
 # ---- cumprod: the same kernel with a running product ------------------------------------------
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.bfloat16, torch.int32, torch.int64, torch.bool])
-@pytest.mark.parametrize("shape,dim", [((5, 7), 1), ((5, 7), 0), ((3, 4, 6), 1), ((2000,), 0), ((4, 3000), 1),
+@pytest.mark.parametrize("shape,dim", [((5, 7), 1), ((5, 7), 0), ((3, 4, 6), 1), ((2000,), 0), ((4, 3000), 1), ((40, 30), 1),
                                        ((3, 70, 2), 1)])
 def test_cumprod_matches_cpu(dtype, shape, dim):
     g = torch.Generator().manual_seed(9)
