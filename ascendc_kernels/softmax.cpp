@@ -82,8 +82,10 @@ using npu_kernels::SoftmaxTiling;
 template <typename T, typename O, bool kBackward>
 class SoftmaxKernel {
  public:
-  __aicore__ inline void Init(GM_ADDR a, GM_ADDR b, GM_ADDR out, const SoftmaxTiling& t) {
+  __aicore__ inline void Init(GM_ADDR a, GM_ADDR b, GM_ADDR out, const SoftmaxTiling& t, GM_ADDR lse = nullptr) {
     t_ = t;
+    has_lse_ = lse != nullptr;
+    if (has_lse_) lseGm_.SetGlobalBuffer(reinterpret_cast<__gm__ float*>(lse), t.outer);
     i0_ = t.items_per_core * GetBlockIdx();
     i1_ = MinU(t.items, i0_ + t.items_per_core);
     const uint64_t n = t.outer * t.R * t.inner;
@@ -185,6 +187,27 @@ class SoftmaxKernel {
     return any;
   }
 
+  // log-sum-exp of k rows (max + ln(sum of exp)) to lse[it, it + k): -inf for a row of all -inf.
+  // vs is overwritten (its sums have been used).
+  __aicore__ inline void StoreLse(uint64_t it, uint32_t k, const LocalTensor<float>& vm, const LocalTensor<float>& vs) {
+    const int32_t kc = static_cast<int32_t>(k);
+    Ln(vs, vs, kc);
+    Add(vs, vs, vm, kc);
+    Pipe<HardEvent::V_S>();
+    for (uint32_t r = 0; r < k; ++r)
+      if (IsNegInf(vm.GetValue(r))) vs.SetValue(r, -std::numeric_limits<float>::infinity());
+    Pipe<HardEvent::S_MTE3>();
+    Pipe<HardEvent::V_MTE3>();
+    CopyOutContiguous(lseGm_[it], vs, k);
+    Pipe<HardEvent::MTE3_V>();  // vs is written again by the next rows' sums
+    Pipe<HardEvent::MTE3_S>();
+  }
+  template <HardEvent E>
+  static __aicore__ inline void Pipe() {
+    SetFlag<E>(0);
+    WaitFlag<E>(0);
+  }
+
   __aicore__ inline void RowsResident() {
     const uint32_t R = static_cast<uint32_t>(t_.R);
     const uint32_t P = t_.row_stride;
@@ -219,6 +242,7 @@ class SoftmaxKernel {
             for (uint32_t r = 0; r < k; ++r)
               if (IsNegInf(vm.GetValue(r))) Duplicate(res[r * P], 0.0f, r32);
           }
+          if (has_lse_) StoreLse(it, k, vm, vs);
         }
         Emit(out, res, n, oGm_[it * R], k, R, R, P);
         aQ_.FreeTensor(a);
@@ -292,6 +316,22 @@ class SoftmaxKernel {
       }
       RowReduce(npu_kernels::kCombSum, tmp, tmp, 1, n, n, vs);
       s += vs.GetValue(0);
+    }
+    if (!kBackward && has_lse_) {
+      float lse = -std::numeric_limits<float>::infinity();
+      if (!masked) {
+        vs.SetValue(0, s);
+        Pipe<HardEvent::S_V>();
+        Ln(vs, vs, 1);
+        Adds(vs, vs, m, 1);
+      } else {
+        vs.SetValue(0, lse);
+      }
+      Pipe<HardEvent::V_MTE3>();
+      Pipe<HardEvent::S_MTE3>();
+      CopyOutContiguous(lseGm_[it], vs, 1);
+      Pipe<HardEvent::MTE3_V>();
+      Pipe<HardEvent::MTE3_S>();
     }
     float shift = 0.0f;
     if (!kBackward && t_.log) {
@@ -419,6 +459,8 @@ class SoftmaxKernel {
   }
 
   SoftmaxTiling t_;
+  bool has_lse_ = false;
+  GlobalTensor<float> lseGm_;
   uint64_t i0_ = 0, i1_ = 0;
   uint32_t cap_ = 0;
   bool rows_ = true;
@@ -431,10 +473,10 @@ class SoftmaxKernel {
 };
 
 template <typename T, typename O, bool kBackward>
-__aicore__ inline void RunSoftmax(GM_ADDR a, GM_ADDR b, GM_ADDR out, GM_ADDR tiling) {
+__aicore__ inline void RunSoftmax(GM_ADDR a, GM_ADDR b, GM_ADDR out, GM_ADDR tiling, GM_ADDR lse = nullptr) {
   GET_TILING_DATA_WITH_STRUCT(SoftmaxTiling, t, tiling);
   SoftmaxKernel<T, O, kBackward> op;
-  op.Init(a, b, out, t);
+  op.Init(a, b, out, t, lse);
   op.Process();
 }
 
@@ -463,4 +505,14 @@ extern "C" __global__ __aicore__ void softmax_grad_kernel_bf16_bf16(GM_ADDR g, G
 }
 extern "C" __global__ __aicore__ void softmax_grad_kernel_float_half(GM_ADDR g, GM_ADDR y, GM_ADDR gi, GM_ADDR tiling) {
   RunSoftmax<float, half, true>(g, y, gi, tiling);
+}
+// _safe_softmax rows with their log-sum-exp (scaled_dot_product_attention's forward).
+extern "C" __global__ __aicore__ void softmax_lse_kernel_float(GM_ADDR x, GM_ADDR y, GM_ADDR lse, GM_ADDR tiling) {
+  RunSoftmax<float, float, false>(x, nullptr, y, tiling, lse);
+}
+extern "C" __global__ __aicore__ void softmax_lse_kernel_half(GM_ADDR x, GM_ADDR y, GM_ADDR lse, GM_ADDR tiling) {
+  RunSoftmax<half, half, false>(x, nullptr, y, tiling, lse);
+}
+extern "C" __global__ __aicore__ void softmax_lse_kernel_bf16(GM_ADDR x, GM_ADDR y, GM_ADDR lse, GM_ADDR tiling) {
+  RunSoftmax<bfloat16_t, bfloat16_t, false>(x, nullptr, y, tiling, lse);
 }

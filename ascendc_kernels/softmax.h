@@ -49,6 +49,10 @@ extern "C" void softmax_kernel_float_float(uint8_t* x, uint8_t* y, uint8_t* tili
 extern "C" void softmax_kernel_half_half(uint8_t* x, uint8_t* y, uint8_t* tiling);
 extern "C" void softmax_kernel_bf16_bf16(uint8_t* x, uint8_t* y, uint8_t* tiling);
 extern "C" void softmax_kernel_half_float(uint8_t* x, uint8_t* y, uint8_t* tiling);
+// Safe-mode rows (t.safe, inner == 1) that also write each row's log-sum-exp, lse float [outer].
+extern "C" void softmax_lse_kernel_float(uint8_t* x, uint8_t* y, uint8_t* lse, uint8_t* tiling);
+extern "C" void softmax_lse_kernel_half(uint8_t* x, uint8_t* y, uint8_t* lse, uint8_t* tiling);
+extern "C" void softmax_lse_kernel_bf16(uint8_t* x, uint8_t* y, uint8_t* lse, uint8_t* tiling);
 // Backward: grad_output, output (same dtype) -> grad_input. Suffix <grad_output>_<grad_input>.
 extern "C" void softmax_grad_kernel_float_float(uint8_t* g, uint8_t* y, uint8_t* gi, uint8_t* tiling);
 extern "C" void softmax_grad_kernel_half_half(uint8_t* g, uint8_t* y, uint8_t* gi, uint8_t* tiling);

@@ -3,6 +3,7 @@
 // ascendc_kernels/softmax.h over the [outer, R, inner] view of the softmax dim.
 #include <ATen/core/Tensor.h>
 #include <ATen/ops/_softmax.h>
+#include <ATen/ops/empty_like.h>
 #include <ATen/ops/where.h>
 #include <ATen/ops/zeros.h>
 #include <ATen/native/Resize.h>
@@ -19,11 +20,13 @@
 #include "aten/dtype_dispatch.h"
 #include "aten/op_common.h"
 #include "softmax.h"
+#include "aten/softmax_ops.h"
 
 namespace torch_ops_nn {
 
 TORCH_OPS_NN_REGISTER_KERNEL(softmax_kernel);
 TORCH_OPS_NN_REGISTER_KERNEL(softmax_grad_kernel);
+TORCH_OPS_NN_REGISTER_KERNEL(softmax_lse_kernel);
 
 namespace {
 
@@ -59,7 +62,7 @@ std::string Describe(const char* op, const at::Tensor& x, const npu_kernels::Sof
 }
 
 at::Tensor SoftmaxForward(const char* op, const at::Tensor& self, int64_t dim_in, bool half_to_float, bool log,
-                          bool safe = false) {
+                          bool safe = false, at::Tensor* lse = nullptr) {
   CheckSameNpuDevice(op, {{"self", &self}});
   CheckFloatDtype(op, "self", self);
   TORCH_CHECK(!half_to_float || self.scalar_type() == c10::kHalf, op,
@@ -85,6 +88,17 @@ at::Tensor SoftmaxForward(const char* op, const at::Tensor& self, int64_t dim_in
   TORCH_INTERNAL_ASSERT(!safe || (inner == 1 && !log), op, ": the kernel's safe mode is for rows of a softmax");
   t.safe = safe ? 1 : 0;
   CheckArch(op, dev);
+  if (lse != nullptr) {  // safe rows with their log-sum-exp (float [outer])
+    TORCH_INTERNAL_ASSERT(safe && !transpose && !half_to_float);
+    *lse = NpuEmpty({static_cast<int64_t>(outer)}, c10::kFloat, dev);
+    using LseFn = void (*)(uint8_t*, uint8_t*, uint8_t*, uint8_t*);
+    LseFn k = PickFloatKernel<LseFn>(op, x.scalar_type(), &softmax_lse_kernel_float, &softmax_lse_kernel_half,
+                                     &softmax_lse_kernel_bf16);
+    KernelLaunch launch{"softmax_lse_kernel", ascendc_host::CoreType::AIV, t.block_dim, dev};
+    if (LogDebugEnabled()) launch.detail = Describe(op, x, t);
+    LaunchKernel(std::move(launch), k, t, x.data_ptr(), y.data_ptr(), lse->data_ptr());
+    return y;
+  }
   FwdFn kernel = half_to_float ? &softmax_kernel_half_float
                                : PickFloatKernel(op, x.scalar_type(), &softmax_kernel_float_float,
                                                  &softmax_kernel_half_half, &softmax_kernel_bf16_bf16);
@@ -192,6 +206,16 @@ at::Tensor safe_softmax(const at::Tensor& self, int64_t dim_in, std::optional<c1
 }
 
 }  // namespace
+
+std::pair<at::Tensor, at::Tensor> SafeSoftmaxLastDimWithLse(const at::Tensor& scores) {
+  std::vector<int64_t> rows(scores.sizes().begin(), scores.sizes().end() - 1);
+  if (scores.numel() == 0) return {at::empty_like(scores), NpuEmpty(rows, c10::kFloat, scores.device().index()).fill_(
+                                                                -std::numeric_limits<float>::infinity())};
+  at::Tensor lse;
+  at::Tensor p = SoftmaxForward("_safe_softmax", scores, -1, false, false, true, &lse);
+  return {p, lse.view(rows)};
+}
+
 }  // namespace torch_ops_nn
 
 NPU_ATEN_LIBRARY_IMPL(m) {

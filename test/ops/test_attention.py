@@ -131,3 +131,116 @@ def test_isposinf_isneginf(dtype):
         out = torch.empty(0, dtype=torch.bool).npu()
         fn(x.npu(), out=out)
         assert torch.equal(out.cpu(), fn(x))
+
+
+# ---- F.scaled_dot_product_attention: the overrideable backend (csrc/aten/sdpa.cpp)
+
+def sdpa_ops(fn):
+    """The aten ops one call runs (to tell the overrideable path from the math composition)."""
+    from torch.profiler import ProfilerActivity, profile
+    with profile(activities=[ProfilerActivity.CPU]) as p:
+        fn()
+    return {e.key for e in p.key_averages()}
+
+
+def qkv(B, H, L, S, E, Ev, dtype=torch.float32, seed=0):
+    g = torch.Generator().manual_seed(seed)
+    return (torch.randn(B, H, L, E, generator=g).to(dtype), torch.randn(B, H, S, E, generator=g).to(dtype),
+            torch.randn(B, H, S, Ev, generator=g).to(dtype))
+
+
+MASKS = {
+    "none": lambda B, H, L, S: None,
+    "causal": lambda B, H, L, S: "causal",
+    "bool_full": lambda B, H, L, S: torch.rand(B, H, L, S, generator=torch.Generator().manual_seed(1)) > 0.3,
+    "bool_padding": lambda B, H, L, S: torch.arange(S).expand(B, 1, L, S) < torch.tensor([S, S // 2]).view(B, 1, 1, 1),
+    "bool_2d": lambda B, H, L, S: torch.rand(L, S, generator=torch.Generator().manual_seed(2)) > 0.3,
+    "float_bias": lambda B, H, L, S: torch.randn(B, 1, 1, S, generator=torch.Generator().manual_seed(3)),
+}
+
+
+@pytest.mark.parametrize("mask", list(MASKS))
+@pytest.mark.parametrize("shape", [(2, 3, 10, 12, 8, 8), (2, 3, 12, 10, 16, 5), (2, 4, 33, 1, 16, 16)])
+def test_sdpa_overrideable_inference_matches_cpu(mask, shape):
+    B, H, L, S, E, Ev = shape
+    q, k, v = qkv(*shape)
+    m = MASKS[mask](B, H, L, S)
+    kw = dict(is_causal=True) if m == "causal" else dict(attn_mask=m)
+    ref = torch.nn.functional.scaled_dot_product_attention(q, k, v, **kw)
+    kn = dict(kw)
+    if isinstance(m, torch.Tensor):
+        kn["attn_mask"] = m.to("npu")
+    qn, kn_, vn = q.to("npu"), k.to("npu"), v.to("npu")
+    ops = sdpa_ops(lambda: torch.nn.functional.scaled_dot_product_attention(qn, kn_, vn, **kn))
+    assert "aten::_scaled_dot_product_fused_attention_overrideable" in ops
+    out = torch.nn.functional.scaled_dot_product_attention(qn, kn_, vn, **kn)
+    torch.testing.assert_close(out.cpu(), ref, rtol=1e-5, atol=1e-5)
+
+
+def test_sdpa_overrideable_fully_masked_rows_and_16_bit():
+    q, k, v = qkv(2, 3, 10, 12, 8, 8)
+    m = torch.rand(2, 1, 10, 12) > 0.3
+    m[0, 0, 4] = False  # query 4 of batch 0 sees no key: zeros, as the CPU's math path
+    out = torch.nn.functional.scaled_dot_product_attention(q.to("npu"), k.to("npu"), v.to("npu"), attn_mask=m.to("npu"))
+    ref = torch.nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=m)
+    torch.testing.assert_close(out.cpu(), ref, rtol=1e-5, atol=1e-5)
+    assert (out[0, :, 4].cpu() == 0).all()
+    for dtype, tol in ((torch.float16, 2e-3), (torch.bfloat16, 2e-2)):
+        q, k, v = qkv(1, 8, 128, 128, 64, 64, dtype)
+        ref = torch.nn.functional.scaled_dot_product_attention(q.float(), k.float(), v.float(), is_causal=True)
+        out = torch.nn.functional.scaled_dot_product_attention(q.to("npu"), k.to("npu"), v.to("npu"), is_causal=True)
+        assert out.dtype == dtype
+        torch.testing.assert_close(out.cpu().float(), ref, rtol=tol, atol=tol)
+
+
+@pytest.mark.parametrize("causal", [False, True])
+def test_sdpa_training_takes_math_and_the_forced_overrideable_backward_matches(causal):
+    """With inputs that require grad the math path runs (cheaper than this backend's recompute); under
+    sdpa_kernel(OVERRIDEABLE) the overrideable forward and backward run, and both match the CPU."""
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+    q, k, v = qkv(2, 3, 10, 12, 8, 6, seed=4)
+    mask = None if causal else torch.rand(2, 3, 10, 12, generator=torch.Generator().manual_seed(5)) > 0.3
+    go = torch.randn(2, 3, 10, 6, generator=torch.Generator().manual_seed(6))
+    leaves = [t.clone().requires_grad_() for t in (q, k, v)]
+    torch.nn.functional.scaled_dot_product_attention(*leaves, attn_mask=mask, is_causal=causal).backward(go)
+    mn = None if mask is None else mask.to("npu")
+    for forced in (False, True):
+        nl = [t.to("npu").requires_grad_() for t in (q, k, v)]
+        def run():
+            out = torch.nn.functional.scaled_dot_product_attention(*nl, attn_mask=mn, is_causal=causal)
+            out.backward(go.to("npu"))
+            return out
+        if forced:
+            with sdpa_kernel(SDPBackend.OVERRIDEABLE):
+                ops = sdpa_ops(run)
+            assert "aten::_scaled_dot_product_fused_attention_overrideable_backward" in ops
+        else:
+            ops = sdpa_ops(run)
+            assert "aten::_scaled_dot_product_fused_attention_overrideable" not in ops
+        for a, b in zip(leaves, nl):
+            torch.testing.assert_close(b.grad.cpu(), a.grad, rtol=1e-4, atol=1e-5)
+
+
+def test_sdpa_learned_bias_keeps_its_gradient_and_dropout_takes_math():
+    q, k, v = qkv(2, 3, 10, 12, 8, 8, seed=7)
+    bias = torch.randn(1, 3, 10, 12, generator=torch.Generator().manual_seed(8))
+    bc, bn = bias.clone().requires_grad_(), bias.to("npu").requires_grad_()
+    torch.nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=bc).sum().backward()
+    torch.nn.functional.scaled_dot_product_attention(q.to("npu"), k.to("npu"), v.to("npu"), attn_mask=bn).sum().backward()
+    torch.testing.assert_close(bn.grad.cpu(), bc.grad, rtol=1e-4, atol=1e-5)
+    qn = q.to("npu")
+    ops = sdpa_ops(lambda: torch.nn.functional.scaled_dot_product_attention(qn, qn, qn, dropout_p=0.5))
+    assert "aten::_scaled_dot_product_fused_attention_overrideable" not in ops
+
+
+def test_sdpa_math_forced_by_environment():
+    from conftest import run_python
+    code = ("import torch, torch_ops_nn\n"
+            "from torch.profiler import profile, ProfilerActivity\n"
+            "q = torch.randn(1, 2, 4, 8).to('npu')\n"
+            "with profile(activities=[ProfilerActivity.CPU]) as p:\n"
+            "    torch.nn.functional.scaled_dot_product_attention(q, q, q)\n"
+            "print(any('overrideable' in e.key for e in p.key_averages()))\n")
+    r = run_python(code, {"TORCH_OPS_NN_SDPA": "math"})
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip().endswith("False")
