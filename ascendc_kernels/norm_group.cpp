@@ -1,5 +1,6 @@
 // Group norm in Ascend C. A row is (n, group): cg channels of hw elements, loaded as cg segments of hwp
-// (padded with zeros) so that per-channel work is aligned. Forward: mean/rstd of the row (FoldSum trees),
+// (padded with zeros) so that per-channel work is aligned. Forward: mean/rstd of the row (count-form
+// ReduceSum, float rows DMA'd straight into the float buffer),
 // then y = x * a_c + b_c per channel segment. Backward, per row: per-channel sums ds = sum(go * x) and
 // db = sum(go) (WholeReduceSum per segment when hwp <= 64, else FoldSum), grad_input from them (PyTorch's
 // formula), and per-(n, c) partials of grad_weight / grad_bias folded over n by partial_rows_fold_kernel.
@@ -114,16 +115,21 @@ class GroupNormKernel {
   __aicore__ inline LocalTensor<float> Load(const GlobalTensor<T>& gm, uint64_t r, uint32_t k0, uint32_t nk, int slot,
                                             int dst) {
     const uint32_t cnt = nk * t_.hwp;
-    LocalTensor<T> in = inT_.Get<T>()[slot * row_];
-    if (Gap() != 0) Duplicate(in, T(0), static_cast<int32_t>(cnt));
+    // float rows land in the float row buffer directly (no copy pass); 16-bit ones are widened.
+    LocalTensor<float> f = R(dst);
+    LocalTensor<T> in;
+    if constexpr (std::is_same_v<T, float>) in = f;
+    else in = inT_.Get<T>()[slot * row_];
     SyncVToMte2();
+    if (Gap() != 0) {
+      Duplicate(in, T(0), static_cast<int32_t>(cnt));
+      SyncVToMte2();
+    }
     DataCopyPad(in, gm[(r * t_.cg + k0) * t_.hw],
                 DataCopyExtParams{static_cast<uint16_t>(nk), static_cast<uint32_t>(t_.hw * sizeof(T)), 0, Gap(), 0},
                 DataCopyPadExtParams<T>{true, 0, 0, T(0)});
     SyncMte2ToV();
-    LocalTensor<float> f = R(dst);
-    if constexpr (std::is_same_v<T, float>) Adds(f, in, 0.0f, static_cast<int32_t>(cnt));
-    else Cast(f, in, RoundMode::CAST_NONE, cnt);
+    if constexpr (!std::is_same_v<T, float>) Cast(f, in, RoundMode::CAST_NONE, cnt);
     return f;
   }
   __aicore__ inline void Store(uint64_t r, uint32_t k0, uint32_t nk, const LocalTensor<float>& f) {
@@ -135,14 +141,13 @@ class GroupNormKernel {
     DataCopyPad(yGm_[(r * t_.cg + k0) * t_.hw], std::is_same_v<T, float> ? f.template ReinterpretCast<T>() : out, p);
     SyncMte3ToV();
   }
-  // Sum of buf[0, nk*hwp) through R(tmp) (zero beyond).
-  __aicore__ inline float Sum(const LocalTensor<float>& buf, uint32_t nk, int tmp_slot) {
-    const uint32_t cnt = nk * t_.hwp;
-    LocalTensor<float> tmp = R(tmp_slot);
-    if (cnt + 64 <= row_) Duplicate(tmp, 0.0f, static_cast<int32_t>(row_));  // a short last chunk: clear the tail
-    Adds(tmp, buf, 0.0f, static_cast<int32_t>(cnt));
-    const float s = FoldSum(tmp, small_.Get<float>(), row_);
+  // Sum of buf[0, cnt) in one count-form ReduceSum (R(2) its work area; buf is kept).
+  __aicore__ inline float SumN(const LocalTensor<float>& buf, uint32_t cnt) {
+    LocalTensor<float> sm = small_.Get<float>();
+    ReduceSum(sm, buf, R(2), static_cast<int32_t>(cnt));
     SyncVToS();
+    const float s = sm.GetValue(0);
+    SyncSToV();
     return s;
   }
   // seg[k] = sum of segment k of buf, k < cg (destroys buf when hwp > 64).
@@ -169,7 +174,7 @@ class GroupNormKernel {
     for (uint32_t k0 = 0; k0 < cg; k0 += kc) {
       const uint32_t nk = cg - k0 < kc ? cg - k0 : kc;
       Load(xGm_, r, k0, nk, 0, 0);
-      sum += Sum(x, nk, 1);
+      sum += SumN(x, nk * t_.hwp);
     }
     const float mean = sum / cntv;
     float ss = 0.0f;
@@ -177,14 +182,11 @@ class GroupNormKernel {
       const uint32_t nk = cg - k0 < kc ? cg - k0 : kc;
       if (!single) Load(xGm_, r, k0, nk, 0, 0);
       const int32_t n = static_cast<int32_t>(nk * t_.hwp);
-      if (static_cast<uint32_t>(n) + 64 <= row_) Duplicate(xc, 0.0f, static_cast<int32_t>(row_));
       Adds(xc, x, -mean, n);
       Mul(xc, xc, xc, n);
-      ss += FoldSum(xc, small_.Get<float>(), row_);
-      SyncVToS();
+      ss += SumN(xc, static_cast<uint32_t>(n));
       // the nk*(hwp-hw) zero pads contributed mean^2 each
       ss -= static_cast<float>(nk * (t_.hwp - t_.hw)) * mean * mean;
-      if (!single) Duplicate(xc, 0.0f, static_cast<int32_t>(row_));
     }
     const float var = ss / cntv > 0.0f ? ss / cntv : 0.0f;
     const float rstd = 1.0f / std::sqrt(var + t_.eps);
@@ -201,7 +203,6 @@ class GroupNormKernel {
       }
       Store(r, k0, nk, x);
     }
-    Duplicate(xc, 0.0f, static_cast<int32_t>(row_));
     LocalTensor<float> sm = small_.Get<float>();
     sm.SetValue(64, mean);
     sm.SetValue(72, rstd);
