@@ -14,8 +14,13 @@
 // index outside [0, B) is an error (the CPU kernel reads out of bounds), checked with one read back.
 // Its backward (_roi_align_backward) runs roi_align_grad_kernel: each work item owns one image and a
 // chunk of channels of the gradient and walks the RoIs in order (deterministic, no atomics).
+//
+// roi_pool -> (max per bin, int32 position h * W + w or -1): roi_pool_kernel (ascendc_kernels/roi_pool.h);
+// its backward adds each bin's gradient at its position: one index_put_ with accumulate over
+// (image, channel, position) (empty bins add 0 at position 0).
 #include <ATen/core/Tensor.h>
 #include <ATen/TensorOperators.h>
+#include <ATen/ops/arange.h>
 #include <ATen/ops/empty.h>
 #include <ATen/ops/index_select.h>
 #include <ATen/ops/sort.h>
@@ -28,12 +33,14 @@
 #include "core/cpu_fallback.h"
 #include "nms.h"
 #include "roi_align.h"
+#include "roi_pool.h"
 
 namespace torch_ops_nn {
 
 TORCH_OPS_NN_REGISTER_KERNEL(nms_kernel);
 TORCH_OPS_NN_REGISTER_KERNEL(roi_align_kernel);
 TORCH_OPS_NN_REGISTER_KERNEL(roi_align_grad_kernel);
+TORCH_OPS_NN_REGISTER_KERNEL(roi_pool_kernel);
 
 namespace {
 
@@ -158,6 +165,72 @@ at::Tensor roi_align_backward(const at::Tensor& grad, const at::Tensor& rois, do
   return out;
 }
 
+std::tuple<at::Tensor, at::Tensor> roi_pool(const at::Tensor& input, const at::Tensor& rois, double spatial_scale,
+                                             c10::SymInt pooled_height, c10::SymInt pooled_width) {
+  constexpr const char* op = "torchvision::roi_pool";
+  const int64_t ph = pooled_height.expect_int(), pw = pooled_width.expect_int();
+  TORCH_CHECK(input.dim() == 4, op, ": input should be a 4d tensor [N, C, H, W], got ", input.dim(), "D");
+  TORCH_CHECK(rois.dim() == 2 && rois.size(1) == 5, op, ": rois should be a [K, 5] tensor (batch index, x1, y1, x2, ",
+              "y2), got shape ", rois.sizes());
+  TORCH_CHECK(ph > 0 && pw > 0, op, ": output_size should be positive, got (", ph, ", ", pw, ")");
+  TORCH_CHECK(input.scalar_type() == rois.scalar_type(), op, ": input and rois should have the same dtype, got ",
+              input.scalar_type(), " and ", rois.scalar_type());
+  const c10::DeviceIndex dev = CheckSameNpuDevice(op, {{"input", &input}, {"rois", &rois}});
+  const int64_t K = rois.size(0), B = input.size(0), C = input.size(1), H = input.size(2), W = input.size(3);
+  auto fallback = [&] {
+    auto r = CallCpuFallback("torchvision::roi_pool", "", {input, rois, spatial_scale, ph, pw});
+    return std::make_tuple(r[0].toTensor(), r[1].toTensor());
+  };
+  if (!IsNpuFloat(input.scalar_type())) return fallback();
+  at::Tensor out = NpuEmpty({K, C, ph, pw}, input.scalar_type(), dev);
+  at::Tensor arg = NpuEmpty({K, C, ph, pw}, c10::kInt, dev);
+  if (out.numel() == 0) return {out, arg};
+  TORCH_CHECK(H > 0 && W > 0, op, ": input of shape ", input.sizes(), " has no pixels for ", K, " rois");
+  const auto t = npu_kernels::roi_pool_tiling(uint32_t(K), uint32_t(B), uint32_t(C), uint32_t(H), uint32_t(W),
+                                              uint32_t(ph), uint32_t(pw), float(spatial_scale), SocInfoFor(dev));
+  if (!t.ok || K > INT32_MAX || H * W >= (int64_t(1) << 24) || C * H * W > INT32_MAX) return fallback();
+  const at::Tensor r = rois.to(c10::kFloat).contiguous();
+  const at::Tensor bi = r.select(1, 0);
+  CheckNoneSet((bi < 0).logical_or_(bi >= double(B)),
+               std::string(op) + ": a RoI's batch index (rois[:, 0]) is outside [0, " + std::to_string(B) +
+                   ") for an input of batch size " + std::to_string(B));
+  const at::Tensor x = input.to(c10::kFloat).contiguous(c10::MemoryFormat::ChannelsLast);
+  at::Tensor y = NpuEmpty({K, ph, pw, C}, c10::kFloat, dev);
+  at::Tensor a = NpuEmpty({K, ph, pw, C}, c10::kInt, dev);
+  KernelLaunch launch{"roi_pool_kernel", ascendc_host::CoreType::AIV, t.block_dim, dev};
+  if (LogDebugEnabled())
+    launch.detail = std::string(op) + " " + DescribeForLog({{"input", &input}}) + " rois=" + std::to_string(K);
+  LaunchKernel(std::move(launch), &roi_pool_kernel, t, x.data_ptr(), r.data_ptr(), y.data_ptr(), a.data_ptr());
+  out.copy_(y.permute({0, 3, 1, 2}));
+  arg.copy_(a.permute({0, 3, 1, 2}));
+  return {out, arg};
+}
+
+at::Tensor roi_pool_backward(const at::Tensor& grad, const at::Tensor& rois, const at::Tensor& argmax,
+                             double /*spatial_scale*/, c10::SymInt pooled_height, c10::SymInt pooled_width,
+                             c10::SymInt batch_size, c10::SymInt channels, c10::SymInt height, c10::SymInt width) {
+  constexpr const char* op = "torchvision::_roi_pool_backward";
+  const int64_t ph = pooled_height.expect_int(), pw = pooled_width.expect_int(), B = batch_size.expect_int(),
+                C = channels.expect_int(), H = height.expect_int(), W = width.expect_int();
+  const c10::DeviceIndex dev = CheckSameNpuDevice(op, {{"grad", &grad}, {"rois", &rois}, {"argmax", &argmax}});
+  const int64_t K = rois.size(0);
+  TORCH_CHECK(grad.dim() == 4 && grad.size(0) == K && grad.size(1) == C && grad.size(2) == ph && grad.size(3) == pw &&
+                  argmax.sizes() == grad.sizes(),
+              op, ": grad ", grad.sizes(), " and argmax ", argmax.sizes(), " must both be [", K, ", ", C, ", ", ph,
+              ", ", pw, "]");
+  at::Tensor gi = NpuEmpty({B, C, H * W}, grad.scalar_type(), dev);
+  gi.zero_();
+  if (grad.numel() > 0 && gi.numel() > 0) {
+    const at::Tensor img = rois.select(1, 0).to(c10::kLong).view({K, 1, 1, 1}).expand({K, C, ph, pw});
+    const at::Tensor ch = at::arange(C, grad.options().dtype(c10::kLong)).view({1, C, 1, 1}).expand({K, C, ph, pw});
+    const at::Tensor valid = argmax >= 0;
+    const at::Tensor pos = argmax.to(c10::kLong).clamp_min(0);
+    gi.index_put_({img.reshape(-1), ch.reshape(-1), pos.reshape(-1)},
+                  grad.masked_fill(valid.logical_not(), 0).reshape(-1), /*accumulate=*/true);
+  }
+  return gi.view({B, C, H, W});
+}
+
 }  // namespace
 }  // namespace torch_ops_nn
 
@@ -165,4 +238,6 @@ TORCH_LIBRARY_IMPL(torchvision, PrivateUse1, m) {
   m.impl("nms", TORCH_FN(torch_ops_nn::nms));
   m.impl("roi_align", TORCH_FN(torch_ops_nn::roi_align));
   m.impl("_roi_align_backward", TORCH_FN(torch_ops_nn::roi_align_backward));
+  m.impl("roi_pool", TORCH_FN(torch_ops_nn::roi_pool));
+  m.impl("_roi_pool_backward", TORCH_FN(torch_ops_nn::roi_pool_backward));
 }

@@ -162,3 +162,36 @@ def test_roi_align_backward_matches_cpu(fallback_error, B, C, H, W, n, out, scal
         grads.append(xn.grad.cpu())
     torch.testing.assert_close(grads[0], xc.grad, rtol=1e-4, atol=1e-5)
     assert torch.equal(grads[0], grads[1])
+
+
+@pytest.mark.parametrize("B,C,H,W,n,out,scale", [
+    (2, 16, 20, 24, 30, (7, 7), 0.25),
+    (1, 256, 50, 68, 200, (7, 7), 0.25),
+    (3, 13, 33, 17, 40, (5, 4), 0.5),     # channels not a multiple of 64 (the Compare width)
+    (1, 3, 10, 10, 5, (2, 3), 1.0),       # RoIs partly outside the map: empty bins (0, position -1)
+    (1, 1000, 7, 9, 10, (3, 3), 1 / 16),  # channels in several passes
+])
+def test_roi_pool_and_backward_match_cpu(fallback_error, B, C, H, W, n, out, scale):
+    """roi_pool is exact: the same maxima and the same first-maximum positions (ties included); the
+    backward adds each bin's gradient at its position."""
+    x = torch.randn(B, C, H, W, generator=torch.Generator().manual_seed(n))
+    x[0, 0, 1, :] = x[0, 0, 1, 0]  # a row of ties
+    rois = rand_rois(n, B, H, W, scale, seed=C)
+    ref, ref_arg = torch.ops.torchvision.roi_pool(x, rois, scale, *out)
+    got, got_arg = torch.ops.torchvision.roi_pool(x.to("npu"), rois.to("npu"), scale, *out)
+    assert got_arg.dtype == torch.int32
+    assert torch.equal(got.cpu(), ref) and torch.equal(got_arg.cpu(), ref_arg)
+    go = torch.randn(n, C, *out, generator=torch.Generator().manual_seed(2))
+    xc, xn = x.clone().requires_grad_(), x.to("npu").requires_grad_()
+    torchvision.ops.roi_pool(xc, rois, out, scale).backward(go)
+    torchvision.ops.roi_pool(xn, rois.to("npu"), out, scale).backward(go.to("npu"))
+    torch.testing.assert_close(xn.grad.cpu(), xc.grad, rtol=1e-5, atol=1e-5)
+
+
+def test_roi_pool_bad_input_says_why(fallback_error):
+    x = torch.randn(2, 4, 10, 10, device="npu")
+    rois = torch.tensor([[0.0, 1, 1, 5, 5], [-1.0, 1, 1, 5, 5]], device="npu")
+    with pytest.raises(RuntimeError, match=r"torchvision::roi_pool: a RoI's batch index \(rois\[:, 0\]\) is outside"):
+        torchvision.ops.roi_pool(x, rois, (2, 2), 1.0)
+    with pytest.raises(RuntimeError, match=r"output_size should be positive, got \(0, 2\)"):
+        torch.ops.torchvision.roi_pool(x, rois[:1], 1.0, 0, 2)
