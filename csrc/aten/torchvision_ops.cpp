@@ -82,17 +82,31 @@ at::Tensor nms(const at::Tensor& dets, const at::Tensor& scores, double iou_thre
   return at::index_select(order, 0, keep.narrow(0, 0, kept));
 }
 
-at::Tensor roi_align(const at::Tensor& input, const at::Tensor& rois, double spatial_scale, c10::SymInt pooled_height,
-                     c10::SymInt pooled_width, int64_t sampling_ratio, bool aligned) {
-  constexpr const char* op = "torchvision::roi_align";
-  const int64_t ph = pooled_height.expect_int(), pw = pooled_width.expect_int();
+// The argument rules roi_align and roi_pool share; returns the device.
+c10::DeviceIndex CheckRoiArgs(const char* op, const at::Tensor& input, const at::Tensor& rois, int64_t ph, int64_t pw) {
   TORCH_CHECK(input.dim() == 4, op, ": input should be a 4d tensor [N, C, H, W], got ", input.dim(), "D");
   TORCH_CHECK(rois.dim() == 2 && rois.size(1) == 5, op, ": rois should be a [K, 5] tensor (batch index, x1, y1, x2, ",
               "y2), got shape ", rois.sizes());
   TORCH_CHECK(ph > 0 && pw > 0, op, ": output_size should be positive, got (", ph, ", ", pw, ")");
   TORCH_CHECK(input.scalar_type() == rois.scalar_type(), op, ": input and rois should have the same dtype, got ",
               input.scalar_type(), " and ", rois.scalar_type());
-  const c10::DeviceIndex dev = CheckSameNpuDevice(op, {{"input", &input}, {"rois", &rois}});
+  return CheckSameNpuDevice(op, {{"input", &input}, {"rois", &rois}});
+}
+
+// A RoI's batch index must name an image of the batch (the CPU kernels read out of bounds): one read
+// back eagerly, a device check inside NPU graphs.
+void CheckRoiBatchIndex(const char* op, const at::Tensor& rois_float, int64_t batch) {
+  const at::Tensor bi = rois_float.select(1, 0);
+  CheckNoneSet((bi < 0).logical_or_(bi >= double(batch)),
+               std::string(op) + ": a RoI's batch index (rois[:, 0]) is outside [0, " + std::to_string(batch) +
+                   ") for an input of batch size " + std::to_string(batch));
+}
+
+at::Tensor roi_align(const at::Tensor& input, const at::Tensor& rois, double spatial_scale, c10::SymInt pooled_height,
+                     c10::SymInt pooled_width, int64_t sampling_ratio, bool aligned) {
+  constexpr const char* op = "torchvision::roi_align";
+  const int64_t ph = pooled_height.expect_int(), pw = pooled_width.expect_int();
+  const c10::DeviceIndex dev = CheckRoiArgs(op, input, rois, ph, pw);
   const int64_t K = rois.size(0), B = input.size(0), C = input.size(1), H = input.size(2), W = input.size(3);
   auto fallback = [&] {
     return CallCpuFallback("torchvision::roi_align", "", {input, rois, spatial_scale, ph, pw, sampling_ratio, aligned})[0]
@@ -107,10 +121,7 @@ at::Tensor roi_align(const at::Tensor& input, const at::Tensor& rois, double spa
                                                spatial_scale, SocInfoFor(dev));
   if (!t.ok || K > INT32_MAX || C * H * W > INT32_MAX) return fallback();
   const at::Tensor r = rois.to(c10::kFloat).contiguous();
-  const at::Tensor bi = r.select(1, 0);
-  CheckNoneSet((bi < 0).logical_or_(bi >= double(B)),
-               std::string(op) + ": a RoI's batch index (rois[:, 0]) is outside [0, " + std::to_string(B) +
-                   ") for an input of batch size " + std::to_string(B));
+  CheckRoiBatchIndex(op, r, B);
   const at::Tensor x = input.to(c10::kFloat).contiguous(c10::MemoryFormat::ChannelsLast);
   at::Tensor y = NpuEmpty({K, ph, pw, C}, c10::kFloat, dev);
   KernelLaunch launch{"roi_align_kernel", ascendc_host::CoreType::AIV, t.block_dim, dev};
@@ -149,9 +160,7 @@ at::Tensor roi_align_backward(const at::Tensor& grad, const at::Tensor& rois, do
                                                  spatial_scale, SocInfoFor(dev));
     if (!t.ok || K > INT32_MAX || C * H * W > INT32_MAX) return fallback();
     const at::Tensor r = rois.to(c10::kFloat).contiguous();
-    const at::Tensor bi = r.select(1, 0);
-    CheckNoneSet((bi < 0).logical_or_(bi >= double(B)),
-                 std::string(op) + ": a RoI's batch index (rois[:, 0]) is outside [0, " + std::to_string(B) + ")");
+    CheckRoiBatchIndex(op, r, B);
     const at::Tensor g = grad.to(c10::kFloat).permute({0, 2, 3, 1}).contiguous();  // [K, ph, pw, C]
     KernelLaunch launch{"roi_align_grad_kernel", ascendc_host::CoreType::AIV, t.grad_block_dim, dev};
     if (LogDebugEnabled())
@@ -169,13 +178,7 @@ std::tuple<at::Tensor, at::Tensor> roi_pool(const at::Tensor& input, const at::T
                                              c10::SymInt pooled_height, c10::SymInt pooled_width) {
   constexpr const char* op = "torchvision::roi_pool";
   const int64_t ph = pooled_height.expect_int(), pw = pooled_width.expect_int();
-  TORCH_CHECK(input.dim() == 4, op, ": input should be a 4d tensor [N, C, H, W], got ", input.dim(), "D");
-  TORCH_CHECK(rois.dim() == 2 && rois.size(1) == 5, op, ": rois should be a [K, 5] tensor (batch index, x1, y1, x2, ",
-              "y2), got shape ", rois.sizes());
-  TORCH_CHECK(ph > 0 && pw > 0, op, ": output_size should be positive, got (", ph, ", ", pw, ")");
-  TORCH_CHECK(input.scalar_type() == rois.scalar_type(), op, ": input and rois should have the same dtype, got ",
-              input.scalar_type(), " and ", rois.scalar_type());
-  const c10::DeviceIndex dev = CheckSameNpuDevice(op, {{"input", &input}, {"rois", &rois}});
+  const c10::DeviceIndex dev = CheckRoiArgs(op, input, rois, ph, pw);
   const int64_t K = rois.size(0), B = input.size(0), C = input.size(1), H = input.size(2), W = input.size(3);
   auto fallback = [&] {
     auto r = CallCpuFallback("torchvision::roi_pool", "", {input, rois, spatial_scale, ph, pw});
@@ -190,10 +193,7 @@ std::tuple<at::Tensor, at::Tensor> roi_pool(const at::Tensor& input, const at::T
                                               uint32_t(ph), uint32_t(pw), float(spatial_scale), SocInfoFor(dev));
   if (!t.ok || K > INT32_MAX || H * W >= (int64_t(1) << 24) || C * H * W > INT32_MAX) return fallback();
   const at::Tensor r = rois.to(c10::kFloat).contiguous();
-  const at::Tensor bi = r.select(1, 0);
-  CheckNoneSet((bi < 0).logical_or_(bi >= double(B)),
-               std::string(op) + ": a RoI's batch index (rois[:, 0]) is outside [0, " + std::to_string(B) +
-                   ") for an input of batch size " + std::to_string(B));
+  CheckRoiBatchIndex(op, r, B);
   const at::Tensor x = input.to(c10::kFloat).contiguous(c10::MemoryFormat::ChannelsLast);
   at::Tensor y = NpuEmpty({K, ph, pw, C}, c10::kFloat, dev);
   at::Tensor a = NpuEmpty({K, ph, pw, C}, c10::kInt, dev);
