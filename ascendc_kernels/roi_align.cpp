@@ -72,7 +72,7 @@ struct Tap {
 
 __aicore__ inline Tap MakeTap(float v, int32_t size) {
   Tap t{false, 0, 0, 0.0f};
-  if (v < -1.0f || v > static_cast<float>(size)) return t;
+  if (!(v >= -1.0f && v <= static_cast<float>(size))) return t;  // (NaN too: the host rejects it anyway)
   if (v <= 0.0f) v = 0.0f;
   t.valid = true;
   t.lo = static_cast<int32_t>(v);

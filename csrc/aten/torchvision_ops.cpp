@@ -93,13 +93,33 @@ c10::DeviceIndex CheckRoiArgs(const char* op, const at::Tensor& input, const at:
   return CheckSameNpuDevice(op, {{"input", &input}, {"rois", &rois}});
 }
 
-// A RoI's batch index must name an image of the batch (the CPU kernels read out of bounds): one read
-// back eagerly, a device check inside NPU graphs.
-void CheckRoiBatchIndex(const char* op, const at::Tensor& rois_float, int64_t batch) {
+// The RoIs' values the kernels rely on, with one read back eagerly (device checks inside NPU graphs):
+// a batch index that names an image of the batch and finite coordinates (the CPU kernels read out of
+// bounds or cast NaN to int there), and for roi_align's adaptive sampling (sampling_ratio <= 0) a grid
+// of at most 2^24 samples per bin (its size follows the RoI's: a RoI of 1e9 pixels would loop for ever).
+void CheckRois(const char* op, const at::Tensor& rois_float, int64_t batch, double spatial_scale = 0.0,
+               int64_t ph = 0, int64_t pw = 0) {
   const at::Tensor bi = rois_float.select(1, 0);
-  CheckNoneSet((bi < 0).logical_or_(bi >= double(batch)),
-               std::string(op) + ": a RoI's batch index (rois[:, 0]) is outside [0, " + std::to_string(batch) +
-                   ") for an input of batch size " + std::to_string(batch));
+  const at::Tensor xy = rois_float.narrow(1, 1, 4);
+  const std::string b = std::to_string(batch);
+  if (ph <= 0) {
+    CheckNoneSet({{(bi < 0).logical_or_(bi >= double(batch)),
+                   std::string(op) + ": a RoI's batch index (rois[:, 0]) is outside [0, " + b +
+                       ") for an input of batch size " + b},
+                  {xy.isfinite().logical_not_(), std::string(op) + ": a RoI has a coordinate that is inf or NaN"}});
+    return;
+  }
+  // Adaptive grid: ceil(h * scale / ph) * ceil(w * scale / pw), at least 1 each (sizes are >= 1).
+  const at::Tensor wh = (xy.narrow(1, 2, 2) - xy.narrow(1, 0, 2)).abs_().mul_(spatial_scale);
+  const at::Tensor gw = (wh.select(1, 0) / double(pw)).ceil_().clamp_min_(1.0);
+  const at::Tensor gh = (wh.select(1, 1) / double(ph)).ceil_().clamp_min_(1.0);
+  CheckNoneSet({{(bi < 0).logical_or_(bi >= double(batch)),
+                 std::string(op) + ": a RoI's batch index (rois[:, 0]) is outside [0, " + b +
+                     ") for an input of batch size " + b},
+                {xy.isfinite().logical_not_(), std::string(op) + ": a RoI has a coordinate that is inf or NaN"},
+                {gw.mul(gh) > double(1 << 24),
+                 std::string(op) + ": a RoI's adaptive sampling grid (sampling_ratio <= 0) exceeds 2^24 samples per "
+                                   "bin; pass a positive sampling_ratio or smaller boxes"}});
 }
 
 at::Tensor roi_align(const at::Tensor& input, const at::Tensor& rois, double spatial_scale, c10::SymInt pooled_height,
@@ -121,7 +141,7 @@ at::Tensor roi_align(const at::Tensor& input, const at::Tensor& rois, double spa
                                                spatial_scale, SocInfoFor(dev));
   if (!t.ok || K > INT32_MAX || C * H * W > INT32_MAX) return fallback();
   const at::Tensor r = rois.to(c10::kFloat).contiguous();
-  CheckRoiBatchIndex(op, r, B);
+  CheckRois(op, r, B, spatial_scale, sampling_ratio > 0 ? 0 : ph, sampling_ratio > 0 ? 0 : pw);
   const at::Tensor x = input.to(c10::kFloat).contiguous(c10::MemoryFormat::ChannelsLast);
   at::Tensor y = NpuEmpty({K, ph, pw, C}, c10::kFloat, dev);
   KernelLaunch launch{"roi_align_kernel", ascendc_host::CoreType::AIV, t.block_dim, dev};
@@ -160,7 +180,7 @@ at::Tensor roi_align_backward(const at::Tensor& grad, const at::Tensor& rois, do
                                                  spatial_scale, SocInfoFor(dev));
     if (!t.ok || K > INT32_MAX || C * H * W > INT32_MAX) return fallback();
     const at::Tensor r = rois.to(c10::kFloat).contiguous();
-    CheckRoiBatchIndex(op, r, B);
+    CheckRois(op, r, B, spatial_scale, sampling_ratio > 0 ? 0 : ph, sampling_ratio > 0 ? 0 : pw);
     const at::Tensor g = grad.to(c10::kFloat).permute({0, 2, 3, 1}).contiguous();  // [K, ph, pw, C]
     KernelLaunch launch{"roi_align_grad_kernel", ascendc_host::CoreType::AIV, t.grad_block_dim, dev};
     if (LogDebugEnabled())
@@ -193,7 +213,7 @@ std::tuple<at::Tensor, at::Tensor> roi_pool(const at::Tensor& input, const at::T
                                               uint32_t(ph), uint32_t(pw), float(spatial_scale), SocInfoFor(dev));
   if (!t.ok || K > INT32_MAX || H * W >= (int64_t(1) << 24) || C * H * W > INT32_MAX) return fallback();
   const at::Tensor r = rois.to(c10::kFloat).contiguous();
-  CheckRoiBatchIndex(op, r, B);
+  CheckRois(op, r, B);
   const at::Tensor x = input.to(c10::kFloat).contiguous(c10::MemoryFormat::ChannelsLast);
   at::Tensor y = NpuEmpty({K, ph, pw, C}, c10::kFloat, dev);
   at::Tensor a = NpuEmpty({K, ph, pw, C}, c10::kInt, dev);

@@ -136,6 +136,13 @@ def test_roi_align_bad_input_says_why(fallback_error):
         torch.ops.torchvision.roi_align(x, rois[:, :4], 1.0, 2, 2, -1, False)
     with pytest.raises(RuntimeError, match=r"input and rois should have the same dtype, got Float and Half"):
         torch.ops.torchvision.roi_align(x, rois.half(), 1.0, 2, 2, -1, False)
+    with pytest.raises(RuntimeError, match=r"torchvision::roi_align: a RoI has a coordinate that is inf or NaN"):
+        torchvision.ops.roi_align(x, torch.tensor([[0.0, 1, float("nan"), 5, 5]], device="npu"), (2, 2), 1.0)
+    huge = torch.tensor([[0.0, 0, 0, 1e9, 1e9]], device="npu")  # the adaptive grid would be 1.4e8^2 samples
+    with pytest.raises(RuntimeError, match=r"adaptive sampling grid \(sampling_ratio <= 0\) exceeds 2\^24 samples"):
+        torchvision.ops.roi_align(x, huge, (7, 7), 1.0, sampling_ratio=0)
+    fixed = torchvision.ops.roi_align(x, huge, (7, 7), 1.0, sampling_ratio=2)  # a fixed grid is bounded
+    torch.testing.assert_close(fixed.cpu(), torchvision.ops.roi_align(x.cpu(), huge.cpu(), (7, 7), 1.0, sampling_ratio=2))
     ok = torchvision.ops.roi_align(x, rois[:1], (2, 2), 1.0)  # the process keeps working
     torch.testing.assert_close(ok.cpu(), torchvision.ops.roi_align(x.cpu(), rois[:1].cpu(), (2, 2), 1.0))
 
@@ -193,5 +200,7 @@ def test_roi_pool_bad_input_says_why(fallback_error):
     rois = torch.tensor([[0.0, 1, 1, 5, 5], [-1.0, 1, 1, 5, 5]], device="npu")
     with pytest.raises(RuntimeError, match=r"torchvision::roi_pool: a RoI's batch index \(rois\[:, 0\]\) is outside"):
         torchvision.ops.roi_pool(x, rois, (2, 2), 1.0)
+    with pytest.raises(RuntimeError, match=r"torchvision::roi_pool: a RoI has a coordinate that is inf or NaN"):
+        torchvision.ops.roi_pool(x, torch.tensor([[0.0, 1, 1, float("inf"), 5]], device="npu"), (2, 2), 1.0)
     with pytest.raises(RuntimeError, match=r"output_size should be positive, got \(0, 2\)"):
         torch.ops.torchvision.roi_pool(x, rois[:1], 1.0, 0, 2)
