@@ -3,7 +3,9 @@
 // F.scaled_dot_product_attention asks the device which backend to run (_fused_sdp_choice). Without
 // an answer it ran the math composition: q and k each scaled by sqrt(scale), q @ k^T, a causal or
 // boolean mask turned into a float bias and added, _safe_softmax, @ v, each a pass over the scores.
-// Here the answer is `overrideable` for 4-D float32 / float16 / bfloat16 q, k, v with equal heads and
+// Here the answer is `overrideable` for 4-D float32 / float16 / bfloat16 q, k, v with equal heads (or
+// grouped-query attention under enable_gqa: the g query heads of a key / value head become g * L rows
+// of one batch of the products, no repeat of k / v) and
 // no dropout, when no input requires grad (inference; see FusedSdpChoice for training), and anything
 // else keeps the math path, as does TORCH_OPS_NN_SDPA=math or torch.nn.attention.sdpa_kernel without
 // SDPBackend.OVERRIDEABLE:
@@ -49,15 +51,18 @@ bool MathForced() {
 
 int64_t FusedSdpChoice(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
                        const std::optional<at::Tensor>& attn_mask, double dropout_p, bool is_causal,
-                       std::optional<double> /*scale*/, bool /*enable_gqa*/) {
+                       std::optional<double> /*scale*/, bool enable_gqa) {
   const int64_t math = static_cast<int64_t>(at::SDPBackend::math);
   if (MathForced() || !at::globalContext().userEnabledOverrideableSDP()) return math;
   if (q.dim() != 4 || k.dim() != 4 || v.dim() != 4 || q.is_nested() || k.is_nested() || v.is_nested()) return math;
   const c10::ScalarType t = q.scalar_type();
   if (!IsNpuFloat(t) || k.scalar_type() != t || v.scalar_type() != t) return math;
-  if (k.size(0) != q.size(0) || v.size(0) != q.size(0) || k.size(1) != q.size(1) || v.size(1) != q.size(1) ||
+  // Equal heads, or grouped-query attention (enable_gqa: query head h reads key / value head h / (H / Hk));
+  // anything else (broadcast batches, shape errors) goes to the math path, which reports errors.
+  const bool heads = k.size(1) == q.size(1) || (enable_gqa && k.size(1) > 0 && q.size(1) % k.size(1) == 0);
+  if (k.size(0) != q.size(0) || v.size(0) != q.size(0) || !heads || v.size(1) != k.size(1) ||
       k.size(2) != v.size(2) || k.size(3) != q.size(3))
-    return math;  // grouped-query attention, broadcast batches, or a shape error the math path reports
+    return math;
   if (dropout_p != 0.0) return math;
   // Training: this op's backward recomputes the scores and P (its saved outputs are the attention
   // output and the log-sum-exp), which costs more than the math path's saved P (8x8x128x64 forward +
@@ -76,9 +81,11 @@ int64_t FusedSdpChoice(const at::Tensor& q, const at::Tensor& k, const at::Tenso
   return static_cast<int64_t>(at::SDPBackend::overrideable);
 }
 
-// The additive bias of the scores as a [1 or B*H, L, S] tensor of q's dtype (undefined: none).
-at::Tensor ScoreBias(const at::Tensor& q, const c10::optional<at::Tensor>& attn_bias, bool is_causal, int64_t S) {
-  const int64_t B = q.size(0), H = q.size(1), L = q.size(2);
+// The additive bias of the scores as a [1 or B*Hk, g*L, S] tensor of q's dtype (undefined: none): the
+// scores of the g = H / Hk query heads sharing a key / value head are stacked as g*L rows.
+at::Tensor ScoreBias(const at::Tensor& q, const c10::optional<at::Tensor>& attn_bias, bool is_causal, int64_t S,
+                     int64_t Hk) {
+  const int64_t B = q.size(0), H = q.size(1), L = q.size(2), g = H / Hk;
   const double neg_inf = -std::numeric_limits<double>::infinity();
   at::Tensor bias;
   if (attn_bias.has_value() && attn_bias->defined()) {
@@ -87,12 +94,12 @@ at::Tensor ScoreBias(const at::Tensor& q, const c10::optional<at::Tensor>& attn_
     if (m.scalar_type() == c10::kBool) m = at::zeros(m.sizes(), q.options()).masked_fill_(m.logical_not(), neg_inf);
     else m = m.to(q.scalar_type());
     m = m.expand({B, H, L, S});
-    if (m.stride(0) == 0 && m.stride(1) == 0) bias = m.select(0, 0).select(0, 0).unsqueeze(0).contiguous();
-    else bias = m.contiguous().view({B * H, L, S});
+    if (m.stride(0) == 0 && m.stride(1) == 0) bias = m.select(0, 0).select(0, 0).repeat({g, 1}).unsqueeze(0);
+    else bias = m.contiguous().view({B * Hk, g * L, S});
   }
   if (is_causal) {  // query i sees keys j <= i (upper-left aligned, as the math path's tril)
     at::Tensor keep = at::ones({L, S}, q.options().dtype(c10::kBool)).tril_();
-    at::Tensor c = at::zeros({1, L, S}, q.options()).masked_fill_(keep.logical_not().unsqueeze(0), neg_inf);
+    at::Tensor c = at::zeros({L, S}, q.options()).masked_fill_(keep.logical_not(), neg_inf).repeat({g, 1}).unsqueeze(0);
     bias = bias.defined() ? bias + c : c;
   }
   return bias;
@@ -117,12 +124,16 @@ SdpaForward(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const
   TORCH_CHECK(dropout_p == 0.0, kOp, ": dropout is not supported by the npu kernel (dropout_p = ", dropout_p, ")");
   TORCH_CHECK(!return_debug_mask, kOp, ": return_debug_mask is not supported");
   const int64_t B = q.size(0), H = q.size(1), L = q.size(2), E = q.size(3), S = k.size(2), Ev = v.size(3);
-  TORCH_CHECK(k.sizes() == at::IntArrayRef({B, H, S, E}) && v.size(0) == B && v.size(1) == H && v.size(2) == S, kOp,
-              ": key ", k.sizes(), " and value ", v.sizes(), " do not match query ", q.sizes());
+  const int64_t Hk = k.size(1);
+  TORCH_CHECK(Hk > 0 && H % Hk == 0 && k.sizes() == at::IntArrayRef({B, Hk, S, E}) && v.size(0) == B &&
+                  v.size(1) == Hk && v.size(2) == S,
+              kOp, ": key ", k.sizes(), " and value ", v.sizes(), " do not match query ", q.sizes());
+  const int64_t g = H / Hk;
   // 16-bit inputs compute in float, as the math path does (scores of fp16 q / k round to 2^-3 at 200).
   const at::Tensor qf = q.to(c10::kFloat), kf = k.to(c10::kFloat), vf = v.to(c10::kFloat);
-  const at::Tensor bias = ScoreBias(qf, attn_bias, is_causal, S);
-  const at::Tensor q3 = qf.reshape({B * H, L, E}), k3 = kf.reshape({B * H, S, E}), v3 = vf.reshape({B * H, S, Ev});
+  const at::Tensor bias = ScoreBias(qf, attn_bias, is_causal, S, Hk);
+  const at::Tensor q3 = qf.reshape({B * Hk, g * L, E}), k3 = kf.reshape({B * Hk, S, E}),
+                   v3 = vf.reshape({B * Hk, S, Ev});
   const at::Tensor scores = ScaledBmm(q3, k3.transpose(1, 2), Scale(q, scale), bias);
   auto [p, lse] = SafeSoftmaxLastDimWithLse(scores);
   at::Tensor out = at::bmm(p, v3).view({B, H, L, Ev}).to(q.scalar_type());
@@ -141,21 +152,24 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor> SdpaBackward(
   CheckSameNpuDevice(op, {{"grad_out", &grad_out}, {"query", &q}, {"key", &k}, {"value", &v}});
   TORCH_CHECK(dropout_p == 0.0, op, ": dropout is not supported by the npu kernel");
   const int64_t B = q.size(0), H = q.size(1), L = q.size(2), E = q.size(3), S = k.size(2), Ev = v.size(3);
+  const int64_t Hk = k.size(1), g = H / Hk;
   const double sc = Scale(q, scale);
   const std::optional<at::Tensor> ab = attn_bias.defined() ? std::optional<at::Tensor>(attn_bias) : std::nullopt;
   const c10::ScalarType t = q.scalar_type();
   const at::Tensor qf = q.to(c10::kFloat), kf = k.to(c10::kFloat), vf = v.to(c10::kFloat);  // as the forward
-  const at::Tensor bias = ScoreBias(qf, ab, is_causal, S);
-  const at::Tensor q3 = qf.reshape({B * H, L, E}), k3 = kf.reshape({B * H, S, E}), v3 = vf.reshape({B * H, S, Ev});
+  const at::Tensor bias = ScoreBias(qf, ab, is_causal, S, Hk);
+  const at::Tensor q3 = qf.reshape({B * Hk, g * L, E}), k3 = kf.reshape({B * Hk, S, E}),
+                   v3 = vf.reshape({B * Hk, S, Ev});
   const at::Tensor p = SafeSoftmaxLastDimWithLse(ScaledBmm(q3, k3.transpose(1, 2), sc, bias)).first;
-  const at::Tensor go = grad_out.to(c10::kFloat).reshape({B * H, L, Ev});
+  const at::Tensor go = grad_out.to(c10::kFloat).reshape({B * Hk, g * L, Ev});
   at::Tensor dq, dk, dv, dbias;
-  if (grad_input_mask[2]) dv = at::bmm(p.transpose(1, 2), go).view({B, H, S, Ev}).to(t);
+  // (dK and dV of a shared head sum over its g query heads: their rows are stacked in P and dS)
+  if (grad_input_mask[2]) dv = at::bmm(p.transpose(1, 2), go).view({B, Hk, S, Ev}).to(t);
   if (grad_input_mask[0] || grad_input_mask[1] || grad_input_mask[3]) {
     const at::Tensor dp = at::bmm(go, v3.transpose(1, 2));
     const at::Tensor ds = at::_softmax_backward_data(dp, p, -1, p.scalar_type());
     if (grad_input_mask[0]) dq = ScaledBmm(ds, k3, sc, at::Tensor()).view({B, H, L, E}).to(t);
-    if (grad_input_mask[1]) dk = ScaledBmm(ds.transpose(1, 2), q3, sc, at::Tensor()).view({B, H, S, E}).to(t);
+    if (grad_input_mask[1]) dk = ScaledBmm(ds.transpose(1, 2), q3, sc, at::Tensor()).view({B, Hk, S, E}).to(t);
     if (grad_input_mask[3] && attn_bias.defined() && attn_bias.is_floating_point())  // (never asked today)
       dbias = at::sum_to(ds.view({B, H, L, S}), attn_bias.sizes()).to(attn_bias.scalar_type());
   }
