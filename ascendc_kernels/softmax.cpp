@@ -5,6 +5,7 @@
 #include <type_traits>
 
 #include "kernel_operator.h"
+#include "norm_util.h"
 #include "reduce_helpers.h"
 
 using namespace AscendC;
@@ -193,19 +194,14 @@ class SoftmaxKernel {
     const int32_t kc = static_cast<int32_t>(k);
     Ln(vs, vs, kc);
     Add(vs, vs, vm, kc);
-    Pipe<HardEvent::V_S>();
+    nn_kernels::SyncPipes<HardEvent::V_S>();
     for (uint32_t r = 0; r < k; ++r)
       if (IsNegInf(vm.GetValue(r))) vs.SetValue(r, -std::numeric_limits<float>::infinity());
-    Pipe<HardEvent::S_MTE3>();
-    Pipe<HardEvent::V_MTE3>();
+    nn_kernels::SyncPipes<HardEvent::S_MTE3>();
+    nn_kernels::SyncPipes<HardEvent::V_MTE3>();
     CopyOutContiguous(lseGm_[it], vs, k);
-    Pipe<HardEvent::MTE3_V>();  // vs is written again by the next rows' sums
-    Pipe<HardEvent::MTE3_S>();
-  }
-  template <HardEvent E>
-  static __aicore__ inline void Pipe() {
-    SetFlag<E>(0);
-    WaitFlag<E>(0);
+    nn_kernels::SyncPipes<HardEvent::MTE3_V>();  // vs is written again by the next rows' sums
+    nn_kernels::SyncPipes<HardEvent::MTE3_S>();
   }
 
   __aicore__ inline void RowsResident() {
@@ -321,17 +317,17 @@ class SoftmaxKernel {
       float lse = -std::numeric_limits<float>::infinity();
       if (!masked) {
         vs.SetValue(0, s);
-        Pipe<HardEvent::S_V>();
+        nn_kernels::SyncPipes<HardEvent::S_V>();
         Ln(vs, vs, 1);
         Adds(vs, vs, m, 1);
       } else {
         vs.SetValue(0, lse);
       }
-      Pipe<HardEvent::V_MTE3>();
-      Pipe<HardEvent::S_MTE3>();
+      nn_kernels::SyncPipes<HardEvent::V_MTE3>();
+      nn_kernels::SyncPipes<HardEvent::S_MTE3>();
       CopyOutContiguous(lseGm_[it], vs, 1);
-      Pipe<HardEvent::MTE3_V>();
-      Pipe<HardEvent::MTE3_S>();
+      nn_kernels::SyncPipes<HardEvent::MTE3_V>();
+      nn_kernels::SyncPipes<HardEvent::MTE3_S>();
     }
     float shift = 0.0f;
     if (!kBackward && t_.log) {
