@@ -18,7 +18,7 @@ namespace npu_kernels {
 
 namespace {
 constexpr uint32_t kTileAlign = 256;      // elements: Compare's 256-byte rule holds for every dtype
-constexpr uint32_t kMaxTile = 16384;      // keeps a core's tiles cache friendly on the host
+constexpr uint32_t kMaxTile = 2048;      // keeps a core's tiles cache friendly on the host
 constexpr uint32_t kUbReserve = 9 * 1024; // Select (tensor modes) reserves 8 KB of UB; 1 KB slack
 constexpr uint64_t kMinElemsPerCore = 4096;
 constexpr uint32_t kMaxRowsPerTile = 4095;  // DataCopyPad blockCount
@@ -81,12 +81,11 @@ EwOpInfo GetEwOpInfo(EwOp op) {
     case EwOp::kRsqrt: return {1, 1, 1, false, false};
     case EwOp::kReciprocal: return {1, 0, 1, false, false};
     case EwOp::kSigmoid: return {1, 1, 1, false, false};
-    case EwOp::kTanh: return {1, 3, 0, false, false};
+    case EwOp::kTanh: return {1, 1, 0, false, false};
     case EwOp::kRelu: case EwOp::kClamp: return {1, 0, 0, false, true};
     case EwOp::kLeakyRelu: return {1, 0, 0, false, false};
-    case EwOp::kGelu: return {1, 3, 1, false, false};
-    case EwOp::kErf: return {1, 4, 1, false, false};
-    case EwOp::kErfc: return {1, 4, 1, false, false};
+    case EwOp::kGelu: return {1, 2, 0, false, false};
+    case EwOp::kErf: case EwOp::kErfc: return {1, 1, 0, false, false};
     case EwOp::kSin: case EwOp::kCos: return {1, 5, 0, false, false};
     case EwOp::kGeluTanh: case EwOp::kSilu: return {1, 1, 0, false, false};
     case EwOp::kHardswish: return {1, 1, 1, false, false};
@@ -98,7 +97,8 @@ EwOpInfo GetEwOpInfo(EwOp op) {
     case EwOp::kRound: return {1, 0, 0, false, true};
     case EwOp::kThresholdBackward: return {2, 0, 1, false, false};
     case EwOp::kSigmoidBackward: case EwOp::kTanhBackward: return {2, 1, 0, false, false};
-    case EwOp::kGeluBackward: case EwOp::kGeluTanhBackward: return {2, 3, 1, false, false};
+    case EwOp::kGeluBackward: return {2, 2, 0, false, false};
+    case EwOp::kGeluTanhBackward: return {2, 3, 1, false, false};
     case EwOp::kSiluBackward: return {2, 2, 1, false, false};
     case EwOp::kHardtanhBackward: return {2, 0, 1, false, false};
     case EwOp::kLeakyReluBackward: case EwOp::kHardsigmoidBackward: return {2, 1, 0, false, false};
@@ -284,73 +284,9 @@ __aicore__ inline void Expm1(const LocalTensor<float>& out, const LocalTensor<fl
   Select(out, bits, out, __builtin_inff(), SELMODE::VSEL_TENSOR_SCALAR_MODE, L);
 }
 
-// The fit of erfc(z) = t exp(-z^2 + P(t)), t = 1 / (1 + z / 2) (Press et al., Numerical Recipes
-// §6.2, fractional error < 1.2e-7) for z >= 0: t into `t`, P(t) into `p`.
-__aicore__ inline void ErfcFit(const LocalTensor<float>& p, const LocalTensor<float>& t, const LocalTensor<float>& z,
-                               const LocalTensor<float>& one, uint32_t L) {
-  Muls(t, z, 0.5f, L);
-  Adds(t, t, 1.0f, L);
-  Div(t, one, t, L);
-  static const float c[] = {0.17087277f, -0.82215223f, 1.48851587f, -1.13520398f, 0.27886807f,
-                            -0.18628806f, 0.09678418f, 0.37409196f, 1.00002368f, -1.26551223f};
-  Muls(p, t, c[0], L);
-  Adds(p, p, c[1], L);
-  for (int k = 2; k < 10; ++k) {
-    Mul(p, p, t, L);
-    Adds(p, p, c[k], L);
-  }
-}
-
-// out = 1 + erf(x / sqrt(2)) = erfc(-x / sqrt(2)). erfc(z), z >= 0, by the Chebyshev-fitted form of
-// Press et al., Numerical Recipes §6.2 (fractional error < 1.2e-7): t = 1/(1 + z/2),
-// erfc(z) = t * exp(-z^2 + P(t)); for x < 0 erfc is used directly, so the tail keeps relative precision.
-// A, B, C are scratch; `one` is a tile of 1.0f.
-__aicore__ inline void TwoPhi(const LocalTensor<float>& out, const LocalTensor<float>& x, const LocalTensor<float>& A,
-                              const LocalTensor<float>& B, const LocalTensor<float>& C, const LocalTensor<float>& one,
-                              const LocalTensor<uint8_t>& bits, uint32_t L) {
-  Abs(A, x, L);
-  Muls(A, A, kSqrt1_2, L);  // z
-  ErfcFit(out, B, A, one, L);
-  Mul(C, A, A, L);
-  Sub(out, out, C, L);
-  Exp(out, out, L);
-  Mul(out, out, B, L);      // erfc(|x|/sqrt2)
-  Muls(C, out, -1.0f, L);
-  Adds(C, C, 2.0f, L);      // 2 - erfc
-  CompareScalar(bits, x, 0.0f, CMPMODE::GE, L);
-  Select(out, bits, C, out, SELMODE::VSEL_TENSOR_TENSOR_MODE, L);
-}
-
-// out = erfc(x). z = |x|: erfc(z) = t exp(-z^2 + P(t)) (TwoPhi's fit), with z^2 kept exact where
-// it matters: z = zh + zl by Veltkamp's split (zh has 12 significant bits, so zh^2 is exact) and
-// exp(-zh^2) * exp(P(t) - zl (z + zh)): one rounding of a large exponent would cost z^2 ulp (3e-6 of
-// erfc(5)). x < 0: 2 - erfc(|x|). A, B, C, D scratch; `one` a tile of 1.0f.
-__aicore__ inline void Erfc(const LocalTensor<float>& out, const LocalTensor<float>& x, const LocalTensor<float>& A,
-                            const LocalTensor<float>& B, const LocalTensor<float>& C, const LocalTensor<float>& D,
-                            const LocalTensor<float>& one, const LocalTensor<uint8_t>& bits, uint32_t L) {
-  Abs(A, x, L);
-  Mins(A, A, 10.5f, L);     // z: erfc(10.5) is below float's range (and the split stays finite)
-  ErfcFit(out, B, A, one, L);
-  Muls(C, A, 4097.0f, L);   // Veltkamp: zh = c - (c - z)
-  Sub(D, C, A, L);
-  Sub(C, C, D, L);          // zh
-  Sub(D, A, C, L);          // zl
-  Add(A, A, C, L);          // z + zh
-  Mul(D, D, A, L);          // zl (z + zh)
-  Sub(out, out, D, L);
-  Exp(out, out, L);
-  Mul(C, C, C, L);          // zh^2, exact
-  Muls(C, C, -1.0f, L);
-  Exp(C, C, L);
-  Mul(out, out, C, L);
-  Mul(out, out, B, L);      // erfc(|x|)
-  Muls(C, out, -1.0f, L);
-  Adds(C, C, 2.0f, L);      // 2 - erfc(|x|)
-  CompareScalar(bits, x, 0.0f, CMPMODE::LT, L);
-  Select(out, bits, C, out, SELMODE::VSEL_TENSOR_TENSOR_MODE, L);
-  Compare(bits, x, x, CMPMODE::EQ, L);  // NaN stays NaN (the clamp dropped it)
-  Select(out, bits, out, __builtin_nanf(""), SELMODE::VSEL_TENSOR_SCALAR_MODE, L);
-}
+// The sharedTmpBuffer of an advanced math API (Tanh / Erf / Erfc): a whole float scratch tile (>= 256
+// floats, so >= 1 KB: every API's float minimum).
+__aicore__ inline LocalTensor<uint8_t> MathTmp(const LocalTensor<float>& scratch) { return scratch.ReinterpretCast<uint8_t>(); }
 
 // p = c[0] x^(n-1) + ... + c[n-1] by Horner's rule.
 template <int N>
@@ -978,7 +914,7 @@ void ComputeFloat(const ElementwiseTiling& t, Operands<float>& o) {
       break;
     case EwOp::kReciprocal: Div(y, K0, x0, L); break;
     case EwOp::kSigmoid: npu_kernels::vec_math::Sigmoid(y, x0, K0, T0, L); break;
-    case EwOp::kTanh: npu_kernels::vec_math::Tanh(y, x0, T0, T1, T2, B0, L); break;
+    case EwOp::kTanh: npu_kernels::vec_math::Tanh(y, x0, MathTmp(T0), L); break;
     case EwOp::kRelu:
       Relu(y, x0, L);
       PropagateNaN(y, x0, B0, L);
@@ -999,30 +935,8 @@ void ComputeFloat(const ElementwiseTiling& t, Operands<float>& o) {
       }
       break;
     case EwOp::kLeakyRelu: LeakyRelu(y, x0, sf[0], L); break;
-    case EwOp::kErf: {
-      // |x| >= 0.5: erf(x) = 2 Phi(x sqrt2) - 1 (TwoPhi's erfc form: < 1.2e-7 relative to erfc, so
-      // < 2e-7 relative to erf there); |x| < 0.5: the odd Taylor series to x^17 (truncation < 1e-9
-      // relative), so small x keep full relative precision (and -0.0 stays -0.0).
-      const auto& T3 = o.T[3];
-      static const float c[] = {1.6462114365889246e-06f, -1.4925650358406251e-05f, 1.2055332981789664e-04f,
-                                -8.548327023450852e-04f, 5.223977625442188e-03f,   -2.6866170645131252e-02f,
-                                1.1283791670955126e-01f, -3.7612638903183754e-01f, 1.1283791670955126f};
-      Muls(T3, x0, 1.41421356237309505f, L);
-      TwoPhi(T2, T3, T0, T1, y, K0, B0, L);
-      Adds(T2, T2, -1.0f, L);
-      Mul(T0, x0, x0, L);
-      Duplicate(T1, c[0], L);
-      for (int k = 1; k < 9; ++k) {
-        Mul(T1, T1, T0, L);
-        Adds(T1, T1, c[k], L);
-      }
-      Mul(T1, T1, x0, L);
-      Abs(T0, x0, L);
-      CompareScalar(B0, T0, 0.5f, CMPMODE::LT, L);
-      Select(y, B0, T1, T2, TT, L);
-      break;
-    }
-    case EwOp::kErfc: Erfc(y, x0, T0, T1, T2, o.T[3], K0, B0, L); break;
+    case EwOp::kErf: Erf(y, x0, MathTmp(T0), L); break;
+    case EwOp::kErfc: Erfc(y, x0, MathTmp(T0), L); break;
     case EwOp::kErfinv: Erfinv(y, x0, T0, T1, T2, o.T[3], B0, L); break;
     case EwOp::kLgamma: Lgamma(y, x0, T0, T1, T2, o.T[3], o.T[4], K0, o.B[1], B0, L); break;
     case EwOp::kDigamma: Digamma(y, x0, T0, T1, T2, o.T[3], o.T[4], K0, o.B[1], B0, L); break;
@@ -1103,10 +1017,11 @@ void ComputeFloat(const ElementwiseTiling& t, Operands<float>& o) {
       RedoMarkedLanes(y, B1, T3, T4, T0, L, [&](uint32_t i) { return SinCosLargeArg(x0.GetValue(i), is_sin); });
       break;
     }
-    case EwOp::kGelu:
-      TwoPhi(T2, x0, T0, T1, y, K0, B0, L);
-      Muls(y, x0, 0.5f, L);
-      Mul(y, y, T2, L);
+    case EwOp::kGelu:  // 0.5 x erfc(-x / sqrt2): erfc keeps the negative tail's relative precision
+      Muls(T1, x0, -kSqrt1_2, L);
+      Erfc(T1, T1, MathTmp(T0), L);
+      Mul(y, x0, T1, L);
+      Muls(y, y, 0.5f, L);
       break;
     case EwOp::kGeluTanh:  // 0.5 x (1 + tanh(u)) = x / (1 + exp(-2u)), u = sqrt(2/pi) (x + kappa x^3)
       Mul(T0, x0, x0, L);
@@ -1169,7 +1084,7 @@ void ComputeFloat(const ElementwiseTiling& t, Operands<float>& o) {
       if (op == EwOp::kSoftplus) {
         Adds(y, T2, 0.0f, L);
       } else {
-        npu_kernels::vec_math::Tanh(y, T2, T0, T1, o.T[3], B0, L);
+        npu_kernels::vec_math::Tanh(y, T2, MathTmp(T0), L);
         Mul(y, y, x0, L);
       }
       break;
@@ -1260,16 +1175,17 @@ void ComputeFloat(const ElementwiseTiling& t, Operands<float>& o) {
       Adds(T0, T0, 1.0f, L);
       Mul(y, x0, T0, L);
       break;
-    case EwOp::kGeluBackward:  // grad * (cdf + x * pdf)
-      TwoPhi(T2, x1, T0, T1, y, K0, B0, L);
-      Muls(T2, T2, 0.5f, L);
+    case EwOp::kGeluBackward:  // grad * (cdf + x * pdf), cdf = 0.5 erfc(-x / sqrt2)
+      Muls(T1, x1, -kSqrt1_2, L);
+      Erfc(T1, T1, MathTmp(T0), L);
+      Muls(T1, T1, 0.5f, L);
       Mul(T0, x1, x1, L);
       Muls(T0, T0, -0.5f, L);
       Exp(T0, T0, L);
       Muls(T0, T0, kInvSqrt2Pi, L);
       Mul(T0, T0, x1, L);
-      Add(T2, T2, T0, L);
-      Mul(y, x0, T2, L);
+      Add(T1, T1, T0, L);
+      Mul(y, x0, T1, L);
       break;
     case EwOp::kGeluTanhBackward:
       // With e = exp(-2u) and s = 1/(1+e) = (1 + tanh u)/2: 1 - tanh^2 u = 4 s (1 - s), and 1 - s = e s

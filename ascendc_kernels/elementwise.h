@@ -28,9 +28,9 @@
 //   DataCopyPad's dstStride, so every operand lines up element for element) or a chunk of one long row.
 //   Anything else is materialized by layer 5 (expand + contiguous) and becomes FULL.
 // - Transcendentals are composed from vector instructions in float: sigmoid = 1/(1+exp(-x)),
-//   tanh via exp(-2|x|) with an odd Taylor polynomial below |x| = 0.3 (no cancellation near 0),
-//   gelu (erf) via a published erfc approximation (fractional error < 1.2e-7) so the negative tail
-//   keeps its relative precision, pow via exp(b*ln|a|) with sign/integer handling.
+//   pow via exp(b*ln|a|) with sign/integer handling; tanh, erf and erfc are the advanced math APIs
+//   (kernel_math.h: one call over the tile with a scratch tile as sharedTmpBuffer), and
+//   gelu = 0.5 x erfc(-x/sqrt2), so the negative tail keeps its relative precision.
 // - Comparisons produce a bit mask (Compare/CompareScalar); bool outputs are written by Select (half
 //   1/0) + Cast half->uint8. Masks for where/threshold/backward ops use the same bits with Select.
 //   Every compute length is padded to 256 elements so Compare's 256-byte rule always holds.

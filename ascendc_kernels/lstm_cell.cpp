@@ -10,8 +10,8 @@ using namespace AscendC;
 namespace npu_kernels {
 
 // Float tiles of rows x hp per unit: gates (4), hidden gates (4), bias (4), cx, cy, hy, tanh(g),
-// three scratch, ones; plus the compare bits.
-constexpr uint32_t kLstmTiles = 20;
+// two scratch (also Tanh's temporary space), ones.
+constexpr uint32_t kLstmTiles = 19;
 
 LstmCellTiling lstm_cell_tiling(uint32_t batch, uint32_t hidden, bool has_bias, const SocInfo& soc) {
   LstmCellTiling t{};
@@ -19,7 +19,7 @@ LstmCellTiling lstm_cell_tiling(uint32_t batch, uint32_t hidden, bool has_bias, 
   t.hidden = hidden;
   t.has_bias = has_bias ? 1 : 0;
   t.hp = AlignUp<uint32_t>(hidden, 64);
-  const uint64_t per_row = uint64_t(t.hp) * (kLstmTiles * 4) + t.hp / 8;
+  const uint64_t per_row = uint64_t(t.hp) * (kLstmTiles * 4);
   const uint64_t budget = soc.ub_bytes - 8 * 1024;
   uint64_t rows = per_row ? budget / per_row : 0;
   if (rows == 0 || batch == 0 || hidden == 0) return t;
@@ -56,7 +56,6 @@ class LstmCellKernel {
     cyGm_.SetGlobalBuffer(reinterpret_cast<__gm__ float*>(cy), s);
     n_ = t.rows * t.hp;
     pipe_.InitBuffer(tiles_, npu_kernels::kLstmTiles * n_ * sizeof(float));
-    pipe_.InitBuffer(bits_, n_ / 8);
     Duplicate(Tile(0), 0.0f, int32_t(npu_kernels::kLstmTiles * n_));  // the lanes past H stay defined
     Duplicate(Tile(kOnes), 1.0f, int32_t(n_));
     SyncVToMte2();
@@ -76,8 +75,15 @@ class LstmCellKernel {
   }
 
  private:
-  enum Slot : uint32_t { kGates = 0, kHid = 4, kBias = 8, kCx = 12, kCy, kHy, kTg, kA, kB, kC, kOnes };
+  enum Slot : uint32_t { kGates = 0, kHid = 4, kBias = 8, kCx = 12, kCy, kHy, kTg, kA, kB, kOnes };
   __aicore__ inline LocalTensor<float> Tile(uint32_t slot) { return tiles_.Get<float>()[slot * n_]; }
+  // Tanh's sharedTmpBuffer: the scratch tiles kA and kB (n_ >= 64 floats each, so >= 512 B, the float
+  // minimum of GetTanhMaxMinTmpSize).
+  __aicore__ inline LocalTensor<uint8_t> TanhTmp() {
+    LocalTensor<uint8_t> t = Tile(kA).ReinterpretCast<uint8_t>();
+    t.SetSize(2 * n_ * sizeof(float));
+    return t;
+  }
 
   // k rows of H floats (GM row pitch `gap` floats after each) into rows of hp lanes.
   __aicore__ inline void LoadRows(const LocalTensor<float>& dst, const GlobalTensor<float>& src, uint32_t k,
@@ -117,17 +123,16 @@ class LstmCellKernel {
         if (t_.has_bias) Add(Tile(kGates + c), Tile(kGates + c), Tile(kBias + c), int32_t(n));
       }
     }
-    const LocalTensor<uint8_t> bits = bits_.Get<uint8_t>();
     const LocalTensor<float> i = Tile(kGates), f = Tile(kGates + 1), g = Tile(kGates + 2), o = Tile(kGates + 3);
     vm::Sigmoid(i, i, Tile(kOnes), Tile(kA), n);
     vm::Sigmoid(f, f, Tile(kOnes), Tile(kA), n);
-    const LocalTensor<float> tg = Tile(kTg);  // Tanh's output must not alias its input
-    vm::Tanh(tg, g, Tile(kA), Tile(kB), Tile(kC), bits, n);
+    const LocalTensor<float> tg = Tile(kTg);
+    vm::Tanh(tg, g, TanhTmp(), n);
     vm::Sigmoid(o, o, Tile(kOnes), Tile(kA), n);
     Mul(Tile(kA), f, Tile(kCx), int32_t(n));
     Mul(Tile(kB), i, tg, int32_t(n));
     Add(Tile(kCy), Tile(kA), Tile(kB), int32_t(n));
-    vm::Tanh(Tile(kHy), Tile(kCy), Tile(kA), Tile(kB), Tile(kC), bits, n);
+    vm::Tanh(Tile(kHy), Tile(kCy), TanhTmp(), n);
     Mul(Tile(kHy), o, Tile(kHy), int32_t(n));
     SyncVToMte3();
     StoreRows(hyGm_[s0], Tile(kHy), k, 0);
@@ -138,7 +143,7 @@ class LstmCellKernel {
   LstmCellTiling t_{};
   uint32_t n_ = 0;
   TPipe pipe_;
-  TBuf<TPosition::VECCALC> tiles_, bits_;
+  TBuf<TPosition::VECCALC> tiles_;
   GlobalTensor<float> igGm_, hgGm_, wsGm_, cxGm_, hyGm_, cyGm_;
 };
 

@@ -341,6 +341,36 @@ void VUnaryRep(UnOp op, DT dt, const LO& d, const LO& a, MaskArg m, int64_t repe
              [&](uint8_t* td, const uint8_t* t0, const uint8_t*) { fn(td, t0, epr); });
 }
 
+// ------------------------------------------------------------------ advanced math APIs
+namespace {
+constexpr const char* kMathName[] = {"Tanh", "Erf", "Erfc"};
+bool Overlaps(const LO& x, uint64_t xb, const LO& y, uint64_t yb) { return x.ptr < y.ptr + yb && y.ptr < x.ptr + xb; }
+}  // namespace
+
+void VMath(MathOp op, DT dt, const LO& d, const LO& a, const LO& tmp, int64_t count) {
+  const char* api = kMathName[int(op)];
+  auto fn = Kernels().math[int(op)][int(dt)];
+  if (!fn) FailDtype(api, dt);
+  CheckCount(api, count);
+  const uint64_t bytes = uint64_t(count) * Esz(dt);
+  CheckVec(api, "dstTensor", d, bytes);
+  CheckVec(api, "srcTensor", a, bytes);
+  const uint64_t need = MathTmpMinBytes(op, Esz(dt));
+  CheckVec(api, "sharedTmpBuffer", tmp, 0);
+  if (tmp.bytes < need)
+    Fail("%s: sharedTmpBuffer holds %" PRIu64 " bytes, below the minimum %" PRIu64
+         " for %s (Get%sMaxMinTmpSize, csrc/ascendc/kernel_math.h)", api, tmp.bytes, need, kDTName[int(dt)], api);
+  if (d.ptr != a.ptr && Overlaps(d, bytes, a, bytes))
+    Fail("%s: dstTensor and srcTensor overlap without being the same tensor", api);
+  if (Overlaps(tmp, tmp.bytes, a, bytes) || Overlaps(tmp, tmp.bytes, d, bytes))
+    Fail("%s: sharedTmpBuffer overlaps %s (the API writes its intermediates there)", api,
+         Overlaps(tmp, tmp.bytes, a, bytes) ? "srcTensor" : "dstTensor");
+  if (count == 0) return;
+  fn(d.ptr, a.ptr, size_t(count));
+  std::memset(tmp.ptr, 0xFF, need);  // the buffer's contents afterwards are undefined: NaN patterns
+  LocalCore().counters.vector_elem_ops += uint64_t(count);
+}
+
 namespace {
 void FillScalar(uint8_t* d, const void* s, uint32_t esz, size_t n) {
   if (esz == 2 || esz == 4) return Kernels().fill[esz == 4](d, s, n);

@@ -24,6 +24,19 @@ enum class BinOp : uint8_t { Add = 0, Sub, Mul, Div, Max, Min, And, Or, NUM };
 enum class ScalOp : uint8_t { Adds = 0, Muls, Maxs, Mins, LeakyRelu, ShiftLeft, ShiftRight, Axpy, NUM };
 enum class UnOp : uint8_t { Relu = 0, Exp, Ln, Sqrt, Rsqrt, Reciprocal, Abs, Not, NUM };
 enum class RedOp : uint8_t { Sum = 0, Max, Min };
+// The advanced math APIs (kernel_math.h): one call, its own temporary space.
+enum class MathOp : uint8_t { Tanh = 0, Erf, Erfc, NUM };
+
+// Our model's temporary-space figures for the advanced math APIs (kernel_math.h): the API keeps
+// `live` float intermediates per element of the slice it works on, so sharedTmpBuffer needs
+// live * 4 bytes per element for the whole count at once (the maximum) and at least one 256 B repeat
+// of each (the minimum; a smaller buffer is worked through in slices, same result). Half inputs also
+// keep their float copy.
+constexpr uint32_t MathLiveNodes(MathOp op, uint32_t type_size) {
+  const uint32_t live = op == MathOp::Tanh ? 2 : op == MathOp::Erf ? 3 : 4;
+  return type_size == 2 ? live + 1 : live;
+}
+constexpr uint32_t MathTmpMinBytes(MathOp op, uint32_t type_size) { return MathLiveNodes(op, type_size) * 256; }
 
 // The mask argument of a mask/repeat-form call.
 struct MaskArg {
@@ -56,6 +69,9 @@ void VScalar(ScalOp op, DT dt, const LO& d, const LO& a, const void* s, int64_t 
 void VScalarRep(ScalOp op, DT dt, const LO& d, const LO& a, const void* s, MaskArg m, int64_t repeat, const RepParams& p);
 void VUnary(UnOp op, DT dt, const LO& d, const LO& a, int64_t count);
 void VUnaryRep(UnOp op, DT dt, const LO& d, const LO& a, MaskArg m, int64_t repeat, const RepParams& p);
+// An advanced math API over `count` elements: dst and src are the same tensor or disjoint; tmp (the
+// sharedTmpBuffer) holds at least MathTmpMinBytes and overlaps neither; its contents afterwards are undefined.
+void VMath(MathOp op, DT dt, const LO& d, const LO& a, const LO& tmp, int64_t count);
 void VDup(DT dt, const LO& d, const void* s, int64_t count);
 void VDupRep(DT dt, const LO& d, const void* s, MaskArg m, int64_t repeat, uint16_t dst_blk, uint16_t dst_rep);
 void VCast(DT ddt, DT sdt, AscendC::RoundMode rm, const LO& d, const LO& a, int64_t count);

@@ -100,6 +100,14 @@ inline vi HalfRangeToI32Avx512(vf x) {
   return (vi)_mm512_maskz_mov_epi32(_mm512_cmp_ps_mask((__m512)x, (__m512)x, _CMP_ORD_Q), r);
 }
 #define VK_VEXP ExpAvx512
+// 1/x for normal x: rcp14 (relative error < 2^-14) and one Newton step r (2 - x r) (< 2^-27), instead
+// of a divide (vdivps zmm: ~10-16 cycles per 16 lanes).
+inline vf RcpAvx512(vf xv) {
+  const __m512 x = (__m512)xv;
+  const __m512 r = _mm512_rcp14_ps(x);
+  return (vf)_mm512_mul_ps(r, _mm512_fnmadd_ps(x, r, _mm512_set1_ps(2.0f)));
+}
+#define VK_VRCP RcpAvx512
 inline vf I8ToF32Avx512(const int8_t* p) {
   return (vf)_mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_loadu_si128((const __m128i*)p)));
 }
@@ -125,6 +133,7 @@ inline vi F32ToI32RintAvx512(vf xv) {
 #define VK_COMPRESS32 Compress32Avx512
 #include "ascendc_vec_kernels.inc"
 #undef VK_VEXP
+#undef VK_VRCP
 #undef VK_GATHER32
 #undef VK_SCATTER32
 #undef VK_COMPRESS32

@@ -10,7 +10,8 @@
 // The kernel body runs inside ascendc_host::RunBlock (host_launch.h) on a host thread; all API state is
 // that thread's current core (ascendc_core_state.h). Address-space qualifiers are empty, as in CANN's
 // CPU debug build. Layout: ascendc_types.h (half, bfloat16_t, enums, params), kernel_tensor.h,
-// kernel_tpipe.h, kernel_data_copy.h, kernel_vec.h, kernel_sync.h, and kernel_cube.h (cube instructions).
+// kernel_tpipe.h, kernel_data_copy.h, kernel_vec.h, kernel_math.h (the advanced Tanh / Erf / Erfc),
+// kernel_sync.h, and kernel_cube.h (cube instructions).
 #pragma once
 #include <cstdint>
 #include <cstring>
@@ -24,6 +25,7 @@
 #include "kernel_tensor.h"
 #include "kernel_tpipe.h"
 #include "kernel_vec.h"
+#include "kernel_math.h"
 
 #define __global__
 #define __aicore__

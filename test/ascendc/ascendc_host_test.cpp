@@ -1066,6 +1066,73 @@ static void CaseReduceFast() {
   });
 }
 
+// The advanced math APIs (kernel_math.h): Tanh / Erf / Erfc against double references, special
+// values, the in-place and whole-tensor forms, the temporary-space helpers and what the API leaves in
+// sharedTmpBuffer.
+template <typename T>
+static void CaseMathApi(const char* dtype) {
+  Run1("math_api", [&] {
+    Arena ar;
+    const bool is_half = sizeof(T) == 2;
+    const int32_t n = 8192 + 16;
+    auto x = ar.Get<T>(n), y = ar.Get<T>(n);
+    auto tmp = ar.Get<uint8_t>(5 * 256);  // the largest minimum: Erfc on half
+    const float lim = is_half ? 8.0f : 12.0f;
+    for (int32_t k = 0; k < 8192; ++k) x.HostPtr()[k] = T(-lim + 2 * lim * float(k) / 8191.0f);
+    const float sp[16] = {0.0f, -0.0f, 1e-30f, -1e-30f, 0.3f, -0.3f, 0.29999998f, 0.5f,
+                          -0.5f, 0.49999997f, 10.5f, -10.5f, INFINITY, -INFINITY, NAN, 9.9f};
+    for (int k = 0; k < 16; ++k) x.HostPtr()[8192 + k] = T(is_half && std::fabs(sp[k]) == 1e-30f ? 1e-7f : sp[k]);
+    struct M { const char* name; std::function<void()> run; double (*ref)(double); double rel; };
+    const std::vector<M> ms = {
+        {"Tanh", [&] { Tanh(y, x, tmp, n); }, [](double v) { return std::tanh(v); }, 3e-7},
+        {"Erf", [&] { Erf(y, x, tmp, n); }, [](double v) { return std::erf(v); }, 4e-7},
+        {"Erfc", [&] { Erfc(y, x, tmp, n); }, [](double v) { return std::erfc(v); }, 6e-7},
+    };
+    for (const M& m : ms) {
+      m.run();
+      double worst = 0;
+      for (int32_t i = 0; i < n; ++i) {
+        const float xi = float(x.HostPtr()[i]), got = float(y.HostPtr()[i]);
+        const double want = m.ref(double(xi));
+        if (std::isnan(want) || std::isinf(want)) {
+          EXPECT(std::isnan(want) ? std::isnan(got) : got == float(want), "%s %s x=%g got %g want %g", m.name, dtype,
+                 double(xi), double(got), want);
+          continue;
+        }
+        // half: the float result rounded once to half; float: the API's relative bound (subnormal
+        // results: a few of the smallest steps).
+        const double tol = is_half ? std::fabs(want) * (1.0 / 1024) + 6e-8 : std::fabs(want) * m.rel + 3e-45;
+        const double err = std::fabs(double(got) - want);
+        if (std::fabs(want) > (is_half ? 1e-4 : 1e-30)) worst = std::max(worst, err / std::fabs(want));
+        if (err > tol) {
+          EXPECT(false, "%s %s x=%.9g got %.9g want %.12g (rel %.3g)", m.name, dtype, double(xi), double(got), want,
+                 err / std::fabs(want));
+          break;
+        }
+        if (want == 0.0) EXPECT(std::signbit(got) == std::signbit(want), "%s %s keeps the sign of zero", m.name, dtype);
+      }
+      std::printf("INFO %s %s worst relative error %.3g\n", m.name, dtype, worst);
+      // The temporary space's contents afterwards are undefined; the model leaves NaN patterns.
+      uint32_t mx = 0, mn = 0;
+      if (std::string(m.name) == "Tanh") GetTanhMaxMinTmpSize(ge::Shape({n}), sizeof(T), false, mx, mn);
+      if (std::string(m.name) == "Erf") GetErfMaxMinTmpSize(ge::Shape({n}), sizeof(T), false, mx, mn);
+      if (std::string(m.name) == "Erfc") GetErfcMaxMinTmpSize(ge::Shape({n}), sizeof(T), false, mx, mn);
+      EXPECT(mn >= 256 && mn <= tmp.GetSize() && mx >= uint32_t(n) * 4, "%s tmp sizes min %u max %u", m.name, mn, mx);
+      for (uint32_t b = 0; b < mn; ++b)
+        if (tmp.HostPtr()[b] != 0xFF) { EXPECT(false, "%s left sharedTmpBuffer byte %u = %u", m.name, b, tmp.HostPtr()[b]); break; }
+    }
+    // In place, and the whole-tensor form, give the same bits as out of place.
+    auto z = ar.Get<T>(n);
+    Erfc(y, x, tmp, n);
+    for (int32_t i = 0; i < n; ++i) z.HostPtr()[i] = x.HostPtr()[i];
+    Erfc(z, z, tmp);
+    EXPECT(std::memcmp(z.HostPtr(), y.HostPtr(), n * sizeof(T)) == 0, "Erfc in place differs (%s)", dtype);
+    uint32_t live = 0, extra = 1;
+    GetErfcTmpBufferFactorSize(sizeof(T), live, extra);
+    EXPECT(live * sizeof(T) == (is_half ? 5u : 4u) * 4 && extra == 0, "Erfc factor %u extra %u", live, extra);
+  });
+}
+
 // =====================================================================================================
 // The rules of item 6 / §8: each must raise KernelError naming the kernel, the instruction and numbers.
 static void CaseErrors(const std::string& which) {
@@ -1259,6 +1326,31 @@ static void CaseErrors(const std::string& which) {
          auto t = b.Get<int32_t>();
          Compare(t.ReinterpretCast<uint8_t>(), t, t[64], CMPMODE::LT, 64);
        }},
+      {"math_tmp_small", [] {
+         TPipe pipe;
+         TBuf<TPosition::VECCALC> b;
+         pipe.InitBuffer(b, 8192);
+         auto t = b.Get<float>();
+         Tanh(t, t, t[1024].template ReinterpretCast<uint8_t>()[0], 256);  // whole tail is 4096 B: fine
+         auto tmp = t[1024].template ReinterpretCast<uint8_t>();
+         tmp.SetSize(256);
+         Tanh(t, t, tmp, 256);
+       }},
+      {"math_tmp_overlap", [] {
+         TPipe pipe;
+         TBuf<TPosition::VECCALC> b;
+         pipe.InitBuffer(b, 8192);
+         auto t = b.Get<float>();
+         Erf(t[512], t, t[256].template ReinterpretCast<uint8_t>(), 512);
+       }},
+      {"math_dst_overlap", [] {
+         TPipe pipe;
+         TBuf<TPosition::VECCALC> b;
+         pipe.InitBuffer(b, 8192);
+         auto t = b.Get<float>();
+         auto tmp = t[1536].template ReinterpretCast<uint8_t>();
+         Erfc(t[8], t, tmp, 512);
+       }},
       {"reduce_tmp", [] {
          TPipe pipe;
          TBuf<TPosition::VECCALC> b;
@@ -1295,7 +1387,7 @@ static void CaseListErrors() {
                          "repeat_range", "wrong_position", "getvalue_position", "operator_index", "tbuf_get",
                          "flag_unmatched", "flag_wait_without_set", "flag_twice", "flag_pair_on_aiv", "bounds_gm_getvalue",
                          "bounds_gm_datacopy", "bounds_local_getvalue", "aiv_has_no_l1", "cast_pair", "compare_256",
-                         "compare_int32_order", "reduce_tmp"};
+                         "compare_int32_order", "reduce_tmp", "math_tmp_small", "math_tmp_overlap", "math_dst_overlap"};
   for (const char* n : names) {
     std::printf("CASE %s\n", n);
     CaseErrors(n);
@@ -1481,6 +1573,7 @@ int main(int argc, char** argv) {
       CaseBinary<int32_t>("int32", {"Add", "Sub", "Mul", "Max", "Min"});
     }
     else if (c == "unary") { CaseUnary<float>("float"); CaseUnary<half>("half"); }
+    else if (c == "math_api") { CaseMathApi<float>("float"); CaseMathApi<half>("half"); }
     else if (c == "misc") CaseMisc();
     else if (c == "cast") CaseCast();
     else if (c == "compare_select") { CaseCompareSelect<float>("float"); CaseCompareSelect<half>("half"); }

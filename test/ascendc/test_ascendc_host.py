@@ -82,7 +82,7 @@ def run_case(exe, case, env=None, timeout=120):
 @pytest.mark.parametrize(
     "case",
     ["add_pipeline", "threads", "counters", "binary", "unary", "misc", "cast", "compare_select", "select_cast_fast",
-     "reduce", "reduce_fast", "api"],
+     "reduce", "reduce_fast", "api", "math_api"],
 )
 def test_case(host_test_binary, case):
     rc, out = run_case(host_test_binary, case)
@@ -91,7 +91,7 @@ def test_case(host_test_binary, case):
 
 @pytest.mark.parametrize("isa", ["generic", "avx2"])
 @pytest.mark.parametrize("case", ["binary", "unary", "cast", "compare_select", "select_cast_fast", "add_pipeline",
-                                  "reduce_fast"])
+                                  "reduce_fast", "math_api"])
 def test_other_instruction_sets(host_test_binary, isa, case):
     """The portable and AVX2 kernels give the same results (the binary falls back on CPUs without them)."""
     rc, out = run_case(host_test_binary, case, env={"TORCH_OPS_NN_VEC_ISA": isa})
@@ -131,6 +131,9 @@ ERROR_RULES = {
     "compare_256": ["Compare", "160 B", "multiple of 256 B"],
     "compare_int32_order": ["Compare on int32", "only CMPMODE::EQ", "float key"],
     "reduce_tmp": ["ReduceMax", "sharedTmpBuffer", "needs at least 48"],
+    "math_tmp_small": ["Tanh", "sharedTmpBuffer holds 256 bytes", "below the minimum 512", "float"],
+    "math_tmp_overlap": ["Erf", "sharedTmpBuffer overlaps srcTensor"],
+    "math_dst_overlap": ["Erfc", "dstTensor and srcTensor overlap"],
 }
 
 

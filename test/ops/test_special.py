@@ -52,6 +52,46 @@ def test_digamma():
     close_to_float64(torch.digamma, neg, rtol=1e-4, atol=1e-5)  # the CPU's float result is as far off
 
 
+def _math_api_inputs(seed):
+    g = torch.Generator().manual_seed(seed)
+    return torch.cat([torch.linspace(-12, 12, 200001), torch.randn(100000, generator=g) * 3,
+                      torch.tensor([0.0, 1e-30, -1e-30, 1e-40, 0.3, -0.3, 0.29999998, 0.5, -0.5, 0.49999997, 10.5])])
+
+
+@pytest.mark.parametrize("name", ["tanh", "erf", "erfc"])
+def test_math_api_ops_against_float64(name):
+    """tanh / erf / erfc run the advanced math APIs (csrc/ascendc/kernel_math.h): relative accuracy
+    over [-12, 12], including erfc's tail down to its underflow, and -0.0 / tiny inputs kept exact."""
+    fn = getattr(torch, name)
+    x = _math_api_inputs(3)
+    close_to_float64(fn, x, rtol={"tanh": 3e-7, "erf": 4e-7, "erfc": 6e-7}[name], atol=3e-45)
+    z = fn(torch.tensor([-0.0, float("inf"), float("-inf"), float("nan")]).npu()).cpu()
+    assert torch.equal(z[1:3], fn(torch.tensor([float("inf"), float("-inf")]))) and torch.isnan(z[3])
+    if name != "erfc":
+        assert z[0].item() == 0.0 and math.copysign(1, z[0].item()) == -1  # odd functions keep -0.0
+
+
+def test_gelu_negative_tail_relative():
+    """gelu = 0.5 x erfc(-x / sqrt2) keeps relative precision where PyTorch's CPU formula
+    0.5 x (1 + erf(x / sqrt2)) cancels (x < -5). Against float64: erfc's error plus the rounding of
+    z = -x / sqrt2 (2 half-ulps), which erfc magnifies by ~2 z^2 = x^2; the gradient likewise."""
+    x = torch.cat([torch.linspace(-12, -3, 100001), _math_api_inputs(4)])
+    xd = x.double()
+    rtol = 6e-7 + xd ** 2 * 2.0 ** -23
+    cdf = 0.5 * torch.special.erfc(-xd / math.sqrt(2))
+    ref = xd * cdf
+    got = torch.nn.functional.gelu(x.npu()).cpu().double()
+    assert bool(((got - ref).abs() <= 3e-45 + rtol * ref.abs()).all())
+    cpu = torch.nn.functional.gelu(x).double()
+    assert ((cpu - ref).abs() > ref.abs() * 0.5).any()  # the CPU's own result is far off there
+    xpdf = xd * torch.exp(-xd ** 2 / 2) / math.sqrt(2 * math.pi)
+    dref = cdf + xpdf
+    dgot = torch.ops.aten.gelu_backward(torch.ones_like(x).npu(), x.npu()).cpu().double()
+    # cdf + x pdf cancels (at x = -0.75 to 7.7e-4 of 0.23): float roundings of the terms, plus rtol;
+    # below 1.2e-38 a few subnormal steps
+    assert bool(((dgot - dref).abs() <= 2e-44 + 4e-7 * (cdf + xpdf.abs()) + rtol * (cdf + xpdf.abs())).all())
+
+
 SPECIAL = torch.tensor([0.0, -0.0, 1.0, -1.0, 2.0, -2.0, -3.0, 1.5, -2.5, float("inf"), float("-inf"), float("nan"),
                         3e38, -3e38, -1e7, 1e-45])
 
