@@ -18,7 +18,7 @@ namespace npu_kernels {
 
 namespace {
 constexpr uint32_t kTileAlign = 256;      // elements: Compare's 256-byte rule holds for every dtype
-constexpr uint32_t kMaxTile = 2048;      // keeps a core's tiles cache friendly on the host
+constexpr uint32_t kMaxTile = 16384;     // keeps a core's tiles cache friendly on the host
 constexpr uint32_t kUbReserve = 9 * 1024; // Select (tensor modes) reserves 8 KB of UB; 1 KB slack
 constexpr uint64_t kMinElemsPerCore = 4096;
 constexpr uint32_t kMaxRowsPerTile = 4095;  // DataCopyPad blockCount
