@@ -80,7 +80,7 @@ EwOpInfo GetEwOpInfo(EwOp op) {
     case EwOp::kExp: case EwOp::kLog: case EwOp::kSqrt: return {1, 0, 0, false, false};
     case EwOp::kRsqrt: return {1, 1, 1, false, false};
     case EwOp::kReciprocal: return {1, 0, 1, false, false};
-    case EwOp::kSigmoid: return {1, 1, 1, false, false};
+    case EwOp::kSigmoid: return {1, 1, 0, false, false};
     case EwOp::kTanh: return {1, 1, 0, false, false};
     case EwOp::kRelu: case EwOp::kClamp: return {1, 0, 0, false, true};
     case EwOp::kLeakyRelu: return {1, 0, 0, false, false};
@@ -99,7 +99,7 @@ EwOpInfo GetEwOpInfo(EwOp op) {
     case EwOp::kSigmoidBackward: case EwOp::kTanhBackward: return {2, 1, 0, false, false};
     case EwOp::kGeluBackward: return {2, 2, 0, false, false};
     case EwOp::kGeluTanhBackward: return {2, 3, 1, false, false};
-    case EwOp::kSiluBackward: return {2, 2, 1, false, false};
+    case EwOp::kSiluBackward: return {2, 2, 0, false, false};
     case EwOp::kHardtanhBackward: return {2, 0, 1, false, false};
     case EwOp::kLeakyReluBackward: case EwOp::kHardsigmoidBackward: return {2, 1, 0, false, false};
     case EwOp::kHardswishBackward: return {2, 1, 2, false, false};
@@ -913,7 +913,7 @@ void ComputeFloat(const ElementwiseTiling& t, Operands<float>& o) {
       Div(y, K0, T0, L);
       break;
     case EwOp::kReciprocal: Div(y, K0, x0, L); break;
-    case EwOp::kSigmoid: npu_kernels::vec_math::Sigmoid(y, x0, K0, T0, L); break;
+    case EwOp::kSigmoid: npu_kernels::vec_math::Sigmoid(y, x0, MathTmp(T0), L); break;
     case EwOp::kTanh: npu_kernels::vec_math::Tanh(y, x0, MathTmp(T0), L); break;
     case EwOp::kRelu:
       Relu(y, x0, L);
@@ -1033,11 +1033,9 @@ void ComputeFloat(const ElementwiseTiling& t, Operands<float>& o) {
       Adds(T0, T0, 1.0f, L);
       Div(y, x0, T0, L);
       break;
-    case EwOp::kSilu:
-      Muls(T0, x0, -1.0f, L);
-      Exp(T0, T0, L);
-      Adds(T0, T0, 1.0f, L);
-      Div(y, x0, T0, L);
+    case EwOp::kSilu:  // x sigmoid(x)
+      npu_kernels::vec_math::Sigmoid(y, x0, MathTmp(T0), L);
+      Mul(y, y, x0, L);
       break;
     case EwOp::kHardswish:  // x * min(max(x + 3, 0), 6) / 6
       Adds(T0, x0, 3.0f, L);
@@ -1213,10 +1211,7 @@ void ComputeFloat(const ElementwiseTiling& t, Operands<float>& o) {
       Mul(y, x0, T1, L);
       break;
     case EwOp::kSiluBackward:  // grad * s * (1 + x (1 - s))
-      Muls(T0, x1, -1.0f, L);
-      Exp(T0, T0, L);
-      Adds(T0, T0, 1.0f, L);
-      Div(T0, K0, T0, L);
+      npu_kernels::vec_math::Sigmoid(T0, x1, MathTmp(T1), L);
       Muls(T1, T0, -1.0f, L);
       Adds(T1, T1, 1.0f, L);
       Mul(T1, T1, x1, L);

@@ -10,8 +10,8 @@ using namespace AscendC;
 namespace npu_kernels {
 
 // Float tiles of rows x hp per unit: gates (4), hidden gates (4), bias (4), cx, cy, hy, tanh(g),
-// two scratch (also Tanh's temporary space), ones.
-constexpr uint32_t kLstmTiles = 19;
+// two scratch (also the Sigmoid / Tanh APIs' temporary space).
+constexpr uint32_t kLstmTiles = 18;
 
 LstmCellTiling lstm_cell_tiling(uint32_t batch, uint32_t hidden, bool has_bias, const SocInfo& soc) {
   LstmCellTiling t{};
@@ -57,7 +57,6 @@ class LstmCellKernel {
     n_ = t.rows * t.hp;
     pipe_.InitBuffer(tiles_, npu_kernels::kLstmTiles * n_ * sizeof(float));
     Duplicate(Tile(0), 0.0f, int32_t(npu_kernels::kLstmTiles * n_));  // the lanes past H stay defined
-    Duplicate(Tile(kOnes), 1.0f, int32_t(n_));
     SyncVToMte2();
     if (t.has_bias) {
       // The bias replicated over the unit's rows, chunk-major like the gates.
@@ -75,10 +74,10 @@ class LstmCellKernel {
   }
 
  private:
-  enum Slot : uint32_t { kGates = 0, kHid = 4, kBias = 8, kCx = 12, kCy, kHy, kTg, kA, kB, kOnes };
+  enum Slot : uint32_t { kGates = 0, kHid = 4, kBias = 8, kCx = 12, kCy, kHy, kTg, kA, kB };
   __aicore__ inline LocalTensor<float> Tile(uint32_t slot) { return tiles_.Get<float>()[slot * n_]; }
-  // Tanh's sharedTmpBuffer: the scratch tiles kA and kB (n_ >= 64 floats each, so >= 512 B, the float
-  // minimum of GetTanhMaxMinTmpSize).
+  // The Sigmoid / Tanh sharedTmpBuffer: the scratch tiles kA and kB (n_ >= 64 floats each, so >= 512 B,
+  // the float minimum of GetTanhMaxMinTmpSize, the larger of the two).
   __aicore__ inline LocalTensor<uint8_t> TanhTmp() {
     LocalTensor<uint8_t> t = Tile(kA).ReinterpretCast<uint8_t>();
     t.SetSize(2 * n_ * sizeof(float));
@@ -124,11 +123,11 @@ class LstmCellKernel {
       }
     }
     const LocalTensor<float> i = Tile(kGates), f = Tile(kGates + 1), g = Tile(kGates + 2), o = Tile(kGates + 3);
-    vm::Sigmoid(i, i, Tile(kOnes), Tile(kA), n);
-    vm::Sigmoid(f, f, Tile(kOnes), Tile(kA), n);
+    vm::Sigmoid(i, i, TanhTmp(), n);
+    vm::Sigmoid(f, f, TanhTmp(), n);
     const LocalTensor<float> tg = Tile(kTg);
     vm::Tanh(tg, g, TanhTmp(), n);
-    vm::Sigmoid(o, o, Tile(kOnes), Tile(kA), n);
+    vm::Sigmoid(o, o, TanhTmp(), n);
     Mul(Tile(kA), f, Tile(kCx), int32_t(n));
     Mul(Tile(kB), i, tg, int32_t(n));
     Add(Tile(kCy), Tile(kA), Tile(kB), int32_t(n));

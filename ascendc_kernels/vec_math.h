@@ -39,13 +39,10 @@ __aicore__ inline void Tanh(const LocalTensor<float>& out, const LocalTensor<flo
   AscendC::Tanh(out, x, tmp, L);
 }
 
-// out = 1 / (1 + exp(-x)) (ones: a tensor of 1.0f; A: scratch).
-__aicore__ inline void Sigmoid(const LocalTensor<float>& out, const LocalTensor<float>& x, const LocalTensor<float>& ones,
-                               const LocalTensor<float>& A, uint32_t L) {
-  Muls(A, x, -1.0f, L);
-  Exp(A, A, L);
-  Adds(A, A, 1.0f, L);
-  Div(out, ones, A, L);
+// out = 1 / (1 + exp(-x)) by the advanced Sigmoid API (`tmp` as for Tanh). out may be x.
+__aicore__ inline void Sigmoid(const LocalTensor<float>& out, const LocalTensor<float>& x, const LocalTensor<uint8_t>& tmp,
+                               uint32_t L) {
+  AscendC::Sigmoid(out, x, tmp, L);
 }
 
 }  // namespace vec_math

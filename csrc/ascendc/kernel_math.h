@@ -1,10 +1,11 @@
-// The advanced math APIs of Ascend C's math library that our kernels use: Tanh, Erf, Erfc (half and
-// float), each with the caller-provided temporary space (sharedTmpBuffer) and the host-side helpers that
+// The advanced math / activation APIs of Ascend C that our kernels use: Tanh, Erf, Erfc, Sigmoid (half
+// and float), each with the caller-provided temporary space (sharedTmpBuffer) and the host-side helpers that
 // size it. Prototypes as documented; behaviour written from the documented formulas.
 //
 //   Tanh(dst, src, sharedTmpBuffer, calCount)   dst = tanh(src)
 //   Erf(dst, src, sharedTmpBuffer, calCount)    dst = erf(src)
 //   Erfc(dst, src, sharedTmpBuffer, calCount)   dst = erfc(src) = 1 - erf(src), accurate in the tail
+//   Sigmoid(dst, src, sharedTmpBuffer, calCount) dst = 1 / (1 + exp(-src))
 //   (and the forms without calCount: the whole srcTensor)
 //
 // Rules the model checks (ascendc_vec.cpp VMath): every operand in UB (VECIN / VECCALC / VECOUT),
@@ -13,13 +14,14 @@
 // contents afterwards are undefined (the model leaves NaN patterns in it).
 //
 // Temporary space, our model's figures (ascendc_host::MathLiveNodes): the API keeps `live` float
-// intermediates per element (Tanh 2, Erf 3, Erfc 4; half inputs one more, their float copy). The maximum
+// intermediates per element (Sigmoid 1, Tanh 2, Erf 3, Erfc 4; half inputs one more, their float copy). The maximum
 // covers calCount elements at once (live * 4 * calCount bytes), the minimum one 256-byte repeat of each
 // (live * 256 bytes); in between the API works through the input in slices, with the same result.
 //
 // The model computes each call in one pass with the intermediates in registers (ascendc_vec_kernels.inc
-// VTanh / VErf / VErfc); float accuracy, relative: Tanh 3e-7, Erf 4e-7, Erfc 6e-7 down to its underflow
-// near 10 (worst measured over 3M points: 2.6e-7, 3.6e-7, 4.8e-7); half: the float result rounded once.
+// VTanh / VErf / VErfc / VSigmoid); float accuracy, relative: Tanh 3e-7, Erf 4e-7, Erfc 6e-7 down to its
+// underflow near 10 (worst measured over 3M points: 2.6e-7, 3.6e-7, 4.8e-7); Sigmoid the exact divide of
+// exp(-x) + 1 (Exp's 2 ulp); half: the float result rounded once.
 #pragma once
 #include <cstdint>
 #include <initializer_list>
@@ -55,7 +57,7 @@ namespace H = ascendc_host;
 template <typename T>
 inline void Run(H::MathOp op, const LocalTensor<T>& dst, const LocalTensor<T>& src,
                 const LocalTensor<uint8_t>& tmp, uint32_t calCount) {
-  static_assert(H::OneOf<T, half, float>, "Tanh / Erf / Erfc: dtype must be half or float");
+  static_assert(H::OneOf<T, half, float>, "Tanh / Erf / Erfc / Sigmoid: dtype must be half or float");
   H::VMath(op, H::DTypeOf<T>, dst.Operand(), src.Operand(), tmp.Operand(), int64_t(calCount));
 }
 inline void MaxMin(H::MathOp op, const ge::Shape& srcShape, uint32_t typeSize, uint32_t& maxValue,
@@ -98,6 +100,7 @@ inline void Factor(H::MathOp op, uint32_t typeSize, uint32_t& maxLiveNodeCount, 
 ASCENDC_MATH_API(Tanh)
 ASCENDC_MATH_API(Erf)
 ASCENDC_MATH_API(Erfc)
+ASCENDC_MATH_API(Sigmoid)
 #undef ASCENDC_MATH_API
 
 }  // namespace AscendC

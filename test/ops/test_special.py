@@ -58,16 +58,17 @@ def _math_api_inputs(seed):
                       torch.tensor([0.0, 1e-30, -1e-30, 1e-40, 0.3, -0.3, 0.29999998, 0.5, -0.5, 0.49999997, 10.5])])
 
 
-@pytest.mark.parametrize("name", ["tanh", "erf", "erfc"])
+@pytest.mark.parametrize("name", ["tanh", "erf", "erfc", "sigmoid"])
 def test_math_api_ops_against_float64(name):
-    """tanh / erf / erfc run the advanced math APIs (csrc/ascendc/kernel_math.h): relative accuracy
-    over [-12, 12], including erfc's tail down to its underflow, and -0.0 / tiny inputs kept exact."""
+    """tanh / erf / erfc / sigmoid run the advanced math APIs (csrc/ascendc/kernel_math.h): relative
+    accuracy over [-12, 12], including erfc's tail down to its underflow, and -0.0 / tiny inputs kept
+    exact."""
     fn = getattr(torch, name)
     x = _math_api_inputs(3)
-    close_to_float64(fn, x, rtol={"tanh": 3e-7, "erf": 4e-7, "erfc": 6e-7}[name], atol=3e-45)
+    close_to_float64(fn, x, rtol={"tanh": 3e-7, "erf": 4e-7, "erfc": 6e-7, "sigmoid": 3e-7}[name], atol=3e-45)
     z = fn(torch.tensor([-0.0, float("inf"), float("-inf"), float("nan")]).npu()).cpu()
     assert torch.equal(z[1:3], fn(torch.tensor([float("inf"), float("-inf")]))) and torch.isnan(z[3])
-    if name != "erfc":
+    if name in ("tanh", "erf"):
         assert z[0].item() == 0.0 and math.copysign(1, z[0].item()) == -1  # odd functions keep -0.0
 
 
