@@ -91,7 +91,7 @@ EwOpInfo GetEwOpInfo(EwOp op) {
     case EwOp::kHardswish: return {1, 1, 1, false, false};
     case EwOp::kHardsigmoid: case EwOp::kThreshold: return {1, 0, 1, false, false};
     case EwOp::kLogicalNot: return {1, 0, 0, true, false};
-    case EwOp::kSign: return {1, 2, 1, false, true};
+    case EwOp::kSign: return {1, 1, 0, false, true};
     case EwOp::kPowScalar: return {1, 1, 1, false, true};
     case EwOp::kScalarPow: return {1, 0, 0, false, false};
     case EwOp::kRound: return {1, 0, 0, false, true};
@@ -1109,13 +1109,7 @@ void ComputeFloat(const ElementwiseTiling& t, Operands<float>& o) {
       CompareScalar(B0, x0, sf[0], CMPMODE::LE, L);
       Select(y, B0, K0, x0, TT, L);
       break;
-    case EwOp::kSign:
-      CompareScalar(B0, x0, 0.0f, CMPMODE::GT, L);
-      Select(T0, B0, K0, 0.0f, TS, L);
-      CompareScalar(B1, x0, 0.0f, CMPMODE::LT, L);
-      Select(o.T[1], B1, K0, 0.0f, TS, L);
-      Sub(y, T0, o.T[1], L);
-      break;
+    case EwOp::kSign: Sign(y, x0, MathTmp(T0), L); break;  // NaN and -0.0 -> 0, as PyTorch
     case EwOp::kPowScalar:
       switch (npu_kernels::EwPowForm(t.si[0])) {
         case npu_kernels::EwPowForm::kSquare: Mul(y, x0, x0, L); break;

@@ -343,7 +343,7 @@ void VUnaryRep(UnOp op, DT dt, const LO& d, const LO& a, MaskArg m, int64_t repe
 
 // ------------------------------------------------------------------ advanced math APIs
 namespace {
-constexpr const char* kMathName[] = {"Tanh", "Erf", "Erfc", "Sigmoid"};
+constexpr const char* kMathName[] = {"Tanh", "Erf", "Erfc", "Sigmoid", "Sign"};
 bool Overlaps(const LO& x, uint64_t xb, const LO& y, uint64_t yb) { return x.ptr < y.ptr + yb && y.ptr < x.ptr + xb; }
 }  // namespace
 

@@ -25,7 +25,7 @@ enum class ScalOp : uint8_t { Adds = 0, Muls, Maxs, Mins, LeakyRelu, ShiftLeft, 
 enum class UnOp : uint8_t { Relu = 0, Exp, Ln, Sqrt, Rsqrt, Reciprocal, Abs, Not, NUM };
 enum class RedOp : uint8_t { Sum = 0, Max, Min };
 // The advanced math APIs (kernel_math.h): one call, its own temporary space.
-enum class MathOp : uint8_t { Tanh = 0, Erf, Erfc, Sigmoid, NUM };
+enum class MathOp : uint8_t { Tanh = 0, Erf, Erfc, Sigmoid, Sign, NUM };
 
 // Our model's temporary-space figures for the advanced math APIs (kernel_math.h): the API keeps
 // `live` float intermediates per element of the slice it works on, so sharedTmpBuffer needs
@@ -33,7 +33,7 @@ enum class MathOp : uint8_t { Tanh = 0, Erf, Erfc, Sigmoid, NUM };
 // of each (the minimum; a smaller buffer is worked through in slices, same result). Half inputs also
 // keep their float copy.
 constexpr uint32_t MathLiveNodes(MathOp op, uint32_t type_size) {
-  const uint32_t live = op == MathOp::Sigmoid ? 1 : op == MathOp::Tanh ? 2 : op == MathOp::Erf ? 3 : 4;
+  const uint32_t live = (op == MathOp::Sigmoid || op == MathOp::Sign) ? 1 : op == MathOp::Tanh ? 2 : op == MathOp::Erf ? 3 : 4;
   return type_size == 2 ? live + 1 : live;
 }
 constexpr uint32_t MathTmpMinBytes(MathOp op, uint32_t type_size) { return MathLiveNodes(op, type_size) * 256; }

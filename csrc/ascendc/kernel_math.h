@@ -1,11 +1,13 @@
-// The advanced math / activation APIs of Ascend C that our kernels use: Tanh, Erf, Erfc, Sigmoid (half
-// and float), each with the caller-provided temporary space (sharedTmpBuffer) and the host-side helpers that
+// The advanced math / activation APIs of Ascend C that our kernels use: Tanh, Erf, Erfc, Sigmoid, Sign
+// (half and float), each with the caller-provided temporary space (sharedTmpBuffer) and the host-side helpers that
 // size it. Prototypes as documented; behaviour written from the documented formulas.
 //
 //   Tanh(dst, src, sharedTmpBuffer, calCount)   dst = tanh(src)
 //   Erf(dst, src, sharedTmpBuffer, calCount)    dst = erf(src)
 //   Erfc(dst, src, sharedTmpBuffer, calCount)   dst = erfc(src) = 1 - erf(src), accurate in the tail
 //   Sigmoid(dst, src, sharedTmpBuffer, calCount) dst = 1 / (1 + exp(-src))
+//   Sign(dst, src, sharedTmpBuffer, calCount)    dst = 1 / -1 / 0 for src > 0 / < 0 / else (NaN -> 0:
+//                                                our reading; the formula leaves NaN out)
 //   (and the forms without calCount: the whole srcTensor)
 //
 // Rules the model checks (ascendc_vec.cpp VMath): every operand in UB (VECIN / VECCALC / VECOUT),
@@ -14,7 +16,8 @@
 // contents afterwards are undefined (the model leaves NaN patterns in it).
 //
 // Temporary space, our model's figures (ascendc_host::MathLiveNodes): the API keeps `live` float
-// intermediates per element (Sigmoid 1, Tanh 2, Erf 3, Erfc 4; half inputs one more, their float copy). The maximum
+// intermediates per element (Sigmoid and Sign 1, Tanh 2, Erf 3, Erfc 4; half inputs one more, their
+// float copy). The maximum
 // covers calCount elements at once (live * 4 * calCount bytes), the minimum one 256-byte repeat of each
 // (live * 256 bytes); in between the API works through the input in slices, with the same result.
 //
@@ -57,7 +60,7 @@ namespace H = ascendc_host;
 template <typename T>
 inline void Run(H::MathOp op, const LocalTensor<T>& dst, const LocalTensor<T>& src,
                 const LocalTensor<uint8_t>& tmp, uint32_t calCount) {
-  static_assert(H::OneOf<T, half, float>, "Tanh / Erf / Erfc / Sigmoid: dtype must be half or float");
+  static_assert(H::OneOf<T, half, float>, "Tanh / Erf / Erfc / Sigmoid / Sign: dtype must be half or float");
   H::VMath(op, H::DTypeOf<T>, dst.Operand(), src.Operand(), tmp.Operand(), int64_t(calCount));
 }
 inline void MaxMin(H::MathOp op, const ge::Shape& srcShape, uint32_t typeSize, uint32_t& maxValue,
@@ -101,6 +104,7 @@ ASCENDC_MATH_API(Tanh)
 ASCENDC_MATH_API(Erf)
 ASCENDC_MATH_API(Erfc)
 ASCENDC_MATH_API(Sigmoid)
+ASCENDC_MATH_API(Sign)
 #undef ASCENDC_MATH_API
 
 }  // namespace AscendC

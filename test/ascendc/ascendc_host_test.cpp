@@ -1066,7 +1066,7 @@ static void CaseReduceFast() {
   });
 }
 
-// The advanced math APIs (kernel_math.h): Tanh / Erf / Erfc / Sigmoid against double references, special
+// The advanced math APIs (kernel_math.h): Tanh / Erf / Erfc / Sigmoid / Sign against double references, special
 // values, the in-place and whole-tensor forms, the temporary-space helpers and what the API leaves in
 // sharedTmpBuffer.
 template <typename T>
@@ -1088,6 +1088,7 @@ static void CaseMathApi(const char* dtype) {
         {"Erf", [&] { Erf(y, x, tmp, n); }, [](double v) { return std::erf(v); }, 4e-7},
         {"Erfc", [&] { Erfc(y, x, tmp, n); }, [](double v) { return std::erfc(v); }, 6e-7},
         {"Sigmoid", [&] { Sigmoid(y, x, tmp, n); }, [](double v) { return 1.0 / (1.0 + std::exp(-v)); }, 3e-7},
+        {"Sign", [&] { Sign(y, x, tmp, n); }, [](double v) { return v > 0 ? 1.0 : v < 0 ? -1.0 : 0.0; }, 0},
     };
     for (const M& m : ms) {
       m.run();
@@ -1119,6 +1120,7 @@ static void CaseMathApi(const char* dtype) {
       if (std::string(m.name) == "Erf") GetErfMaxMinTmpSize(ge::Shape({n}), sizeof(T), false, mx, mn);
       if (std::string(m.name) == "Erfc") GetErfcMaxMinTmpSize(ge::Shape({n}), sizeof(T), false, mx, mn);
       if (std::string(m.name) == "Sigmoid") GetSigmoidMaxMinTmpSize(ge::Shape({n}), sizeof(T), false, mx, mn);
+      if (std::string(m.name) == "Sign") GetSignMaxMinTmpSize(ge::Shape({n}), sizeof(T), false, mx, mn);
       EXPECT(mn >= 256 && mn <= tmp.GetSize() && mx >= uint32_t(n) * 4, "%s tmp sizes min %u max %u", m.name, mn, mx);
       for (uint32_t b = 0; b < mn; ++b)
         if (tmp.HostPtr()[b] != 0xFF) { EXPECT(false, "%s left sharedTmpBuffer byte %u = %u", m.name, b, tmp.HostPtr()[b]); break; }

@@ -72,6 +72,16 @@ def test_math_api_ops_against_float64(name):
         assert z[0].item() == 0.0 and math.copysign(1, z[0].item()) == -1  # odd functions keep -0.0
 
 
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.bfloat16])
+def test_sign_special_values(dtype):
+    """sign / sgn run the advanced Sign API: NaN and -0.0 give +0.0 as on the CPU, subnormals keep their sign."""
+    x = torch.tensor([float("nan"), -0.0, 0.0, float("inf"), float("-inf"), 1e-45, -1e-45, 3.0, -3.0, 65504.0]).to(dtype)
+    x = torch.cat([x, torch.randn(10000).to(dtype)])
+    for fn in (torch.sign, torch.sgn):
+        got, want = fn(x.npu()).cpu(), fn(x)
+        assert torch.equal(got, want) and torch.equal(got.signbit(), want.signbit())
+
+
 def test_gelu_negative_tail_relative():
     """gelu = 0.5 x erfc(-x / sqrt2) keeps relative precision where PyTorch's CPU formula
     0.5 x (1 + erf(x / sqrt2)) cancels (x < -5). Against float64: erfc's error plus the rounding of
