@@ -82,7 +82,8 @@ EwOpInfo GetEwOpInfo(EwOp op) {
     case EwOp::kReciprocal: return {1, 0, 1, false, false};
     case EwOp::kSigmoid: return {1, 1, 0, false, false};
     case EwOp::kTanh: return {1, 1, 0, false, false};
-    case EwOp::kRelu: case EwOp::kClamp: return {1, 0, 0, false, true};
+    case EwOp::kRelu: return {1, 0, 0, false, true};
+    case EwOp::kClamp: return {1, 1, 0, false, true};
     case EwOp::kLeakyRelu: return {1, 0, 0, false, false};
     case EwOp::kGelu: return {1, 2, 0, false, false};
     case EwOp::kErf: case EwOp::kErfc: return {1, 1, 0, false, false};
@@ -919,20 +920,10 @@ void ComputeFloat(const ElementwiseTiling& t, Operands<float>& o) {
       Relu(y, x0, L);
       PropagateNaN(y, x0, B0, L);
       break;
-    case EwOp::kClamp:  // x < lo ? lo : x > hi ? hi : x (NaN and signed zeros pass, as on the CPU)
-      // Per bound: the mask of lanes that keep x is NOT(x < lo), true for NaN, so one Compare, a Not
-      // over the bit mask (1/16 of a pass) and one Select; no NaN fix-up pass.
-      if (t.si[0] & 1) {
-        CompareScalar(B0, x0, sf[0], CMPMODE::LT, L);
-        Not(B0.ReinterpretCast<uint16_t>(), B0.ReinterpretCast<uint16_t>(), static_cast<int32_t>(L / 16));
-        Select(y, B0, x0, sf[0], TS, L);
-      }
-      if (t.si[0] & 2) {
-        const auto& src = (t.si[0] & 1) ? y : x0;
-        CompareScalar(B0, src, sf[1], CMPMODE::GT, L);
-        Not(B0.ReinterpretCast<uint16_t>(), B0.ReinterpretCast<uint16_t>(), static_cast<int32_t>(L / 16));
-        Select(y, B0, src, sf[1], TS, L);
-      }
+    case EwOp::kClamp:  // x < lo ? lo : x > hi ? hi : x (NaN and signed zeros pass, as on the CPU):
+      // the advanced ClampMin / ClampMax, one pass per bound
+      if (t.si[0] & 1) ClampMin(y, x0, MathTmp(T0), sf[0], L);
+      if (t.si[0] & 2) ClampMax(y, (t.si[0] & 1) ? y : x0, MathTmp(T0), sf[1], L);
       break;
     case EwOp::kLeakyRelu: LeakyRelu(y, x0, sf[0], L); break;
     case EwOp::kErf: Erf(y, x0, MathTmp(T0), L); break;

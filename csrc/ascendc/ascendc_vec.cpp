@@ -347,27 +347,46 @@ constexpr const char* kMathName[] = {"Tanh", "Erf", "Erfc", "Sigmoid", "Sign"};
 bool Overlaps(const LO& x, uint64_t xb, const LO& y, uint64_t yb) { return x.ptr < y.ptr + yb && y.ptr < x.ptr + xb; }
 }  // namespace
 
-void VMath(MathOp op, DT dt, const LO& d, const LO& a, const LO& tmp, int64_t count) {
-  const char* api = kMathName[int(op)];
-  auto fn = Kernels().math[int(op)][int(dt)];
-  if (!fn) FailDtype(api, dt);
+namespace {
+// The checks every advanced API makes; returns false when there is nothing to do (count 0).
+bool CheckMath(const char* api, const char* helper, DT dt, const LO& d, const LO& a, const LO& tmp, int64_t count,
+               uint64_t need) {
   CheckCount(api, count);
   const uint64_t bytes = uint64_t(count) * Esz(dt);
   CheckVec(api, "dstTensor", d, bytes);
   CheckVec(api, "srcTensor", a, bytes);
-  const uint64_t need = MathTmpMinBytes(op, Esz(dt));
   CheckVec(api, "sharedTmpBuffer", tmp, 0);
   if (tmp.bytes < need)
     Fail("%s: sharedTmpBuffer holds %" PRIu64 " bytes, below the minimum %" PRIu64
-         " for %s (Get%sMaxMinTmpSize, csrc/ascendc/kernel_math.h)", api, tmp.bytes, need, kDTName[int(dt)], api);
+         " for %s (Get%sMaxMinTmpSize, csrc/ascendc/kernel_math.h)", api, tmp.bytes, need, kDTName[int(dt)], helper);
   if (d.ptr != a.ptr && Overlaps(d, bytes, a, bytes))
     Fail("%s: dstTensor and srcTensor overlap without being the same tensor", api);
   if (Overlaps(tmp, tmp.bytes, a, bytes) || Overlaps(tmp, tmp.bytes, d, bytes))
     Fail("%s: sharedTmpBuffer overlaps %s (the API writes its intermediates there)", api,
          Overlaps(tmp, tmp.bytes, a, bytes) ? "srcTensor" : "dstTensor");
-  if (count == 0) return;
+  return count > 0;
+}
+}  // namespace
+
+void VMath(MathOp op, DT dt, const LO& d, const LO& a, const LO& tmp, int64_t count) {
+  const char* api = kMathName[int(op)];
+  auto fn = Kernels().math[int(op)][int(dt)];
+  if (!fn) FailDtype(api, dt);
+  const uint64_t need = MathTmpMinBytes(op, Esz(dt));
+  if (!CheckMath(api, api, dt, d, a, tmp, count, need)) return;
   fn(d.ptr, a.ptr, size_t(count));
   std::memset(tmp.ptr, 0xFF, need);  // the buffer's contents afterwards are undefined: NaN patterns
+  LocalCore().counters.vector_elem_ops += uint64_t(count);
+}
+
+void VMathScalar(MathScalOp op, DT dt, const LO& d, const LO& a, const LO& tmp, const void* s, int64_t count) {
+  const char* api = op == MathScalOp::ClampMax ? "ClampMax" : "ClampMin";
+  auto fn = Kernels().math_s[int(op)][int(dt)];
+  if (!fn) FailDtype(api, dt);
+  const uint64_t need = kClampLiveNodes * 256;
+  if (!CheckMath(api, "Clamp", dt, d, a, tmp, count, need)) return;
+  fn(d.ptr, a.ptr, s, size_t(count));
+  std::memset(tmp.ptr, 0xFF, need);
   LocalCore().counters.vector_elem_ops += uint64_t(count);
 }
 

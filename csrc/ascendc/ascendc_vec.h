@@ -37,6 +37,10 @@ constexpr uint32_t MathLiveNodes(MathOp op, uint32_t type_size) {
   return type_size == 2 ? live + 1 : live;
 }
 constexpr uint32_t MathTmpMinBytes(MathOp op, uint32_t type_size) { return MathLiveNodes(op, type_size) * 256; }
+// The advanced APIs with a scalar operand: ClampMax (x > s ? s : x) and ClampMin (x < s ? s : x); our
+// temporary-space figure: one live node (one repeat, 256 B, at least).
+enum class MathScalOp : uint8_t { ClampMax = 0, ClampMin, NUM };
+constexpr uint32_t kClampLiveNodes = 1;
 
 // The mask argument of a mask/repeat-form call.
 struct MaskArg {
@@ -72,6 +76,7 @@ void VUnaryRep(UnOp op, DT dt, const LO& d, const LO& a, MaskArg m, int64_t repe
 // An advanced math API over `count` elements: dst and src are the same tensor or disjoint; tmp (the
 // sharedTmpBuffer) holds at least MathTmpMinBytes and overlaps neither; its contents afterwards are undefined.
 void VMath(MathOp op, DT dt, const LO& d, const LO& a, const LO& tmp, int64_t count);
+void VMathScalar(MathScalOp op, DT dt, const LO& d, const LO& a, const LO& tmp, const void* s, int64_t count);
 void VDup(DT dt, const LO& d, const void* s, int64_t count);
 void VDupRep(DT dt, const LO& d, const void* s, MaskArg m, int64_t repeat, uint16_t dst_blk, uint16_t dst_rep);
 void VCast(DT ddt, DT sdt, AscendC::RoundMode rm, const LO& d, const LO& a, int64_t count);

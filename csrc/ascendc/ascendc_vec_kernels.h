@@ -48,6 +48,7 @@ struct Table {
   ScalFn scal[int(ScalOp::NUM)][kNumDT] = {};
   UnFn un[int(UnOp::NUM)][kNumDT] = {};
   UnFn math[int(MathOp::NUM)][kNumDT] = {};  // the advanced math APIs, whole in registers
+  ScalFn math_s[int(MathScalOp::NUM)][kNumDT] = {};
   UnFn cast[kNumDT][kNumDT][kNumRound] = {};  // [dst][src][RoundMode]
   CmpFn cmp[kNumDT] = {};
   SelFn sel[kNumDT] = {};  // by element size class: only F16 and F32 entries are used

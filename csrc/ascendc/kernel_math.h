@@ -8,6 +8,9 @@
 //   Sigmoid(dst, src, sharedTmpBuffer, calCount) dst = 1 / (1 + exp(-src))
 //   Sign(dst, src, sharedTmpBuffer, calCount)    dst = 1 / -1 / 0 for src > 0 / < 0 / else (NaN -> 0:
 //                                                our reading; the formula leaves NaN out)
+//   ClampMax(dst, src, sharedTmpBuffer, scalar, calCount)  dst = src > scalar ? scalar : src
+//   ClampMin(dst, src, sharedTmpBuffer, scalar, calCount)  dst = src < scalar ? scalar : src
+//                                                (so NaN and signed zeros pass); GetClampMaxMinTmpSize
 //   (and the forms without calCount: the whole srcTensor)
 //
 // Rules the model checks (ascendc_vec.cpp VMath): every operand in UB (VECIN / VECCALC / VECOUT),
@@ -17,7 +20,7 @@
 //
 // Temporary space, our model's figures (ascendc_host::MathLiveNodes): the API keeps `live` float
 // intermediates per element (Sigmoid and Sign 1, Tanh 2, Erf 3, Erfc 4; half inputs one more, their
-// float copy). The maximum
+// float copy; ClampMax / ClampMin 1 for every dtype). The maximum
 // covers calCount elements at once (live * 4 * calCount bytes), the minimum one 256-byte repeat of each
 // (live * 256 bytes); in between the API works through the input in slices, with the same result.
 //
@@ -106,5 +109,27 @@ ASCENDC_MATH_API(Erfc)
 ASCENDC_MATH_API(Sigmoid)
 ASCENDC_MATH_API(Sign)
 #undef ASCENDC_MATH_API
+
+#define ASCENDC_CLAMP_API(NAME)                                                                             \
+  template <typename T, bool isReuseSource = false>                                                         \
+  inline void NAME(const LocalTensor<T>& dstTensor, const LocalTensor<T>& srcTensor,                        \
+                   const LocalTensor<uint8_t>& sharedTmpBuffer, const T scalar, const uint32_t calCount) {  \
+    static_assert(ascendc_host::OneOf<T, half, float>, #NAME ": dtype must be half or float");              \
+    ascendc_host::VMathScalar(ascendc_host::MathScalOp::NAME, ascendc_host::DTypeOf<T>, dstTensor.Operand(), \
+                              srcTensor.Operand(), sharedTmpBuffer.Operand(), &scalar, int64_t(calCount));   \
+  }
+ASCENDC_CLAMP_API(ClampMax)
+ASCENDC_CLAMP_API(ClampMin)
+#undef ASCENDC_CLAMP_API
+
+inline void GetClampMaxMinTmpSize(const ge::Shape& srcShape, const uint32_t typeSize, const bool isReuseSource,
+                                  uint32_t& maxValue, uint32_t& minValue) {
+  (void)isReuseSource;
+  const uint64_t n = uint64_t(srcShape.GetShapeSize() < 0 ? 0 : srcShape.GetShapeSize());
+  minValue = ascendc_host::kClampLiveNodes * 256;
+  const uint64_t mx = uint64_t(ascendc_host::kClampLiveNodes) * 4 * ((n + 63) / 64 * 64);
+  maxValue = uint32_t(mx < minValue ? minValue : mx > 0xFFFFFFFFu ? 0xFFFFFFFFu : mx);
+  (void)typeSize;
+}
 
 }  // namespace AscendC

@@ -1131,6 +1131,23 @@ static void CaseMathApi(const char* dtype) {
     for (int32_t i = 0; i < n; ++i) z.HostPtr()[i] = x.HostPtr()[i];
     Erfc(z, z, tmp);
     EXPECT(std::memcmp(z.HostPtr(), y.HostPtr(), n * sizeof(T)) == 0, "Erfc in place differs (%s)", dtype);
+    // ClampMin / ClampMax: x < s ? s : x and x > s ? s : x, bit for bit (NaN and -0.0 pass).
+    for (const float sc : {0.0f, -1.5f, 2.25f}) {
+      ClampMin(y, x, tmp, T(sc), n);
+      ClampMax(z, x, tmp, T(sc), n);
+      for (int32_t i = 0; i < n; ++i) {
+        const T xi = x.HostPtr()[i], s = T(sc);
+        const T wmin = float(xi) < float(s) ? s : xi, wmax = float(xi) > float(s) ? s : xi;
+        if (std::memcmp(&wmin, &y.HostPtr()[i], sizeof(T)) != 0 || std::memcmp(&wmax, &z.HostPtr()[i], sizeof(T)) != 0) {
+          EXPECT(false, "Clamp %s x=%g s=%g min %g max %g", dtype, double(float(xi)), double(sc),
+                 double(float(y.HostPtr()[i])), double(float(z.HostPtr()[i])));
+          break;
+        }
+      }
+    }
+    uint32_t cmx = 0, cmn = 0;
+    GetClampMaxMinTmpSize(ge::Shape({n}), sizeof(T), false, cmx, cmn);
+    EXPECT(cmn == 256 && cmx >= uint32_t(n) * 4, "Clamp tmp sizes min %u max %u", cmn, cmx);
     uint32_t live = 0, extra = 1;
     GetErfcTmpBufferFactorSize(sizeof(T), live, extra);
     EXPECT(live * sizeof(T) == (is_half ? 5u : 4u) * 4 && extra == 0, "Erfc factor %u extra %u", live, extra);
@@ -1347,6 +1364,15 @@ static void CaseErrors(const std::string& which) {
          auto t = b.Get<float>();
          Erf(t[512], t, t[256].template ReinterpretCast<uint8_t>(), 512);
        }},
+      {"clamp_tmp_small", [] {
+         TPipe pipe;
+         TBuf<TPosition::VECCALC> b;
+         pipe.InitBuffer(b, 8192);
+         auto t = b.Get<float>();
+         auto tmp = t[1024].template ReinterpretCast<uint8_t>();
+         tmp.SetSize(128);
+         ClampMax(t, t, tmp, 6.0f, 256);
+       }},
       {"math_dst_overlap", [] {
          TPipe pipe;
          TBuf<TPosition::VECCALC> b;
@@ -1391,7 +1417,7 @@ static void CaseListErrors() {
                          "repeat_range", "wrong_position", "getvalue_position", "operator_index", "tbuf_get",
                          "flag_unmatched", "flag_wait_without_set", "flag_twice", "flag_pair_on_aiv", "bounds_gm_getvalue",
                          "bounds_gm_datacopy", "bounds_local_getvalue", "aiv_has_no_l1", "cast_pair", "compare_256",
-                         "compare_int32_order", "reduce_tmp", "math_tmp_small", "math_tmp_overlap", "math_dst_overlap"};
+                         "compare_int32_order", "reduce_tmp", "math_tmp_small", "math_tmp_overlap", "math_dst_overlap", "clamp_tmp_small"};
   for (const char* n : names) {
     std::printf("CASE %s\n", n);
     CaseErrors(n);

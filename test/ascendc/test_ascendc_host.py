@@ -134,6 +134,7 @@ ERROR_RULES = {
     "math_tmp_small": ["Tanh", "sharedTmpBuffer holds 256 bytes", "below the minimum 512", "float"],
     "math_tmp_overlap": ["Erf", "sharedTmpBuffer overlaps srcTensor"],
     "math_dst_overlap": ["Erfc", "dstTensor and srcTensor overlap"],
+    "clamp_tmp_small": ["ClampMax", "sharedTmpBuffer holds 128 bytes", "below the minimum 256", "GetClampMaxMinTmpSize"],
 }
 
 

@@ -9,6 +9,7 @@ import math
 
 import pytest
 import torch
+import torch.nn.functional as F
 
 import torch_ops_nn  # noqa: F401
 from torch_ops_nn import _C
@@ -831,3 +832,16 @@ def test_nextafter_matches_cpu_bit_for_bit(dtype):
         torch.nextafter(npu(torch.ones(2, dtype=torch.int32)), npu(torch.ones(2, dtype=torch.int32)))
     with pytest.raises(NotImplementedError, match=r"aten::nextafter.*TORCH_OPS_NN_FALLBACK=error"):  # float64
         torch.nextafter(npu(torch.ones(2, dtype=torch.float64)), npu(torch.zeros(2, dtype=torch.float64)))
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.bfloat16])
+def test_negative_zero_scalar_operands(dtype):
+    """A scalar operand of -0.0 keeps its sign through the vector broadcast: x * -0.0, x + -0.0 and
+    clamp / hardtanh bounds of -0.0 give the CPU's signed zeros bit for bit."""
+    x = torch.tensor([1.0, -2.0, 0.0, -0.0, 3.5, float("inf"), -1e-30] * 50, dtype=dtype)
+    bits = torch.int32 if dtype == torch.float32 else torch.int16
+    for fn in (lambda t: t * -0.0, lambda t: t + -0.0, lambda t: t.clamp(min=-0.0), lambda t: t.clamp(max=-0.0),
+               lambda t: F.hardtanh(t, -0.0, 0.5), lambda t: torch.mul(t, -0.0).add_(-0.0)):
+        got, want = fn(x.npu()).cpu(), fn(x)
+        assert torch.equal(got.isnan(), want.isnan())
+        assert torch.equal(got[~got.isnan()].view(bits), want[~want.isnan()].view(bits))
