@@ -3,6 +3,8 @@
 // ascendc_kernels/softmax.h over the [outer, R, inner] view of the softmax dim.
 #include <ATen/core/Tensor.h>
 #include <ATen/ops/_softmax.h>
+#include <ATen/ops/amax.h>
+#include <ATen/ops/logsumexp_native.h>
 #include <ATen/ops/empty_like.h>
 #include <ATen/ops/where.h>
 #include <ATen/ops/zeros.h>
@@ -205,6 +207,33 @@ at::Tensor safe_softmax(const at::Tensor& self, int64_t dim_in, std::optional<c1
   return at::where(masked, at::zeros({}, out.options()), out);
 }
 
+// logsumexp over one dim whose elements are contiguous (the last, or followed by size-1 dims): the
+// softmax kernel's safe mode writes each row's log-sum-exp (-inf for a row of all -inf; its softmax
+// output is scratch), one pass instead of PyTorch's amax / sub / exp / sum / log / add. A row holding
+// +inf: the kernel's x - max is NaN there while PyTorch (its max taken as 0) gives +inf, so those rows
+// take +inf from the row max (NaN-propagating: a row with a NaN stays NaN). Anything else: PyTorch's
+// composition.
+at::Tensor logsumexp(const at::Tensor& self, at::IntArrayRef dims, bool keepdim) {
+  constexpr const char* op = "logsumexp";
+  if (dims.size() == 1 && self.dim() >= 1 && IsNpuFloat(self.scalar_type()) && self.numel() > 0) {
+    const int64_t dim = WrapDim(op, dims[0], self.dim());
+    const at::Tensor x = Contiguous(self);
+    uint64_t outer, R, inner;
+    SplitAroundDim(x, dim, &outer, &R, &inner);
+    if (inner == 1) {
+      constexpr double kInf = std::numeric_limits<double>::infinity();
+      at::Tensor lse;
+      SoftmaxForward(op, x, dim, false, false, true, &lse);
+      lse.masked_fill_(at::amax(x, {dim}).eq(kInf).reshape(lse.sizes()), kInf);
+      std::vector<int64_t> shape(self.sizes().begin(), self.sizes().end());
+      if (keepdim) shape[dim] = 1;
+      else shape.erase(shape.begin() + dim);
+      return lse.view(shape).to(self.scalar_type());
+    }
+  }
+  return at::native::logsumexp(self, dims, keepdim);
+}
+
 }  // namespace
 
 std::pair<at::Tensor, at::Tensor> SafeSoftmaxLastDimWithLse(const at::Tensor& scores) {
@@ -229,4 +258,5 @@ NPU_ATEN_LIBRARY_IMPL(m) {
   NPU_IMPL("_log_softmax_backward_data", log_softmax_backward, NotDouble);
   NPU_IMPL("_log_softmax_backward_data.out", log_softmax_backward_out, NotDouble);
   m.impl("_safe_softmax", TORCH_FN(safe_softmax));
+  m.impl("logsumexp", TORCH_FN(logsumexp));
 }

@@ -254,3 +254,35 @@ def test_safe_softmax_backward_and_sdpa_with_fully_masked_queries():
         ref = torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=causal)
         out = torch.nn.functional.scaled_dot_product_attention(npu(q), npu(k), npu(v), is_causal=causal)
         torch.testing.assert_close(out.cpu(), ref, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.bfloat16])
+def test_logsumexp(dtype):
+    """logsumexp over a contiguous dim is the softmax kernel's log-sum-exp (one pass): rows of all -inf
+    give -inf, a row with +inf gives +inf, a NaN gives NaN, as PyTorch's composition; other dims and
+    several dims keep the composition; autograd's backward matches."""
+    inf, nan = float("inf"), float("nan")
+    g = torch.Generator().manual_seed(5)
+    x = torch.randn(40, 300, generator=g) * 6
+    x[1] = -inf
+    x[2, 5] = inf
+    x[3, 7] = nan
+    x[4, 3], x[4, 9] = inf, nan
+    x[5] = inf
+    x[6, 0] = -inf
+    x = x.to(dtype)
+    tol = dict(rtol=1e-5, atol=1e-5) if dtype == torch.float32 else dict(rtol=1e-2, atol=1e-2)
+    cases = [(x, -1, False), (x, 1, True), (x.t(), 0, False), (x.view(40, 300, 1), 1, False),
+             (x.view(8, 5, 300), (0, 2), False), (x.view(8, 5, 300), 1, True)]
+    for t, dim, keepdim in cases:
+        got, want = torch.logsumexp(t.npu(), dim, keepdim=keepdim), torch.logsumexp(t, dim, keepdim=keepdim)
+        assert got.device.type == "npu" and got.dtype == want.dtype and got.shape == want.shape
+        torch.testing.assert_close(got.cpu().float(), want.float(), equal_nan=True, **tol)
+    torch.npu.reset_kernel_counters()
+    torch.logsumexp(x.npu(), -1)
+    assert torch.npu.kernel_counters()["softmax_lse_kernel"]["launches"] == 1
+    a = torch.randn(16, 65, generator=g, requires_grad=True)
+    b = a.detach().npu().requires_grad_()
+    torch.logsumexp(a, -1).sum().backward()
+    torch.logsumexp(b, -1).sum().backward()
+    torch.testing.assert_close(b.grad.cpu(), a.grad, rtol=1e-5, atol=1e-6)
