@@ -914,8 +914,8 @@ void ComputeFloat(const ElementwiseTiling& t, Operands<float>& o) {
       Div(y, K0, T0, L);
       break;
     case EwOp::kReciprocal: Div(y, K0, x0, L); break;
-    case EwOp::kSigmoid: npu_kernels::vec_math::Sigmoid(y, x0, MathTmp(T0), L); break;
-    case EwOp::kTanh: npu_kernels::vec_math::Tanh(y, x0, MathTmp(T0), L); break;
+    case EwOp::kSigmoid: AscendC::Sigmoid(y, x0, MathTmp(T0), L); break;
+    case EwOp::kTanh: AscendC::Tanh(y, x0, MathTmp(T0), L); break;
     case EwOp::kRelu:
       Relu(y, x0, L);
       PropagateNaN(y, x0, B0, L);
@@ -1025,7 +1025,7 @@ void ComputeFloat(const ElementwiseTiling& t, Operands<float>& o) {
       Div(y, x0, T0, L);
       break;
     case EwOp::kSilu:  // x sigmoid(x)
-      npu_kernels::vec_math::Sigmoid(y, x0, MathTmp(T0), L);
+      AscendC::Sigmoid(y, x0, MathTmp(T0), L);
       Mul(y, y, x0, L);
       break;
     case EwOp::kHardswish:  // x * min(max(x + 3, 0), 6) / 6
@@ -1073,7 +1073,7 @@ void ComputeFloat(const ElementwiseTiling& t, Operands<float>& o) {
       if (op == EwOp::kSoftplus) {
         Adds(y, T2, 0.0f, L);
       } else {
-        npu_kernels::vec_math::Tanh(y, T2, MathTmp(T0), L);
+        AscendC::Tanh(y, T2, MathTmp(T0), L);
         Mul(y, y, x0, L);
       }
       break;
@@ -1196,7 +1196,7 @@ void ComputeFloat(const ElementwiseTiling& t, Operands<float>& o) {
       Mul(y, x0, T1, L);
       break;
     case EwOp::kSiluBackward:  // grad * s * (1 + x (1 - s))
-      npu_kernels::vec_math::Sigmoid(T0, x1, MathTmp(T1), L);
+      AscendC::Sigmoid(T0, x1, MathTmp(T1), L);
       Muls(T1, T0, -1.0f, L);
       Adds(T1, T1, 1.0f, L);
       Mul(T1, T1, x1, L);

@@ -3,7 +3,6 @@
 
 #include "kernel_operator.h"
 #include "norm_util.h"
-#include "vec_math.h"
 
 using namespace AscendC;
 
@@ -40,7 +39,6 @@ namespace {
 
 using npu_kernels::LstmCellTiling;
 using namespace nn_kernels;
-namespace vm = npu_kernels::vec_math;
 
 class LstmCellKernel {
  public:
@@ -123,15 +121,15 @@ class LstmCellKernel {
       }
     }
     const LocalTensor<float> i = Tile(kGates), f = Tile(kGates + 1), g = Tile(kGates + 2), o = Tile(kGates + 3);
-    vm::Sigmoid(i, i, TanhTmp(), n);
-    vm::Sigmoid(f, f, TanhTmp(), n);
+    Sigmoid(i, i, TanhTmp(), n);
+    Sigmoid(f, f, TanhTmp(), n);
     const LocalTensor<float> tg = Tile(kTg);
-    vm::Tanh(tg, g, TanhTmp(), n);
-    vm::Sigmoid(o, o, TanhTmp(), n);
+    Tanh(tg, g, TanhTmp(), n);
+    Sigmoid(o, o, TanhTmp(), n);
     Mul(Tile(kA), f, Tile(kCx), int32_t(n));
     Mul(Tile(kB), i, tg, int32_t(n));
     Add(Tile(kCy), Tile(kA), Tile(kB), int32_t(n));
-    vm::Tanh(Tile(kHy), Tile(kCy), TanhTmp(), n);
+    Tanh(Tile(kHy), Tile(kCy), TanhTmp(), n);
     Mul(Tile(kHy), o, Tile(kHy), int32_t(n));
     SyncVToMte3();
     StoreRows(hyGm_[s0], Tile(kHy), k, 0);

@@ -1,6 +1,6 @@
-// Float activations as sequences of Ascend C vector instructions, shared by the elementwise kernel and
-// the fused RNN cells (the same sequence gives the same bits). L: element count (a multiple of 64
-// where Compare / Select need whole 256 B repeats).
+// Vector-instruction sequences shared by kernels (the same sequence gives the same bits): the exact int32
+// ordering key of the elementwise and int64 kernels. (Activations are Ascend C's advanced APIs,
+// kernel_math.h, called directly.) L: element count.
 #pragma once
 #include <cstdint>
 
@@ -30,19 +30,6 @@ __aicore__ inline void IntOrderKey(const LocalTensor<float>& key, const LocalTen
   Cast(t1f, t1, RoundMode::CAST_NONE, L);
   Muls(kf, kf, 65536.0f, L);
   Add(key, kf, t1f, L);
-}
-
-// out = tanh(x) by the advanced Tanh API; `tmp` is its sharedTmpBuffer (at least the API's minimum,
-// GetTanhMaxMinTmpSize; overlapping neither x nor out). out may be x.
-__aicore__ inline void Tanh(const LocalTensor<float>& out, const LocalTensor<float>& x, const LocalTensor<uint8_t>& tmp,
-                            uint32_t L) {
-  AscendC::Tanh(out, x, tmp, L);
-}
-
-// out = 1 / (1 + exp(-x)) by the advanced Sigmoid API (`tmp` as for Tanh). out may be x.
-__aicore__ inline void Sigmoid(const LocalTensor<float>& out, const LocalTensor<float>& x, const LocalTensor<uint8_t>& tmp,
-                               uint32_t L) {
-  AscendC::Sigmoid(out, x, tmp, L);
 }
 
 }  // namespace vec_math

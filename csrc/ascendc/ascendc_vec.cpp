@@ -345,9 +345,7 @@ void VUnaryRep(UnOp op, DT dt, const LO& d, const LO& a, MaskArg m, int64_t repe
 namespace {
 constexpr const char* kMathName[] = {"Tanh", "Erf", "Erfc", "Sigmoid", "Sign"};
 bool Overlaps(const LO& x, uint64_t xb, const LO& y, uint64_t yb) { return x.ptr < y.ptr + yb && y.ptr < x.ptr + xb; }
-}  // namespace
 
-namespace {
 // The checks every advanced API makes; returns false when there is nothing to do (count 0).
 bool CheckMath(const char* api, const char* helper, DT dt, const LO& d, const LO& a, const LO& tmp, int64_t count,
                uint64_t need) {
@@ -372,7 +370,7 @@ void VMath(MathOp op, DT dt, const LO& d, const LO& a, const LO& tmp, int64_t co
   const char* api = kMathName[int(op)];
   auto fn = Kernels().math[int(op)][int(dt)];
   if (!fn) FailDtype(api, dt);
-  const uint64_t need = MathTmpMinBytes(op, Esz(dt));
+  const uint64_t need = MathTmpMinBytes(MathLiveNodes(op, Esz(dt)));
   if (!CheckMath(api, api, dt, d, a, tmp, count, need)) return;
   fn(d.ptr, a.ptr, size_t(count));
   std::memset(tmp.ptr, 0xFF, need);  // the buffer's contents afterwards are undefined: NaN patterns
@@ -383,7 +381,7 @@ void VMathScalar(MathScalOp op, DT dt, const LO& d, const LO& a, const LO& tmp, 
   const char* api = op == MathScalOp::ClampMax ? "ClampMax" : "ClampMin";
   auto fn = Kernels().math_s[int(op)][int(dt)];
   if (!fn) FailDtype(api, dt);
-  const uint64_t need = kClampLiveNodes * 256;
+  const uint64_t need = MathTmpMinBytes(kClampLiveNodes);
   if (!CheckMath(api, "Clamp", dt, d, a, tmp, count, need)) return;
   fn(d.ptr, a.ptr, s, size_t(count));
   std::memset(tmp.ptr, 0xFF, need);

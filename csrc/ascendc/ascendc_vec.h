@@ -36,7 +36,7 @@ constexpr uint32_t MathLiveNodes(MathOp op, uint32_t type_size) {
   const uint32_t live = (op == MathOp::Sigmoid || op == MathOp::Sign) ? 1 : op == MathOp::Tanh ? 2 : op == MathOp::Erf ? 3 : 4;
   return type_size == 2 ? live + 1 : live;
 }
-constexpr uint32_t MathTmpMinBytes(MathOp op, uint32_t type_size) { return MathLiveNodes(op, type_size) * 256; }
+constexpr uint32_t MathTmpMinBytes(uint32_t live) { return live * 256; }
 // The advanced APIs with a scalar operand: ClampMax (x > s ? s : x) and ClampMin (x < s ? s : x); our
 // temporary-space figure: one live node (one repeat, 256 B, at least).
 enum class MathScalOp : uint8_t { ClampMax = 0, ClampMin, NUM };

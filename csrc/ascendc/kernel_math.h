@@ -66,12 +66,11 @@ inline void Run(H::MathOp op, const LocalTensor<T>& dst, const LocalTensor<T>& s
   static_assert(H::OneOf<T, half, float>, "Tanh / Erf / Erfc / Sigmoid / Sign: dtype must be half or float");
   H::VMath(op, H::DTypeOf<T>, dst.Operand(), src.Operand(), tmp.Operand(), int64_t(calCount));
 }
-inline void MaxMin(H::MathOp op, const ge::Shape& srcShape, uint32_t typeSize, uint32_t& maxValue,
-                   uint32_t& minValue) {
-  const uint64_t live = H::MathLiveNodes(op, typeSize);
+// min = one 256 B repeat of each of `live` float nodes; max = the whole count at once (whole repeats).
+inline void MaxMin(uint32_t live, const ge::Shape& srcShape, uint32_t& maxValue, uint32_t& minValue) {
   const uint64_t n = uint64_t(srcShape.GetShapeSize() < 0 ? 0 : srcShape.GetShapeSize());
-  minValue = H::MathTmpMinBytes(op, typeSize);
-  const uint64_t mx = live * 4 * ((n + 63) / 64 * 64);  // whole repeats
+  minValue = H::MathTmpMinBytes(live);
+  const uint64_t mx = uint64_t(live) * 4 * ((n + 63) / 64 * 64);
   maxValue = uint32_t(mx < minValue ? minValue : mx > 0xFFFFFFFFu ? 0xFFFFFFFFu : mx);
 }
 inline void Factor(H::MathOp op, uint32_t typeSize, uint32_t& maxLiveNodeCount, uint32_t& extraBuf) {
@@ -96,7 +95,8 @@ inline void Factor(H::MathOp op, uint32_t typeSize, uint32_t& maxLiveNodeCount, 
   inline void Get##NAME##MaxMinTmpSize(const ge::Shape& srcShape, const uint32_t typeSize,                  \
                                        const bool isReuseSource, uint32_t& maxValue, uint32_t& minValue) {  \
     (void)isReuseSource;                                                                                    \
-    math_detail::MaxMin(ascendc_host::MathOp::NAME, srcShape, typeSize, maxValue, minValue);                \
+    math_detail::MaxMin(ascendc_host::MathLiveNodes(ascendc_host::MathOp::NAME, typeSize), srcShape, maxValue, \
+                        minValue);                                                                          \
   }                                                                                                         \
   inline void Get##NAME##TmpBufferFactorSize(const uint32_t typeSize, uint32_t& maxLiveNodeCount,           \
                                              uint32_t& extraBuf) {                                          \
@@ -125,11 +125,8 @@ ASCENDC_CLAMP_API(ClampMin)
 inline void GetClampMaxMinTmpSize(const ge::Shape& srcShape, const uint32_t typeSize, const bool isReuseSource,
                                   uint32_t& maxValue, uint32_t& minValue) {
   (void)isReuseSource;
-  const uint64_t n = uint64_t(srcShape.GetShapeSize() < 0 ? 0 : srcShape.GetShapeSize());
-  minValue = ascendc_host::kClampLiveNodes * 256;
-  const uint64_t mx = uint64_t(ascendc_host::kClampLiveNodes) * 4 * ((n + 63) / 64 * 64);
-  maxValue = uint32_t(mx < minValue ? minValue : mx > 0xFFFFFFFFu ? 0xFFFFFFFFu : mx);
   (void)typeSize;
+  math_detail::MaxMin(ascendc_host::kClampLiveNodes, srcShape, maxValue, minValue);
 }
 
 }  // namespace AscendC
