@@ -507,6 +507,15 @@ Conv2dDwTiling conv2d_dw_tiling(uint32_t n, uint32_t c, uint32_t h, uint32_t w, 
   t.tiles_co = CeilDivU(t.cog, co);
   t.total_tiles = tiles(c1t, co);
   const uint64_t want = uint64_t(soc.cube_cores);
+  // Split-K over images x pixel chunks when the tiles leave cores idle (a first layer's few input
+  // channels make one tile: one core summed all N * Ho * Wo pixels).
+  t.chunks_img = CeilDivU(m, pix_l1);
+  const uint64_t chunks = uint64_t(n) * t.chunks_img;
+  uint64_t splits = t.total_tiles && t.total_tiles < want ? want / t.total_tiles : 1;
+  if (splits > chunks) splits = chunks ? chunks : 1;
+  t.chunks_per_split = uint32_t(CeilDivU<uint64_t>(chunks ? chunks : 1, splits));
+  t.splits = uint32_t(CeilDivU<uint64_t>(chunks ? chunks : 1, t.chunks_per_split));
+  t.total_tiles *= t.splits;
   const uint64_t total = t.total_tiles ? t.total_tiles : 1;
   const uint64_t cores = total < want ? total : want;
   t.tiles_per_core = CeilDivU<uint64_t>(total, cores);
@@ -529,6 +538,7 @@ class Conv2dDwKernel {
     xGm_.SetGlobalBuffer(reinterpret_cast<__gm__ T*>(x));
     gGm_.SetGlobalBuffer(reinterpret_cast<__gm__ T*>(go));
     wsGm_.SetGlobalBuffer(reinterpret_cast<__gm__ T*>(ws));
+    wsF_.SetGlobalBuffer(reinterpret_cast<__gm__ float*>(ws));
     rows16_ = cube::Align16(t.tile_c1 * t.taps * kC0);
     pipe_.InitBuffer(qFm_, 1, t.slab_pix_max * t.tile_c1 * 32);
     pipe_.InitBuffer(qG1_, 1, cube::Align16(t.pix_l1) * t.tile_co * sizeof(T));
@@ -548,6 +558,9 @@ class Conv2dDwKernel {
   static constexpr uint32_t kC0 = cube::C0Of<T>();
 
   __aicore__ inline void ComputeTile(uint64_t tile) {
+    const uint64_t per_split = t_.total_tiles / t_.splits;
+    const uint32_t split = uint32_t(tile / per_split);
+    tile %= per_split;
     const uint32_t tc = uint32_t(tile % t_.tiles_co);
     const uint32_t tk = uint32_t((tile / t_.tiles_co) % t_.tiles_kc);
     const uint32_t g = uint32_t(tile / (uint64_t(t_.tiles_co) * t_.tiles_kc));
@@ -560,8 +573,14 @@ class Conv2dDwKernel {
     const uint32_t m = t_.ho * t_.wo;
     LocalTensor<float> acc = qC_.template AllocTensor<float>();
     bool init = true;
-    for (uint32_t nb = 0; nb < t_.n; ++nb) {
-      for (uint32_t p0 = 0; p0 < m; p0 += t_.pix_l1) {
+    // This split's chunks: chunk q is image q / chunks_img, pixels from (q % chunks_img) * pix_l1.
+    const uint64_t q0 = uint64_t(split) * t_.chunks_per_split;
+    const uint64_t q_end = q0 + t_.chunks_per_split < uint64_t(t_.n) * t_.chunks_img
+                               ? q0 + t_.chunks_per_split : uint64_t(t_.n) * t_.chunks_img;
+    for (uint64_t q = q0; q < q_end; ++q) {
+      const uint32_t nb = uint32_t(q / t_.chunks_img);
+      {
+        const uint32_t p0 = uint32_t(q % t_.chunks_img) * t_.pix_l1;
         const uint32_t pl = m - p0 < t_.pix_l1 ? m - p0 : t_.pix_l1;
         // Input rows these output pixels read (clipped; the rest is Load3D padding).
         const uint32_t oh0 = p0 / t_.wo, oh1 = (p0 + pl - 1) / t_.wo;
@@ -574,8 +593,15 @@ class Conv2dDwKernel {
         const uint32_t bottom = need > int64_t(rows) + top ? uint32_t(need - rows - top) : 0;
         const uint32_t pix = rows * t_.w;
         LocalTensor<T> fm = qFm_.template AllocTensor<T>();
-        const uint64_t x_off = ((uint64_t(nb) * t_.h + uint64_t(lo_c)) * t_.w) * t_.c + uint64_t(g) * t_.cg + c1a * kC0;
-        DataCopy(fm, xGm_[x_off], Nd2NzParams(1, uint16_t(pix), uint16_t(cvalid), 0, uint16_t(t_.c), uint16_t(pix), 1, 0));
+        if (t_.x_5hd) {
+          // One block of pix pixels (32 B each) per C1 plane: L1 gets [c1n][pix][C0] as it is.
+          const uint64_t plane = uint64_t(t_.h) * t_.w;
+          DataCopy(fm, xGm_[((uint64_t(nb) * t_.c1g + c1a) * plane + uint64_t(lo_c) * t_.w) * kC0],
+                   DataCopyParams(uint16_t(c1n), uint16_t(pix), uint16_t(plane - pix), 0));
+        } else {
+          const uint64_t x_off = ((uint64_t(nb) * t_.h + uint64_t(lo_c)) * t_.w) * t_.c + uint64_t(g) * t_.cg + c1a * kC0;
+          DataCopy(fm, xGm_[x_off], Nd2NzParams(1, uint16_t(pix), uint16_t(cvalid), 0, uint16_t(t_.c), uint16_t(pix), 1, 0));
+        }
         qFm_.EnQue(fm);
         // grad_output chunk as B (pixels x co): NHWC is row-major, NCHW is its transpose.
         LocalTensor<T> g1 = qG1_.template AllocTensor<T>();
@@ -624,8 +650,13 @@ class Conv2dDwKernel {
     acc = qC_.template DeQue<float>();
     const uint64_t kg = uint64_t(t_.c1g) * t_.taps * kC0;
     FixpipeParamsV220 fp(uint16_t(ct), uint16_t(rows_k), uint16_t(cube::Align16(rows_k)), uint32_t(t_.cog), false);
-    fp.quantPre = cube::QuantFor<T>();
-    Fixpipe(wsGm_[(uint64_t(g) * kg + uint64_t(c1a) * t_.taps * kC0) * t_.cog + co0], acc, fp);
+    const uint64_t at = (uint64_t(g) * kg + uint64_t(c1a) * t_.taps * kC0) * t_.cog + co0;
+    if (t_.splits > 1) {  // this split's float partial
+      Fixpipe(wsF_[uint64_t(split) * t_.groups * kg * t_.cog + at], acc, fp);
+    } else {
+      fp.quantPre = cube::QuantFor<T>();
+      Fixpipe(wsGm_[at], acc, fp);
+    }
     qC_.FreeTensor(acc);
   }
 
@@ -638,6 +669,7 @@ class Conv2dDwKernel {
   TQue<TPosition::B2, 1> qB2_;
   TQue<TPosition::CO1, 1> qC_;
   GlobalTensor<T> xGm_, gGm_, wsGm_;
+  GlobalTensor<float> wsF_;
 };
 
 template <typename T>

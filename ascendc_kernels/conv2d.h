@@ -71,6 +71,11 @@ extern "C" void conv2d_kernel_bf16(uint8_t* x, uint8_t* wt, uint8_t* y, uint8_t*
 // the im2col window goes into L0A transposed (LoadData 3D with enTranspose: rows = K, columns =
 // pixels, the reduction), grad_output chunks into L0B, and the sum over all images and pixels
 // stays in L0C. Output: a workspace [groups][c1g * kh * kw * C0][cog] (rows in img2col K order).
+// Split-K: when the (group, channel tile, co tile) grid has fewer tiles than cores, the reduction
+// (images x pixel chunks of pix_l1) is cut into `splits` ranges of chunks_per_split chunks, each
+// block summing one range into its own float partial [split][groups][kg][cog] of a float
+// workspace (the caller adds the partials: one rounding, deterministic).
+// x_5hd: x is [n][c1][h][w][c0] (the conv_fold layout) and moves to L1 by plain DataCopy.
 namespace npu_kernels {
 struct Conv2dDwTiling {
   uint32_t n, c, h, w, groups, cg, cout, cog, kh, kw, sh, sw, dh, dw, pt, pb, pl, pr, ho, wo;
@@ -81,6 +86,10 @@ struct Conv2dDwTiling {
   uint64_t total_tiles, tiles_per_core;
   uint32_t block_dim, ok;
   uint32_t hf32;           // float: HF32 mode (set by the caller)
+  uint32_t splits;         // >= 1; > 1: float partials per split (see above)
+  uint32_t chunks_img;     // pixel chunks of pix_l1 per image
+  uint32_t chunks_per_split;
+  uint32_t x_5hd;          // set by the caller: x is 5HD, not NHWC
 };
 Conv2dDwTiling conv2d_dw_tiling(uint32_t n, uint32_t c, uint32_t h, uint32_t w, uint32_t cout, uint32_t groups,
                                 uint32_t kh, uint32_t kw, uint32_t sh, uint32_t sw, uint32_t dh, uint32_t dw,
@@ -88,7 +97,8 @@ Conv2dDwTiling conv2d_dw_tiling(uint32_t n, uint32_t c, uint32_t h, uint32_t w, 
                                 const SocInfo& soc);
 }  // namespace npu_kernels
 
-// x: NHWC input; go: grad_output (NHWC or NCHW per tiling); ws: workspace (see above).
+// x: NHWC (or 5HD) input; go: grad_output (NHWC or NCHW per tiling); ws: workspace (see above;
+// float partials when splits > 1).
 extern "C" void conv2d_dw_kernel_float(uint8_t* x, uint8_t* go, uint8_t* ws, uint8_t* tiling);
 extern "C" void conv2d_dw_kernel_half(uint8_t* x, uint8_t* go, uint8_t* ws, uint8_t* tiling);
 extern "C" void conv2d_dw_kernel_bf16(uint8_t* x, uint8_t* go, uint8_t* ws, uint8_t* tiling);

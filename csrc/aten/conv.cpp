@@ -814,28 +814,57 @@ at::Tensor GradWeight(const at::Tensor& go, const at::Tensor& input, const at::T
     // The cube grad_weight kernel: dW^T = im2col(x)^T . grad_output, summed over all images and
     // pixels in L0C (im2col window transposed into L0A by Load3D's enTranspose).
     const bool go_cl = go.suggest_memory_format() == kCL || WantChannelsLast(input, weight);
-    auto t = npu_kernels::conv2d_dw_tiling(uint32_t(N), uint32_t(input.size(1)), uint32_t(H), uint32_t(W),
-                                           uint32_t(cout), uint32_t(G), uint32_t(kh), uint32_t(kw), uint32_t(sh),
-                                           uint32_t(sw), uint32_t(dh), uint32_t(dw), uint32_t(ph), uint32_t(ph),
-                                           uint32_t(pw), uint32_t(pw), uint32_t(input.element_size()), go_cl,
-                                           SocInfoFor(dev));
-    t.hf32 = ConvAllowHf32() ? 1u : 0u;
-    if (t.ok && sh <= 63 && sw <= 63) {
+    // Returns ws viewed as [G, cog, c1g, c0, kh, kw] (undefined when no blocking fits). x5: x already
+    // in 5HD (the width fold), of `cin` channels, h x w, the geometry given.
+    auto cube_dw = [&](const at::Tensor& x5, int64_t cin, int64_t h, int64_t w, int64_t kh_, int64_t kw_,
+                       int64_t sh_, int64_t sw_, int64_t ph_, int64_t pw_) -> at::Tensor {
+      auto t = npu_kernels::conv2d_dw_tiling(uint32_t(N), uint32_t(cin), uint32_t(h), uint32_t(w), uint32_t(cout),
+                                             uint32_t(G), uint32_t(kh_), uint32_t(kw_), uint32_t(sh_), uint32_t(sw_),
+                                             uint32_t(dh), uint32_t(dw), uint32_t(ph_), uint32_t(ph_), uint32_t(pw_),
+                                             uint32_t(pw_), uint32_t(input.element_size()), go_cl, SocInfoFor(dev));
+      t.hf32 = ConvAllowHf32() ? 1u : 0u;
+      t.x_5hd = x5.defined() ? 1u : 0u;
+      if (!t.ok || sh_ > 63 || sw_ > 63) return {};
       const int64_t c0 = 32 / input.element_size();
-      const int64_t c1g = (cig + c0 - 1) / c0, kg = c1g * kh * kw * c0;
-      at::Tensor xcl = ToChannelsLast(input);
+      const int64_t c1g = (cin / G + c0 - 1) / c0, kg = c1g * kh_ * kw_ * c0;
+      at::Tensor xin = x5.defined() ? x5 : ToChannelsLast(input);
       at::Tensor gc = go_cl ? go.contiguous(kCL) : go.contiguous();
-      at::Tensor ws = NpuEmpty({G, kg, cog}, dt, dev);
+      // Split-K: float partials per split, added here (one rounding to the dtype, deterministic).
+      at::Tensor ws = t.splits > 1 ? NpuEmpty({int64_t(t.splits), G, kg, cog}, c10::kFloat, dev)
+                                   : NpuEmpty({G, kg, cog}, dt, dev);
       using Fn = void (*)(uint8_t*, uint8_t*, uint8_t*, uint8_t*);
       Fn kernel = PickFloatKernel<Fn>(op, dt, &conv2d_dw_kernel_float, &conv2d_dw_kernel_half, &conv2d_dw_kernel_bf16);
       KernelLaunch launch{"conv2d_dw_kernel", ascendc_host::CoreType::AIC, t.block_dim, dev};
       if (LogDebugEnabled())
-        launch.detail = std::string(op) + " x=" + Dims(input.sizes()) + " tile_c1=" + std::to_string(t.tile_c1) +
-                        " tile_co=" + std::to_string(t.tile_co) + " blockDim=" + std::to_string(t.block_dim);
-      LaunchKernel(std::move(launch), kernel, t, xcl.data_ptr(), gc.data_ptr(), ws.data_ptr());
-      // ws [G][c1g][kh][kw][c0][cog] -> dW [G*cog][cig][kh][kw]: one strided copy into dW's own layout
-      // when cig fills whole c0 groups (else through a [.., c1g * c0, ..] copy, narrowed).
-      at::Tensor src = ws.view({G, c1g, kh, kw, c0, cog}).permute({0, 5, 1, 4, 2, 3});  // [G, cog, c1g, c0, kh, kw]
+        launch.detail = std::string(op) + " x=" + Dims(input.sizes()) + (x5.defined() ? " width-folded" : "") +
+                        " tile_c1=" + std::to_string(t.tile_c1) + " tile_co=" + std::to_string(t.tile_co) +
+                        " splits=" + std::to_string(t.splits) + " blockDim=" + std::to_string(t.block_dim);
+      LaunchKernel(std::move(launch), kernel, t, xin.data_ptr(), gc.data_ptr(), ws.data_ptr());
+      if (t.splits > 1) ws = ws.sum(0);
+      // ws [G][c1g][kh][kw][c0][cog] -> [G, cog, c1g, c0, kh, kw]
+      return ws.view({G, c1g, kh_, kw_, c0, cog}).permute({0, 5, 1, 4, 2, 3});
+    };
+    // A few input channels (a first layer): the kernel width folded into the channels, as the
+    // forward does (UnfoldWidthIntoChannels): dW'[o][c * kw + j][i] = dW[o][c][i][j].
+    if (G == 1 && dh == 1 && dw == 1 && kw >= 2 && cig * kw <= 65535) {
+      const int64_t c0 = 32 / input.element_size();
+      auto up = [&](int64_t v) { return (v + c0 - 1) / c0 * c0; };
+      Geom g{N, cig, H, W, cout, 1, kh, kw, sh, sw, 1, 1, ph, ph, pw, pw};
+      if (3 * up(cig * kw) * kh <= 2 * up(cig) * kh * kw) {
+        if (at::Tensor x5 = FoldWidth5hd(input, g, wo); x5.defined()) {
+          if (at::Tensor src = cube_dw(x5, cig * kw, H, wo, kh, 1, sh, 1, ph, 0); src.defined()) {
+            // [1, cout, c1', c0, kh, 1] -> [cout, c1' * c0 = (c, j) padded, kh] -> [cout, c, j, kh]
+            at::Tensor f = src.reshape({cout, src.size(2) * c0, kh}).narrow(1, 0, cig * kw);
+            dW.copy_(f.view({cout, cig, kw, kh}).permute({0, 1, 3, 2}));
+            return dW;
+          }
+        }
+      }
+    }
+    if (at::Tensor src = cube_dw(at::Tensor(), input.size(1), H, W, kh, kw, sh, sw, ph, pw); src.defined()) {
+      // One strided copy into dW's own layout when cig fills whole c0 groups (else through a
+      // [.., c1g * c0, ..] copy, narrowed).
+      const int64_t c0 = src.size(3), c1g = src.size(2);
       if (c1g * c0 == cig) {
         dW.view({G, cog, c1g, c0, kh, kw}).copy_(src);  // (splitting dims is a view in either memory format)
         return dW;

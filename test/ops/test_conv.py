@@ -473,6 +473,67 @@ def test_few_channel_conv_too_wide_for_the_fold_uses_copies(fallback_error):
     assert_close(got, F.conv2d(x, wt, None, 1, 3), torch.float32)
 
 
+def _grad_weight(go, x, w, s, p, d=1, g=1):
+    pair = lambda v: list(v) if isinstance(v, tuple) else [v, v]  # noqa: E731
+    return torch.ops.aten.convolution_backward(go, x, w, None, pair(s), pair(p), pair(d), False, [0, 0], g,
+                                               [False, True, False])[1]
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("case", FOLD_CASES)
+def test_few_channel_grad_weight_folds_and_splits(fallback_error, conv_precision, dtype, case):
+    """grad_weight of a few-channel conv (a first layer) folds the kernel width into the channels as
+    the forward does (one conv_fold_kernel launch; K = C*kw*kh padded once per row of taps, not
+    C0*kh*kw) and, its one channel tile leaving cores idle, splits the sum over images x pixels into
+    float partials added by one reduction; results as the float64 CPU gradient's."""
+    n, c, h, w, k, s, p = case
+    k = k if isinstance(k, tuple) else (k, k)
+    torch.manual_seed(7)
+    x, wt = torch.randn(n, c, h, w), torch.randn(6, c, *k)
+    go = torch.randn_like(F.conv2d(x, wt, None, s, p))
+    want = _grad_weight(go.double(), x.double(), wt.double(), s, p).float()
+    torch.npu.reset_kernel_counters()
+    got = _grad_weight(go.to(dtype).npu(), x.to(dtype).npu(), wt.to(dtype).npu(), s, p)
+    torch.npu.synchronize()
+    counters = torch.npu.kernel_counters()
+    assert counters["conv_fold_kernel"]["launches"] == 1
+    assert counters["conv2d_dw_kernel"]["launches"] == 1
+    # The split partials' sum: two or more chunks of at most 2048 pixels to split (one image of
+    # few pixels is one chunk, summed by one core).
+    split = n >= 2 or go.shape[2] * go.shape[3] > 2048
+    assert counters.get("reduce_kernel", {}).get("launches", 0) == (1 if split else 0)
+    assert got.dtype == dtype and got.shape == wt.shape
+    assert_close(got, want, dtype if dtype == torch.float32 else torch.bfloat16)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16])
+def test_grad_weight_split_k_with_few_tiles(fallback_error, dtype):
+    """Many channels but few (channel, out-channel) tiles: the reduction is split across cores as float
+    partials (an unsplit half workspace would round every split's sum), then added in float."""
+    torch.manual_seed(8)
+    x, wt = torch.randn(3, 16, 20, 20), torch.randn(16, 16, 3, 3)
+    go = torch.randn(3, 16, 20, 20)
+    want = _grad_weight(go.double(), x.double(), wt.double(), 1, 1).float()
+    torch.npu.reset_kernel_counters()
+    got = _grad_weight(go.to(dtype).npu(), x.to(dtype).npu(), wt.to(dtype).npu(), 1, 1)
+    torch.npu.synchronize()
+    counters = torch.npu.kernel_counters()
+    assert counters["conv2d_dw_kernel"]["launches"] == 1 and counters["reduce_kernel"]["launches"] == 1
+    assert_close(got, want, dtype if dtype == torch.float32 else torch.bfloat16)
+
+
+def test_few_channel_grad_weight_too_wide_for_the_fold(fallback_error):
+    """A fold that does not fit its DataCopy strides leaves grad_weight to the unfolded kernel."""
+    torch.manual_seed(9)
+    x, wt = torch.randn(1, 3, 150, 460), torch.randn(4, 3, 7, 7)
+    go = torch.randn_like(F.conv2d(x, wt, None, 1, 3))
+    torch.npu.reset_kernel_counters()
+    got = _grad_weight(go.npu(), x.npu(), wt.npu(), 1, 3)
+    torch.npu.synchronize()
+    assert "conv_fold_kernel" not in torch.npu.kernel_counters()
+    assert_close(got, _grad_weight(go.double(), x.double(), wt.double(), 1, 3).float(), torch.float32)
+
+
 @pytest.mark.parametrize("shape", [(4, 512, 7, 7), (1, 256, 14, 14)])
 def test_weight_heavy_tiles_share_weights(fallback_error, shape):
     """Few pixels and many channels: tiles of one channel tile are computed together so their weights
