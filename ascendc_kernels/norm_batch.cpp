@@ -85,7 +85,10 @@ BatchNormTiling batch_norm_tiling(uint32_t layout, uint32_t mode, uint64_t n, ui
     // their time on set-up - coefficient loads, syncs - for a few dozen elements at ResNet-18's 7x7).
     // Units are channel-block major, so the images of one block reuse its coefficients.
     const uint64_t hwp = AlignUp<uint64_t>(hw, kBlockBytes / elem_bytes);
-    const uint64_t cb = hwp > 0 ? tile / hwp : 0;
+    // Backward replicates three coefficient vectors (A, B, C) over a unit's planes in the two-tile
+    // share the forward's two use: its units take at most 2/3 of a tile.
+    const bool bwd = mode == kBnBwdTrain || mode == kBnBwdEval;
+    const uint64_t cb = hwp > 0 ? (bwd ? tile / 3 * 2 : tile) / hwp : 0;
     if (cb >= 1) {
       t.apply_cb = static_cast<uint32_t>(cb < c ? cb : c);
       if (t.apply_cb > 512) t.apply_cb = 512;  // the coefficient scratch (6 KB of the UB slack)
@@ -227,7 +230,12 @@ class BnReduceKernel {
     const RectTiles s = TilesOf<T>(r, t_.tile);
     const uint32_t epb = BlockElems<T>();
     LocalTensor<float> acc1 = Acc(0), acc2 = Acc(1);
-    Duplicate(acc1, 0.0f, static_cast<int32_t>(2 * t_.tile));
+    // Zero only what this unit's tiles reach (its first tile is its largest): at ResNet's 7x7 maps a
+    // unit is 8 planes of 49, and zeroing whole 16K-element accumulators cost more than the sums.
+    const int32_t reach = static_cast<int32_t>(
+        npu_kernels::AlignUp<uint64_t>(s.nb * npu_kernels::AlignUp<uint64_t>(s.hc, epb), 64));
+    Duplicate(acc1, 0.0f, reach);
+    Duplicate(acc2, 0.0f, reach);
     float shift = 0.0f;
     T pad = T(0);
     LocalTensor<float> sm = small_.Get<float>();
@@ -577,7 +585,7 @@ class BnApplyKernel {
     // Forward over blocks of several small planes: the coefficients replicated over a tile (the
     // budget's accumulator share, unused by the apply), so an image takes two whole-tile
     // instructions instead of two per plane.
-    if (t.apply_cb > 1 && !bwd_ && t.layout == npu_kernels::kBnNchw) pipe_.InitBuffer(rep_, 2 * t.tile * sizeof(float));
+    if (t.apply_cb > 1 && t.layout == npu_kernels::kBnNchw) pipe_.InitBuffer(rep_, 2 * t.tile * sizeof(float));
     if (t.layout == npu_kernels::kBnNhwc) {
       const uint32_t cp = npu_kernels::AlignUp<uint32_t>(static_cast<uint32_t>(t.c), 16);
       pipe_.InitBuffer(rep_, 3 * t.tile * sizeof(float));
@@ -670,13 +678,14 @@ class BnApplyKernel {
       // Images of this block on this core: with two or more, replicate the coefficients once.
       const uint64_t first = blk * t_.n > u0_ ? blk * t_.n : u0_;
       const uint64_t last = (blk + 1) * t_.n < u1_ ? (blk + 1) * t_.n : u1_;
-      replicated_ = t_.apply_cb > 1 && !bwd_ && cc > 1 && last - first >= 2;
+      replicated_ = t_.apply_cb > 1 && cc > 1 && last - first >= 2;
       if (replicated_) {
-        LocalTensor<float> ra = rep_.Get<float>(), rb = rep_.Get<float>()[t_.tile];
-        for (uint32_t ch = 0; ch < cc; ++ch) {
-          Duplicate(ra[ch * hwp], co.GetValue(ch), static_cast<int32_t>(hwp));
-          Duplicate(rb[ch * hwp], co.GetValue(cp + ch), static_cast<int32_t>(hwp));
-        }
+        // Forward: A, B a tile apart; backward: A, B, C apply_cb * hwp apart (<= 2/3 tile each).
+        const uint32_t span = bwd_ ? t_.apply_cb * hwp : static_cast<uint32_t>(t_.tile);
+        LocalTensor<float> rep = rep_.Get<float>();
+        for (uint32_t k = 0; k < (bwd_ ? 3u : 2u); ++k)
+          for (uint32_t ch = 0; ch < cc; ++ch)
+            Duplicate(rep[k * span + ch * hwp], co.GetValue(k * cp + ch), static_cast<int32_t>(hwp));
       }
     }
     const uint64_t at = (n * t_.c + c0) * t_.hw;
@@ -700,9 +709,18 @@ class BnApplyKernel {
     LocalTensor<float> xf = AsFloat(bwd_ ? Work(1) : Work(0), xin, cnt);
     LocalTensor<float> gf;
     if (bwd_) gf = AsFloat(Work(0), gin, cnt);
-    if (replicated_) {
+    if (replicated_ && !bwd_) {
       Mul(d, xf, rep_.Get<float>(), static_cast<int32_t>(cnt));
       Add(d, d, rep_.Get<float>()[t_.tile], static_cast<int32_t>(cnt));
+    } else if (replicated_) {
+      // grad_in = A*go + B*x + C: xf is this unit's float copy (Work(1)), so it takes B*x in place.
+      const uint32_t span = t_.apply_cb * hwp;
+      const LocalTensor<float> rep = rep_.Get<float>();
+      const int32_t n = static_cast<int32_t>(cnt);
+      Mul(d, gf, rep, n);
+      Mul(xf, xf, rep[span], n);
+      Add(d, d, xf, n);
+      Add(d, d, rep[2 * span], n);
     } else {
       for (uint32_t ch = 0; ch < cc; ++ch) {
         const uint32_t o = ch * hwp;
