@@ -1497,7 +1497,7 @@ class ElementwiseKernel {
   // blocks in one contiguous run use DataCopy; anything else DataCopyPad (one block per row).
   template <typename S>
   __aicore__ inline void LoadRows(const LocalTensor<uint8_t>& raw, GM_ADDR base, uint64_t off, uint32_t nrows,
-                                  uint32_t ncols, uint32_t stride) {
+                                  uint32_t ncols, uint32_t stride, uint64_t pitch) {
     GlobalTensor<S> g;
     g.SetGlobalBuffer(reinterpret_cast<__gm__ S*>(base) + off);
     const uint32_t bytes = ncols * sizeof(S);
@@ -1505,12 +1505,13 @@ class ElementwiseKernel {
       npu_kernels::EwCopyIn(raw.ReinterpretCast<S>(), g, ncols, t_.no_pad == 0);
       return;
     }
-    if (stride == ncols && bytes % 32 == 0) {
+    if (stride == ncols && pitch == ncols && bytes % 32 == 0) {
       DataCopy(raw.ReinterpretCast<S>(), g, nrows * ncols);
       return;
     }
     const uint32_t gap = nrows > 1 ? (stride * sizeof(S) - npu_kernels::AlignUp<uint32_t>(bytes, 32)) / 32 : 0;
-    DataCopyPad(raw.ReinterpretCast<S>(), g, DataCopyExtParams{static_cast<uint16_t>(nrows), bytes, 0, gap, 0},
+    const uint32_t src_gap = static_cast<uint32_t>((pitch - ncols) * sizeof(S));  // GM bytes between rows
+    DataCopyPad(raw.ReinterpretCast<S>(), g, DataCopyExtParams{static_cast<uint16_t>(nrows), bytes, src_gap, gap, 0},
                 DataCopyPadExtParams<S>{false, 0, 0, S(0)});
   }
 
@@ -1646,7 +1647,7 @@ class ElementwiseKernel {
         WithStorage(EwDType(t_.in[i].dtype), [&](auto tag) {
           using St = decltype(tag);
           for (uint32_t r = 0; r < R; ++r)
-            LoadRows<St>(raw[r * S * sizeof(St)], gm_[i], 0, 1, W, S);
+            LoadRows<St>(raw[r * S * sizeof(St)], gm_[i], 0, 1, W, S, W);
         });
         SetFlag<HardEvent::MTE2_V>(0);
         WaitFlag<HardEvent::MTE2_V>(0);
@@ -1672,9 +1673,11 @@ class ElementwiseKernel {
     for (int i = 0; i < info_.n_in; ++i) {
       if (!UsesQueueK(i)) continue;
       LocalTensor<uint8_t> raw = inQ_[i].template AllocTensor<uint8_t>();
-      const uint64_t off = EwMode(t_.in[i].mode) == EwMode::FULL ? g.row0 * t_.width + g.col0 : g.col0;
+      const bool full = EwMode(t_.in[i].mode) == EwMode::FULL;
+      const uint64_t pitch = full && t_.in[i].pitch ? t_.in[i].pitch : t_.width;
+      const uint64_t off = full ? g.row0 * pitch + g.col0 : g.col0;
       WithStorage(EwDType(t_.in[i].dtype), [&](auto tag) {
-        LoadRows<decltype(tag)>(raw, gm_[i], off, g.nrows, g.ncols, g.stride);
+        LoadRows<decltype(tag)>(raw, gm_[i], off, g.nrows, g.ncols, g.stride, pitch);
       });
       inQ_[i].EnQue(raw);
     }
@@ -1782,18 +1785,21 @@ class ElementwiseKernel {
     WithStorage(EwDType(t_.out_dtype), [&](auto tag) {
       using S = decltype(tag);
       GlobalTensor<S> gy;
-      gy.SetGlobalBuffer(reinterpret_cast<__gm__ S*>(gmY_) + g.row0 * t_.width + g.col0);
+      const uint64_t pitch = t_.out_pitch ? t_.out_pitch : t_.width;
+      gy.SetGlobalBuffer(reinterpret_cast<__gm__ S*>(gmY_) + g.row0 * pitch + g.col0);
       const uint32_t bytes = g.ncols * sizeof(S);
       if (g.nrows == 1) {
         npu_kernels::EwCopyOut(gy, out.ReinterpretCast<S>(), g.ncols, t_.no_pad == 0);
         return;
       }
-      if (g.stride == g.ncols && bytes % 32 == 0) {
+      if (g.stride == g.ncols && pitch == g.ncols && bytes % 32 == 0) {
         DataCopy(gy, out.ReinterpretCast<S>(), g.nrows * g.ncols);
         return;
       }
       const uint32_t gap = g.nrows > 1 ? (g.stride * sizeof(S) - npu_kernels::AlignUp<uint32_t>(bytes, 32)) / 32 : 0;
-      DataCopyPad(gy, out.ReinterpretCast<S>(), DataCopyExtParams{static_cast<uint16_t>(g.nrows), bytes, gap, 0, 0});
+      const uint32_t dst_gap = static_cast<uint32_t>((pitch - g.ncols) * sizeof(S));  // GM bytes between rows
+      DataCopyPad(gy, out.ReinterpretCast<S>(),
+                  DataCopyExtParams{static_cast<uint16_t>(g.nrows), bytes, gap, dst_gap, 0});
     });
     outQ_.FreeTensor(out);
   }

@@ -26,7 +26,9 @@
 //   NCHW), SCALAR (a 1-element npu tensor) or IMM (a host scalar carried in the tiling). Tiles are
 //   either a group of whole rows (each row padded to a common 32-element stride in UB by
 //   DataCopyPad's dstStride, so every operand lines up element for element) or a chunk of one long row.
-//   Anything else is materialized by layer 5 (expand + contiguous) and becomes FULL.
+//   Anything else is materialized by layer 5 (expand + contiguous) and becomes FULL. FULL operands
+//   and the output may have a GM row pitch (a 2-D strided view: a slice of wider rows, a column
+//   block), read and written in place with the strides of DataCopyPad.
 // - Transcendentals are composed from vector instructions in float: sigmoid = 1/(1+exp(-x)),
 //   pow via exp(b*ln|a|) with sign/integer handling; tanh, erf and erfc are the advanced math APIs
 //   (kernel_math.h: one call over the tile with a scratch tile as sharedTmpBuffer), and
@@ -148,6 +150,7 @@ struct EwInput {
   uint8_t dtype = 0;  // EwDType (storage)
   uint8_t pad[6] = {};
   uint64_t cdiv = 1, cmod = 1;  // COL: value index = (row / cdiv) % cmod
+  uint64_t pitch = 0;           // FULL: GM elements between rows (0: width, rows back to back)
 };
 
 struct ElementwiseTiling {
@@ -171,6 +174,7 @@ struct ElementwiseTiling {
   uint64_t chunks_per_row = 1;
   uint64_t units = 0;         // tiles in total
   uint64_t units_per_core = 0;
+  uint64_t out_pitch = 0;     // GM elements between output rows (0: width)
 };
 
 // Pure: completes `t` (problem filled in) for the SoC. Tiles hold every buffer the op needs

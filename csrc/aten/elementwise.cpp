@@ -225,6 +225,94 @@ void Canonicalize(const char* name, const at::Tensor& out, std::vector<Operand>&
   (void)name;
 }
 
+// The first dim of the dense row-major suffix of x: dims [s, nd) have strides 1, size, ... (size-1
+// dims go either way).
+int DenseSuffix(const at::Tensor& x) {
+  int64_t expect = 1;
+  int s = static_cast<int>(x.dim());
+  for (int k = static_cast<int>(x.dim()) - 1; k >= 0; --k) {
+    if (x.size(k) != 1) {
+      if (x.stride(k) != expect) break;
+      expect *= x.size(k);
+    }
+    s = k;
+  }
+  return s;
+}
+
+// Dims [0, s) of x fold into one dim of one stride (the row pitch, 0 for a single row); false when
+// they do not.
+bool OuterPitch(const at::Tensor& x, int s, int64_t* pitch) {
+  int64_t stride = 0, expect = -1;
+  for (int k = s - 1; k >= 0; --k) {
+    if (x.size(k) == 1) continue;
+    if (expect < 0) {
+      stride = x.stride(k);
+      expect = stride * x.size(k);
+    } else if (x.stride(k) != expect) {
+      return false;
+    } else {
+      expect *= x.size(k);
+    }
+  }
+  *pitch = stride;
+  return true;
+}
+
+// [lowest, highest] byte of x's elements (non-negative strides).
+std::pair<uintptr_t, uintptr_t> ByteRange(const at::Tensor& x) {
+  uint64_t last = 0;
+  for (int64_t k = 0; k < x.dim(); ++k) last += uint64_t(x.size(k) - 1) * uint64_t(x.stride(k));
+  const uintptr_t lo = reinterpret_cast<uintptr_t>(x.data_ptr());
+  return {lo, lo + (last + 1) * x.element_size() - 1};
+}
+
+// Operands of the output's shape that are 2-D strided views - rows of `width` dense elements, one
+// pitch between rows (a slice of wider rows, a narrowed dim, the output of a strided in-place op) -
+// are read and written in place by DataCopyPad's strides instead of copied contiguous (three
+// copies for an in-place op on such a view). Each operand must be the output's own view or not
+// overlap it. Fills the problem into `t`; false when the operands do not all fit.
+bool PitchedRows(const at::Tensor& out, const std::vector<Operand>& in, const std::vector<int>& tensor_idx,
+                 ElementwiseTiling& t) {
+  std::vector<const at::Tensor*> all{&out};
+  for (int i : tensor_idx) {
+    if (in[i].t.sizes() != out.sizes()) return false;
+    all.push_back(&in[i].t);
+  }
+  int s = 0;
+  for (const at::Tensor* x : all) {
+    for (int64_t k = 0; k < x->dim(); ++k)
+      if (x->stride(k) < 0) return false;
+    s = std::max(s, DenseSuffix(*x));
+  }
+  int64_t rows = 1, width = 1;
+  for (int k = 0; k < out.dim(); ++k) (k < s ? rows : width) *= out.size(k);
+  if (width < 16 || rows < 2) return false;
+  std::vector<int64_t> pitch(all.size());
+  for (size_t j = 0; j < all.size(); ++j) {
+    if (!OuterPitch(*all[j], s, &pitch[j]) || pitch[j] < width ||
+        uint64_t(pitch[j] - width) * all[j]->element_size() > 0xFFFFFFFFull)
+      return false;
+  }
+  const auto ro = ByteRange(out);
+  for (size_t j = 1; j < all.size(); ++j) {
+    const at::Tensor& x = *all[j];
+    if (x.data_ptr() == out.data_ptr() && x.strides() == out.strides() && x.element_size() == out.element_size())
+      continue;  // the output itself (an in-place op)
+    const auto rx = ByteRange(x);
+    if (!(rx.second < ro.first || ro.second < rx.first)) return false;
+  }
+  t.rows = uint64_t(rows);
+  t.width = uint64_t(width);
+  t.out_pitch = pitch[0] == width ? 0 : uint64_t(pitch[0]);
+  for (size_t j = 0; j < tensor_idx.size(); ++j) {
+    npu_kernels::EwInput& e = t.in[tensor_idx[j]];
+    e.mode = uint8_t(EwMode::FULL);
+    e.pitch = pitch[j + 1] == width ? 0 : uint64_t(pitch[j + 1]);
+  }
+  return true;
+}
+
 // Runs the kernel: `out` is an npu tensor of the broadcast shape whose dtype the kernel can write;
 // tensor operands are npu tensors of kernel-readable dtypes, broadcastable to `out`.
 void LaunchElementwise(const PwOp& pw, const at::Tensor& out, std::vector<Operand> in, bool int_compute,
@@ -262,6 +350,8 @@ void LaunchElementwise(const PwOp& pw, const at::Tensor& out, std::vector<Operan
     for (int i : tensor_idx) t.in[i].mode = uint8_t(EwMode::FULL);
     t.rows = 1;
     t.width = static_cast<uint64_t>(out.numel());
+  } else if (SocInfoFor(dev).npu_arch != 2002 && PitchedRows(out, in, tensor_idx, t)) {
+    // 2-D strided operands read / written in place (rows and pitches set).
   } else {
     if (!out.is_contiguous()) dst = NpuEmpty(out.sizes(), out.scalar_type(), dev);
     for (int i : tensor_idx) in[i].t = Contiguous(in[i].t);
@@ -276,7 +366,11 @@ void LaunchElementwise(const PwOp& pw, const at::Tensor& out, std::vector<Operan
     std::ostringstream d;
     d << "op=" << npu_kernels::EwOpName(EwOp(pw.op)) << " rows=" << t.rows << " width=" << t.width
       << " tile=" << t.tile << " rows_per_tile=" << t.rows_per_tile;
-    for (size_t i = 0; i < in.size(); ++i) d << " in" << i << ".mode=" << int(t.in[i].mode);
+    for (size_t i = 0; i < in.size(); ++i) {
+      d << " in" << i << ".mode=" << int(t.in[i].mode);
+      if (t.in[i].pitch) d << " in" << i << ".pitch=" << t.in[i].pitch;
+    }
+    if (t.out_pitch) d << " out.pitch=" << t.out_pitch;
     launch.detail = d.str();
   }
   auto ptr = [&](size_t i) -> void* { return i < in.size() && in[i].t.defined() ? in[i].t.data_ptr() : nullptr; };

@@ -147,6 +147,73 @@ def test_non_contiguous_inputs_and_outputs():
     assert_same(r, torch.relu(c) + c, EXACT[torch.float32])
 
 
+def _launch_details(fn):
+    """Runs fn with debug logging and returns the elementwise launches' detail lines."""
+    import logging
+
+    import torch_ops_nn._logging as lg
+    lines = []
+
+    class Keep(logging.Handler):
+        def emit(self, record):
+            lines.append(record.getMessage())
+
+    keep = Keep()
+    lg.logger.addHandler(keep)
+    lg.set_level(_C, 0)
+    try:
+        fn()
+        torch.npu.synchronize()
+    finally:
+        lg.set_level(_C, lg.level_from_env())
+        lg.logger.removeHandler(keep)
+    return lines
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_row_pitched_views_run_in_place(dtype):
+    """2-D strided views (rows of dense elements one pitch apart: a narrowed last dim, narrowed H of
+    NCHW, an out= slice) are read and written in place with DataCopyPad strides: no copy of any
+    operand, no temporary output, and the results are the CPU's."""
+    a, b = rand((6, 50), dtype, seed=20), rand((6, 30), dtype, seed=21)
+    x, y = a.clone(), npu(a)
+    bn = npu(b)
+    torch.npu.synchronize()
+    before = torch.npu.memory_stats().get("allocation.all.allocated", 0)
+    lines = _launch_details(lambda: y[:, 7:37].add_(bn, alpha=2))
+    assert torch.npu.memory_stats().get("allocation.all.allocated", 0) == before  # nothing materialized
+    x[:, 7:37].add_(b, alpha=2)
+    assert_same(y, x, CLOSE[dtype])
+    ew = [m for m in lines if "op=add" in m]
+    assert len(ew) == 1 and "out.pitch=50" in ew[0] and "in0.pitch=50" in ew[0], lines
+    assert not any("copy_" in m for m in lines), lines
+    # two different pitches, out-of-place; mixed storage dtypes (float view + 16-bit view)
+    c = rand((8, 64), torch.float32, seed=22)
+    got = npu(a)[:, 3:40] * npu(c)[:6, 10:47]
+    assert_same(got, a[:, 3:40] * c[:6, 10:47], CLOSE[torch.float32])
+    # NCHW narrowed along H: rows of H' * W elements, one image-channel plane apart
+    d, e = rand((2, 3, 8, 16), dtype, seed=23), rand((2, 3, 4, 16), dtype, seed=24)
+    got = torch.maximum(npu(d)[:, :, 2:6, :], npu(e))
+    assert_same(got, torch.maximum(d[:, :, 2:6, :], e), EXACT[dtype])
+    # out= into a column block of a wider tensor
+    out = torch.zeros(6, 80, dtype=dtype, device="npu")
+    torch.sub(npu(b), 1.5, out=out[:, 20:50])
+    want = torch.zeros(6, 80, dtype=dtype)
+    want[:, 20:50] = b - 1.5
+    assert_same(out, want, CLOSE[dtype])
+
+
+def test_row_pitched_partial_overlap_keeps_copy_semantics():
+    """An input overlapping the written view at other positions is not read in place (a core could
+    read rows another core has already written): it is copied first, as before."""
+    a = rand((5, 40), seed=25)
+    y = npu(a)
+    y[:, 1:31].add_(y[:, 0:30])
+    want = a.clone()
+    want[:, 1:31] = a[:, 1:31] + a[:, 0:30]
+    assert_same(y, want, EXACT[torch.float32])
+
+
 def test_mixed_dtype_promotion():
     a, b = rand((100,), torch.float16, seed=11), rand((100,), torch.float32, seed=12)
     assert_same(npu(a) + npu(b), a + b, EXACT[torch.float32])
