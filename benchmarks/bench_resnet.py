@@ -1,5 +1,6 @@
 """ResNet on npu vs CPU (same process): resnet18 batch 1 eval, resnet50 batch 8 eval (eager and
-torch.compile(backend="npu") with the fusion pass, with peak npu memory), a resnet18 training step.
+torch.compile(backend="npu") with the fusion pass, with peak npu memory), resnet18 training steps (b4 64x64,
+b8 224) and an input gradient (b8 224, eval).
 Each row times npu and CPU in alternating blocks (common.paired_seconds).
 
     python benchmarks/bench_resnet.py [--quick]
@@ -50,6 +51,23 @@ def main() -> None:
                                                                                   momentum=0.9)}
     rows.append(("resnet18 train step b4 64x64 (SGD momentum)",
                  *paired_seconds(step + "\ntorch.npu.synchronize()", npu_env, step, cpu_env, t)))
+    # ImageNet-sized: the stem's grad_weight (3 channels, 7x7) and the stride-2 / 7x7 layers weigh in.
+    m = torchvision.models.resnet18()
+    dm = copy.deepcopy(m).to("npu")
+    x, y = torch.randn(8, 3, 224, 224), torch.randint(0, 1000, (8,))
+    cpu_env = {"m": m, "x": x, "y": y, "opt": torch.optim.SGD(m.parameters(), lr=0.01, momentum=0.9)}
+    npu_env = {"m": dm, "x": x.to("npu"), "y": y.to("npu"), "opt": torch.optim.SGD(dm.parameters(), lr=0.01,
+                                                                                  momentum=0.9)}
+    rows.append(("resnet18 train step b8 224 (SGD momentum)",
+                 *paired_seconds(step + "\ntorch.npu.synchronize()", npu_env, step, cpu_env, t)))
+    # An input gradient (saliency, adversarial examples): the stem's grad_input, 3 output channels.
+    m.eval()
+    dm.eval()
+    sal = "x.grad = None\nm(x).logsumexp(1).sum().backward()"
+    cpu_env = {"m": m, "x": x.clone().requires_grad_()}
+    npu_env = {"m": dm, "x": x.to("npu").requires_grad_()}
+    rows.append(("resnet18 b8 224 input gradient (eval)",
+                 *paired_seconds(sal + "\ntorch.npu.synchronize()", npu_env, sal, cpu_env, t)))
     table(rows, extra="peak npu mem")
 
 

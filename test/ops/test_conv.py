@@ -522,6 +522,38 @@ def test_grad_weight_split_k_with_few_tiles(fallback_error, dtype):
     assert_close(got, want, dtype if dtype == torch.float32 else torch.bfloat16)
 
 
+def _grad_input(go, x, w, s, p, d=1, g=1):
+    pair = lambda v: list(v) if isinstance(v, tuple) else [v, v]  # noqa: E731
+    return torch.ops.aten.convolution_backward(go, x, w, None, pair(s), pair(p), pair(d), False, [0, 0], g,
+                                               [True, False, False])[0]
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16])
+@pytest.mark.parametrize("case", [
+    (2, 3, 30, 30, 7, 2, 3),           # the ResNet stem: stride phases
+    (2, 3, 17, 29, (3, 5), (1, 2), (1, 2)),
+    (1, 2, 12, 12, 3, 1, 1),           # stride 1
+    (2, 4, 6, 6, 3, 2, 0),             # a padding past the last block's reach
+])
+def test_few_channel_grad_input_is_one_gemm(fallback_error, conv_precision, dtype, case):
+    """grad_input of a conv with few input channels (its own output channels) runs as one GEMM per
+    stride phase, cols = W^T . grad_output, and a col2im of shifted adds - not as a conv whose 3
+    output channels the cube pads to 16: no conv2d_kernel launch, results as the float64 CPU's."""
+    n, c, h, w, k, s, p = case
+    k = k if isinstance(k, tuple) else (k, k)
+    torch.manual_seed(10)
+    x, wt = torch.randn(n, c, h, w), torch.randn(16, c, *k)
+    go = torch.randn_like(F.conv2d(x, wt, None, s, p))
+    want = _grad_input(go.double(), x.double(), wt.double(), s, p).float()
+    torch.npu.reset_kernel_counters()
+    got = _grad_input(go.to(dtype).npu(), x.to(dtype).npu(), wt.to(dtype).npu(), s, p)
+    torch.npu.synchronize()
+    assert "conv2d_kernel" not in torch.npu.kernel_counters()
+    assert torch.npu.kernel_counters()["matmul_kernel"]["launches"] >= 1
+    assert got.dtype == dtype and got.shape == x.shape
+    assert_close(got, want, dtype if dtype == torch.float32 else torch.bfloat16)
+
+
 def test_few_channel_grad_weight_too_wide_for_the_fold(fallback_error):
     """A fold that does not fit its DataCopy strides leaves grad_weight to the unfolded kernel."""
     torch.manual_seed(9)
