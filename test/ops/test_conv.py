@@ -473,10 +473,26 @@ def test_few_channel_conv_too_wide_for_the_fold_uses_copies(fallback_error):
     assert_close(got, F.conv2d(x, wt, None, 1, 3), torch.float32)
 
 
-def _grad_weight(go, x, w, s, p, d=1, g=1):
+def _conv_grads(case, cout, seed, dtype, which):
+    """A conv of `case` (n, c, h, w, k, s, p) with cout outputs: its grad_input (which = 0) or
+    grad_weight (1) on npu in `dtype`, with the kernel counters of that call, and in float64 on CPU."""
+    n, c, h, w, k, s, p = case
+    k = k if isinstance(k, tuple) else (k, k)
     pair = lambda v: list(v) if isinstance(v, tuple) else [v, v]  # noqa: E731
-    return torch.ops.aten.convolution_backward(go, x, w, None, pair(s), pair(p), pair(d), False, [0, 0], g,
-                                               [False, True, False])[1]
+    torch.manual_seed(seed)
+    x, wt = torch.randn(n, c, h, w), torch.randn(cout, c, *k)
+    go = torch.randn_like(F.conv2d(x, wt, None, s, p))
+    mask = [which == 0, which == 1, False]
+
+    def grad(*t):
+        return torch.ops.aten.convolution_backward(*t[:3], None, pair(s), pair(p), [1, 1], False, [0, 0], 1,
+                                                   mask)[which]
+
+    want = grad(go.double(), x.double(), wt.double()).float()
+    torch.npu.reset_kernel_counters()
+    got = grad(go.to(dtype).npu(), x.to(dtype).npu(), wt.to(dtype).npu())
+    torch.npu.synchronize()
+    return got, want, torch.npu.kernel_counters(), go.shape, wt.shape, x.shape
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
@@ -486,23 +502,15 @@ def test_few_channel_grad_weight_folds_and_splits(fallback_error, conv_precision
     the forward does (one conv_fold_kernel launch; K = C*kw*kh padded once per row of taps, not
     C0*kh*kw) and, its one channel tile leaving cores idle, splits the sum over images x pixels into
     float partials added by one reduction; results as the float64 CPU gradient's."""
-    n, c, h, w, k, s, p = case
-    k = k if isinstance(k, tuple) else (k, k)
-    torch.manual_seed(7)
-    x, wt = torch.randn(n, c, h, w), torch.randn(6, c, *k)
-    go = torch.randn_like(F.conv2d(x, wt, None, s, p))
-    want = _grad_weight(go.double(), x.double(), wt.double(), s, p).float()
-    torch.npu.reset_kernel_counters()
-    got = _grad_weight(go.to(dtype).npu(), x.to(dtype).npu(), wt.to(dtype).npu(), s, p)
-    torch.npu.synchronize()
-    counters = torch.npu.kernel_counters()
+    got, want, counters, go_shape, w_shape, _ = _conv_grads(case, 6, 7, dtype, which=1)
+    n = case[0]
     assert counters["conv_fold_kernel"]["launches"] == 1
     assert counters["conv2d_dw_kernel"]["launches"] == 1
     # The split partials' sum: two or more chunks of at most 2048 pixels to split (one image of
     # few pixels is one chunk, summed by one core).
-    split = n >= 2 or go.shape[2] * go.shape[3] > 2048
+    split = n >= 2 or go_shape[2] * go_shape[3] > 2048
     assert counters.get("reduce_kernel", {}).get("launches", 0) == (1 if split else 0)
-    assert got.dtype == dtype and got.shape == wt.shape
+    assert got.dtype == dtype and got.shape == w_shape
     assert_close(got, want, dtype if dtype == torch.float32 else torch.bfloat16)
 
 
@@ -510,22 +518,9 @@ def test_few_channel_grad_weight_folds_and_splits(fallback_error, conv_precision
 def test_grad_weight_split_k_with_few_tiles(fallback_error, dtype):
     """Many channels but few (channel, out-channel) tiles: the reduction is split across cores as float
     partials (an unsplit half workspace would round every split's sum), then added in float."""
-    torch.manual_seed(8)
-    x, wt = torch.randn(3, 16, 20, 20), torch.randn(16, 16, 3, 3)
-    go = torch.randn(3, 16, 20, 20)
-    want = _grad_weight(go.double(), x.double(), wt.double(), 1, 1).float()
-    torch.npu.reset_kernel_counters()
-    got = _grad_weight(go.to(dtype).npu(), x.to(dtype).npu(), wt.to(dtype).npu(), 1, 1)
-    torch.npu.synchronize()
-    counters = torch.npu.kernel_counters()
+    got, want, counters, _, _, _ = _conv_grads((3, 16, 20, 20, 3, 1, 1), 16, 8, dtype, which=1)
     assert counters["conv2d_dw_kernel"]["launches"] == 1 and counters["reduce_kernel"]["launches"] == 1
     assert_close(got, want, dtype if dtype == torch.float32 else torch.bfloat16)
-
-
-def _grad_input(go, x, w, s, p, d=1, g=1):
-    pair = lambda v: list(v) if isinstance(v, tuple) else [v, v]  # noqa: E731
-    return torch.ops.aten.convolution_backward(go, x, w, None, pair(s), pair(p), pair(d), False, [0, 0], g,
-                                               [True, False, False])[0]
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float16])
@@ -539,31 +534,18 @@ def test_few_channel_grad_input_is_one_gemm(fallback_error, conv_precision, dtyp
     """grad_input of a conv with few input channels (its own output channels) runs as one GEMM per
     stride phase, cols = W^T . grad_output, and a col2im of shifted adds - not as a conv whose 3
     output channels the cube pads to 16: no conv2d_kernel launch, results as the float64 CPU's."""
-    n, c, h, w, k, s, p = case
-    k = k if isinstance(k, tuple) else (k, k)
-    torch.manual_seed(10)
-    x, wt = torch.randn(n, c, h, w), torch.randn(16, c, *k)
-    go = torch.randn_like(F.conv2d(x, wt, None, s, p))
-    want = _grad_input(go.double(), x.double(), wt.double(), s, p).float()
-    torch.npu.reset_kernel_counters()
-    got = _grad_input(go.to(dtype).npu(), x.to(dtype).npu(), wt.to(dtype).npu(), s, p)
-    torch.npu.synchronize()
-    assert "conv2d_kernel" not in torch.npu.kernel_counters()
-    assert torch.npu.kernel_counters()["matmul_kernel"]["launches"] >= 1
-    assert got.dtype == dtype and got.shape == x.shape
+    got, want, counters, _, _, x_shape = _conv_grads(case, 16, 10, dtype, which=0)
+    assert "conv2d_kernel" not in counters
+    assert counters["matmul_kernel"]["launches"] >= 1
+    assert got.dtype == dtype and got.shape == x_shape
     assert_close(got, want, dtype if dtype == torch.float32 else torch.bfloat16)
 
 
 def test_few_channel_grad_weight_too_wide_for_the_fold(fallback_error):
     """A fold that does not fit its DataCopy strides leaves grad_weight to the unfolded kernel."""
-    torch.manual_seed(9)
-    x, wt = torch.randn(1, 3, 150, 460), torch.randn(4, 3, 7, 7)
-    go = torch.randn_like(F.conv2d(x, wt, None, 1, 3))
-    torch.npu.reset_kernel_counters()
-    got = _grad_weight(go.npu(), x.npu(), wt.npu(), 1, 3)
-    torch.npu.synchronize()
-    assert "conv_fold_kernel" not in torch.npu.kernel_counters()
-    assert_close(got, _grad_weight(go.double(), x.double(), wt.double(), 1, 3).float(), torch.float32)
+    got, want, counters, _, _, _ = _conv_grads((1, 3, 150, 460, 7, 1, 3), 4, 9, torch.float32, which=1)
+    assert "conv_fold_kernel" not in counters
+    assert_close(got, want, torch.float32)
 
 
 @pytest.mark.parametrize("shape", [(4, 512, 7, 7), (1, 256, 14, 14)])
