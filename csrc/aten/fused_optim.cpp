@@ -10,11 +10,46 @@
 #include <ATen/ATen.h>
 #include <torch/library.h>
 
+#include "adam.h"
+#include "aten/kernel_launch.h"
 #include "aten/op_common.h"
 #include "core/cpu_fallback.h"
 
 namespace torch_ops_nn {
 namespace {
+
+TORCH_OPS_NN_REGISTER_KERNEL(adam_kernel);
+
+// One parameter's step by adam_kernel; false when the operands do not fit it (the caller composes).
+bool AdamKernelStep(bool adamw, const at::Tensor& p, const at::Tensor& g, const at::Tensor& m, const at::Tensor& v,
+                    const at::Tensor& vmax, const at::Tensor& step, const std::optional<at::Tensor>& grad_scale,
+                    double lr, double beta1, double beta2, double weight_decay, double eps, bool maximize) {
+  const bool scaled = grad_scale.has_value() && grad_scale->defined();
+  for (const at::Tensor* t : {&p, &g, &m, &v})
+    if (t->scalar_type() != c10::kFloat || !t->is_contiguous()) return false;
+  if (vmax.defined() && (vmax.scalar_type() != c10::kFloat || !vmax.is_contiguous() || vmax.sizes() != p.sizes()))
+    return false;
+  if (step.scalar_type() != c10::kFloat || step.numel() != 1 || !step.device().is_privateuseone()) return false;
+  if (scaled && (grad_scale->scalar_type() != c10::kFloat || grad_scale->numel() != 1 ||
+                 !grad_scale->device().is_privateuseone()))
+    return false;
+  const c10::DeviceIndex dev = p.device().index();
+  auto t = npu_kernels::adam_tiling(uint64_t(p.numel()), vmax.defined(), SocInfoFor(dev));
+  t.lr = float(lr);
+  t.beta1 = float(beta1);
+  t.beta2 = float(beta2);
+  t.weight_decay = float(weight_decay);
+  t.eps = float(eps);
+  t.adamw = adamw ? 1 : 0;
+  t.maximize = maximize ? 1 : 0;
+  t.has_scale = scaled ? 1 : 0;
+  const at::Tensor st = step.contiguous();
+  KernelLaunch launch{"adam_kernel", ascendc_host::CoreType::AIV, t.block_dim, dev};
+  LaunchKernel(std::move(launch), &adam_kernel, t, p.data_ptr(), g.data_ptr(), m.data_ptr(), v.data_ptr(),
+               vmax.defined() ? vmax.data_ptr() : nullptr, st.data_ptr(),
+               scaled ? grad_scale->contiguous().data_ptr() : nullptr);
+  return true;
+}
 
 void FusedAdam(const char* name, bool adamw, at::TensorList params, at::TensorList grads, at::TensorList exp_avgs,
                at::TensorList exp_avg_sqs, at::TensorList max_exp_avg_sqs, at::TensorList state_steps, double lr,
@@ -43,6 +78,9 @@ void FusedAdam(const char* name, bool adamw, at::TensorList params, at::TensorLi
     TORCH_CHECK(g.sizes() == p.sizes() && m.sizes() == p.sizes() && v.sizes() == p.sizes(), name,
                 ": grad, exp_avg and exp_avg_sq must have the param's shape ", p.sizes());
     if (p.numel() == 0) continue;
+    if (AdamKernelStep(adamw, p, g, m, v, amsgrad ? max_exp_avg_sqs[i] : at::Tensor(), state_steps[i], grad_scale, lr,
+                       beta1, beta2, weight_decay, eps, maximize))
+      continue;
     if (grad_scale.has_value() && grad_scale->defined()) g.div_(*grad_scale);
     at::Tensor gv = maximize ? g.neg() : g;
     if (weight_decay != 0.0) {

@@ -6,10 +6,18 @@ import torch
 import torch_ops_nn
 
 
-def run(dev, cls, kw, steps=4, grad_scale=None, found_inf=None):
+SMALL = [(5, 7), (7,), (3, 2, 4)]
+
+
+def run(dev, cls, kw, steps=4, grad_scale=None, found_inf=None, shapes=SMALL, transpose_first=False):
     g = torch.Generator().manual_seed(11)
-    params = [torch.randn(5, 7, generator=g), torch.randn(7, generator=g), torch.randn(3, 2, 4, generator=g)]
-    grads = [[torch.randn(p.shape, generator=g) * 0.1 for p in params] for _ in range(steps)]
+    params = [torch.randn(*s, generator=g) for s in shapes]
+    if transpose_first:  # a non-contiguous leaf: the composition, not the one-pass kernel
+        params[0] = params[0].t()
+    # Gradients in their parameter's layout, as autograd makes them (the CPU fused kernel pairs
+    # elements by memory order).
+    grads = [[torch.empty_like(p).copy_(torch.randn(p.shape, generator=g) * 0.1) for p in params]
+             for _ in range(steps)]
     ps = [p.clone().to(dev).requires_grad_() for p in params]
     opt = cls(ps, lr=0.01, fused=True, **kw)
     for s in range(steps):
@@ -28,6 +36,24 @@ def run(dev, cls, kw, steps=4, grad_scale=None, found_inf=None):
                                 dict(maximize=True, betas=(0.8, 0.95), eps=1e-6)])
 def test_fused_adam_matches_cpu(fallback_error, cls, kw):
     (p_n, s_n), (p_c, s_c) = run("npu", cls, kw), run("cpu", cls, kw)
+    for a, b in zip(p_n, p_c):
+        torch.testing.assert_close(a, b, rtol=1e-6, atol=1e-6)
+    for a, b in zip(s_n, s_c):
+        for k in b:
+            torch.testing.assert_close(a[k], b[k], rtol=1e-5, atol=1e-7)
+
+
+@pytest.mark.parametrize("cls", [torch.optim.Adam, torch.optim.AdamW])
+@pytest.mark.parametrize("kw", [dict(weight_decay=0.1), dict(amsgrad=True, maximize=True, weight_decay=0.05)])
+def test_fused_adam_kernel_over_tiles_and_cores(fallback_error, cls, kw):
+    """Contiguous float32 parameters take the one-pass adam_kernel (one launch per parameter and step):
+    parameters spanning several tiles and cores, a ragged tail, and a non-contiguous leaf (composed
+    instead) all match the CPU's fused kernel."""
+    shapes = [(300, 257), (8193,), (3, 5), (40, 30)]
+    torch.npu.reset_kernel_counters()
+    (p_n, s_n) = run("npu", cls, kw, steps=3, shapes=shapes, transpose_first=True)
+    assert torch.npu.kernel_counters()["adam_kernel"]["launches"] == 3 * (len(shapes) - 1)
+    (p_c, s_c) = run("cpu", cls, kw, steps=3, shapes=shapes, transpose_first=True)
     for a, b in zip(p_n, p_c):
         torch.testing.assert_close(a, b, rtol=1e-6, atol=1e-6)
     for a, b in zip(s_n, s_c):

@@ -1,0 +1,151 @@
+// Fused Adam / AdamW step on the vector cores (see adam.h).
+#include "adam.h"
+
+#include "kernel_operator.h"
+#include "norm_util.h"
+
+using namespace AscendC;
+
+namespace npu_kernels {
+
+AdamTiling adam_tiling(uint64_t n, bool amsgrad, const SocInfo& soc) {
+  AdamTiling t;
+  t.n = n;
+  t.amsgrad = amsgrad ? 1 : 0;
+  // UB: p, g, m, v (+ vmax) tiles and one scratch tile, float.
+  const uint64_t bufs = amsgrad ? 6 : 5;
+  uint64_t tile = AlignDown<uint64_t>((soc.ub_bytes - 8192) / (4 * bufs), 64);
+  if (tile > 8192) tile = 8192;
+  const ItemSplit sp = SplitItems(CeilDivU<uint64_t>(n, 64), n * 4 * (amsgrad ? 9 : 7), soc.vector_cores, 64 * 1024);
+  t.per_core = sp.per_core * 64;
+  t.block_dim = sp.block_dim;
+  if (tile > t.per_core) tile = AlignUp<uint64_t>(t.per_core, 64);
+  t.tile = uint32_t(tile ? tile : 64);
+  return t;
+}
+
+}  // namespace npu_kernels
+
+namespace {
+
+using npu_kernels::AdamTiling;
+using namespace nn_kernels;
+
+// b^t for a whole t >= 0, by squaring.
+__aicore__ inline double PowInt(double b, double t) {
+  uint64_t e = t > 0 ? static_cast<uint64_t>(t) : 0;
+  double r = 1.0;
+  while (e) {
+    if (e & 1) r *= b;
+    b *= b;
+    e >>= 1;
+  }
+  return r;
+}
+
+class AdamKernel {
+ public:
+  __aicore__ inline void Init(GM_ADDR p, GM_ADDR g, GM_ADDR m, GM_ADDR v, GM_ADDR vmax, GM_ADDR step,
+                              GM_ADDR scale, const AdamTiling& t) {
+    t_ = t;
+    pGm_.SetGlobalBuffer(reinterpret_cast<__gm__ float*>(p), t.n);
+    gGm_.SetGlobalBuffer(reinterpret_cast<__gm__ float*>(g), t.n);
+    mGm_.SetGlobalBuffer(reinterpret_cast<__gm__ float*>(m), t.n);
+    vGm_.SetGlobalBuffer(reinterpret_cast<__gm__ float*>(v), t.n);
+    if (t.amsgrad) xGm_.SetGlobalBuffer(reinterpret_cast<__gm__ float*>(vmax), t.n);
+    stepGm_.SetGlobalBuffer(reinterpret_cast<__gm__ float*>(step), 1);
+    if (t.has_scale) scaleGm_.SetGlobalBuffer(reinterpret_cast<__gm__ float*>(scale), 1);
+    for (int k = 0; k < (t.amsgrad ? 6 : 5); ++k) pipe_.InitBuffer(buf_[k], t.tile * 4);
+    pipe_.InitBuffer(small_, 64);
+  }
+
+  __aicore__ inline void Process() {
+    const uint64_t s = uint64_t(GetBlockIdx()) * t_.per_core;
+    uint64_t e = s + t_.per_core;
+    if (e > t_.n) e = t_.n;
+    if (s >= e) return;
+    // The step and the gradient scale on the scalar unit.
+    LocalTensor<float> sm = small_.Get<float>();
+    DataCopyPad(sm, stepGm_, DataCopyExtParams{1, 4, 0, 0, 0}, DataCopyPadExtParams<float>{false, 0, 0, 0.0f});
+    if (t_.has_scale)
+      DataCopyPad(sm[8], scaleGm_, DataCopyExtParams{1, 4, 0, 0, 0}, DataCopyPadExtParams<float>{false, 0, 0, 0.0f});
+    SyncMte2ToS();
+    const double step = sm.GetValue(0);
+    inv_scale_ = t_.has_scale ? 1.0f / sm.GetValue(8) : 1.0f;
+    const double bc1 = 1.0 - PowInt(t_.beta1, step), bc2 = 1.0 - PowInt(t_.beta2, step);
+    step_size_ = static_cast<float>(double(t_.lr) / bc1);
+    inv_bc2_sqrt_ = static_cast<float>(1.0 / __builtin_sqrt(bc2));
+    for (uint64_t o = s; o < e; o += t_.tile) Tile(o, static_cast<uint32_t>(e - o < t_.tile ? e - o : t_.tile));
+  }
+
+ private:
+  __aicore__ inline void Load(const LocalTensor<float>& dst, const GlobalTensor<float>& src, uint64_t o, uint32_t n) {
+    DataCopyPad(dst, src[o], DataCopyExtParams{1, n * 4, 0, 0, 0}, DataCopyPadExtParams<float>{false, 0, 0, 0.0f});
+  }
+  __aicore__ inline void Store(const GlobalTensor<float>& dst, const LocalTensor<float>& src, uint64_t o, uint32_t n) {
+    DataCopyPad(dst[o], src, DataCopyExtParams{1, n * 4, 0, 0, 0});
+  }
+
+  __aicore__ inline void Tile(uint64_t o, uint32_t n) {
+    LocalTensor<float> p = buf_[0].Get<float>(), g = buf_[1].Get<float>(), m = buf_[2].Get<float>(),
+                       v = buf_[3].Get<float>(), w = buf_[4].Get<float>();
+    LocalTensor<float> x = t_.amsgrad ? buf_[5].Get<float>() : w;
+    const int32_t L = static_cast<int32_t>(npu_kernels::AlignUp<uint32_t>(n, 64));
+    Load(p, pGm_, o, n);
+    Load(g, gGm_, o, n);
+    Load(m, mGm_, o, n);
+    Load(v, vGm_, o, n);
+    if (t_.amsgrad) Load(x, xGm_, o, n);
+    SyncMte2ToV();
+    if (t_.has_scale) {
+      Muls(g, g, inv_scale_, L);
+      SyncVToMte3();
+      Store(gGm_, g, o, n);  // the unscaled gradient, as the fused kernels leave it
+    }
+    if (t_.maximize) Muls(g, g, -1.0f, L);
+    if (t_.weight_decay != 0.0f) {
+      if (t_.adamw) Muls(p, p, 1.0f - t_.lr * t_.weight_decay, L);
+      else Axpy(g, p, t_.weight_decay, L);  // g += wd * p
+    }
+    // m = beta1 m + (1 - beta1) g;  v = beta2 v + (1 - beta2) g^2
+    Muls(m, m, t_.beta1, L);
+    Axpy(m, g, 1.0f - t_.beta1, L);
+    Mul(w, g, g, L);
+    Muls(v, v, t_.beta2, L);
+    Axpy(v, w, 1.0f - t_.beta2, L);
+    LocalTensor<float> src = v;
+    if (t_.amsgrad) {
+      Max(x, x, v, L);
+      src = x;
+    }
+    // p -= step_size * m / (sqrt(src) / sqrt(bc2) + eps)
+    Sqrt(w, src, L);
+    Muls(w, w, inv_bc2_sqrt_, L);
+    Adds(w, w, t_.eps, L);
+    Div(w, m, w, L);
+    Axpy(p, w, -step_size_, L);
+    SyncVToMte3();
+    Store(pGm_, p, o, n);
+    Store(mGm_, m, o, n);
+    Store(vGm_, v, o, n);
+    if (t_.amsgrad) Store(xGm_, x, o, n);
+    SyncPipes<HardEvent::MTE3_MTE2>();  // the next tile's loads wait for these stores to leave UB
+    SyncPipes<HardEvent::MTE3_V>();
+  }
+
+  AdamTiling t_;
+  float inv_scale_ = 1.0f, step_size_ = 0.0f, inv_bc2_sqrt_ = 1.0f;
+  TPipe pipe_;
+  TBuf<TPosition::VECCALC> buf_[6], small_;
+  GlobalTensor<float> pGm_, gGm_, mGm_, vGm_, xGm_, stepGm_, scaleGm_;
+};
+
+}  // namespace
+
+extern "C" __global__ __aicore__ void adam_kernel(GM_ADDR p, GM_ADDR g, GM_ADDR m, GM_ADDR v, GM_ADDR vmax,
+                                                  GM_ADDR step, GM_ADDR scale, GM_ADDR tiling) {
+  GET_TILING_DATA_WITH_STRUCT(AdamTiling, t, tiling);
+  AdamKernel op;
+  op.Init(p, g, m, v, vmax, step, scale, t);
+  op.Process();
+}
