@@ -24,6 +24,19 @@ AdamTiling adam_tiling(uint64_t n, bool amsgrad, const SocInfo& soc) {
   return t;
 }
 
+SgdTiling sgd_tiling(uint64_t n, const SocInfo& soc) {
+  SgdTiling t;
+  t.n = n;
+  uint64_t tile = AlignDown<uint64_t>((soc.ub_bytes - 8192) / (4 * 4), 64);
+  if (tile > 8192) tile = 8192;
+  const ItemSplit sp = SplitItems(CeilDivU<uint64_t>(n, 64), n * 4 * 5, soc.vector_cores, 64 * 1024);
+  t.per_core = sp.per_core * 64;
+  t.block_dim = sp.block_dim;
+  if (tile > t.per_core) tile = AlignUp<uint64_t>(t.per_core, 64);
+  t.tile = uint32_t(tile ? tile : 64);
+  return t;
+}
+
 }  // namespace npu_kernels
 
 namespace {
@@ -140,7 +153,93 @@ class AdamKernel {
   GlobalTensor<float> pGm_, gGm_, mGm_, vGm_, xGm_, stepGm_, scaleGm_;
 };
 
+class SgdKernel {
+ public:
+  __aicore__ inline void Init(GM_ADDR p, GM_ADDR g, GM_ADDR b, GM_ADDR lr, GM_ADDR scale,
+                              const npu_kernels::SgdTiling& t) {
+    t_ = t;
+    mom_ = t.momentum != 0.0f;
+    pGm_.SetGlobalBuffer(reinterpret_cast<__gm__ float*>(p), t.n);
+    gGm_.SetGlobalBuffer(reinterpret_cast<__gm__ float*>(g), t.n);
+    if (mom_) bGm_.SetGlobalBuffer(reinterpret_cast<__gm__ float*>(b), t.n);
+    if (t.has_lr_tensor) lrGm_.SetGlobalBuffer(reinterpret_cast<__gm__ float*>(lr), 1);
+    if (t.has_scale) scaleGm_.SetGlobalBuffer(reinterpret_cast<__gm__ float*>(scale), 1);
+    for (int k = 0; k < 3; ++k) pipe_.InitBuffer(buf_[k], t.tile * 4);
+    pipe_.InitBuffer(small_, 64);
+  }
+
+  __aicore__ inline void Process() {
+    const uint64_t s = uint64_t(GetBlockIdx()) * t_.per_core;
+    uint64_t e = s + t_.per_core;
+    if (e > t_.n) e = t_.n;
+    if (s >= e) return;
+    lr_ = t_.lr;
+    inv_scale_ = 1.0f;
+    if (t_.has_lr_tensor || t_.has_scale) {
+      LocalTensor<float> sm = small_.Get<float>();
+      if (t_.has_lr_tensor)
+        DataCopyPad(sm, lrGm_, DataCopyExtParams{1, 4, 0, 0, 0}, DataCopyPadExtParams<float>{false, 0, 0, 0.0f});
+      if (t_.has_scale)
+        DataCopyPad(sm[8], scaleGm_, DataCopyExtParams{1, 4, 0, 0, 0}, DataCopyPadExtParams<float>{false, 0, 0, 0.0f});
+      SyncMte2ToS();
+      if (t_.has_lr_tensor) lr_ = sm.GetValue(0);
+      if (t_.has_scale) inv_scale_ = 1.0f / sm.GetValue(8);
+    }
+    for (uint64_t o = s; o < e; o += t_.tile) Tile(o, static_cast<uint32_t>(e - o < t_.tile ? e - o : t_.tile));
+  }
+
+ private:
+  __aicore__ inline void Tile(uint64_t o, uint32_t n) {
+    LocalTensor<float> p = buf_[0].Get<float>(), g = buf_[1].Get<float>(), b = buf_[2].Get<float>();
+    const int32_t L = static_cast<int32_t>(npu_kernels::AlignUp<uint32_t>(n, 64));
+    const DataCopyExtParams cp{1, n * 4, 0, 0, 0};
+    const DataCopyPadExtParams<float> pad{false, 0, 0, 0.0f};
+    DataCopyPad(p, pGm_[o], cp, pad);
+    DataCopyPad(g, gGm_[o], cp, pad);
+    if (mom_ && !t_.first_step) DataCopyPad(b, bGm_[o], cp, pad);
+    SyncMte2ToV();
+    if (t_.has_scale) {
+      Muls(g, g, inv_scale_, L);
+      SyncVToMte3();
+      DataCopyPad(gGm_[o], g, cp);  // the unscaled gradient, as the fused kernel leaves it
+    }
+    if (t_.maximize) Muls(g, g, -1.0f, L);
+    if (t_.weight_decay != 0.0f) Axpy(g, p, t_.weight_decay, L);
+    if (mom_) {
+      if (t_.first_step) {
+        Adds(b, g, 0.0f, L);
+      } else {
+        Muls(b, b, t_.momentum, L);
+        Axpy(b, g, 1.0f - t_.dampening, L);
+      }
+      if (t_.nesterov) Axpy(g, b, t_.momentum, L);
+      else Adds(g, b, 0.0f, L);
+    }
+    Axpy(p, g, -lr_, L);
+    SyncVToMte3();
+    DataCopyPad(pGm_[o], p, cp);
+    if (mom_) DataCopyPad(bGm_[o], b, cp);
+    SyncPipes<HardEvent::MTE3_MTE2>();
+    SyncPipes<HardEvent::MTE3_V>();
+  }
+
+  npu_kernels::SgdTiling t_;
+  bool mom_ = false;
+  float lr_ = 0.0f, inv_scale_ = 1.0f;
+  TPipe pipe_;
+  TBuf<TPosition::VECCALC> buf_[3], small_;
+  GlobalTensor<float> pGm_, gGm_, bGm_, lrGm_, scaleGm_;
+};
+
 }  // namespace
+
+extern "C" __global__ __aicore__ void sgd_kernel(GM_ADDR p, GM_ADDR g, GM_ADDR b, GM_ADDR lr, GM_ADDR scale,
+                                                 GM_ADDR tiling) {
+  GET_TILING_DATA_WITH_STRUCT(npu_kernels::SgdTiling, t, tiling);
+  SgdKernel op;
+  op.Init(p, g, b, lr, scale, t);
+  op.Process();
+}
 
 extern "C" __global__ __aicore__ void adam_kernel(GM_ADDR p, GM_ADDR g, GM_ADDR m, GM_ADDR v, GM_ADDR vmax,
                                                   GM_ADDR step, GM_ADDR scale, GM_ADDR tiling) {

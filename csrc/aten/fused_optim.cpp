@@ -19,6 +19,7 @@ namespace torch_ops_nn {
 namespace {
 
 TORCH_OPS_NN_REGISTER_KERNEL(adam_kernel);
+TORCH_OPS_NN_REGISTER_KERNEL(sgd_kernel);
 
 // One parameter's step by adam_kernel; false when the operands do not fit it (the caller composes).
 bool AdamKernelStep(bool adamw, const at::Tensor& p, const at::Tensor& g, const at::Tensor& m, const at::Tensor& v,
@@ -118,10 +119,90 @@ void fused_adamw_(at::TensorList params, at::TensorList grads, at::TensorList ex
             beta2, weight_decay, eps, amsgrad, maximize, grad_scale, found_inf);
 }
 
+// SGD with fused=True (_fused_sgd_, also with a tensor lr): PyTorch's fused-kernel math per parameter
+// (see sgd_kernel in adam.h) in one pass on the vector cores for contiguous float32 operands,
+// composed of native ops otherwise; a found_inf of 1 skips the step (one read-back).
+void FusedSgd(at::TensorList params, at::TensorList grads, at::TensorList bufs, double weight_decay, double momentum,
+              double lr, const at::Tensor& lr_t, double dampening, bool nesterov, bool maximize, bool is_first_step,
+              const std::optional<at::Tensor>& grad_scale, const std::optional<at::Tensor>& found_inf) {
+  const char* name = "_fused_sgd_";
+  const size_t n = params.size();
+  const bool mom = momentum != 0.0;
+  TORCH_CHECK(grads.size() == n && (!mom || bufs.size() == n), name,
+              ": self, grads", mom ? " and momentum_buffer_list" : "", " must have the same length, got ", n, ", ",
+              grads.size(), mom ? ", " + std::to_string(bufs.size()) : std::string());
+  if (found_inf.has_value() && found_inf->defined() && found_inf->item<float>() == 1.0f) return;
+  const bool scaled = grad_scale.has_value() && grad_scale->defined();
+  // A tensor lr on the device is read by the kernel; elsewhere (or composed) as a host value.
+  const bool lr_dev = lr_t.defined() && lr_t.device().is_privateuseone() && lr_t.scalar_type() == c10::kFloat &&
+                      lr_t.numel() == 1;
+  double lr_host = lr;
+  bool lr_read = false;
+  for (size_t i = 0; i < n; ++i) {
+    at::Tensor p = params[i], g = grads[i];
+    at::Tensor b = mom ? bufs[i] : at::Tensor();
+    CheckSameNpuDevice(name, {{"param", &p}, {"grad", &g}, {"momentum_buffer", &b}});
+    TORCH_CHECK(g.sizes() == p.sizes() && (!mom || b.sizes() == p.sizes()), name,
+                ": grad", mom ? " and momentum_buffer" : "", " must have the param's shape ", p.sizes());
+    if (p.numel() == 0) continue;
+    bool fits = p.scalar_type() == c10::kFloat && g.scalar_type() == c10::kFloat && p.is_contiguous() &&
+                g.is_contiguous() && (!mom || (b.scalar_type() == c10::kFloat && b.is_contiguous())) &&
+                (!lr_t.defined() || lr_dev) &&
+                (!scaled || (grad_scale->scalar_type() == c10::kFloat && grad_scale->numel() == 1 &&
+                             grad_scale->device().is_privateuseone()));
+    if (fits) {
+      const c10::DeviceIndex dev = p.device().index();
+      auto t = npu_kernels::sgd_tiling(uint64_t(p.numel()), SocInfoFor(dev));
+      t.lr = float(lr);
+      t.weight_decay = float(weight_decay);
+      t.momentum = float(momentum);
+      t.dampening = float(dampening);
+      t.nesterov = nesterov ? 1 : 0;
+      t.maximize = maximize ? 1 : 0;
+      t.first_step = is_first_step ? 1 : 0;
+      t.has_scale = scaled ? 1 : 0;
+      t.has_lr_tensor = lr_t.defined() ? 1 : 0;
+      KernelLaunch launch{"sgd_kernel", ascendc_host::CoreType::AIV, t.block_dim, dev};
+      LaunchKernel(std::move(launch), &sgd_kernel, t, p.data_ptr(), g.data_ptr(), mom ? b.data_ptr() : nullptr,
+                   lr_t.defined() ? lr_t.data_ptr() : nullptr, scaled ? grad_scale->data_ptr() : nullptr);
+      continue;
+    }
+    if (lr_t.defined() && !lr_read) {
+      lr_host = lr_t.item<double>();
+      lr_read = true;
+    }
+    if (scaled) g.div_(*grad_scale);
+    at::Tensor gv = maximize ? g.neg() : g;
+    if (weight_decay != 0.0) gv = gv.add(p, weight_decay);
+    if (mom) {
+      if (is_first_step) b.copy_(gv);
+      else b.mul_(momentum).add_(gv, 1.0 - dampening);
+      gv = nesterov ? gv.add(b, momentum) : b;
+    }
+    p.add_(gv, -lr_host);
+  }
+}
+
+void fused_sgd_(at::TensorList self, at::TensorList grads, at::TensorList bufs, double weight_decay, double momentum,
+                double lr, double dampening, bool nesterov, bool maximize, bool is_first_step,
+                const std::optional<at::Tensor>& grad_scale, const std::optional<at::Tensor>& found_inf) {
+  FusedSgd(self, grads, bufs, weight_decay, momentum, lr, at::Tensor(), dampening, nesterov, maximize, is_first_step,
+           grad_scale, found_inf);
+}
+void fused_sgd_tensor_lr_(at::TensorList self, at::TensorList grads, at::TensorList bufs, double weight_decay,
+                          double momentum, const at::Tensor& lr, double dampening, bool nesterov, bool maximize,
+                          bool is_first_step, const std::optional<at::Tensor>& grad_scale,
+                          const std::optional<at::Tensor>& found_inf) {
+  FusedSgd(self, grads, bufs, weight_decay, momentum, 0.0, lr, dampening, nesterov, maximize, is_first_step,
+           grad_scale, found_inf);
+}
+
 }  // namespace
 }  // namespace torch_ops_nn
 
 NPU_ATEN_LIBRARY_IMPL(m) {
   m.impl("_fused_adam_", TORCH_FN(torch_ops_nn::fused_adam_));
   m.impl("_fused_adamw_", TORCH_FN(torch_ops_nn::fused_adamw_));
+  m.impl("_fused_sgd_", TORCH_FN(torch_ops_nn::fused_sgd_));
+  m.impl("_fused_sgd_.tensor_lr", TORCH_FN(torch_ops_nn::fused_sgd_tensor_lr_));
 }

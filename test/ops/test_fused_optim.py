@@ -78,3 +78,37 @@ def test_fused_adam_half_params_take_the_fallback(monkeypatch):
     assert "aten::_fused_adam_" in torch_ops_nn.fallback_ops()
     q = p.detach().cpu().float()
     assert torch.all(q.isfinite())
+
+
+@pytest.mark.parametrize("kw", [dict(momentum=0.9), dict(momentum=0.9, nesterov=True, weight_decay=0.01),
+                                dict(momentum=0.8, dampening=0.1, maximize=True), dict(weight_decay=0.1),
+                                dict(momentum=0.9, lr=torch.tensor(0.05))])
+def test_fused_sgd_matches_cpu(fallback_error, kw):
+    """SGD(fused=True): _fused_sgd_ (and its tensor-lr overload) native, one sgd_kernel launch per
+    contiguous float32 parameter and step (the first step seeds the momentum buffer), a
+    non-contiguous leaf composed; equal to the CPU's fused kernel."""
+    shapes = [(300, 257), (8193,), (3, 5), (40, 30)]
+    kw = dict(kw)
+    rate = kw.pop("lr", 0.05)
+
+    def sgd(ps, lr=None, **more):  # run()'s lr replaced by this case's (a float or a device tensor)
+        return torch.optim.SGD(ps, lr=rate.to(ps[0].device) if torch.is_tensor(rate) else rate, **more)
+
+    torch.npu.reset_kernel_counters()
+    (p_n, s_n) = run("npu", sgd, kw, steps=3, shapes=shapes, transpose_first=True)
+    assert torch.npu.kernel_counters()["sgd_kernel"]["launches"] == 3 * (len(shapes) - 1)
+    (p_c, s_c) = run("cpu", sgd, kw, steps=3, shapes=shapes, transpose_first=True)
+    for a, b in zip(p_n, p_c):
+        torch.testing.assert_close(a, b, rtol=1e-6, atol=1e-6)
+    for a, b in zip(s_n, s_c):
+        for k in b:
+            if torch.is_tensor(b[k]):
+                torch.testing.assert_close(a[k], b[k], rtol=1e-5, atol=1e-7)
+
+
+def test_fused_sgd_grad_scale_and_found_inf(fallback_error):
+    for found in (0.0, 1.0):  # found_inf = 1: the step leaves the parameters as they were
+        (p_n, _), (p_c, _) = (run(dev, torch.optim.SGD, dict(momentum=0.9), steps=2, grad_scale=torch.tensor(4.0),
+                                  found_inf=torch.tensor(found)) for dev in ("npu", "cpu"))
+        for a, b in zip(p_n, p_c):
+            torch.testing.assert_close(a, b, rtol=1e-6, atol=1e-6)
