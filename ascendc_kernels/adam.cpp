@@ -44,6 +44,11 @@ namespace {
 using npu_kernels::AdamTiling;
 using namespace nn_kernels;
 
+// One float of GM into the scalar scratch at `slot` (the caller syncs MTE2 -> S once for all of them).
+__aicore__ inline void LoadScalar(const LocalTensor<float>& sm, uint32_t slot, const GlobalTensor<float>& gm) {
+  DataCopyPad(sm[slot], gm, DataCopyExtParams{1, 4, 0, 0, 0}, DataCopyPadExtParams<float>{false, 0, 0, 0.0f});
+}
+
 // b^t for a whole t >= 0, by squaring.
 __aicore__ inline double PowInt(double b, double t) {
   uint64_t e = t > 0 ? static_cast<uint64_t>(t) : 0;
@@ -73,22 +78,20 @@ class AdamKernel {
   }
 
   __aicore__ inline void Process() {
-    const uint64_t s = uint64_t(GetBlockIdx()) * t_.per_core;
-    uint64_t e = s + t_.per_core;
-    if (e > t_.n) e = t_.n;
-    if (s >= e) return;
+    const CoreShare r = ShareOfThisCore(t_.n, t_.per_core);
+    if (r.begin >= r.end) return;
     // The step and the gradient scale on the scalar unit.
     LocalTensor<float> sm = small_.Get<float>();
-    DataCopyPad(sm, stepGm_, DataCopyExtParams{1, 4, 0, 0, 0}, DataCopyPadExtParams<float>{false, 0, 0, 0.0f});
-    if (t_.has_scale)
-      DataCopyPad(sm[8], scaleGm_, DataCopyExtParams{1, 4, 0, 0, 0}, DataCopyPadExtParams<float>{false, 0, 0, 0.0f});
+    LoadScalar(sm, 0, stepGm_);
+    if (t_.has_scale) LoadScalar(sm, 8, scaleGm_);
     SyncMte2ToS();
     const double step = sm.GetValue(0);
     inv_scale_ = t_.has_scale ? 1.0f / sm.GetValue(8) : 1.0f;
     const double bc1 = 1.0 - PowInt(t_.beta1, step), bc2 = 1.0 - PowInt(t_.beta2, step);
     step_size_ = static_cast<float>(double(t_.lr) / bc1);
     inv_bc2_sqrt_ = static_cast<float>(1.0 / __builtin_sqrt(bc2));
-    for (uint64_t o = s; o < e; o += t_.tile) Tile(o, static_cast<uint32_t>(e - o < t_.tile ? e - o : t_.tile));
+    for (uint64_t o = r.begin; o < r.end; o += t_.tile)
+      Tile(o, static_cast<uint32_t>(r.end - o < t_.tile ? r.end - o : t_.tile));
   }
 
  private:
@@ -169,23 +172,20 @@ class SgdKernel {
   }
 
   __aicore__ inline void Process() {
-    const uint64_t s = uint64_t(GetBlockIdx()) * t_.per_core;
-    uint64_t e = s + t_.per_core;
-    if (e > t_.n) e = t_.n;
-    if (s >= e) return;
+    const CoreShare r = ShareOfThisCore(t_.n, t_.per_core);
+    if (r.begin >= r.end) return;
     lr_ = t_.lr;
     inv_scale_ = 1.0f;
     if (t_.has_lr_tensor || t_.has_scale) {
       LocalTensor<float> sm = small_.Get<float>();
-      if (t_.has_lr_tensor)
-        DataCopyPad(sm, lrGm_, DataCopyExtParams{1, 4, 0, 0, 0}, DataCopyPadExtParams<float>{false, 0, 0, 0.0f});
-      if (t_.has_scale)
-        DataCopyPad(sm[8], scaleGm_, DataCopyExtParams{1, 4, 0, 0, 0}, DataCopyPadExtParams<float>{false, 0, 0, 0.0f});
+      if (t_.has_lr_tensor) LoadScalar(sm, 0, lrGm_);
+      if (t_.has_scale) LoadScalar(sm, 8, scaleGm_);
       SyncMte2ToS();
       if (t_.has_lr_tensor) lr_ = sm.GetValue(0);
       if (t_.has_scale) inv_scale_ = 1.0f / sm.GetValue(8);
     }
-    for (uint64_t o = s; o < e; o += t_.tile) Tile(o, static_cast<uint32_t>(e - o < t_.tile ? e - o : t_.tile));
+    for (uint64_t o = r.begin; o < r.end; o += t_.tile)
+      Tile(o, static_cast<uint32_t>(r.end - o < t_.tile ? r.end - o : t_.tile));
   }
 
  private:
