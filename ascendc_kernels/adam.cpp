@@ -8,32 +8,36 @@ using namespace AscendC;
 
 namespace npu_kernels {
 
-AdamTiling adam_tiling(uint64_t n, bool amsgrad, const SocInfo& soc) {
-  AdamTiling t;
+namespace {
+
+// Elements per core (whole 64-element blocks, split by the bytes each element moves) and a UB tile of
+// `bufs` float buffers, shared by the optimizer kernels.
+template <typename Tiling>
+void SplitElements(Tiling& t, uint64_t n, uint64_t bufs, uint64_t bytes_per_elem, const SocInfo& soc) {
   t.n = n;
-  t.amsgrad = amsgrad ? 1 : 0;
-  // UB: p, g, m, v (+ vmax) tiles and one scratch tile, float.
-  const uint64_t bufs = amsgrad ? 6 : 5;
   uint64_t tile = AlignDown<uint64_t>((soc.ub_bytes - 8192) / (4 * bufs), 64);
   if (tile > 8192) tile = 8192;
-  const ItemSplit sp = SplitItems(CeilDivU<uint64_t>(n, 64), n * 4 * (amsgrad ? 9 : 7), soc.vector_cores, 64 * 1024);
+  const ItemSplit sp = SplitItems(CeilDivU<uint64_t>(n, 64), n * bytes_per_elem, soc.vector_cores, 64 * 1024);
   t.per_core = sp.per_core * 64;
   t.block_dim = sp.block_dim;
   if (tile > t.per_core) tile = AlignUp<uint64_t>(t.per_core, 64);
   t.tile = uint32_t(tile ? tile : 64);
+}
+
+}  // namespace
+
+AdamTiling adam_tiling(uint64_t n, bool amsgrad, const SocInfo& soc) {
+  AdamTiling t;
+  t.amsgrad = amsgrad ? 1 : 0;
+  // UB: p, g, m, v (+ vmax) and one scratch tile; GM: 4 (5) floats in, 3 (4) out per element.
+  SplitElements(t, n, amsgrad ? 6 : 5, amsgrad ? 36 : 28, soc);
   return t;
 }
 
 SgdTiling sgd_tiling(uint64_t n, const SocInfo& soc) {
   SgdTiling t;
-  t.n = n;
-  uint64_t tile = AlignDown<uint64_t>((soc.ub_bytes - 8192) / (4 * 4), 64);
-  if (tile > 8192) tile = 8192;
-  const ItemSplit sp = SplitItems(CeilDivU<uint64_t>(n, 64), n * 4 * 5, soc.vector_cores, 64 * 1024);
-  t.per_core = sp.per_core * 64;
-  t.block_dim = sp.block_dim;
-  if (tile > t.per_core) tile = AlignUp<uint64_t>(t.per_core, 64);
-  t.tile = uint32_t(tile ? tile : 64);
+  // UB: p, g, b; GM: 3 floats in, 2 out per element.
+  SplitElements(t, n, 4, 20, soc);
   return t;
 }
 
