@@ -47,20 +47,25 @@ PwOp Act(const char* name, EwOp op, bool int_ok = false) {
 }
 
 // ---- relu
+PwOp ReluDef(const char* name) {
+  PwOp p = Act(name, EwOp::kRelu, true);
+  p.bool_error = "Boolean inputs not supported for relu";  // PyTorch's own check, every backend
+  return p;
+}
 at::Tensor relu(const at::Tensor& self) {
   if (self.device().type() == kNpu && IsNpuFloat(self.scalar_type()) && self.is_contiguous()) {
     at::Tensor y = NpuEmpty(self.sizes(), self.scalar_type(), self.device().index());
     LaunchRelu(self, y);
     return y;
   }
-  return Pointwise(Act("relu", EwOp::kRelu, true), {{"self", &self}});
+  return Pointwise(ReluDef("relu"), {{"self", &self}});
 }
 at::Tensor& relu_(at::Tensor& self) {
   if (self.device().type() == kNpu && IsNpuFloat(self.scalar_type()) && self.is_contiguous()) {
     LaunchRelu(self, self);
     return self;
   }
-  Pointwise(Act("relu_", EwOp::kRelu, true), {{"self", &self}}, PwTarget::InPlace(self));
+  Pointwise(ReluDef("relu_"), {{"self", &self}}, PwTarget::InPlace(self));
   return self;
 }
 
@@ -100,8 +105,13 @@ TORCH_OPS_NN_ACT(hardswish, EwOp::kHardswish)
 TORCH_OPS_NN_ACT(hardsigmoid, EwOp::kHardsigmoid)
 
 // ---- hardtanh (relu6 is hardtanh(0, 6))
-PwOp HardtanhDef(const char* name, const c10::Scalar& lo, const c10::Scalar& hi) {
+PwOp HardtanhDef(const char* name, const at::Tensor& self, const c10::Scalar& lo, const c10::Scalar& hi) {
+  // PyTorch's hardtanh rules (every backend): no bool, no negative limits for an unsigned tensor.
+  TORCH_CHECK(self.scalar_type() != c10::kByte || (lo.toLong() >= 0 && hi.toLong() >= 0), name,
+              ": cannot do hardtanh on an unsigned type with negative limits (min_val ", lo.toDouble(), ", max_val ",
+              hi.toDouble(), ")");
   PwOp p = Act(name, EwOp::kClamp, true);
+  p.bool_error = "Bool inputs not supported for hardtanh";
   p.si[0] = 3;
   p.sf[0] = static_cast<float>(lo.toDouble());
   p.sf[1] = static_cast<float>(hi.toDouble());
@@ -114,14 +124,14 @@ PwOp HardtanhDef(const char* name, const c10::Scalar& lo, const c10::Scalar& hi)
   return p;
 }
 at::Tensor hardtanh(const at::Tensor& self, const c10::Scalar& lo, const c10::Scalar& hi) {
-  return Pointwise(HardtanhDef("hardtanh", lo, hi), {{"self", &self}});
+  return Pointwise(HardtanhDef("hardtanh", self, lo, hi), {{"self", &self}});
 }
 at::Tensor& hardtanh_out(const at::Tensor& self, const c10::Scalar& lo, const c10::Scalar& hi, at::Tensor& out) {
-  Pointwise(HardtanhDef("hardtanh.out", lo, hi), {{"self", &self}}, PwTarget::Out(out));
+  Pointwise(HardtanhDef("hardtanh.out", self, lo, hi), {{"self", &self}}, PwTarget::Out(out));
   return out;
 }
 at::Tensor& hardtanh_(at::Tensor& self, const c10::Scalar& lo, const c10::Scalar& hi) {
-  Pointwise(HardtanhDef("hardtanh_", lo, hi), {{"self", &self}}, PwTarget::InPlace(self));
+  Pointwise(HardtanhDef("hardtanh_", self, lo, hi), {{"self", &self}}, PwTarget::InPlace(self));
   return self;
 }
 

@@ -11,6 +11,7 @@
 #include "core/cpu_fallback.h"
 #include "core/dtype_gate.h"
 
+#include <string>
 #include <vector>
 
 namespace torch_ops_nn {
@@ -45,7 +46,8 @@ void DtypeDispatch(const c10::OperatorHandle& op, c10::DispatchKeySet ks, torch:
 // back to the input dtype (index results stay int64); otherwise the CPU fallback. Functional
 // overloads only (an out= tensor would have the integer dtype).
 
-template <class Fn>
+// kNoBool: bool inputs raise PyTorch's own error (argmax / argmin refuse bool on every backend).
+template <class Fn, bool kNoBool = false>
 void IntViaFloatDispatch(const c10::OperatorHandle& op, c10::DispatchKeySet ks, torch::jit::Stack* stack) {
   static const c10::KernelFunction kernel = c10::KernelFunction::makeFromUnboxedFunction(Fn());
   const size_t n = op.schema().arguments().size();
@@ -53,6 +55,10 @@ void IntViaFloatDispatch(const c10::OperatorHandle& op, c10::DispatchKeySet ks, 
   if (!first.isTensor()) return RunCpuFallback(op, stack);
   const at::Tensor self = first.toTensor();
   const c10::ScalarType t = self.scalar_type();
+  if (kNoBool && t == c10::kBool) {
+    const std::string& name = op.schema().name();
+    TORCH_CHECK(false, name.substr(name.find("::") + 2), "(): does not support bool input");
+  }
   if (IsNpuFloat(t)) return kernel.callBoxed(op, ks, stack);
   if (!ExactAsFloat(self)) return RunCpuFallback(op, stack);
   first = self.to(c10::kFloat);
@@ -69,6 +75,10 @@ void IntViaFloatDispatch(const c10::OperatorHandle& op, c10::DispatchKeySet ks, 
 #define NPU_IMPL_INT_VIA_FLOAT(name, fn)                                                                       \
   m.impl(name, torch::CppFunction::makeFromBoxedFunction<                                                      \
                    &::torch_ops_nn::IntViaFloatDispatch<decltype(TORCH_FN(fn))>>())
+
+#define NPU_IMPL_INT_VIA_FLOAT_NO_BOOL(name, fn)                                                               \
+  m.impl(name, torch::CppFunction::makeFromBoxedFunction<                                                      \
+                   &::torch_ops_nn::IntViaFloatDispatch<decltype(TORCH_FN(fn)), true>>())
 
 #define NPU_IMPL(name, fn, pred)                                                                               \
   m.impl(name, torch::CppFunction::makeFromBoxedFunction<                                                      \

@@ -721,6 +721,7 @@ at::Tensor Pointwise(const PwOp& op, std::initializer_list<PwArg> args, PwTarget
       culprit = a.name;
       break;
     }
+  TORCH_CHECK_NOT_IMPLEMENTED(!(op.bool_error && common == c10::kBool), op.bool_error);
   if (op.float_only && !IsNpuFloat(compute)) {
     const char* bad = first_tensor;
     for (const auto& a : args)
@@ -913,8 +914,9 @@ void CheckAlpha(const char* name, const at::Tensor& self, const at::Tensor& othe
 PwOp AddDef(const char* name, const at::Tensor& self, const at::Tensor& other, const c10::Scalar& alpha, bool sub) {
   CheckAlpha(name, self, other, alpha);
   if (sub)
-    TORCH_CHECK(self.scalar_type() != c10::kBool && other.scalar_type() != c10::kBool, name,
-                ": subtraction with a bool tensor is not supported; use ~ or logical_not() instead");
+    TORCH_CHECK_NOT_IMPLEMENTED(self.scalar_type() != c10::kBool && other.scalar_type() != c10::kBool, name,
+                                ": Subtraction, the `-` operator, with a bool tensor is not supported. If you are "
+                                "trying to invert a mask, use the `~` or `logical_not()` operator instead.");
   if (CommonDtype({{"self", &self}, {"other", &other}}) == c10::kBool) return Def(name, EwOp::kLogicalOr, PwResult::kPromote);
   PwOp p = Def(name, EwOp::kAdd, PwResult::kPromote, true);
   const double a = alpha.toDouble();
@@ -1660,14 +1662,25 @@ PwOp LerpSDef(const char* name, const c10::Scalar& w) {
   p.sf[1] = 1.0f - wf;
   return p;
 }
+// lerp's rule on every backend: end (and a tensor weight) have self's dtype.
+void CheckLerpDtypes(const at::Tensor& self, const at::Tensor& end, const at::Tensor* weight = nullptr) {
+  TORCH_CHECK(self.scalar_type() == end.scalar_type(), "lerp: expected dtype ", self.scalar_type(),
+              " for `end` but got dtype ", end.scalar_type());
+  if (weight)
+    TORCH_CHECK(self.scalar_type() == weight->scalar_type(), "lerp: expected dtype ", self.scalar_type(),
+                " for `weight` but got dtype ", weight->scalar_type());
+}
 at::Tensor lerp_Scalar(const at::Tensor& self, const at::Tensor& end, const c10::Scalar& w) {
+  CheckLerpDtypes(self, end);
   return Pointwise(LerpSDef("lerp", w), {{"self", &self}, {"end", &end}});
 }
 at::Tensor& lerp_Scalar_out(const at::Tensor& self, const at::Tensor& end, const c10::Scalar& w, at::Tensor& out) {
+  CheckLerpDtypes(self, end);
   Pointwise(LerpSDef("lerp.Scalar_out", w), {{"self", &self}, {"end", &end}}, PwTarget::Out(out));
   return out;
 }
 at::Tensor& lerp__Scalar(at::Tensor& self, const at::Tensor& end, const c10::Scalar& w) {
+  CheckLerpDtypes(self, end);
   Pointwise(LerpSDef("lerp_", w), {{"self", &self}, {"end", &end}}, PwTarget::InPlace(self));
   return self;
 }
@@ -1677,13 +1690,16 @@ PwOp LerpTDef(const char* name) {
   return p;
 }
 at::Tensor lerp_Tensor(const at::Tensor& self, const at::Tensor& end, const at::Tensor& w) {
+  CheckLerpDtypes(self, end, &w);
   return Pointwise(LerpTDef("lerp"), {{"self", &self}, {"end", &end}, {"weight", &w}});
 }
 at::Tensor& lerp_Tensor_out(const at::Tensor& self, const at::Tensor& end, const at::Tensor& w, at::Tensor& out) {
+  CheckLerpDtypes(self, end, &w);
   Pointwise(LerpTDef("lerp.Tensor_out"), {{"self", &self}, {"end", &end}, {"weight", &w}}, PwTarget::Out(out));
   return out;
 }
 at::Tensor& lerp__Tensor(at::Tensor& self, const at::Tensor& end, const at::Tensor& w) {
+  CheckLerpDtypes(self, end, &w);
   Pointwise(LerpTDef("lerp_"), {{"self", &self}, {"end", &end}, {"weight", &w}}, PwTarget::InPlace(self));
   return self;
 }
@@ -1700,8 +1716,11 @@ at::Tensor AddcRun(const char* name, EwOp op, const at::Tensor& self, const at::
                    const c10::Scalar& v, PwTarget target) {
   const c10::ScalarType common = CommonDtype({{"self", &self}, {"tensor1", &t1}, {"tensor2", &t2}});
   if (op == EwOp::kAddcmul && IsNpuInt(common)) {
-    TORCH_CHECK(!v.isFloatingPoint(), name, ": value must be an integer for integer tensors, got ", v.toDouble());
-    const at::Tensor r = at::add(self.to(common), at::mul(t1.to(common), t2.to(common)), v);
+    // The value is converted to the integer dtype as the CPU and CUDA kernels do: truncated (0.5 -> 0),
+    // with PyTorch's overflow check (c10::Scalar::to).
+    c10::Scalar vi = v;
+    AT_DISPATCH_INTEGRAL_TYPES(common, "addcmul", [&] { vi = c10::Scalar(static_cast<int64_t>(v.to<scalar_t>())); });
+    const at::Tensor r = at::add(self.to(common), at::mul(t1.to(common), t2.to(common)), vi);
     return DeliverResult(name, r, common, target);
   }
   return Pointwise(AddcDef(name, op, v), {{"self", &self}, {"tensor1", &t1}, {"tensor2", &t2}}, target);
@@ -1723,16 +1742,25 @@ TORCH_OPS_NN_ADDC(addcmul, "addcmul", EwOp::kAddcmul)
 TORCH_OPS_NN_ADDC(addcdiv, "addcdiv", EwOp::kAddcdiv)
 
 // ---- unary math
+// neg and abs reject bool as PyTorch does on every backend (neg's meta check; abs has no bool kernel).
+PwOp UnaryDef(const char* name, EwOp op, PwResult r, bool int_ok) {
+  PwOp p = Def(name, op, r, int_ok);
+  if (op == EwOp::kNeg)
+    p.bool_error = "Negation, the `-` operator, on a bool tensor is not supported. If you are trying to invert a "
+                   "mask, use the `~` or `logical_not()` operator instead.";
+  if (op == EwOp::kAbs) p.bool_error = "\"abs_npu\" not implemented for 'Bool'";
+  return p;
+}
 #define TORCH_OPS_NN_UNARY(FN, NAME, OP, RESULT, INT_OK)                                                       \
   at::Tensor FN(const at::Tensor& self) {                                                                     \
-    return Pointwise(Def(NAME, OP, RESULT, INT_OK), {{"self", &self}});                                       \
+    return Pointwise(UnaryDef(NAME, OP, RESULT, INT_OK), {{"self", &self}});                                       \
   }                                                                                                           \
   at::Tensor& FN##_out(const at::Tensor& self, at::Tensor& out) {                                             \
-    Pointwise(Def(NAME ".out", OP, RESULT, INT_OK), {{"self", &self}}, PwTarget::Out(out));                    \
+    Pointwise(UnaryDef(NAME ".out", OP, RESULT, INT_OK), {{"self", &self}}, PwTarget::Out(out));                    \
     return out;                                                                                               \
   }                                                                                                           \
   at::Tensor& FN##_(at::Tensor& self) {                                                                       \
-    Pointwise(Def(NAME "_", OP, RESULT, INT_OK), {{"self", &self}}, PwTarget::InPlace(self));                  \
+    Pointwise(UnaryDef(NAME "_", OP, RESULT, INT_OK), {{"self", &self}}, PwTarget::InPlace(self));                  \
     return self;                                                                                              \
   }
 TORCH_OPS_NN_UNARY(neg, "neg", EwOp::kNeg, PwResult::kPromote, true)
@@ -1808,6 +1836,13 @@ using npu_kernels::EwRound;
 PwOp RoundDef(const char* name, EwRound m) {
   PwOp p = Def(name, EwOp::kRound, PwResult::kPromote, /*int_ok=*/true);  // integers: themselves
   p.si[0] = int32_t(m);
+  // bool has no rounding kernel on the CPU or CUDA (integers are copies, bool is refused)
+  static constexpr const char* kBoolError[] = {"\"floor_npu\" not implemented for 'Bool'",
+                                               "\"ceil_npu\" not implemented for 'Bool'",
+                                               "\"trunc_npu\" not implemented for 'Bool'",
+                                               "\"round_npu\" not implemented for 'Bool'"};
+  p.bool_error = m == EwRound::kFloor ? kBoolError[0] : m == EwRound::kCeil ? kBoolError[1]
+                 : m == EwRound::kTrunc ? kBoolError[2] : kBoolError[3];
   return p;
 }
 #define TORCH_OPS_NN_ROUND(FN, MODE)                                                                           \

@@ -37,6 +37,7 @@ struct PwOp {
   float sf[4] = {};           // op scalars, see EwOp
   int32_t si[4] = {};
   int64_t sl[2] = {};         // 64-bit integer op scalars (int64 clamp bounds)
+  const char* bool_error = nullptr;  // PyTorch's NotImplementedError when every input is bool (neg, abs, relu...)
 };
 
 // Where the result goes.

@@ -5,6 +5,7 @@
 #include <ATen/ops/empty.h>
 #include <ATen/ops/arange.h>
 #include <ATen/ops/eq.h>
+#include <ATen/ops/logical_or.h>
 #include <ATen/core/Tensor.h>
 #include <ATen/ExpandUtils.h>
 #include <ATen/native/Resize.h>
@@ -80,7 +81,18 @@ at::Tensor WrapNegative(const at::Tensor& idx, int64_t d) {
   return at::where(at::lt(w, 0), idx, w);
 }
 
-at::Tensor index_select_npu(const at::Tensor& self, int64_t dim, const at::Tensor& index) {
+// An empty result launches no kernel, so no kernel checks the indices: then one flag read back does
+// (a device check inside npu graphs), as the CPU checks them whatever the result's size.
+void CheckIndicesWithoutKernel(const char* op, const at::Tensor& idx, int64_t dim, int64_t size) {
+  if (idx.numel() == 0) return;
+  const at::Tensor bad = at::logical_or(at::lt(idx, 0), at::ge(idx, size));
+  CheckNoneSet(bad, c10::str(op, ": index out of range in self: an index lies outside [0, ", size, ") for dimension ",
+                             dim, " of size ", size));
+}
+
+// check_empty: an empty result still has its indices checked (index_select's rule on the CPU; x[idx]
+// does not check them then).
+at::Tensor IndexSelect(const at::Tensor& self, int64_t dim, const at::Tensor& index, bool check_empty) {
   const char* op = "index_select";
   const c10::DeviceIndex dev = CheckSameNpuDevice(op, {{"self", &self}, {"index", &index}});
   TORCH_CHECK_INDEX(index.dim() <= 1, op, "(): Index is supposed to be a vector, got a ", index.dim(),
@@ -106,9 +118,14 @@ at::Tensor index_select_npu(const at::Tensor& self, int64_t dim, const at::Tenso
     KernelLaunch launch{"index_select_kernel", ascendc_host::CoreType::AIV, t.block_dim, dev};
     if (LogDebugEnabled()) launch.detail = DescribeForLog({{"self", &x}, {"index", &idx}}) + " dim=" + std::to_string(dim);
     LaunchKernel(std::move(launch), &index_select_kernel, t, x.data_ptr(), idx.data_ptr(), out.data_ptr());
+  } else if (check_empty) {
+    CheckIndicesWithoutKernel("index_select()", index, dim, d);
   }
   if (self.dim() == 0) return out.squeeze(0);
   return out;
+}
+at::Tensor index_select_npu(const at::Tensor& self, int64_t dim, const at::Tensor& index) {
+  return IndexSelect(self, dim, index, /*check_empty=*/true);
 }
 
 at::Tensor& index_select_out(const at::Tensor& self, int64_t dim, const at::Tensor& index, at::Tensor& out) {
@@ -394,7 +411,7 @@ at::Tensor index_tensor_npu(const at::Tensor& self, const c10::List<std::optiona
     if (std::optional<JointIndex> j = JointIndexOf("index", self, indices)) {
       const int64_t at_dim = j->First();
       const at::Tensor src = j->Arranged(self).flatten(at_dim, at_dim + int64_t(j->dims.size()) - 1);
-      at::Tensor r = index_select_npu(src, at_dim, j->linear.reshape({-1}));
+      at::Tensor r = IndexSelect(src, at_dim, j->linear.reshape({-1}), /*check_empty=*/false);
       std::vector<int64_t> shape(src.sizes().begin(), src.sizes().begin() + at_dim);
       shape.insert(shape.end(), j->linear.sizes().begin(), j->linear.sizes().end());
       shape.insert(shape.end(), src.sizes().begin() + at_dim + 1, src.sizes().end());
@@ -412,7 +429,7 @@ at::Tensor index_tensor_npu(const at::Tensor& self, const c10::List<std::optiona
   }
   const int64_t d = self.size(pos);
   // Python semantics: -d <= i < d, negatives counted from the end (the kernel checks the range).
-  at::Tensor r = index_select_npu(self, pos, WrapNegative(idx, d).reshape({-1}));
+  at::Tensor r = IndexSelect(self, pos, WrapNegative(idx, d).reshape({-1}), /*check_empty=*/false);
   std::vector<int64_t> shape(self.sizes().begin(), self.sizes().begin() + pos);
   shape.insert(shape.end(), idx.sizes().begin(), idx.sizes().end());
   shape.insert(shape.end(), self.sizes().begin() + pos + 1, self.sizes().end());
@@ -495,8 +512,9 @@ at::Tensor& index_put_impl_npu(at::Tensor& self, const c10::List<std::optional<a
   vshape.insert(vshape.end(), target.sizes().begin() + pos + 1, target.sizes().end());
   TORCH_CHECK(at::is_expandable_to(values.sizes(), vshape), op, ": shape mismatch: value tensor of shape ",
               values.sizes(), " cannot be broadcast to indexing result of shape ", c10::IntArrayRef(vshape));
-  if (n == 0 || target.numel() == 0) return self;
+  if (n == 0) return self;
   TORCH_CHECK_INDEX(d > 0, op, ": index out of range: dimension ", pos, " has size 0");
+  if (target.numel() == 0) return self;  // (the CPU checks no range then either)
   uint64_t outer = 1, inner = 1;
   for (int64_t i = 0; i < pos; ++i) outer *= uint64_t(target.size(i));
   for (int64_t i = pos + 1; i < target.dim(); ++i) inner *= uint64_t(target.size(i));

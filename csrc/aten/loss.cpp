@@ -248,6 +248,11 @@ void CheckLossArgs(const char* op, const at::Tensor& self, const at::Tensor& tar
   TORCH_CHECK(reduction >= 0 && reduction <= 2, op, ": reduction must be 0 (none), 1 (mean) or 2 (sum), got ",
               reduction);
 }
+// self - target; a bool target counts as 0 / 1 in self's dtype, as the CPU's loss kernels promote it
+// (at::sub refuses bool operands).
+at::Tensor Diff(const at::Tensor& self, const at::Tensor& target) {
+  return at::sub(self, target.scalar_type() == c10::kBool ? target.to(self.scalar_type()) : target);
+}
 // d(loss)/d(self) scale of a mean reduction: 1 / numel of the broadcast pair.
 double MeanNorm(const at::Tensor& self, const at::Tensor& target, int64_t reduction) {
   if (reduction != at::Reduction::Mean) return 1.0;
@@ -257,7 +262,7 @@ double MeanNorm(const at::Tensor& self, const at::Tensor& target, int64_t reduct
 
 at::Tensor mse_loss_npu(const at::Tensor& self, const at::Tensor& target, int64_t reduction) {
   CheckLossArgs("mse_loss", self, target, reduction);
-  const at::Tensor d = at::sub(self, target);
+  const at::Tensor d = Diff(self, target);
   return ApplyReduction(at::mul(d, d), reduction);
 }
 at::Tensor& mse_loss_out(const at::Tensor& self, const at::Tensor& target, int64_t reduction, at::Tensor& out) {
@@ -267,7 +272,7 @@ at::Tensor mse_loss_backward_npu(const at::Tensor& grad, const at::Tensor& self,
                                  int64_t reduction) {
   CheckLossArgs("mse_loss_backward", self, target, reduction);
   const double norm = 2.0 * MeanNorm(self, target, reduction);
-  return at::mul(at::mul(at::sub(self, target), norm), grad);
+  return at::mul(at::mul(Diff(self, target), norm), grad);
 }
 at::Tensor& mse_loss_backward_out(const at::Tensor& grad, const at::Tensor& self, const at::Tensor& target,
                                   int64_t reduction, at::Tensor& grad_input) {
@@ -281,17 +286,20 @@ at::Tensor RobustLoss(const char* op, const at::Tensor& self, const at::Tensor& 
   CheckLossArgs(op, self, target, reduction);
   TORCH_CHECK(huber ? t > 0 : t >= 0, op, ": ", huber ? "delta" : "beta", " must be ", huber ? "positive" : "non-negative",
               ", got ", t);
-  const at::Tensor z = at::abs(at::sub(self, target));
+  const at::Tensor z = at::abs(Diff(self, target));
   if (!huber && t == 0) return ApplyReduction(z, reduction);  // beta 0: plain L1
   const at::Tensor quad = at::mul(at::mul(z, z), huber ? 0.5 : 0.5 / t);
   const at::Tensor lin = huber ? at::mul(at::sub(z, 0.5 * t), t) : at::sub(z, 0.5 * t);
-  return ApplyReduction(at::where(at::lt(z, t), quad, lin), reduction);
+  at::Tensor loss = at::where(at::lt(z, t), quad, lin);
+  // huber_loss's result has self's dtype on the CPU and CUDA (smooth_l1_loss promotes with the target)
+  if (huber && loss.scalar_type() != self.scalar_type()) loss = loss.to(self.scalar_type());
+  return ApplyReduction(loss, reduction);
 }
 at::Tensor RobustLossBackward(const char* op, const at::Tensor& grad, const at::Tensor& self, const at::Tensor& target,
                               int64_t reduction, double t, bool huber) {
   CheckLossArgs(op, self, target, reduction);
   const double norm = MeanNorm(self, target, reduction);
-  const at::Tensor d = at::sub(self, target);
+  const at::Tensor d = Diff(self, target);
   at::Tensor g;
   if (!huber && t == 0) {
     g = at::sign(d);

@@ -341,10 +341,12 @@ Tensor adaptive_avg_pool2d(const Tensor& self, c10::SymIntArrayRef output_size_s
   const PoolShape s = InputShape(op, self);
   TORCH_CHECK(output_size_sym.size() == 2, op, ": output_size must have 2 elements, got ", output_size_sym.size());
   const int64_t oh = output_size_sym[0].expect_int(), ow = output_size_sym[1].expect_int();
-  TORCH_CHECK(oh > 0 && ow > 0, op, ": output_size must be positive, got (", oh, ", ", ow, ")");
+  TORCH_CHECK(oh >= 0 && ow >= 0, op, ": elements of output_size must be greater than or equal to 0, got (", oh, ", ",
+              ow, ")");
   c10::DeviceGuard guard(self.device());
   Tensor x = self.contiguous();
   Tensor y = NpuEmpty(OutSizes(s, oh, ow), self.scalar_type(), dev);
+  if (y.numel() == 0) return AsFormat(y, s);  // an output size of 0 gives an empty result, as on the CPU
   LaunchPool(op, AdaptiveTiling(s, oh, ow, false, x), false, x, y, Tensor(), dev, self.scalar_type());
   return AsFormat(y, s);
 }

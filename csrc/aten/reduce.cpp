@@ -525,6 +525,7 @@ std::tuple<at::Tensor, at::Tensor> ArgImpl(const char* op, const at::Tensor& sel
                                            bool keepdim, bool is_min, bool want_values) {
   CheckSameNpuDevice(op, {{"self", &self}});
   CheckExtremeDtype(op, self);
+  TORCH_CHECK(want_values || self.scalar_type() != c10::kBool, op, "(): does not support bool input");
   std::optional<int64_t> dim;
   if (dim_opt) dim = WrapDim(op, *dim_opt, self.dim());
   std::vector<int64_t> out_sizes;
@@ -879,9 +880,9 @@ NPU_ATEN_LIBRARY_IMPL(m) {
   NPU_IMPL("max.dim_max", max_dim_out, FloatOnly);
   NPU_IMPL_INT_VIA_FLOAT("min.dim", min_dim);
   NPU_IMPL("min.dim_min", min_dim_out, FloatOnly);
-  NPU_IMPL_INT_VIA_FLOAT("argmax", argmax_npu);
+  NPU_IMPL_INT_VIA_FLOAT_NO_BOOL("argmax", argmax_npu);
   NPU_IMPL("argmax.out", argmax_out, FloatOnly);
-  NPU_IMPL_INT_VIA_FLOAT("argmin", argmin_npu);
+  NPU_IMPL_INT_VIA_FLOAT_NO_BOOL("argmin", argmin_npu);
   NPU_IMPL("argmin.out", argmin_out, FloatOnly);
   NPU_IMPL("var.correction", var_correction, NotDouble);
   NPU_IMPL("var.correction_out", var_correction_out, NotDouble);

@@ -114,7 +114,14 @@ std::tuple<Tensor, Tensor> AdaptiveMaxGeneral(const Tensor& self, c10::IntArrayR
                 "has sizes ", self.sizes(), " with dimension ", d, " being empty");
   CheckFloatDtype(op, "self", self);
   const int64_t H = self.size(-2), W = self.size(-1), oh = output_size[0], ow = output_size[1];
-  TORCH_CHECK(oh > 0 && ow > 0, op, ": output_size must be positive, got ", output_size);
+  TORCH_CHECK(oh >= 0 && ow >= 0, op, ": elements of output_size must be greater than or equal to 0, got ",
+              output_size);
+  if (oh == 0 || ow == 0) {  // an empty result, as on the CPU
+    std::vector<int64_t> sizes(self.sizes().begin(), self.sizes().end() - 2);
+    sizes.push_back(oh);
+    sizes.push_back(ow);
+    return {at::empty(sizes, self.options()), at::empty(sizes, self.options().dtype(c10::kLong))};
+  }
   auto taps = [&](int64_t in, int64_t out, std::vector<Tensor>* idx) {
     std::vector<int64_t> st(out), en(out);
     int64_t k = 0;

@@ -74,6 +74,7 @@ std::tuple<at::Tensor&, at::Tensor&> topk_values_npu(const at::Tensor& self, c10
   const char* op = "topk";
   const c10::DeviceIndex dev = CheckSameNpuDevice(op, {{"self", &self}, {"values", &values}, {"indices", &indices}});
   const int64_t k = k_s.expect_int();
+  TORCH_CHECK(self.scalar_type() != c10::kBool, "topk does not support bool dtypes (as on the CPU and CUDA)");
   dim = WrapDim(op, dim, self.dim());
   const int64_t R = self.dim() == 0 ? 1 : self.size(dim);
   TORCH_CHECK(k >= 0 && k <= R, "selected index k out of range");

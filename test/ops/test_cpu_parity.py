@@ -1,0 +1,231 @@
+"""Inputs PyTorch rejects, or accepts only at an edge, behave on npu as on the CPU: the same exception
+class (with the rule in the message) or the same result.
+
+The cases come from a differential fuzz of the npu against the CPU (random shapes, dtypes, strides,
+empty dims, bad arguments): before, npu computed neg / abs / relu / floor of bool tensors, lerp of mixed
+dtypes and argmax / topk of bool, refused addcmul of integers with a float value, raised for an
+adaptive pool to size 0 and for a bool loss target, gave huber_loss a promoted dtype, and
+index_select of an empty result skipped the index check the CPU makes. A seeded sweep of that fuzz
+over the element-wise ops runs here too."""
+import random
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+
+def outcome(fn, args):
+    try:
+        return fn(*args), None
+    except Exception as e:  # noqa: BLE001 - the class is what is compared
+        return None, e
+
+
+def assert_same_outcome(fn, *args, check_dtype=True):
+    want, want_err = outcome(fn, args)
+    got, got_err = outcome(fn, [a.npu() if isinstance(a, torch.Tensor) else a for a in args])
+    if want_err is not None:
+        assert got_err is not None, f"CPU raised {want_err!r}, npu returned a result"
+        assert isinstance(got_err, type(want_err)), f"CPU raised {want_err!r}, npu {got_err!r}"
+        return got_err
+    assert got_err is None, f"CPU returned a result, npu raised {got_err!r}"
+    torch.npu.synchronize()
+    wants = want if isinstance(want, (tuple, list)) else [want]
+    gots = got if isinstance(got, (tuple, list)) else [got]
+    for w, g in zip(wants, gots):
+        assert g.device.type == "npu"
+        torch.testing.assert_close(g.cpu(), w, check_dtype=check_dtype, equal_nan=True, atol=2e-2, rtol=2e-2)
+    return None
+
+
+BOOL = torch.tensor([[True, False, True], [False, False, True]])
+
+
+@pytest.mark.parametrize("name,fn", [
+    ("neg", torch.neg), ("abs", torch.abs), ("relu", torch.relu), ("floor", torch.floor), ("ceil", torch.ceil),
+    ("trunc", torch.trunc), ("round", torch.round), ("fix", torch.fix), ("hardtanh", F.hardtanh),
+    ("relu6", F.relu6), ("argmax", torch.argmax), ("argmin", lambda x: torch.argmin(x, 1)),
+    ("topk", lambda x: torch.topk(x, 1)),
+    ("neg_", lambda x: x.clone().neg_()), ("abs.out", lambda x: torch.abs(x, out=torch.empty_like(x))),
+])
+def test_bool_input_refused_as_on_cpu(name, fn):
+    err = assert_same_outcome(fn, BOOL)
+    assert err is not None
+    # the process keeps working and the same ops still run on other dtypes
+    assert_same_outcome(fn, BOOL.float() - 0.5)
+
+
+def test_bool_refusal_names_the_rule():
+    with pytest.raises(NotImplementedError, match="Negation, the `-` operator, on a bool tensor"):
+        -BOOL.npu()
+    with pytest.raises(NotImplementedError, match="Boolean inputs not supported for relu"):
+        torch.relu(BOOL.npu())
+    with pytest.raises(RuntimeError, match=r"argmax\(\): does not support bool input"):
+        torch.argmax(BOOL.npu())
+
+
+@pytest.mark.parametrize("fn", [torch.logical_not, torch.sign, lambda x: torch.clamp(x, 0, 1), torch.max,
+                                lambda x: torch.cumsum(x, 0), lambda x: x * x, torch.sum])
+def test_bool_input_still_accepted_where_cpu_accepts(fn):
+    assert assert_same_outcome(fn, BOOL) is None
+
+
+def test_hardtanh_unsigned_negative_limit():
+    x = torch.tensor([0, 3, 200], dtype=torch.uint8)
+    err = assert_same_outcome(lambda t: F.hardtanh(t, -1.0, 5.0), x)
+    assert "unsigned type with negative limits" in str(err)
+    assert assert_same_outcome(lambda t: F.hardtanh(t, 1.0, 5.0), x) is None
+    assert assert_same_outcome(lambda t: F.hardtanh(t, -0.5, 5.0), x) is None  # truncated to 0, as the CPU
+
+
+@pytest.mark.parametrize("a,b", [(torch.float32, torch.int64), (torch.bfloat16, torch.float32),
+                                 (torch.float16, torch.bfloat16), (torch.float32, torch.bool)])
+def test_lerp_mixed_dtypes_refused(a, b):
+    x, y = torch.randn(3, 4).to(a), torch.randn(3, 4).to(b)
+    err = assert_same_outcome(lambda s, e: torch.lerp(s, e, 0.3), x, y)
+    assert "for `end`" in str(err)
+    w = torch.rand(3, 4).to(b)
+    err = assert_same_outcome(lambda s, e, w: torch.lerp(s, e, w), x, x.clone(), w)
+    assert "for `weight`" in str(err)
+    assert assert_same_outcome(lambda s, e: torch.lerp(s, e, 0.3), x, x * 2) is None
+
+
+@pytest.mark.parametrize("dtype", [torch.int32, torch.int64, torch.uint8])
+@pytest.mark.parametrize("value", [0.5, -2.7, 3.0, 2])
+def test_addcmul_integers_float_value_truncated_as_cpu(dtype, value):
+    s = torch.randint(0, 20, (4, 5)).to(dtype)
+    t1, t2 = torch.randint(0, 5, (4, 5)).to(dtype), torch.randint(0, 5, (1, 5)).to(dtype)
+    # uint8 refuses a negative float value (PyTorch's overflow check); every other case computes
+    refused = dtype == torch.uint8 and isinstance(value, float) and value < 0
+    err = assert_same_outcome(lambda a, b, c: torch.addcmul(a, b, c, value=value), s, t1, t2)
+    assert (err is not None) == refused
+    err = assert_same_outcome(lambda a, b, c: a.clone().addcmul_(b, c, value=value), s, t1, t2)
+    assert (err is not None) == refused
+
+
+def test_addcmul_integer_value_overflow_is_an_error():
+    s = torch.ones(3, dtype=torch.int64).npu()
+    with pytest.raises(RuntimeError, match="cannot be converted to type"):
+        torch.addcmul(s, s, s, value=float("inf"))
+
+
+@pytest.mark.parametrize("op", ["avg", "max"])
+@pytest.mark.parametrize("size", [0, (0, 2), (3, 0)])
+def test_adaptive_pool_to_size_zero_is_empty(op, size):
+    fn = (lambda x: F.adaptive_avg_pool2d(x, size)) if op == "avg" else \
+        (lambda x: F.adaptive_max_pool2d(x, size, return_indices=True))
+    assert assert_same_outcome(fn, torch.randn(2, 3, 5, 7)) is None
+    assert assert_same_outcome(fn, torch.randn(3, 5, 7)) is None
+
+
+@pytest.mark.parametrize("op", ["avg", "max"])
+def test_adaptive_pool_negative_size_refused(op):
+    fn = F.adaptive_avg_pool2d if op == "avg" else F.adaptive_max_pool2d
+    with pytest.raises(RuntimeError, match="greater than or equal to 0"):
+        fn(torch.randn(1, 2, 4, 4).npu(), (-1, 2))
+
+
+def test_adaptive_max_pool_empty_input_dim_refused_before_size_zero():
+    err = assert_same_outcome(lambda x: F.adaptive_max_pool2d(x, 0), torch.randn(2, 3, 0, 7))
+    assert err is not None and "non-zero size" in str(err)
+
+
+@pytest.mark.parametrize("loss", [F.mse_loss, F.l1_loss, F.smooth_l1_loss, F.huber_loss])
+@pytest.mark.parametrize("reduction", ["none", "mean"])
+def test_loss_with_bool_target(loss, reduction):
+    x = torch.randn(4, 6, dtype=torch.float16)
+    t = torch.rand(4, 6) > 0.5
+    err = assert_same_outcome(lambda a, b: loss(a, b, reduction=reduction), x, t)
+    # l1_loss is PyTorch's composite of a subtraction, which refuses bool (NotImplementedError) there too
+    assert (err is not None) == (loss is F.l1_loss)
+
+
+@pytest.mark.parametrize("reduction", ["none", "mean", "sum"])
+def test_huber_loss_keeps_self_dtype(reduction):
+    x = torch.randn(3, 5, dtype=torch.bfloat16)
+    t = torch.randn(3, 5, dtype=torch.float16)
+    got = F.huber_loss(x.npu(), t.npu(), reduction=reduction)
+    assert got.dtype == F.huber_loss(x, t, reduction=reduction).dtype == torch.bfloat16
+    assert assert_same_outcome(lambda a, b: F.huber_loss(a, b, reduction=reduction), x, t) is None
+
+
+@pytest.mark.parametrize("shape,dim,index", [((0, 3), 1, [5]), ((0, 3), 1, [-1]), ((4, 0), 0, [7]),
+                                             ((0, 3), 1, [2, 0]), ((4, 0), 0, [3])])
+def test_index_select_empty_result_checks_indices(shape, dim, index):
+    x, i = torch.randn(shape), torch.tensor(index)
+    err = assert_same_outcome(lambda a, b: torch.index_select(a, dim, b), x, i)
+    in_range = all(0 <= v < shape[dim] for v in index)
+    assert (err is None) == in_range
+    if err is not None:
+        assert "index out of range" in str(err)
+    # embedding (an index_select of the weight's rows) the same way
+    w = torch.randn(shape[dim], 0)
+    assert (assert_same_outcome(F.embedding, i, w) is None) == in_range
+
+
+def test_advanced_index_empty_result_does_not_check_range_as_cpu():
+    x = torch.randn(2, 0)
+    assert assert_same_outcome(lambda a, b: a[b], x, torch.tensor([5, 1])) is None
+    err = assert_same_outcome(lambda a, b: a[b], torch.randn(0, 3), torch.tensor([1]))
+    assert err is not None
+
+
+@pytest.mark.parametrize("accumulate", [False, True])
+def test_index_put_into_size_zero_dim_refused(accumulate):
+    x, i = torch.zeros(0, 5), torch.tensor([1])
+    err = assert_same_outcome(lambda a, b, v: a.clone().index_put_((b,), v, accumulate), x, i, torch.ones(1, 5))
+    assert isinstance(err, IndexError)
+    # an empty target along another dim is not range-checked (nothing is written), as on the CPU
+    x, i = torch.zeros(2, 0), torch.tensor([5])
+    assert assert_same_outcome(lambda a, b, v: a.clone().index_put_((b,), v, accumulate), x, i,
+                               torch.ones(1, 0)) is None
+
+
+# ---- a seeded differential sweep of the element-wise ops (what found the cases above)
+
+UNARY = ["abs", "neg", "exp", "log", "sqrt", "sigmoid", "tanh", "relu", "floor", "ceil", "round", "trunc", "sign",
+         "reciprocal", "rsqrt", "log1p", "expm1", "erf", "logical_not", "bitwise_not", "isnan", "square", "frac",
+         "nan_to_num", "signbit", "argmax", "sum", "mean", "amax", "prod", "any", "all"]
+BINARY = ["add", "sub", "mul", "div", "maximum", "minimum", "eq", "lt", "ge", "pow", "remainder", "fmod",
+          "floor_divide", "atan2", "bitwise_and", "logical_or", "hypot", "copysign", "fmax", "xlogy"]
+DTYPES = [torch.float32, torch.float16, torch.bfloat16, torch.int32, torch.int64, torch.bool, torch.uint8]
+
+
+def random_tensor(rng, shape, dtype):
+    if dtype.is_floating_point:
+        t = torch.randn(shape) * rng.choice([1.0, 100.0, 1e-3])
+    elif dtype == torch.bool:
+        t = torch.rand(shape) > 0.5
+    elif dtype == torch.uint8:
+        t = torch.randint(0, 255, shape)
+    else:
+        t = torch.randint(-50, 50, shape)
+    t = t.to(dtype)
+    if t.dim() >= 2 and rng.random() < 0.3:  # a non-contiguous operand
+        t = t.transpose(0, -1).contiguous().transpose(0, -1)
+    return t
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_elementwise_sweep_matches_cpu(seed):
+    rng = random.Random(seed)
+    torch.manual_seed(seed)
+    for _ in range(60):
+        shape = [rng.choice([0, 1, 2, 3, 7, 33]) for _ in range(rng.choice([0, 1, 2, 3]))]
+        a = random_tensor(rng, shape, rng.choice(DTYPES))
+        if rng.random() < 0.5:
+            op = rng.choice(UNARY)
+            args = (a,)
+            fn = getattr(torch, op)
+        else:
+            op = rng.choice(BINARY)
+            bshape = [1 if rng.random() < 0.3 else s for s in shape]
+            args = (a, random_tensor(rng, bshape, rng.choice(DTYPES)))
+            fn = getattr(torch, op)
+        want, want_err = outcome(fn, args)
+        got, got_err = outcome(fn, [t.npu() for t in args])
+        what = f"{op}{tuple((tuple(t.shape), t.dtype) for t in args)}"
+        assert (want_err is None) == (got_err is None), f"{what}: CPU {want_err!r}, npu {got_err!r}"
+        if want_err is None:
+            tol = {torch.float16: 2e-2, torch.bfloat16: 5e-2}.get(want.dtype, 1e-4)
+            torch.testing.assert_close(got.cpu(), want, atol=tol, rtol=tol, equal_nan=True, msg=what)
