@@ -840,7 +840,10 @@ at::Tensor Pointwise(const PwOp& op, std::initializer_list<PwArg> args, PwTarget
     }
     in.push_back(std::move(o));
   }
-  if (KernelWrites(out.scalar_type(), int_compute, info.bool_out)) {
+  // A half / bfloat16 result goes to an out= of another dtype through its own dtype: PyTorch computes
+  // in the common dtype and casts that to the output (a float32 out of two float16 gets float16 values).
+  const bool round_first = out.scalar_type() != natural && (natural == c10::kHalf || natural == c10::kBFloat16);
+  if (!round_first && KernelWrites(out.scalar_type(), int_compute, info.bool_out)) {
     LaunchElementwise(op, out, std::move(in), int_compute, dev);
   } else {
     at::Tensor tmp = NpuEmpty(shape, info.bool_out ? c10::kBool : compute, dev);
@@ -1101,8 +1104,9 @@ at::Tensor RemRun(const char* name, EwOp op, const at::Tensor& self_in, const at
   const at::Tensor self = is_int ? AsCommon(self_in, common) : self_in;
   const at::Tensor other = is_int ? AsCommon(other_in, common) : other_in;
   const bool is_float = common == c10::kFloat || common == c10::kHalf || common == c10::kBFloat16;
+  // (a Python scalar is rounded to the common dtype first, as the CPU's remainder / fmod do: t % 0.1 of
+  // a float16 t divides by float16's 0.1)
   PwOp p = Def(name, op, PwResult::kPromote);
-  p.scalar_opmath = true;
   if (is_float) return Pointwise(p, {{"self", &self}, {"other", &other}}, target);
   at::Tensor r;
   if (is_int && IntDivFitsFloat(name, self, other)) {
@@ -1489,8 +1493,11 @@ at::Tensor& where_self_out(const at::Tensor& condition, const at::Tensor& self, 
 at::Tensor& masked_fill__Scalar(at::Tensor& self, const at::Tensor& mask, const c10::Scalar& value) {
   TORCH_CHECK_TYPE(mask.scalar_type() == c10::kBool, "masked_fill_: argument 'mask' must be a bool tensor, got dtype ",
                    mask.scalar_type());
-  // self = where(mask, value, self) in place; value is converted to self's dtype first.
+  // self = where(mask, value, self) in place; value is converted to self's dtype first, with PyTorch's
+  // overflow check (a value self's dtype cannot hold raises, as on the CPU).
   const c10::ScalarType st = self.scalar_type();
+  if (st != c10::kBool)
+    AT_DISPATCH_ALL_TYPES_AND2(c10::kHalf, c10::kBFloat16, st, "masked_fill_", [&] { (void)value.to<scalar_t>(); });
   const c10::Scalar v = st == c10::kBool                       ? c10::Scalar(value.toBool())
                         : c10::isIntegralType(st, false) ? c10::Scalar(value.toLong())
                                                          : c10::Scalar(value.toDouble());
@@ -1520,6 +1527,7 @@ int64_t BoundToInt64(double v) {  // an integral float bound, saturated to int64
 PwOp ClampDef(const char* name, const std::optional<c10::Scalar>& lo, const std::optional<c10::Scalar>& hi) {
   TORCH_CHECK(lo.has_value() || hi.has_value(), name, ": at least one of 'min' or 'max' must not be None");
   PwOp p = Def(name, EwOp::kClamp, PwResult::kPromote, true);
+  p.bool_error = "\"clamp_npu\" not implemented for 'Bool'";  // bool bounds on a bool tensor, as the CPU
   p.si[0] = (lo ? 1 : 0) | (hi ? 2 : 0);
   if (lo) {
     p.sf[0] = static_cast<float>(lo->toDouble());
@@ -1555,6 +1563,12 @@ at::Tensor ClampRun(const char* name, const at::Tensor& self, const std::optiona
     if (target.kind == PwTarget::kOut) at::native::resize_output(*target.tensor, y.sizes());
     target.tensor->copy_(y);
     return *target.tensor;
+  }
+  if (c10::isFloatingType(r)) {  // a bound the dtype cannot hold raises, as on the CPU (1e10 for float16)
+    AT_DISPATCH_FLOATING_TYPES_AND2(c10::kHalf, c10::kBFloat16, r, "clamp", [&] {
+      if (lo) (void)lo->to<scalar_t>();
+      if (hi) (void)hi->to<scalar_t>();
+    });
   }
   if (r == c10::kByte || r == c10::kChar || r == c10::kShort || r == c10::kInt) {
     // The bounds as the dtype holds them, converted as PyTorch's clamp does (a value that overflows
@@ -1919,7 +1933,9 @@ at::Tensor PowScalarRun(const char* name, const at::Tensor& self, const c10::Sca
   }
   PwOp p = Def(name, EwOp::kPowScalar, PwResult::kPromote);
   p.float_only = true;
-  const double x = e.isBoolean() ? (e.toBool() ? 1.0 : 0.0) : e.toDouble();
+  // The CPU kernel converts the exponent to the tensor's dtype (float16's 0.1 is 0.0999755859375).
+  const double x = RoundTo(e.isBoolean() ? (e.toBool() ? 1.0 : 0.0) : e.toDouble(),
+                           CommonDtype({{"self", &self}, {"exponent", nullptr, &e}}));
   if (x == 0.0 || x == 1.0) {  // x ** 0 = 1, x ** 1 = x (in the promoted dtype)
     const c10::ScalarType r = CommonDtype({{"self", &self}, {"exponent", nullptr, &e}});
     NPU_CHECK_DTYPE_NOT_IMPLEMENTED(IsNpuFloat(r), r, name, ": argument 'self' has dtype ", r,
@@ -1972,10 +1988,13 @@ at::Tensor PowScalarBaseRun(const char* name, const c10::Scalar& base, const at:
   // a float base to integer powers: the powers in the result's float dtype
   const at::Tensor e = c10::isIntegralType(e_in.scalar_type(), true) && c10::isFloatingType(common)
                            ? e_in.to(common) : e_in;
-  if (b > 0.0 && std::isfinite(b)) {
+  // The base is converted to the result's dtype first, as PyTorch's wrapped scalar is (1e10 is
+  // float16's inf).
+  const double bc = RoundTo(b, common);
+  if (bc > 0.0 && std::isfinite(bc)) {
     PwOp p = Def(name, EwOp::kScalarPow, PwResult::kPromote);
     p.float_only = true;
-    p.sf[0] = static_cast<float>(std::log(b));
+    p.sf[0] = static_cast<float>(std::log(bc));
     return Pointwise(p, {{"exponent", &e}}, target);
   }
   PwOp p = PowTDef(name);

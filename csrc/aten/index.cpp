@@ -214,6 +214,9 @@ at::Tensor embedding_dense_backward_npu(const at::Tensor& grad, const at::Tensor
 at::Tensor& CumScanOut(const char* op, bool prod, const at::Tensor& self, int64_t dim,
                        std::optional<c10::ScalarType> dtype, at::Tensor& out) {
   const c10::DeviceIndex dev = CheckSameNpuDevice(op, {{"self", &self}, {"out", &out}});
+  // PyTorch casts the input to `dtype` before the scan (a float input scanned as int64 sums truncated
+  // elements, not a truncated float sum).
+  if (dtype && *dtype != self.scalar_type()) return CumScanOut(op, prod, self.to(*dtype), dim, std::nullopt, out);
   dim = WrapDim(op, dim, self.dim());
   // Computed in the input's float dtype, or exactly in int64 for integers; then `out`'s dtype.
   const auto in = EwDTypeOf(self.scalar_type());
@@ -260,8 +263,7 @@ at::Tensor CumScan(const char* op, bool prod, const at::Tensor& self, int64_t di
   const c10::ScalarType rt = dtype ? *dtype
                                    : (c10::isIntegralType(self.scalar_type(), true) ? c10::kLong : self.scalar_type());
   at::Tensor out = at::empty({0}, self.options().dtype(rt));
-  const at::Tensor src = dtype && c10::isFloatingType(*dtype) && *dtype != self.scalar_type() ? self.to(*dtype) : self;
-  return CumScanOut(op, prod, src, dim, dtype, out);
+  return CumScanOut(op, prod, self, dim, dtype, out);
 }
 at::Tensor& cumsum_out_npu(const at::Tensor& self, int64_t dim, std::optional<c10::ScalarType> dtype, at::Tensor& out) {
   return CumScanOut("cumsum", false, self, dim, dtype, out);

@@ -229,3 +229,89 @@ def test_elementwise_sweep_matches_cpu(seed):
         if want_err is None:
             tol = {torch.float16: 2e-2, torch.bfloat16: 5e-2}.get(want.dtype, 1e-4)
             torch.testing.assert_close(got.cpu(), want, atol=tol, rtol=tol, equal_nan=True, msg=what)
+
+
+# ---- dtype= / out= semantics (a second fuzz over scalars, out=, in-place and dtype= arguments)
+
+@pytest.mark.parametrize("op", ["cumsum", "cumprod"])
+@pytest.mark.parametrize("dtype", [torch.int64, torch.int32, torch.int16])
+def test_scan_with_integer_dtype_casts_the_input_first(op, dtype):
+    x = torch.tensor([[-1.7, -2.6, 0.9, -5.5, 3.99], [2.5, 1.5, -0.5, 1.9, -3.2]], dtype=torch.float16)
+    assert assert_same_outcome(lambda t: getattr(torch, op)(t, 1, dtype=dtype), x) is None
+    assert assert_same_outcome(lambda t: getattr(torch, op)(t, 0, dtype=dtype), x) is None
+    out = torch.empty(0, dtype=dtype)
+    assert assert_same_outcome(lambda t, o: getattr(torch, op)(t, 1, dtype=dtype, out=o), x, out) is None
+
+
+@pytest.mark.parametrize("dtype", [torch.int64, torch.int32, torch.float16])
+def test_prod_with_dtype_casts_the_input_first(dtype):
+    x = torch.tensor([[-1.7, -2.6, 0.9], [-5.5, 1.2, 2.9]])
+    assert assert_same_outcome(lambda t: torch.prod(t, dtype=dtype), x) is None
+    assert assert_same_outcome(lambda t: torch.prod(t, 1, dtype=dtype), x) is None
+
+
+@pytest.mark.parametrize("op", ["add", "mul", "sub", "div", "pow"])
+@pytest.mark.parametrize("half", [torch.float16, torch.bfloat16])
+def test_half_result_into_float_out_is_rounded_as_cpu(op, half):
+    # the common dtype is float16 / bfloat16: PyTorch computes there and casts to the float32 out
+    a = (torch.rand(64) * 900 + 100).to(half)
+    b = (torch.rand(64) * 3 + 0.5).to(half) if op != "add" else torch.randint(0, 255, (64,), dtype=torch.uint8)
+    want = getattr(torch, op)(a, b, out=torch.empty(0))
+    got = getattr(torch, op)(a.npu(), b.npu(), out=torch.empty(0, device="npu"))
+    assert got.dtype == torch.float32
+    assert torch.equal(got.cpu().to(half).float(), got.cpu()), "not rounded through the common dtype"
+    torch.testing.assert_close(got.cpu(), want, atol=0, rtol=2 ** -7)
+
+
+@pytest.mark.parametrize("dtype,value", [(torch.uint8, -1.25), (torch.uint8, 300), (torch.float16, 1e10),
+                                         (torch.int8, 200), (torch.uint8, -1), (torch.float16, float("inf"))])
+def test_masked_fill_value_conversion_as_cpu(dtype, value):
+    x = torch.tensor([1, 2, 3]).to(dtype)
+    err = assert_same_outcome(lambda t: t.masked_fill(t > 1, value), x)
+    fits = value in (-1, float("inf"))  # -1 wraps to 255 for uint8 as on the CPU; inf is a float16
+    assert (err is None) == fits
+    if err is not None:
+        assert "without overflow" in str(err)
+
+
+@pytest.mark.parametrize("lo,hi", [(True, 1e10), (1e10, None), (None, -1e10), (-1.0, 1e3)])
+def test_clamp_float16_bound_conversion_as_cpu(lo, hi):
+    x = torch.tensor([1.0, 2.0, -3.0], dtype=torch.float16)
+    err = assert_same_outcome(lambda t: torch.clamp(t, lo, hi), x)
+    assert (err is None) == ((lo, hi) == (-1.0, 1e3))
+
+
+def test_clamp_of_bool_with_bool_bounds_refused():
+    err = assert_same_outcome(lambda t: torch.clamp(t, False, True), BOOL)
+    assert isinstance(err, NotImplementedError)
+    assert assert_same_outcome(lambda t: torch.clamp(t, 0, 1), BOOL) is None  # int bounds promote
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16, torch.float32])
+@pytest.mark.parametrize("s", [0.1, 7.7, 1e10])
+def test_remainder_fmod_python_scalar_rounded_to_dtype(dtype, s):
+    # the CPU converts the scalar to the tensor's dtype first (float16's 0.1 is 0.0999755859375)
+    t = (torch.randn(4096) * 10).to(dtype)
+    for fn in (lambda a: torch.remainder(a, s), lambda a: torch.remainder(s, a), lambda a: torch.fmod(a, s)):
+        want, got = fn(t), fn(t.npu()).cpu()
+        assert torch.equal(want.isnan(), got.isnan())
+        assert torch.equal(want.nan_to_num(0), got.nan_to_num(0))
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+@pytest.mark.parametrize("e", [0.1, 1.7, 2.5, 1.3333, -0.7])
+def test_pow_python_exponent_rounded_to_dtype(dtype, e):
+    t = (torch.rand(4096) * 10 + 0.01).to(dtype)
+    want, got = torch.pow(t, e), torch.pow(t.npu(), e).cpu()
+    torch.testing.assert_close(got, want, atol=0, rtol=2 ** -8 if dtype == torch.float16 else 2 ** -7)
+    # the exponent the CPU uses is the dtype's: npu's result is that power, not the exact one's
+    exact = torch.pow(t.double(), e).to(dtype)
+    rounded = torch.pow(t.double(), float(torch.tensor(e).to(dtype))).to(dtype)
+    if not torch.equal(exact, rounded):
+        assert (got.double() - rounded.double()).abs().sum() < (got.double() - exact.double()).abs().sum()
+
+
+def test_pow_python_base_rounded_to_dtype():
+    t = torch.tensor([0.5, 2.0, -1.0, 0.0], dtype=torch.float16)
+    assert assert_same_outcome(lambda a: torch.pow(1e10, a), t) is None  # float16's inf ** t
+    assert assert_same_outcome(lambda a: torch.pow(3.3, a), t) is None
