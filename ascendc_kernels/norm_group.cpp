@@ -165,6 +165,21 @@ class GroupNormKernel {
     }
   }
 
+  // R(3) (unused by the forward) = 1 on each segment's hw data lanes, 0 on its pads; built once per block.
+  // (One segment's pattern, its pad lanes written by the scalar unit as they need not be 32 B aligned,
+  // then doubled by aligned vector copies.)
+  __aicore__ inline void BuildPadMask() {
+    LocalTensor<float> m = R(3);
+    const uint32_t hwp = t_.hwp, total = t_.kc * hwp;
+    Duplicate(m, 1.0f, static_cast<int32_t>(hwp));
+    SyncVToS();
+    for (uint32_t i = static_cast<uint32_t>(t_.hw); i < hwp; ++i) m.SetValue(i, 0.0f);
+    SyncSToV();
+    for (uint32_t len = hwp; len < total; len *= 2)
+      Adds(m[len], m, 0.0f, static_cast<int32_t>(total - len < len ? total - len : len));
+    maskReady_ = true;
+  }
+
   __aicore__ inline void ForwardRow(uint64_t r) {
     const uint32_t cg = static_cast<uint32_t>(t_.cg), kc = t_.kc;
     const bool single = kc >= cg;
@@ -178,15 +193,22 @@ class GroupNormKernel {
     }
     const float mean = sum / cntv;
     float ss = 0.0f;
+    const bool padded = t_.hwp != t_.hw;
+    if (padded && !maskReady_) BuildPadMask();
     for (uint32_t k0 = 0; k0 < cg; k0 += kc) {
       const uint32_t nk = cg - k0 < kc ? cg - k0 : kc;
       if (!single) Load(xGm_, r, k0, nk, 0, 0);
       const int32_t n = static_cast<int32_t>(nk * t_.hwp);
-      Adds(xc, x, -mean, n);
+      if (padded) {
+        // x - mean on the data lanes, 0 on the pads (their zeros must not count: subtracting
+        // pads * mean^2 afterwards cancels catastrophically when the variance is small beside mean^2)
+        Muls(xc, R(3), -mean, n);
+        Add(xc, xc, x, n);
+      } else {
+        Adds(xc, x, -mean, n);
+      }
       Mul(xc, xc, xc, n);
       ss += SumN(xc, static_cast<uint32_t>(n));
-      // the nk*(hwp-hw) zero pads contributed mean^2 each
-      ss -= static_cast<float>(nk * (t_.hwp - t_.hw)) * mean * mean;
     }
     const float var = ss / cntv > 0.0f ? ss / cntv : 0.0f;
     const float rstd = 1.0f / std::sqrt(var + t_.eps);
@@ -276,6 +298,7 @@ class GroupNormKernel {
 
   GroupNormTiling t_;
   bool bwd_ = false;
+  bool maskReady_ = false;
   uint32_t row_ = 0;
   TPipe pipe_;
   TBuf<TPosition::VECCALC> inT_, rows_, vec_, small_;
