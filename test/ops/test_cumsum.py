@@ -111,3 +111,25 @@ def test_prod_edge_cases_and_gradient():
     x.prod(1).sum().backward()
     xd.prod(1).sum().backward()
     torch.testing.assert_close(xd.grad.cpu(), x.grad)
+
+
+@pytest.mark.parametrize("n", [32768, 100003, 1 << 20])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.bfloat16])
+def test_cumsum_long_line_segmented(n, dtype):
+    # One long line takes the segmented scan (segments side by side as columns, plus the exclusive
+    # scan of their totals); the line mode's sequential float sum drifted with n (1e6 elements: 8.6e-6
+    # relative against float64, the CPU's double accumulation 6e-8). n = 100003 leaves a padded tail.
+    g = torch.Generator().manual_seed(3)
+    scale = 0.05 if dtype == torch.float16 else 1.0  # float16's running sums stay below its 65504
+    x = ((torch.rand(n, generator=g) + 0.5) * scale).to(dtype)
+    ref = x.double().cumsum(0)
+    got = torch.cumsum(x.npu(), 0).cpu()
+    assert got.dtype == dtype
+    rel = ((got.double() - ref).abs() / ref).max().item()
+    # float32: a few units of float rounding; 16-bit dtypes: one rounding to the dtype (the CPU: 5.3e-4)
+    bound = 4e-6 if dtype == torch.float32 else (2 ** -10 if dtype == torch.float16 else 2 ** -7)
+    assert rel <= bound, f"relative error {rel}"
+    # as a row of a 2-D tensor (dim=-1) and with out= too
+    out = torch.empty(0, dtype=dtype, device="npu")
+    torch.cumsum(x.npu().view(1, n), -1, out=out)
+    assert torch.equal(out.cpu().view(n), got)
