@@ -840,9 +840,12 @@ at::Tensor Pointwise(const PwOp& op, std::initializer_list<PwArg> args, PwTarget
     }
     in.push_back(std::move(o));
   }
-  // A half / bfloat16 result goes to an out= of another dtype through its own dtype: PyTorch computes
-  // in the common dtype and casts that to the output (a float32 out of two float16 gets float16 values).
-  const bool round_first = out.scalar_type() != natural && (natural == c10::kHalf || natural == c10::kBFloat16);
+  // A float16 / bfloat16 / 8- to 32-bit integer result goes to an out= of another dtype through its own
+  // dtype: PyTorch computes in the common dtype and casts that to the output (a float32 out of two
+  // float16 gets float16 values, an int64 out of two int8 their wrapped int8 product).
+  const bool round_first = out.scalar_type() != natural &&
+                           (natural == c10::kHalf || natural == c10::kBFloat16 || natural == c10::kByte ||
+                            natural == c10::kChar || natural == c10::kShort || natural == c10::kInt);
   if (!round_first && KernelWrites(out.scalar_type(), int_compute, info.bool_out)) {
     LaunchElementwise(op, out, std::move(in), int_compute, dev);
   } else {
@@ -1933,9 +1936,12 @@ at::Tensor PowScalarRun(const char* name, const at::Tensor& self, const c10::Sca
   }
   PwOp p = Def(name, EwOp::kPowScalar, PwResult::kPromote);
   p.float_only = true;
-  // The CPU kernel converts the exponent to the tensor's dtype (float16's 0.1 is 0.0999755859375).
-  const double x = RoundTo(e.isBoolean() ? (e.toBool() ? 1.0 : 0.0) : e.toDouble(),
-                           CommonDtype({{"self", &self}, {"exponent", nullptr, &e}}));
+  // The CPU kernel converts the exponent to the tensor's dtype (float16's 0.1 is 0.0999755859375; one
+  // it cannot hold raises, as there).
+  const c10::ScalarType common = CommonDtype({{"self", &self}, {"exponent", nullptr, &e}});
+  if (common == c10::kHalf) (void)e.to<c10::Half>();
+  if (common == c10::kBFloat16) (void)e.to<c10::BFloat16>();
+  const double x = RoundTo(e.isBoolean() ? (e.toBool() ? 1.0 : 0.0) : e.toDouble(), common);
   if (x == 0.0 || x == 1.0) {  // x ** 0 = 1, x ** 1 = x (in the promoted dtype)
     const c10::ScalarType r = CommonDtype({{"self", &self}, {"exponent", nullptr, &e}});
     NPU_CHECK_DTYPE_NOT_IMPLEMENTED(IsNpuFloat(r), r, name, ": argument 'self' has dtype ", r,

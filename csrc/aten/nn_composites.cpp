@@ -303,9 +303,16 @@ Tensor& sinh_out(const Tensor& self, Tensor& out) {
   const Tensor x = FloatOrIntArg("sinh", self);
   return CopyToOut("sinh", (at::expm1(x) - at::expm1(-x)) * 0.5, out);
 }
-Tensor& hypot_out(const Tensor& self, const Tensor& other, Tensor& out) {
+// A scalar argument arrives as a CPU 0-dim tensor: it moves to `like`'s device (one value).
+Tensor ScalarOnDevice(const Tensor& t, const Tensor& like) {
+  if (!t.device().is_cpu() || t.dim() != 0 || like.device().is_cpu()) return t;
+  return t.to(like.device(), t.scalar_type() == c10::kDouble ? c10::kFloat : t.scalar_type());
+}
+Tensor& hypot_out(const Tensor& self_in, const Tensor& other_in, Tensor& out) {
+  const Tensor self = ScalarOnDevice(self_in, out), other = ScalarOnDevice(other_in, out);
   CheckSameNpuDevice("hypot", {{"self", &self}, {"other", &other}, {"out", &out}});
-  const Tensor a = at::abs(FloatArg("hypot", self)), b = at::abs(FloatArg("hypot", other));
+  // in float32, rounded once to out's dtype (as the CPU computes float16 / bfloat16)
+  const Tensor a = at::abs(FloatArg("hypot", self).to(c10::kFloat)), b = at::abs(FloatArg("hypot", other).to(c10::kFloat));
   const Tensor m = at::maximum(a, b), n = at::minimum(a, b);
   const Tensor r = n / m;
   Tensor h = m * at::sqrt(r * r + 1);
@@ -313,9 +320,10 @@ Tensor& hypot_out(const Tensor& self, const Tensor& other, Tensor& out) {
   h = at::where(at::logical_or(at::isinf(a), at::isinf(b)), std::numeric_limits<double>::infinity(), h);
   return CopyToOut("hypot", h, out);
 }
-Tensor& logaddexp_out(const Tensor& self, const Tensor& other, Tensor& out) {
+Tensor& logaddexp_out(const Tensor& self_in, const Tensor& other_in, Tensor& out) {
+  const Tensor self = ScalarOnDevice(self_in, out), other = ScalarOnDevice(other_in, out);
   CheckSameNpuDevice("logaddexp", {{"self", &self}, {"other", &other}, {"out", &out}});
-  const Tensor a = FloatArg("logaddexp", self), b = FloatArg("logaddexp", other);
+  const Tensor a = FloatArg("logaddexp", self).to(c10::kFloat), b = FloatArg("logaddexp", other).to(c10::kFloat);
   const Tensor m = at::maximum(a, b);
   Tensor r = m + at::log1p(at::exp(-at::abs(a - b)));
   r = at::where(at::logical_and(at::isinf(a), a == b), a, r);  // equal infinities: a, not NaN
@@ -418,7 +426,8 @@ Tensor& acos_out(const Tensor& self, Tensor& out) {
   const Tensor x = F32("acos", self);
   return CopyToOut("acos", AtanNonNeg(at::sqrt((1 - x) / (1 + x))) * 2, out);
 }
-Tensor& atan2_out(const Tensor& self, const Tensor& other, Tensor& out) {
+Tensor& atan2_out(const Tensor& self_in, const Tensor& other_in, Tensor& out) {
+  const Tensor self = ScalarOnDevice(self_in, out), other = ScalarOnDevice(other_in, out);
   CheckSameNpuDevice("atan2", {{"self", &self}, {"other", &other}, {"out", &out}});
   const auto yx = at::broadcast_tensors({F32("atan2", self), F32("atan2", other)});
   const Tensor &y = yx[0], &x = yx[1];
@@ -431,18 +440,14 @@ Tensor& atan2_out(const Tensor& self, const Tensor& other, Tensor& out) {
   r = at::where(SignBit(x), M_PI - r, r);  // x < 0 or -0
   return CopyToOut("atan2", WithSignOf(r, y), out);
 }
-Tensor& heaviside_out(const Tensor& self, const Tensor& values, Tensor& out) {
+Tensor& heaviside_out(const Tensor& self_in, const Tensor& values_in, Tensor& out) {
+  const Tensor self = ScalarOnDevice(self_in, out), values = ScalarOnDevice(values_in, out);
   CheckSameNpuDevice("heaviside", {{"self", &self}, {"values", &values}, {"out", &out}});
   TORCH_CHECK_TYPE(self.scalar_type() == values.scalar_type(), "heaviside is not yet implemented for tensors with ",
                    "different dtypes");
   return CopyToOut("heaviside", at::where(self == 0, values, (self > 0).to(self.scalar_type())), out);
 }
 
-// A scalar argument arrives as a CPU 0-dim tensor: it moves to `like`'s device (one value).
-Tensor ScalarOnDevice(const Tensor& t, const Tensor& like) {
-  if (!t.device().is_cpu() || t.dim() != 0 || like.device().is_cpu()) return t;
-  return t.to(like.device(), t.scalar_type() == c10::kDouble ? c10::kFloat : t.scalar_type());
-}
 Tensor& copysign_out(const Tensor& self_in, const Tensor& other_in, Tensor& out) {
   const Tensor self = ScalarOnDevice(self_in, out), other = ScalarOnDevice(other_in, out);
   CheckSameNpuDevice("copysign", {{"self", &self}, {"other", &other}, {"out", &out}});

@@ -360,11 +360,16 @@ at::Tensor& sum_out(const at::Tensor& self, at::OptionalIntArrayRef dim, bool ke
 }
 at::Tensor mean_dim(const at::Tensor& self, at::OptionalIntArrayRef dim, bool keepdim,
                     std::optional<c10::ScalarType> dtype) {
+  // dtype= casts the input first (PyTorch's rule): an integer tensor has a mean in a float dtype
+  if (dtype && c10::isFloatingType(*dtype) && c10::isIntegralType(self.scalar_type(), /*includeBool=*/true))
+    return SumImpl("mean", self.to(*dtype), dim, keepdim, *dtype, true);
   return SumImpl("mean", self, dim, keepdim, dtype ? *dtype : self.scalar_type(), true);
 }
 at::Tensor& mean_out(const at::Tensor& self, at::OptionalIntArrayRef dim, bool keepdim,
                      std::optional<c10::ScalarType> dtype, at::Tensor& out) {
   const c10::ScalarType dt = dtype ? *dtype : out.scalar_type();
+  if (dtype && c10::isFloatingType(dt) && c10::isIntegralType(self.scalar_type(), /*includeBool=*/true))
+    return CopyToOut("mean", SumImpl("mean", self.to(dt), dim, keepdim, dt, true), out);
   return CopyToOut("mean", SumImpl("mean", self, dim, keepdim, dt, true), out);
 }
 

@@ -315,3 +315,47 @@ def test_pow_python_base_rounded_to_dtype():
     t = torch.tensor([0.5, 2.0, -1.0, 0.0], dtype=torch.float16)
     assert assert_same_outcome(lambda a: torch.pow(1e10, a), t) is None  # float16's inf ** t
     assert assert_same_outcome(lambda a: torch.pow(3.3, a), t) is None
+
+
+# ---- found by scripts/parity_fuzz.py
+
+@pytest.mark.parametrize("dtype", [torch.int32, torch.uint8, torch.bool, torch.int64])
+def test_mean_of_integers_with_float_dtype(dtype):
+    x = torch.randint(0, 9, (6, 5)).to(dtype)
+    assert assert_same_outcome(lambda t: torch.mean(t, dtype=torch.float32), x) is None
+    assert assert_same_outcome(lambda t: torch.mean(t, 1, dtype=torch.float16), x) is None
+    assert assert_same_outcome(lambda t: torch.mean(t), x) is not None  # no dtype: refused as on the CPU
+
+
+@pytest.mark.parametrize("fn", [torch.atan2, torch.hypot, torch.nextafter, torch.logaddexp, torch.copysign,
+                                lambda a, b: torch.heaviside(a, b.to(a.dtype) if b.dim() == 0 else b)])
+def test_cpu_zero_dim_operand_is_a_scalar(fn):
+    t = torch.tensor([1.0, -2.0, 0.0, 3.5], dtype=torch.float16)
+    s = torch.tensor(0.5, dtype=torch.float16)
+    assert assert_same_outcome(lambda x: fn(s, x), t) is None
+    assert assert_same_outcome(lambda x: fn(x, s), t) is None
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+def test_hypot_logaddexp_half_rounded_once(dtype):
+    a, b = (torch.randn(4096) * 10).to(dtype), (torch.randn(4096) * 10).to(dtype)
+    for fn in (torch.hypot, torch.logaddexp):
+        want, got = fn(a, b), fn(a.npu(), b.npu()).cpu()
+        assert (want != got).sum().item() <= 4  # float32 math rounded once, as the CPU (was ~1/3 off by an ulp)
+
+
+@pytest.mark.parametrize("dtype,out_dtype", [(torch.int8, torch.int64), (torch.uint8, torch.int32),
+                                             (torch.int16, torch.int64), (torch.int32, torch.int64)])
+def test_small_integer_result_wraps_before_a_wider_out(dtype, out_dtype):
+    info = torch.iinfo(dtype)
+    a = torch.tensor([info.max, info.min, 3, 100 % (info.max + 1)], dtype=dtype)
+    b = torch.tensor([7, 3, info.max, 2], dtype=dtype)
+    for op in ("mul", "add", "sub"):
+        assert assert_same_outcome(lambda x, y: getattr(torch, op)(x, y, out=torch.empty(0, dtype=out_dtype,
+                                                                                      device=x.device)), a, b) is None
+
+
+def test_pow_exponent_overflowing_half_refused():
+    t = torch.tensor([1.0, 2.0], dtype=torch.float16)
+    err = assert_same_outcome(lambda x: torch.pow(x, 1e10), t)
+    assert err is not None and "without overflow" in str(err)

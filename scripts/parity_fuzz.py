@@ -1,0 +1,263 @@
+"""Differential fuzz of the npu against PyTorch's CPU backend: random ops, shapes (empty and size-1 dims
+included), dtypes, strides and arguments, run on both; reports every case where one side raises and
+the other does not, or the results differ (dtype, shape or values beyond the dtype's tolerance).
+
+    python scripts/parity_fuzz.py [--family elementwise|args|grad|all] [--seed 0] [--iters 2000]
+
+Families: `elementwise` (unary / binary ops over every dtype, broadcasting, non-contiguous operands),
+`args` (Python scalars, out= of other dtypes, in-place, dtype= of reductions and scans, clamp /
+where / masked_fill scalars), `grad` (NN ops forward and backward in float32 / float16 / bfloat16,
+the CPU reference in float32). The exit status is the number of mismatches (capped at 100).
+
+Not reported, by construction: tie-breaking indices of sort-like ops on equal values and in-place ops
+on self-overlapping views (both implementation-defined in PyTorch). Cases this tool found are kept as
+tests in test/ops/test_cpu_parity.py."""
+import argparse
+import random
+import sys
+import warnings
+
+import torch
+import torch.nn.functional as F
+
+import torch_ops_nn  # noqa: F401  (registers the npu)
+
+warnings.filterwarnings("ignore")
+DTYPES = [torch.float32, torch.float32, torch.float16, torch.bfloat16, torch.int32, torch.int64, torch.bool,
+          torch.uint8, torch.int8]
+TOL = {torch.float32: 1e-4, torch.float16: 2e-2, torch.bfloat16: 5e-2, torch.float64: 1e-6}
+
+
+class Fuzz:
+    def __init__(self, seed):
+        self.rng = random.Random(seed)
+        torch.manual_seed(seed)
+
+    def shape(self, nd=None):
+        nd = self.rng.choice([0, 1, 1, 2, 2, 3, 4]) if nd is None else nd
+        return [self.rng.choice([0, 1, 1, 2, 3, 5, 7, 16, 33]) for _ in range(nd)]
+
+    def tensor(self, shape, dtype=None):
+        dtype = dtype or self.rng.choice(DTYPES)
+        if dtype.is_floating_point:
+            t = torch.randn(shape) * self.rng.choice([1.0, 1.0, 100.0, 1e-3])
+        elif dtype == torch.bool:
+            t = torch.rand(shape) > 0.5
+        elif dtype == torch.uint8:
+            t = torch.randint(0, 255, shape)
+        elif dtype == torch.int8:
+            t = torch.randint(-128, 127, shape)
+        else:
+            t = torch.randint(-50, 50, shape)
+        t = t.to(dtype)
+        k = self.rng.random()
+        if k < 0.2 and t.dim() >= 2:
+            t = t.transpose(0, -1).contiguous().transpose(0, -1)
+        elif k < 0.3 and t.dim() >= 1 and t.shape[-1] > 1:
+            t = torch.cat([t, t], -1)[..., ::2]
+        return t
+
+    # ---- families: each returns (description, fn, tensor args)
+    UNARY = ["abs", "neg", "exp", "log", "sqrt", "sigmoid", "tanh", "relu", "sin", "floor", "ceil", "round", "trunc",
+             "sign", "reciprocal", "rsqrt", "log1p", "expm1", "erf", "logical_not", "bitwise_not", "isnan", "isinf",
+             "square", "frac", "nan_to_num", "signbit", "argmax", "sum", "mean", "amax", "amin", "prod", "std", "any",
+             "all", "nonzero", "count_nonzero", "median"]
+    BINARY = ["add", "sub", "mul", "div", "maximum", "minimum", "eq", "ne", "lt", "le", "gt", "ge", "pow", "remainder",
+              "fmod", "floor_divide", "atan2", "bitwise_and", "bitwise_or", "bitwise_xor", "logical_and", "logical_or",
+              "hypot", "copysign", "fmax", "fmin", "xlogy", "lerp"]
+
+    def elementwise(self):
+        r = self.rng
+        if r.random() < 0.5:
+            op = r.choice(self.UNARY)
+            return op, getattr(torch, op), [self.tensor(self.shape())]
+        op = r.choice(self.BINARY)
+        sh = self.shape()
+        other = [1 if r.random() < 0.3 else s for s in sh]
+        if other and r.random() < 0.3:
+            other = other[1:]
+        fn = (lambda a, b: torch.lerp(a, b, 0.3)) if op == "lerp" else getattr(torch, op)
+        return op, fn, [self.tensor(sh), self.tensor(other)]
+
+    SCALARS = [2, -3, 0.5, -1.25, True, 0, 1e10, -7, 0.1]
+
+    def args(self):
+        r = self.rng
+        k = r.random()
+        a = self.tensor(self.shape())
+        s = r.choice(self.SCALARS)
+        if k < 0.3:
+            op = r.choice(self.BINARY[:19])
+            if r.random() < 0.5:
+                return f"{op}(t, {s})", lambda t: getattr(torch, op)(t, s), [a]
+            return f"{op}({s}, t)", lambda t: getattr(torch, op)(torch.tensor(s), t), [a]
+        if k < 0.55:
+            op = r.choice(["add", "sub", "mul", "div", "pow", "maximum", "remainder", "floor_divide"])
+            b = self.tensor(list(a.shape))
+            if r.random() < 0.5:
+                return f"{op}_", lambda x, y: getattr(x.clone(), op + "_")(y), [a, b]
+            od = r.choice(DTYPES)
+            return f"{op}(out={od})", lambda x, y: getattr(torch, op)(x, y, out=torch.empty(0, dtype=od,
+                                                                                             device=x.device)), [a, b]
+        if k < 0.8:
+            op = r.choice(["sum", "prod", "cumsum", "cumprod", "nansum", "mean"])
+            od = r.choice([None, torch.float32, torch.int64, torch.float16, torch.int32])
+            d = r.randint(-a.dim(), a.dim() - 1) if a.dim() else 0
+            if op in ("cumsum", "cumprod"):
+                return f"{op}(dim={d}, dtype={od})", lambda t: getattr(torch, op)(t, d, dtype=od), [a]
+            return f"{op}(dtype={od})", lambda t: getattr(torch, op)(t, dtype=od), [a]
+        s2 = r.choice(self.SCALARS)
+        c = r.randrange(3)
+        if c == 0:
+            return f"where(c, t, {s})", lambda t: torch.where(t > 0 if t.dtype != torch.bool else t, t, s), [a]
+        if c == 1:
+            lo, hi = min(s, s2), max(s, s2)
+            return f"clamp({lo}, {hi})", lambda t: torch.clamp(t, lo, hi), [a]
+        return f"masked_fill({s})", lambda t: t.masked_fill(t > 0 if t.dtype != torch.bool else t, s), [a]
+
+    def grad(self):
+        r = self.rng
+        dt = r.choice([torch.float32, torch.float32, torch.float16, torch.bfloat16])
+        n, c, h, w = r.choice([1, 2, 3]), r.choice([1, 3, 4, 16]), r.choice([1, 4, 7, 9]), r.choice([1, 5, 8])
+        x = torch.randn(n, c, h, w).to(dt)
+        if r.random() < 0.3:
+            x = x.contiguous(memory_format=torch.channels_last)
+        k = r.randrange(9)
+        if k == 0:
+            g = r.choice([1, c])
+            co, kh, kw = r.choice([1, 2, 8]) * g, r.choice([1, 3]), r.choice([1, 3, 5])
+            s, p, d = r.choice([1, 2]), r.choice([0, 1, 2]), r.choice([1, 2])
+            wt = torch.randn(co, c // g, kh, kw).to(dt) * 0.3
+            return (f"conv2d g={g} k={kh}x{kw} s={s} p={p} d={d}",
+                    lambda x, wt: F.conv2d(x, wt, None, s, p, d, g), [x, wt])
+        if k == 1:
+            ks, s, p = r.choice([2, 3]), r.choice([1, 2]), r.choice([0, 1])
+            if h + 2 * p < ks or w + 2 * p < ks:
+                return self.grad()
+            op = r.choice([F.max_pool2d, F.avg_pool2d])
+            return f"{op.__name__} k={ks} s={s} p={p}", lambda x: op(x, ks, s, p), [x]
+        if k == 2:
+            o = (r.choice([1, 2, 3]), r.choice([1, 2, 4]))
+            op = r.choice([F.adaptive_avg_pool2d, F.adaptive_max_pool2d])
+            return f"{op.__name__} {o}", lambda x: op(x, o), [x]
+        if k == 3:
+            tr = r.random() < 0.6 and n * h * w > 1
+            return (f"batch_norm training={tr}",
+                    lambda x, g, b: F.batch_norm(x, torch.zeros(c, device=x.device), torch.ones(c, device=x.device),
+                                                 g, b, tr), [x, torch.rand(c) + 0.5, torch.randn(c)])
+        if k == 4:
+            groups = r.choice([gr for gr in [1, 2, 4] if c % gr == 0])
+            return f"group_norm {groups}", lambda x: F.group_norm(x, groups), [x]
+        if k == 5:
+            return "layer_norm", lambda x: F.layer_norm(x, x.shape[-1:]), [x]
+        if k == 6:
+            act = r.choice(["relu", "gelu", "silu", "sigmoid", "tanh", "elu", "leaky_relu", "hardswish", "softplus",
+                            "mish", "relu6", "logsigmoid", "selu"])
+            return act, getattr(F, act), [x]
+        if k == 7:
+            dim = r.choice([-1, 1])
+            op = r.choice([F.softmax, F.log_softmax])
+            return f"{op.__name__} dim={dim}", lambda x: op(x, dim), [x]
+        m = r.choice(["nearest", "bilinear", "bicubic"])
+        sf = r.choice([2, 0.5, 1.5])
+        ac = None if m == "nearest" else r.random() < 0.5
+        return f"interpolate {sf} {m}", lambda x: F.interpolate(x, scale_factor=sf, mode=m, align_corners=ac), [x]
+
+
+def outcome(fn, args):
+    try:
+        return fn(*args), None
+    except Exception as e:  # noqa: BLE001 - both sides' exceptions are compared
+        return None, e
+
+
+def differs(want, got, tol=None):
+    if isinstance(want, (tuple, list)):
+        for w, g in zip(want, got):
+            d = differs(w, g, tol)
+            if d:
+                return d
+        return None
+    if not isinstance(want, torch.Tensor):
+        return None if want == got else f"{want} vs {got}"
+    got = got.cpu()
+    if want.dtype != got.dtype:
+        return f"dtype {want.dtype} vs {got.dtype}"
+    if want.shape != got.shape:
+        return f"shape {tuple(want.shape)} vs {tuple(got.shape)}"
+    if want.numel() == 0:
+        return None
+    if want.is_floating_point():
+        t = tol or TOL[want.dtype]
+        scale = max(1.0, want.float().abs().nan_to_num(0, 0, 0).max().item())
+        if not torch.equal(want.isnan(), got.isnan()):
+            return "NaN positions differ"
+        err = (want.float() - got.float()).nan_to_num(0).abs().max().item()
+        return None if err <= t * scale else f"max error {err:.3g} (scale {scale:.3g})"
+    return None if torch.equal(want, got) else "values differ"
+
+
+def run_case(desc, fn, args, with_grad):
+    where = desc + " " + " ".join(f"{tuple(t.shape)}:{str(t.dtype)[6:]}{'' if t.is_contiguous() else ':nc'}"
+                                  for t in args)
+    if with_grad:  # the CPU side in float32 (reduced-precision CPU kernels round differently)
+        cpu = [t.detach().float().clone().requires_grad_() if t.is_floating_point() else t for t in args]
+        npu = [t.detach().npu().requires_grad_() if t.is_floating_point() else t.npu() for t in args]
+    else:
+        cpu, npu = args, [t.npu() for t in args]
+    want, want_err = outcome(fn, cpu)
+    got, got_err = outcome(fn, npu)
+    if got_err is None:
+        try:
+            torch.npu.synchronize()
+        except Exception as e:  # noqa: BLE001 - an asynchronous kernel error belongs to this case
+            got, got_err = None, e
+    if (want_err is None) != (got_err is None):
+        return f"{where}: CPU {want_err!r:.160} | npu {got_err!r:.200}"
+    if want_err is not None:
+        return None
+    tol = None
+    if with_grad:
+        tol = {torch.float32: 2e-3, torch.float16: 3e-2, torch.bfloat16: 1e-1}[args[0].dtype]
+        got = got.float()
+    d = differs(want, got, tol)
+    if d or not with_grad or want.numel() == 0:
+        return f"{where}: {d}" if d else None
+    g = torch.randn(want.shape)
+    want.backward(g)
+    got.backward(g.npu())
+    for i, (c, n) in enumerate(zip(cpu, npu)):
+        if isinstance(c, torch.Tensor) and c.requires_grad:
+            if (c.grad is None) != (n.grad is None):
+                return f"{where}: gradient of argument {i}: CPU {c.grad is not None}, npu {n.grad is not None}"
+            if c.grad is None:
+                continue
+            d = differs(c.grad, n.grad.float(), 4 * tol)
+            if d:
+                return f"{where}: gradient of argument {i}: {d}"
+    return None
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--family", default="all", choices=["elementwise", "args", "grad", "all"])
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--iters", type=int, default=2000)
+    a = parser.parse_args()
+    families = ["elementwise", "args", "grad"] if a.family == "all" else [a.family]
+    bad = 0
+    for fam in families:
+        fz = Fuzz(a.seed)
+        for _ in range(a.iters):
+            desc, fn, args = getattr(fz, fam)()
+            msg = run_case(desc, fn, args, with_grad=fam == "grad")
+            if msg:
+                bad += 1
+                print(f"[{fam}] {msg}", flush=True)
+        print(f"{fam}: {a.iters} cases, seed {a.seed}", flush=True)
+    print(f"{bad} mismatches")
+    return min(bad, 100)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
