@@ -701,11 +701,11 @@ void ComputeFloat(const ElementwiseTiling& t, Operands<float>& o) {
       break;
     case EwOp::kDiv: Div(y, x0, x1, L); break;
     case EwOp::kDivTrunc:  // PyTorch rounds a half/bf16 quotient to its dtype before truncating
-      Div(y, x0, x1, L);
-      if (EwDType(t.out_dtype) == EwDType::F16) {
+      Div(y, x0, x1, L);   // (unless the divisor is a host scalar: si[0] = 1)
+      if (t.si[0] != 1 && EwDType(t.out_dtype) == EwDType::F16) {
         Cast(T0.ReinterpretCast<half>(), y, RoundMode::CAST_RINT, L);
         Cast(y, T0.ReinterpretCast<half>(), RoundMode::CAST_NONE, L);
-      } else if (EwDType(t.out_dtype) == EwDType::BF16) {
+      } else if (t.si[0] != 1 && EwDType(t.out_dtype) == EwDType::BF16) {
         Cast(T0.ReinterpretCast<bfloat16_t>(), y, RoundMode::CAST_RINT, L);
         Cast(y, T0.ReinterpretCast<bfloat16_t>(), RoundMode::CAST_NONE, L);
       }

@@ -817,8 +817,12 @@ at::Tensor Pointwise(const PwOp& op, std::initializer_list<PwArg> args, PwTarget
 
   // ---- operands
   std::vector<Operand> in;
+  size_t index = 0;
   for (const auto& a : args) {
     Operand o;
+    // PyTorch keeps a host scalar in float only as the second operand (its mul / div / floor-div
+    // kernels special-case that one); a first-operand scalar is converted like any 0-dim tensor.
+    const bool keep_opmath = op.scalar_opmath && index++ == 1;
     if (a.tensor && !IsCpuScalar(*a.tensor)) {
       o.t = *a.tensor;
       if (!KernelReads(o.t.scalar_type(), int_compute)) o.t = o.t.to(compute);
@@ -830,7 +834,7 @@ at::Tensor Pointwise(const PwOp& op, std::initializer_list<PwArg> args, PwTarget
     } else {
       const c10::Scalar s = a.tensor ? a.tensor->item() : *a.scalar;
       double v = s.isBoolean() ? (s.toBool() ? 1.0 : 0.0) : s.toDouble();
-      if (!op.scalar_opmath) v = RoundTo(v, compute);
+      if (!keep_opmath) v = RoundTo(v, compute);
       o.f = v;
       o.i = s.isBoolean() ? (s.toBool() ? 1 : 0) : (s.isIntegral(false) ? s.toLong() : static_cast<int64_t>(v));
       if (IsNpuInt(compute) && !s.isFloatingPoint()) {
@@ -998,7 +1002,8 @@ PwOp DivDef(const char* name, std::optional<c10::string_view> mode) {
   if (*mode == "trunc") op = EwOp::kDivTrunc;
   else if (*mode == "floor") op = EwOp::kDivFloor;
   else TORCH_CHECK(false, name, ": rounding_mode must be None, 'trunc' or 'floor', got '", std::string(*mode), "'");
-  // Integer inputs are divided in float: exact while |values| < 2^24.
+  // Integer inputs are divided in float: exact while |values| < 2^24. A host scalar divisor keeps
+  // float precision, as the CPU's floor / trunc kernels take it (DivRun marks that case for trunc).
   PwOp p = Def(name, op, PwResult::kPromote);
   p.scalar_opmath = true;
   return p;
@@ -1092,6 +1097,9 @@ at::Tensor DivRun(const char* name, const at::Tensor& self_in, const at::Tensor&
     }
     return DeliverResult(name, r, common, target);
   }
+  // trunc(a / b) of float16 / bfloat16: the CPU rounds the quotient to the dtype before truncating,
+  // except with a host scalar divisor, whose kernel divides in float and truncates that (si[0] = 1).
+  if (p.op == EwOp::kDivTrunc && IsCpuScalar(other)) p.si[0] = 1;
   return Pointwise(p, {{"self", &self}, {"other", &other}}, target);
 }
 

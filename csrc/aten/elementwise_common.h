@@ -32,7 +32,7 @@ struct PwOp {
   PwResult result = PwResult::kPromote;
   bool int_ok = false;        // has an int32/int64 path (exact within the int32 range)
   bool float_only = false;    // rejects integral inputs (activations)
-  bool scalar_opmath = false; // host scalars keep float precision (PyTorch's mul/div do) instead of
+  bool scalar_opmath = false; // a host scalar second operand keeps float precision (PyTorch's mul/div do) instead of
                               // being rounded to a half/bf16 common dtype first
   float sf[4] = {};           // op scalars, see EwOp
   int32_t si[4] = {};

@@ -359,3 +359,20 @@ def test_pow_exponent_overflowing_half_refused():
     t = torch.tensor([1.0, 2.0], dtype=torch.float16)
     err = assert_same_outcome(lambda x: torch.pow(x, 1e10), t)
     assert err is not None and "without overflow" in str(err)
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+@pytest.mark.parametrize("s", [0.1, 7.7, 1e-3])
+def test_host_scalar_position_rules(dtype, s):
+    # PyTorch keeps a host scalar in float only as the second operand of mul / div / floor and trunc
+    # division (their CPU kernels special-case it); as the first operand it is converted to the dtype.
+    # trunc with a scalar divisor truncates the float quotient (tensor divisors: the rounded quotient).
+    t = (torch.randn(4096) * 10).to(dtype)
+    sc = torch.tensor(s)
+    cases = [lambda x: torch.mul(sc, x), lambda x: torch.div(sc, x), lambda x: x * s, lambda x: x / s,
+             lambda x: torch.div(x, s, rounding_mode="trunc"), lambda x: torch.div(sc, x, rounding_mode="trunc"),
+             lambda x: torch.floor_divide(x, s), lambda x: s - x, lambda x: s * x]
+    for fn in cases:
+        want, got = fn(t), fn(t.npu()).cpu()
+        assert torch.equal(want.isnan(), got.isnan())
+        assert torch.equal(want.nan_to_num(0), got.nan_to_num(0))
