@@ -2,15 +2,17 @@
 included), dtypes, strides and arguments, run on both; reports every case where one side raises and
 the other does not, or the results differ (dtype, shape or values beyond the dtype's tolerance).
 
-    python scripts/parity_fuzz.py [--family elementwise|args|grad|all] [--seed 0] [--iters 2000]
+    python scripts/parity_fuzz.py [--family elementwise|args|nn|grad|all] [--seed 0] [--iters 2000]
 
 Families: `elementwise` (unary / binary ops over every dtype, broadcasting, non-contiguous operands),
 `args` (Python scalars, out= of other dtypes, in-place, dtype= of reductions and scans, clamp /
-where / masked_fill scalars), `grad` (NN ops forward and backward in float32 / float16 / bfloat16,
+where / masked_fill scalars), `nn` (reductions and scans over a dim, cat / stack, indexing, matmul,
+conv / pool / norm / loss arguments, valid and not), `grad` (NN ops forward and backward in float32 / float16 / bfloat16,
 the CPU reference in float32). The exit status is the number of mismatches (capped at 100).
 
 Not reported, by construction: tie-breaking indices of sort-like ops on equal values and in-place ops
-on self-overlapping views (both implementation-defined in PyTorch). Cases this tool found are kept as
+on self-overlapping views (both implementation-defined in PyTorch). Reported but accepted (see README,
+Development): integer dtypes the CPU's kernels lack, where npu computes; ties of kthvalue / median. Cases this tool found are kept as
 tests in test/ops/test_cpu_parity.py."""
 import argparse
 import random
@@ -114,6 +116,83 @@ class Fuzz:
             lo, hi = min(s, s2), max(s, s2)
             return f"clamp({lo}, {hi})", lambda t: torch.clamp(t, lo, hi), [a]
         return f"masked_fill({s})", lambda t: t.masked_fill(t > 0 if t.dtype != torch.bool else t, s), [a]
+
+    def nn(self):
+        r = self.rng
+        k = r.randrange(16)
+        x = self.tensor(self.shape(r.choice([1, 2, 3])))
+        d = r.randint(-x.dim(), x.dim() - 1) if x.dim() else 0
+        if k == 0:
+            op = r.choice(["sum", "mean", "amax", "amin", "prod", "std", "var", "argmax", "argmin", "logsumexp",
+                           "any", "all", "nansum"])
+            kd = r.random() < 0.5
+            return f"{op}(dim={d}, keepdim={kd})", lambda t: getattr(torch, op)(t, d, keepdim=kd), [x]
+        if k == 1:
+            op = r.choice(["max", "min", "cummax", "cumsum", "cumprod", "softmax", "log_softmax", "msort"])
+            if op == "msort":
+                return op, torch.msort, [x]
+            return f"{op}(dim={d})", lambda t: getattr(torch, op)(t, d), [x]
+        if k == 2:
+            ts = [self.tensor(self.shape(2), r.choice(DTYPES[:4])) for _ in range(r.randint(1, 3))]
+            dim = r.randint(-3, 2)
+            op = r.choice(["cat", "stack"])
+            return f"{op}(dim={dim})", lambda *t: getattr(torch, op)(t, dim), ts
+        if k == 3:
+            i = torch.randint(-12, 12, (r.randint(0, 5),))
+            return f"index_select(dim={d})", lambda t, i: torch.index_select(t, d, i), [x, i]
+        if k == 4:
+            i = torch.randint(-3, 12, self.shape(x.dim()))
+            return f"gather(dim={d})", lambda t, i: torch.gather(t, d, i), [x, i]
+        if k == 5:
+            a = self.tensor(self.shape(r.choice([1, 2, 3])), r.choice(DTYPES[:4]))
+            b = self.tensor(self.shape(r.choice([1, 2, 3])), r.choice(DTYPES[:4]))
+            return "matmul", torch.matmul, [a, b]
+        if k == 6:
+            n, c, h, w = r.choice([0, 1, 2]), r.choice([1, 3, 4]), r.choice([1, 5, 8]), r.choice([1, 5, 8])
+            xi = self.tensor([n, c, h, w], r.choice(DTYPES[:4]))
+            wt = self.tensor([r.choice([1, 2, 4]), r.choice([1, 3, 4]), r.choice([1, 3]), r.choice([1, 3])],
+                             r.choice(DTYPES[:3]))
+            st, pd, dl, g = r.choice([1, 2, 0]), r.choice([0, 1, -1]), r.choice([1, 2, 0]), r.choice([1, 2, 3])
+            return (f"conv2d(s={st}, p={pd}, d={dl}, g={g})", lambda t, w_: F.conv2d(t, w_, None, st, pd, dl, g),
+                    [xi, wt])
+        if k == 7:
+            xi = self.tensor([r.choice([0, 1, 2]), r.choice([1, 3]), r.choice([0, 1, 4, 7]), r.choice([1, 4, 7])],
+                             r.choice(DTYPES[:4]))
+            ks, st, pd, cm = r.choice([1, 2, 3, 0, 9]), r.choice([None, 1, 2, 0]), r.choice([0, 1, 2]), r.random() < .3
+            op = r.choice([F.max_pool2d, F.avg_pool2d])
+            return f"{op.__name__}(k={ks}, s={st}, p={pd}, ceil={cm})", lambda t: op(t, ks, st, pd, ceil_mode=cm), [xi]
+        if k == 8:
+            c = r.choice([1, 3])
+            cc = c if r.random() < 0.8 else c + 1
+            xi = self.tensor([r.choice([0, 1, 2]), c, r.choice([1, 4])], r.choice(DTYPES[:4]))
+            tr = r.random() < 0.5
+            stats = [torch.randn(cc), torch.rand(cc) + 0.1, torch.randn(cc), torch.randn(cc)]
+            return (f"batch_norm(training={tr}, C={cc})",
+                    lambda t, m, v, w_, b: F.batch_norm(t, m.clone(), v.clone(), w_, b, tr), [xi] + stats)
+        if k == 9:
+            ns = list(x.shape[-1:]) if x.dim() and r.random() < 0.8 else [r.choice([1, 4])]
+            return f"layer_norm({ns})", lambda t: F.layer_norm(t, ns), [x]
+        if k == 10:
+            logits = self.tensor(self.shape(2), r.choice(DTYPES[:3]))
+            tgt = torch.randint(-1, 6, (logits.shape[0],)) if r.random() < 0.8 else torch.randint(0, 3, (2,))
+            return "cross_entropy", F.cross_entropy, [logits, tgt]
+        if k == 11:
+            op = r.choice([F.mse_loss, F.l1_loss, F.smooth_l1_loss, F.huber_loss, F.binary_cross_entropy])
+            return op.__name__, op, [x, self.tensor(self.shape())]
+        if k == 12:
+            i = torch.randint(-4, 9, (r.randint(0, 4),))
+            return "x[idx]", lambda t, i: t[i], [self.tensor(self.shape(2)), i]
+        if k == 13:
+            i = torch.randint(0, 3, (r.randint(0, 4),))
+            t = self.tensor(self.shape(2))
+            v = self.tensor([len(i)] + list(t.shape[1:]), t.dtype)
+            acc = r.random() < 0.5
+            return f"index_put_(accumulate={acc})", lambda t, i, v: t.clone().index_put_((i,), v, acc), [t, i, v]
+        if k == 14:
+            kk = r.choice([0, 1, 3, 20])
+            return f"topk({kk}).values", lambda t: torch.topk(t, kk).values, [x]
+        w = self.tensor([r.choice([0, 3, 10]), r.choice([1, 4])], r.choice(DTYPES[:3]))
+        return "embedding", lambda i, w_: F.embedding(i, w_), [torch.randint(-1, 12, self.shape(2)), w]
 
     def grad(self):
         r = self.rng
@@ -240,11 +319,11 @@ def run_case(desc, fn, args, with_grad):
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--family", default="all", choices=["elementwise", "args", "grad", "all"])
+    parser.add_argument("--family", default="all", choices=["elementwise", "args", "nn", "grad", "all"])
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--iters", type=int, default=2000)
     a = parser.parse_args()
-    families = ["elementwise", "args", "grad"] if a.family == "all" else [a.family]
+    families = ["elementwise", "args", "nn", "grad"] if a.family == "all" else [a.family]
     bad = 0
     for fam in families:
         fz = Fuzz(a.seed)

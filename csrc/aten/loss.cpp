@@ -86,7 +86,8 @@ NllShape CheckNll(const char* op, bool two_d, const Tensor& self, const Tensor& 
     s.hw = self.size(2) * self.size(3);
     s.out_none = {s.n, self.size(2), self.size(3)};
   }
-  TORCH_CHECK(s.c > 0, op, ": input has no classes (C = 0), shape ", self.sizes());
+  // (an empty batch may have no classes either: its loss is the empty reduction, as on the CPU)
+  TORCH_CHECK(s.c > 0 || s.n * s.hw == 0, op, ": input has no classes (C = 0), shape ", self.sizes());
   if (weight.defined()) {
     TORCH_CHECK(weight.dim() == 1 && weight.numel() == s.c, op, ": weight must be a 1-D tensor of ", s.c,
                 " elements (one per class), got shape ", weight.sizes());

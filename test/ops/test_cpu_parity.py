@@ -376,3 +376,12 @@ def test_host_scalar_position_rules(dtype, s):
         want, got = fn(t), fn(t.npu()).cpu()
         assert torch.equal(want.isnan(), got.isnan())
         assert torch.equal(want.nan_to_num(0), got.nan_to_num(0))
+
+
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+def test_cross_entropy_of_an_empty_batch_without_classes(reduction):
+    # (0, 0) logits: the CPU returns the empty reduction (NaN / 0 / []); with samples, no classes is an error
+    x, t = torch.zeros(0, 0), torch.zeros(0, dtype=torch.long)
+    assert assert_same_outcome(lambda a, b: F.cross_entropy(a, b, reduction=reduction), x, t) is None
+    with pytest.raises(RuntimeError, match="no classes"):
+        F.nll_loss(torch.zeros(2, 0).npu(), torch.zeros(2, dtype=torch.long).npu())
