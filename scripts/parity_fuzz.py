@@ -201,7 +201,9 @@ class Fuzz:
         x = torch.randn(n, c, h, w).to(dt)
         if r.random() < 0.3:
             x = x.contiguous(memory_format=torch.channels_last)
-        k = r.randrange(9)
+        k = r.randrange(18)
+        if k >= 9:
+            return self.grad_more(k - 9, x, dt, n, c, h, w)
         if k == 0:
             g = r.choice([1, c])
             co, kh, kw = r.choice([1, 2, 8]) * g, r.choice([1, 3]), r.choice([1, 3, 5])
@@ -241,6 +243,49 @@ class Fuzz:
         sf = r.choice([2, 0.5, 1.5])
         ac = None if m == "nearest" else r.random() < 0.5
         return f"interpolate {sf} {m}", lambda x: F.interpolate(x, scale_factor=sf, mode=m, align_corners=ac), [x]
+
+
+    def grad_more(self, k, x, dt, n, c, h, w):
+        r = self.rng
+        if k == 0:
+            op = r.choice([F.mse_loss, F.l1_loss, F.smooth_l1_loss, F.huber_loss, F.binary_cross_entropy_with_logits,
+                           F.soft_margin_loss])
+            red = r.choice(["mean", "sum", "none"])
+            return f"{op.__name__}({red})", lambda a, b: op(a, b, reduction=red), [x, torch.rand(x.shape).to(dt)]
+        if k == 1:
+            logits = torch.randn(n * h, c).to(dt)
+            tgt = torch.randint(0, c, (n * h,))
+            ls, red = r.choice([0.0, 0.1]), r.choice(["mean", "sum", "none"])
+            return (f"cross_entropy(label_smoothing={ls}, {red})",
+                    lambda a: F.cross_entropy(a, tgt.to(a.device), reduction=red, label_smoothing=ls), [logits])
+        if k == 2:  # repeated indices: the backward must accumulate
+            idx = torch.randint(0, n, (r.choice([1, 4, 9]),))
+            return "x[idx] (repeats)", lambda a: a[idx.to(a.device)] * 1.0, [x]
+        if k == 3:
+            idx = torch.randint(0, c, (n, r.choice([1, 3]), h, w))
+            return "gather(dim=1)", lambda a: torch.gather(a, 1, idx.to(a.device)), [x]
+        if k == 4:
+            emb = torch.randn(10, c).to(dt)
+            ids = torch.randint(0, 10, (n, h))
+            pad = r.choice([None, 0])
+            return f"embedding(padding_idx={pad})", lambda e: F.embedding(ids.to(e.device), e, padding_idx=pad), [emb]
+        if k == 5:
+            a, b = torch.randn(n, h, c).to(dt), torch.randn(n, c, w).to(dt)
+            return "bmm", torch.bmm, [a, b]
+        if k == 6:
+            op = r.choice(["sum", "mean", "amax", "prod", "std", "norm", "logsumexp", "cumsum", "cumprod"])
+            dim = r.choice([1, -1, 0])
+            if op == "norm":
+                return f"norm(dim={dim})", lambda a: torch.norm(a, dim=dim), [x]
+            return f"{op}(dim={dim})", lambda a: getattr(torch, op)(a, dim), [x]
+        if k == 7:
+            co, kk, s_ = r.choice([1, 2, 8]), r.choice([1, 2, 3]), r.choice([1, 2])
+            wt = torch.randn(c, co, kk, kk).to(dt) * 0.3
+            return f"conv_transpose2d(k={kk}, s={s_})", lambda a, w_: F.conv_transpose2d(a, w_, None, s_), [x, wt]
+        mode = r.choice(["constant", "reflect", "replicate", "circular"])
+        p = [r.randint(0, min(2, w - 1)), r.randint(0, min(2, w - 1)), r.randint(0, min(2, h - 1)),
+             r.randint(0, min(2, h - 1))]
+        return f"pad({p}, {mode})", lambda a: F.pad(a, p, mode), [x]
 
 
 def outcome(fn, args):
@@ -304,7 +349,7 @@ def run_case(desc, fn, args, with_grad):
         return f"{where}: {d}" if d else None
     g = torch.randn(want.shape)
     want.backward(g)
-    got.backward(g.npu())
+    got.backward(g.to(args[0].dtype).npu())
     for i, (c, n) in enumerate(zip(cpu, npu)):
         if isinstance(c, torch.Tensor) and c.requires_grad:
             if (c.grad is None) != (n.grad is None):
@@ -312,9 +357,24 @@ def run_case(desc, fn, args, with_grad):
             if c.grad is None:
                 continue
             d = differs(c.grad, n.grad.float(), 4 * tol)
-            if d:
+            if d and not no_farther_than_cpu(fn, args, g, i, c.grad, n.grad):
                 return f"{where}: gradient of argument {i}: {d}"
     return None
+
+
+def no_farther_than_cpu(fn, args, g, i, ref, got):
+    """float16 / bfloat16: is npu's gradient no farther from the float32 one than the CPU's own in that
+    dtype? (Some gradients are ill-conditioned in half precision on every backend: group norm of a
+    near-constant group, whose statistics PyTorch keeps in the input's dtype.)"""
+    if args[0].dtype == torch.float32:
+        return False
+    cpu = [t.detach().clone().requires_grad_() if t.is_floating_point() else t for t in args]
+    try:
+        fn(*cpu).backward(g.to(args[0].dtype))
+    except Exception:  # noqa: BLE001 - the CPU lacks this half kernel: nothing to compare with
+        return False
+    own = (cpu[i].grad.float() - ref).abs().max().item()
+    return (got.cpu().float() - ref).abs().max().item() <= 2 * own + 1e-6
 
 
 def main() -> int:
