@@ -392,11 +392,23 @@ at::Tensor& cat_out(const at::ITensorListRef& tensors, int64_t dim, at::Tensor& 
   return out;
 }
 
+// Tensor.record_stream(s), as CUDA's: the caching allocator does not reuse the tensor's block until the
+// work queued on `s` so far has run, when the tensor is freed on another stream (multi-stream programs).
+void record_stream_npu(at::Tensor& self, c10::Stream s) {
+  TORCH_CHECK(self.device().type() == kNpu, "record_stream: expected an npu tensor, got one on ", self.device());
+  TORCH_CHECK(s.device_type() == kNpu, "record_stream: expected an npu stream, got one of device type ",
+              s.device_type());
+  TORCH_CHECK(s.device_index() == self.device().index(), "record_stream: the tensor is on npu:", self.device().index(),
+              " but the stream on npu:", s.device_index());
+  GetNpuAllocator()->recordStream(self.storage().data_ptr(), s);
+}
+
 }  // namespace
 }  // namespace torch_ops_nn
 
 NPU_ATEN_LIBRARY_IMPL(m) {
   using namespace torch_ops_nn;
+  m.impl("record_stream", TORCH_FN(record_stream_npu));
   m.impl("empty.memory_format", TORCH_FN(empty_memory_format));
   m.impl("empty_strided", TORCH_FN(empty_strided));
   m.impl("as_strided", TORCH_FN(at::native::as_strided_tensorimpl));

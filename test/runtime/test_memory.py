@@ -255,3 +255,44 @@ print("hg" in flags, x.sum().item())
     r = run_python(code, env=env)
     assert r.returncode == 0, r.stderr
     assert r.stdout.split() == [str(marked), "4000000.0"]
+
+
+def test_record_stream_keeps_a_block_until_the_other_stream_has_run():
+    # Tensor.record_stream(s) as on CUDA: a tensor allocated on the current stream and read on `s` is
+    # not handed out again after `del` until `s`'s queued work has run. Without it the block is reused
+    # at once (same stream), which would be a race for the work still queued on `s`.
+    s = torch.npu.Stream()
+    a = torch.randn(1024, 1024, device="npu")
+    torch.npu.synchronize()
+    reused = {}
+    for record in (False, True):
+        x = torch.randn(1 << 20, device="npu")
+        ptr = x.data_ptr()
+        s.wait_stream(torch.npu.current_stream())
+        with torch.npu.stream(s):
+            for _ in range(8):
+                a @ a  # keeps s busy
+            y = x * 2  # s reads x
+        if record:
+            x.record_stream(s)
+        del x
+        z = torch.empty(1 << 20, device="npu")
+        busy = not s.query()
+        reused[record] = (z.data_ptr() == ptr, busy)
+        torch.npu.synchronize()
+        del y, z
+    assert reused[False] == (True, True) or not reused[False][1]  # reused at once (if s was still busy)
+    if reused[True][1]:
+        assert reused[True][0] is False
+    # afterwards the block is free again, and the values on s were right
+    with torch.npu.stream(s):
+        x = torch.ones(8, device="npu")
+        x.record_stream(s)
+    torch.npu.synchronize()
+    assert x.sum().item() == 8
+
+
+def test_record_stream_rejects_other_devices():
+    x = torch.ones(4, device="npu:0")
+    with pytest.raises(RuntimeError, match="record_stream"):
+        x.record_stream(torch.npu.Stream(device="npu:1"))
