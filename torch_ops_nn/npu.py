@@ -57,6 +57,16 @@ def is_initialized() -> bool:
     return True
 
 
+# PyTorch's own code reads these of a device module (torch.cuda's names): torch.utils.checkpoint saves
+# and restores the device RNG state only when `_initialized` is true, so without it a checkpointed
+# dropout drew a different mask in the recomputation and the gradients were silently wrong.
+_initialized = True
+
+
+def _lazy_init() -> None:
+    """Nothing to do (the runtime is ready at import); torch.cuda parity for PyTorch internals."""
+
+
 def init() -> None:
     """Nothing to do: the runtime initialises itself on first use (kept for torch.cuda parity)."""
 

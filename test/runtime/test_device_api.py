@@ -278,3 +278,30 @@ def test_peer_access_memory_used_and_capture_queries():
     assert torch.npu.device_memory_used(0) >= before + y.numel()
     del y
     assert torch.npu.is_current_stream_capturing() is False
+
+
+@pytest.mark.parametrize("use_reentrant", [True, False])
+def test_activation_checkpoint_replays_dropout(use_reentrant):
+    # torch.utils.checkpoint saves the device RNG state only when the device module says it is
+    # initialized (torch.npu._initialized, torch.cuda's name); without it the recomputation drew a
+    # different dropout mask and the gradients were silently wrong while the outputs matched.
+    from torch.utils.checkpoint import checkpoint
+
+    torch.manual_seed(0)
+    m = torch.nn.Sequential(torch.nn.Linear(16, 32), torch.nn.Dropout(0.5), torch.nn.ReLU(),
+                            torch.nn.Linear(32, 4)).npu()
+    x = torch.randn(8, 16, device="npu", requires_grad=True)
+    torch.manual_seed(1)
+    out = checkpoint(m, x, use_reentrant=use_reentrant)
+    out.sum().backward()
+    g_ckpt, x.grad = x.grad.clone(), None
+    torch.manual_seed(1)
+    ref = m(x)
+    ref.sum().backward()
+    torch.testing.assert_close(out.cpu(), ref.cpu())
+    torch.testing.assert_close(g_ckpt.cpu(), x.grad.cpu())
+    # and the comparison sees the mask: another seed's mask gives another gradient
+    x.grad = None
+    torch.manual_seed(2)
+    m(x).sum().backward()
+    assert not torch.allclose(g_ckpt.cpu(), x.grad.cpu())
