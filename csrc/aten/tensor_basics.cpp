@@ -173,11 +173,16 @@ static void CopyMemory(const at::Tensor& src, const at::Tensor& dst, bool non_bl
     return;
   if (!dst_npu) CheckSyncDebug("a copy from npu to host memory (Tensor.cpu, item, tolist, a read-back)");
   else if (!src_npu && !non_blocking) CheckSyncDebug("a blocking copy from host memory (non_blocking=False)");
-  npu_rt::StridedView dv = RuntimeView(dst), sv = RuntimeView(src, dst.sizes());
+  // non_blocking from pageable host memory: PyTorch (as CUDA's staged cudaMemcpyAsync) lets the caller
+  // reuse the source as soon as copy_ returns, so its values are taken now into a staging copy the
+  // task owns; only a pinned source is read later, by the task (the caller must then leave it alone).
+  const at::Tensor src_now =
+      !src_npu && dst_npu && non_blocking && !src.is_pinned() ? src.clone(c10::MemoryFormat::Preserve) : src;
+  npu_rt::StridedView dv = RuntimeView(dst), sv = RuntimeView(src_now, dst.sizes());
   // Device memory is stream-ordered (a freed block is reused only by later work on its stream), so
   // like a kernel the task holds raw pointers to npu tensors; host memory has no such ordering, so
   // the task keeps a CPU tensor alive until it has run.
-  auto task = [dv, sv, keep_src = src_npu ? at::Tensor() : src, keep_dst = dst_npu ? at::Tensor() : dst] {
+  auto task = [dv, sv, keep_src = src_npu ? at::Tensor() : src_now, keep_dst = dst_npu ? at::Tensor() : dst] {
     npu_rt::StridedCopy(dv, sv);
   };
   const c10::DeviceIndex exec_dev = dst_npu ? dst.device().index() : src.device().index();

@@ -311,3 +311,33 @@ def test_complex_to_real_keeps_the_real_part_and_warns():
     # a conjugate view: the real part is unchanged; .imag of it is the negated imaginary part
     torch.testing.assert_close(z.to("npu").conj().to(torch.complex128).cpu(), z.conj().to(torch.complex128))
     torch.testing.assert_close(torch.fft.fft(torch.arange(8.0).to("npu")).cpu(), torch.fft.fft(torch.arange(8.0)))
+
+
+@pytest.mark.parametrize("layout", ["contiguous", "transposed", "expanded"])
+def test_non_blocking_from_pageable_memory_takes_the_values_at_the_call(layout):
+    # PyTorch: non_blocking only has an effect from pinned memory; a pageable source may be changed
+    # right after the call (CUDA stages it). The npu copy task used to read it later, when the stream
+    # reached it: behind queued work it copied the modified values.
+    busy = torch.randn(1024, 1024, device="npu")
+    for _ in range(3):
+        base = torch.randn(256, 64)
+        x = {"contiguous": base, "transposed": base.t(), "expanded": base[:, :1].expand(256, 64)}[layout]
+        want = x.clone()
+        for _ in range(4):
+            busy @ busy  # work queued ahead of the copy
+        y = torch.empty(x.shape, device="npu")
+        y.copy_(x, non_blocking=True)
+        base.zero_()  # the caller reuses its buffer at once
+        torch.npu.synchronize()
+        assert torch.equal(y.cpu(), want)
+
+
+def test_non_blocking_from_pinned_memory_stays_asynchronous():
+    busy = torch.randn(1024, 1024, device="npu")
+    x = torch.randn(1 << 16).pin_memory()
+    for _ in range(6):
+        busy @ busy
+    y = x.to("npu", non_blocking=True)
+    assert not torch.npu.current_stream().query()  # returned with the copy still queued
+    torch.npu.synchronize()
+    assert torch.equal(y.cpu(), x)
