@@ -12,7 +12,9 @@ the CPU reference in float32). The exit status is the number of mismatches (capp
 
 Not reported, by construction: tie-breaking indices of sort-like ops on equal values and in-place ops
 on self-overlapping views (both implementation-defined in PyTorch). Reported but accepted (see README,
-Development): integer dtypes the CPU's kernels lack, where npu computes; ties of kthvalue / median. Cases this tool found are kept as
+Development): integer dtypes the CPU's kernels lack, where npu computes; ties of kthvalue / median;
+products that overflow (inf or NaN by the order of the multiplications); a matmul with an empty
+operand and mixed dtypes (npu raises the dtype error, the CPU returns the empty result). Cases this tool found are kept as
 tests in test/ops/test_cpu_parity.py."""
 import argparse
 import random
