@@ -343,7 +343,8 @@ struct Unfolded {
 
 // A kernel's offset table for one geometry (`key`, `n` uint32 entries written by `fill`), built on
 // the host once (a host tensor: no device memory stays behind) and copied to the device per call,
-// without waiting: the copy task holds the (never modified) host table until it has run.
+// without waiting: the copy task holds the (never modified) host table until it has run. Pinned, so
+// that copy reads it in place (a non_blocking copy stages a pageable source at the call).
 template <typename Fill>
 at::Tensor CachedOffsetTable(const char* kind, std::vector<uint32_t> key, int64_t n, Fill&& fill,
                              c10::DeviceIndex dev) {
@@ -357,7 +358,7 @@ at::Tensor CachedOffsetTable(const char* kind, std::vector<uint32_t> key, int64_
     if (it != cache.end()) {
       host = it->second;
     } else {
-      host = at::empty({n}, at::TensorOptions().dtype(at::kInt));
+      host = at::empty({n}, at::TensorOptions().dtype(at::kInt).pinned_memory(true));
       fill(reinterpret_cast<uint32_t*>(host.data_ptr<int32_t>()));
       if (cache.size() > 128) cache.clear();
       cache.emplace(k, host);

@@ -1575,23 +1575,16 @@ at::Tensor ClampRun(const char* name, const at::Tensor& self, const std::optiona
     target.tensor->copy_(y);
     return *target.tensor;
   }
-  if (c10::isFloatingType(r)) {  // a bound the dtype cannot hold raises, as on the CPU (1e10 for float16)
-    AT_DISPATCH_FLOATING_TYPES_AND2(c10::kHalf, c10::kBFloat16, r, "clamp", [&] {
+  const bool small_int = r == c10::kByte || r == c10::kChar || r == c10::kShort || r == c10::kInt;
+  if (c10::isFloatingType(r) || small_int) {  // a bound the dtype cannot hold raises, as on the CPU
+    AT_DISPATCH_ALL_TYPES_AND2(c10::kHalf, c10::kBFloat16, r, "clamp", [&] {
       if (lo) (void)lo->to<scalar_t>();
       if (hi) (void)hi->to<scalar_t>();
     });
   }
-  if (r == c10::kByte || r == c10::kChar || r == c10::kShort || r == c10::kInt) {
-    // The bounds as the dtype holds them, converted as PyTorch's clamp does (a value that overflows
-    // raises; negative bounds wrap for uint8).
-    auto wrap = [&](const c10::Scalar& b) {
-      const int64_t v = b.toLong();
-      if (r == c10::kByte) (void)b.to<uint8_t>();  // checked conversions: raise on overflow
-      else if (r == c10::kChar) (void)b.to<int8_t>();
-      else if (r == c10::kShort) (void)b.to<int16_t>();
-      else (void)b.to<int32_t>();
-      return static_cast<int32_t>(WrapToDtype(v, r));
-    };
+  if (small_int) {
+    // The bounds as the dtype holds them, converted as PyTorch's clamp does (negative bounds wrap for uint8).
+    auto wrap = [&](const c10::Scalar& b) { return static_cast<int32_t>(WrapToDtype(b.toLong(), r)); };
     if (lo) p.si[1] = wrap(*lo);
     if (hi) p.si[2] = wrap(*hi);
   }

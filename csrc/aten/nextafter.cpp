@@ -21,10 +21,7 @@ Tensor NextAfter(const char* op, const Tensor& self_in, const Tensor& other_in) 
   // A CPU 0-dim operand is a scalar (as in TensorIterator): its dtype takes part in the promotion,
   // its value moves to the other operand's device.
   const c10::ScalarType dtype = at::result_type(self_in, other_in);
-  auto on_device = [](const Tensor& t, const Tensor& like) {
-    return t.device().is_cpu() && t.dim() == 0 && !like.device().is_cpu() ? t.to(like.device()) : t;
-  };
-  const Tensor self = on_device(self_in, other_in), other = on_device(other_in, self_in);
+  const Tensor self = ScalarOnDevice(self_in, other_in), other = ScalarOnDevice(other_in, self_in);
   CheckSameNpuDevice(op, {{"self", &self}, {"other", &other}});
   // float64 goes to the CPU fallback through the dtype gate; integers are an error (the CPU has no
   // integer nextafter either).

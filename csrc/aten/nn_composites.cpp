@@ -303,11 +303,6 @@ Tensor& sinh_out(const Tensor& self, Tensor& out) {
   const Tensor x = FloatOrIntArg("sinh", self);
   return CopyToOut("sinh", (at::expm1(x) - at::expm1(-x)) * 0.5, out);
 }
-// A scalar argument arrives as a CPU 0-dim tensor: it moves to `like`'s device (one value).
-Tensor ScalarOnDevice(const Tensor& t, const Tensor& like) {
-  if (!t.device().is_cpu() || t.dim() != 0 || like.device().is_cpu()) return t;
-  return t.to(like.device(), t.scalar_type() == c10::kDouble ? c10::kFloat : t.scalar_type());
-}
 Tensor& hypot_out(const Tensor& self_in, const Tensor& other_in, Tensor& out) {
   const Tensor self = ScalarOnDevice(self_in, out), other = ScalarOnDevice(other_in, out);
   CheckSameNpuDevice("hypot", {{"self", &self}, {"other", &other}, {"out", &out}});

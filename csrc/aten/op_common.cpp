@@ -41,6 +41,11 @@ const npu_kernels::SocInfo& SocInfoFor(c10::DeviceIndex device) {
   return infos[device];
 }
 
+at::Tensor ScalarOnDevice(const at::Tensor& t, const at::Tensor& like) {
+  if (!t.device().is_cpu() || t.dim() != 0 || like.device().is_cpu()) return t;
+  return t.to(like.device(), t.scalar_type() == c10::kDouble ? c10::kFloat : t.scalar_type());
+}
+
 c10::DeviceIndex CheckSameNpuDevice(const char* op, std::initializer_list<NamedTensor> tensors) {
   const NamedTensor* first = nullptr;
   for (const auto& nt : tensors) {

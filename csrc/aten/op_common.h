@@ -29,6 +29,10 @@ void CheckFloatDtype(const char* op, const char* arg, const at::Tensor& t);
 // back) a device check kernel is launched instead, and a replay with bad values raises `message` at
 // the next synchronization (aten/device_check.cpp).
 void CheckNoneSet(const at::Tensor& bad, const std::string& message);
+
+// A Python scalar of a binary op arrives as a CPU 0-dim tensor: it moves to `like`'s device (one
+// value; float64 as float32), as TensorIterator ops take it; anything else is returned as it is.
+at::Tensor ScalarOnDevice(const at::Tensor& t, const at::Tensor& like);
 // Several rules with one read back eagerly (the first violated rule's message is raised), a device
 // check per rule in graphs.
 void CheckNoneSet(std::initializer_list<std::pair<at::Tensor, std::string>> rules);

@@ -367,10 +367,8 @@ at::Tensor mean_dim(const at::Tensor& self, at::OptionalIntArrayRef dim, bool ke
 }
 at::Tensor& mean_out(const at::Tensor& self, at::OptionalIntArrayRef dim, bool keepdim,
                      std::optional<c10::ScalarType> dtype, at::Tensor& out) {
-  const c10::ScalarType dt = dtype ? *dtype : out.scalar_type();
-  if (dtype && c10::isFloatingType(dt) && c10::isIntegralType(self.scalar_type(), /*includeBool=*/true))
-    return CopyToOut("mean", SumImpl("mean", self.to(dt), dim, keepdim, dt, true), out);
-  return CopyToOut("mean", SumImpl("mean", self, dim, keepdim, dt, true), out);
+  return CopyToOut("mean", dtype ? mean_dim(self, dim, keepdim, dtype)
+                                  : SumImpl("mean", self, dim, keepdim, out.scalar_type(), true), out);
 }
 
 at::Tensor nansum_npu(const at::Tensor& self, at::OptionalIntArrayRef dim, bool keepdim,
@@ -530,7 +528,6 @@ std::tuple<at::Tensor, at::Tensor> ArgImpl(const char* op, const at::Tensor& sel
                                            bool keepdim, bool is_min, bool want_values) {
   CheckSameNpuDevice(op, {{"self", &self}});
   CheckExtremeDtype(op, self);
-  TORCH_CHECK(want_values || self.scalar_type() != c10::kBool, op, "(): does not support bool input");
   std::optional<int64_t> dim;
   if (dim_opt) dim = WrapDim(op, *dim_opt, self.dim());
   std::vector<int64_t> out_sizes;
