@@ -1787,6 +1787,7 @@ class ElementwiseKernel {
       GlobalTensor<S> gy;
       const uint64_t pitch = t_.out_pitch ? t_.out_pitch : t_.width;
       gy.SetGlobalBuffer(reinterpret_cast<__gm__ S*>(gmY_) + g.row0 * pitch + g.col0);
+      if (t_.out_no_l2) gy.SetL2CacheHint(CacheMode::CACHE_MODE_DISABLE);
       const uint32_t bytes = g.ncols * sizeof(S);
       if (g.nrows == 1) {
         npu_kernels::EwCopyOut(gy, out.ReinterpretCast<S>(), g.ncols, t_.no_pad == 0);

@@ -159,7 +159,8 @@ struct ElementwiseTiling {
   uint32_t int_compute = 0;   // 1: int32 compute type
   uint8_t out_dtype = 0;      // EwDType
   uint8_t no_pad = 0;         // (tiling) 1 on 2002: no DataCopyPad, tails move by scalar
-  uint8_t pad0[6] = {};
+  uint8_t out_no_l2 = 0;      // 1: write the output with the L2 cache hint off (large, read by no input)
+  uint8_t pad0[5] = {};
   float sf[4] = {};           // op scalars (float compute)
   int32_t si[4] = {};         // op scalars (int compute) and flags
   float imm_f[3] = {};        // IMM input values

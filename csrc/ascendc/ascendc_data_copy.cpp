@@ -118,7 +118,8 @@ void CopyL2G(const GlobalOperand& dst, const LocalOperand& src, uint32_t esz, ui
   CHECK_LOCAL(c, from, "GM", "src", src, kUB, 32, bytes);
   CheckGmAlign("DataCopy", "dst", dst, esz);
   CheckGlobal("DataCopy", "dst", dst, bytes);
-  std::memcpy(dst.ptr, src.ptr, bytes);
+  if (dst.no_l2) vk::Kernels().stream_rows(dst.ptr, 0, src.ptr, 0, bytes, 1);
+  else std::memcpy(dst.ptr, src.ptr, bytes);
   c.counters.local_to_gm_bytes += bytes;
 }
 
@@ -133,8 +134,8 @@ void CopyL2G(const GlobalOperand& dst, const LocalOperand& src, uint32_t esz, co
   CheckGmAlign("DataCopy", "dst", dst, esz);
   CheckGlobal("DataCopy", "dst", dst, gfoot);
   const uint64_t len = uint64_t(p.blockLen) * 32;
-  for (uint32_t i = 0; i < p.blockCount; ++i)
-    std::memcpy(dst.ptr + i * (len + uint64_t(p.dstGap) * 32), src.ptr + i * (len + uint64_t(p.srcGap) * 32), len);
+  (dst.no_l2 ? vk::Kernels().stream_rows : vk::Kernels().copy_rows)(
+      dst.ptr, len + uint64_t(p.dstGap) * 32, src.ptr, len + uint64_t(p.srcGap) * 32, len, p.blockCount);
   c.counters.local_to_gm_bytes += len * p.blockCount;
 }
 
@@ -243,7 +244,8 @@ void CopyPadL2G(const GlobalOperand& dst, const LocalOperand& src, uint32_t esz,
   const uint64_t gm_step = uint64_t(block_len) + dst_stride;
   CHECK_LOCAL_I(instr, c, from, "GM", "src", src, kUB, 32, (block_count - 1) * ub_step + block_len);
   CheckGlobal(instr, "dst", dst, (block_count - 1) * gm_step + block_len);
-  vk::Kernels().copy_rows(dst.ptr, gm_step, src.ptr, ub_step, block_len, block_count);
+  (dst.no_l2 ? vk::Kernels().stream_rows : vk::Kernels().copy_rows)(dst.ptr, gm_step, src.ptr, ub_step, block_len,
+                                                                      block_count);
   c.counters.local_to_gm_bytes += uint64_t(block_len) * block_count;
 }
 

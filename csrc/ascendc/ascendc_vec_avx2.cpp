@@ -20,6 +20,7 @@ typedef int32_t vi __attribute__((vector_size(VW)));
 typedef uint32_t vu __attribute__((vector_size(VW)));
 typedef uint16_t vh __attribute__((vector_size(VW / 2)));
 inline vf LoadF16(const uint16_t* p) { return (vf)_mm256_cvtph_ps(_mm_loadu_si128((const __m128i*)p)); }
+inline void StreamStore(void* p, vf v) { _mm256_stream_ps(static_cast<float*>(p), (__m256)v); }  // p: VW-aligned
 inline void StoreF16(uint16_t* p, vf v) {
   _mm_storeu_si128((__m128i*)p, _mm256_cvtps_ph((__m256)v, _MM_FROUND_TO_NEAREST_INT));
 }

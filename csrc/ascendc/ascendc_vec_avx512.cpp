@@ -22,6 +22,7 @@ typedef int32_t vi __attribute__((vector_size(VW)));
 typedef uint32_t vu __attribute__((vector_size(VW)));
 typedef uint16_t vh __attribute__((vector_size(VW / 2)));
 inline vf LoadF16(const uint16_t* p) { return (vf)_mm512_cvtph_ps(_mm256_loadu_si256((const __m256i*)p)); }
+inline void StreamStore(void* p, vf v) { _mm512_stream_ps(static_cast<float*>(p), (__m512)v); }  // p: VW-aligned
 inline void StoreF16(uint16_t* p, vf v) {
   _mm256_storeu_si256((__m256i*)p, _mm512_cvtps_ph((__m512)v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
 }

@@ -19,6 +19,14 @@ typedef float vf __attribute__((vector_size(VW)));
 typedef int32_t vi __attribute__((vector_size(VW)));
 typedef uint32_t vu __attribute__((vector_size(VW)));
 typedef uint16_t vh __attribute__((vector_size(VW / 2)));
+// A non-temporal store where the target has one (SSE on x86-64), a plain one elsewhere.
+inline void StreamStore(void* p, vf v) {
+#if defined(__x86_64__)
+  __builtin_ia32_movntps(static_cast<float*>(p), v);
+#else
+  std::memcpy(p, &v, sizeof v);
+#endif
+}
 // Branch-free binary16 <-> binary32 on integer lanes (same results as the scalar helpers).
 inline vf LoadF16(const uint16_t* p) {
   vh h16;

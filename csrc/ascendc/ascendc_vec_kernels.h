@@ -36,6 +36,8 @@ using FillFn = void (*)(void* d, const void* s, size_t n);  // s -> one element
 using GatherMaskFn = void (*)(void* d, const void* a, const uint8_t* bits, size_t n);
 // rows x `len` bytes from s (row step s_step) to d (row step d_step), touching no byte outside the rows.
 using CopyRowsFn = void (*)(uint8_t* d, size_t d_step, const uint8_t* s, size_t s_step, size_t len, size_t rows);
+// stream_rows: the same copy with non-temporal (cache-bypassing) stores of the aligned body of each row,
+// and a store fence at the end, for GM written with SetL2CacheHint(CACHE_MODE_DISABLE).
 // Sort32 ranks: for each block of 32 float scores (no NaN), rank[i] = the number of scores greater than
 // s[i] plus the equal ones before it (the stable descending position). Returns the first NaN's element
 // (or SIZE_MAX, then every block is ranked).
@@ -60,6 +62,7 @@ struct Table {
   FillFn fill[2] = {};
   GatherMaskFn gather_mask[2] = {};  // [0] 16-bit, [1] 32-bit elements
   CopyRowsFn copy_rows = nullptr;
+  CopyRowsFn stream_rows = nullptr;
   SortRankFn sort32_rank = nullptr;
 };
 

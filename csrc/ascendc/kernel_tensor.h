@@ -20,8 +20,8 @@ inline bool IsVecPosition(AscendC::TPosition p) {
 namespace AscendC {
 
 // L2 cache hint of a GlobalTensor (SetL2CacheHint). The host model gives CACHE_MODE_DISABLE its
-// host meaning: Fixpipe writes such a destination with streaming (non-temporal) stores, which do
-// not read the lines first nor evict what the next instructions need.
+// host meaning: Fixpipe and DataCopy / DataCopyPad to GM write such a destination with streaming
+// (non-temporal) stores, which do not read the lines first nor evict what the next instructions need.
 enum class CacheMode : uint8_t { CACHE_MODE_DISABLE = 0, CACHE_MODE_NORMAL = 1 };
 enum CacheRwMode { READ = 1, WRITE = 2, RW = 3 };
 

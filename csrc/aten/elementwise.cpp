@@ -358,6 +358,17 @@ void LaunchElementwise(const PwOp& pw, const at::Tensor& out, std::vector<Operan
     Canonicalize(pw.name, out, in, t, tensor_idx, SocInfoFor(dev).npu_arch == 2002);
   }
   npu_kernels::elementwise_tiling(t, SocInfoFor(dev));
+  // A large output that no input shares goes past the caches: streaming stores skip reading its
+  // lines first (an in-place output's lines are already cached by the read, so it keeps the hint on).
+  if (uint64_t(out.numel()) * dst.element_size() >= npu_kernels::kNoL2StreamOutputBytes) {
+    const auto ro = ByteRange(dst);
+    bool shared = false;
+    for (int i : tensor_idx) {
+      const auto rx = ByteRange(in[i].t);
+      shared = shared || !(rx.second < ro.first || ro.second < rx.first);
+    }
+    t.out_no_l2 = shared ? 0 : 1;
+  }
   auto kernel = int_compute ? &elementwise_kernel_int32 : &elementwise_kernel_float;
   KernelLaunch launch{int_compute ? "elementwise_kernel_int32" : "elementwise_kernel_float",
                       ascendc_host::CoreType::AIV, t.block_dim, dev};
@@ -371,6 +382,7 @@ void LaunchElementwise(const PwOp& pw, const at::Tensor& out, std::vector<Operan
       if (t.in[i].pitch) d << " in" << i << ".pitch=" << t.in[i].pitch;
     }
     if (t.out_pitch) d << " out.pitch=" << t.out_pitch;
+    if (t.out_no_l2) d << " out.no_l2=1";
     launch.detail = d.str();
   }
   auto ptr = [&](size_t i) -> void* { return i < in.size() && in[i].t.defined() ? in[i].t.data_ptr() : nullptr; };

@@ -1424,6 +1424,38 @@ static void CaseListErrors() {
   }
 }
 
+// UB -> GM with SetL2CacheHint(CACHE_MODE_DISABLE) (streaming stores on the host): DataCopy, strided
+// DataCopy and DataCopyPad write exactly the bytes the plain copies write, at every GM misalignment
+// (head / aligned body / tail of each row), and nothing outside them.
+static void CaseNoL2Copy() {
+  constexpr int kN = 4096;
+  std::vector<float> plain(kN + 64), hinted(kN + 64);
+  Run1("no_l2_copy", [&] {
+    TPipe pipe;
+    TBuf<TPosition::VECCALC> buf;
+    pipe.InitBuffer(buf, kN * 4);
+    LocalTensor<float> u = buf.Get<float>();
+    for (int i = 0; i < kN; ++i) u.SetValue(i, float(i) * 0.5f + 1.0f);
+    PipeBarrier<PIPE_ALL>();
+    for (int shift = 0; shift < 16; shift += 3)
+      for (int form = 0; form < 3; ++form) {
+        std::fill(plain.begin(), plain.end(), -7.0f);
+        std::fill(hinted.begin(), hinted.end(), -7.0f);
+        for (int pass = 0; pass < 2; ++pass) {
+          GlobalTensor<float> g;
+          g.SetGlobalBuffer((pass ? hinted : plain).data() + shift, kN);
+          if (pass) g.SetL2CacheHint(CacheMode::CACHE_MODE_DISABLE);
+          if (form == 0) DataCopy(g, u, 4000);                            // one run of 15.6 KB
+          else if (form == 1) DataCopy(g, u, DataCopyParams(5, 40, 3, 2));  // 5 x 1280 B, gaps
+          else DataCopyPad(g, u, DataCopyExtParams(7, 93 * 4, 1, 5 * 4, 0));  // 7 x 372 B rows
+        }
+        for (int i = 0; i < kN + 64; ++i)
+          EXPECT(plain[i] == hinted[i], "shift %d form %d element %d: hinted %g plain %g", shift, form, i,
+                 double(hinted[i]), double(plain[i]));
+      }
+  });
+}
+
 // Misc API: DataCopyPad with padding, strided DataCopy, queue introspection, TBuf, GetPhyAddr, 2002.
 static void CaseApi() {
   std::vector<float> src(256), dst(256, -5.0f);
@@ -1612,6 +1644,7 @@ int main(int argc, char** argv) {
     else if (c == "reduce_fast") CaseReduceFast();
     else if (c == "errors") CaseListErrors();
     else if (c == "api") CaseApi();
+    else if (c == "no_l2_copy") CaseNoL2Copy();
     else if (c == "bench") CaseBench();
     else { std::printf("UNKNOWN %s\n", c.c_str()); return 2; }
   } catch (const std::exception& e) {

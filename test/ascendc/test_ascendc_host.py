@@ -82,7 +82,7 @@ def run_case(exe, case, env=None, timeout=120):
 @pytest.mark.parametrize(
     "case",
     ["add_pipeline", "threads", "counters", "binary", "unary", "misc", "cast", "compare_select", "select_cast_fast",
-     "reduce", "reduce_fast", "api", "math_api"],
+     "reduce", "reduce_fast", "api", "math_api", "no_l2_copy"],
 )
 def test_case(host_test_binary, case):
     rc, out = run_case(host_test_binary, case)
@@ -91,7 +91,7 @@ def test_case(host_test_binary, case):
 
 @pytest.mark.parametrize("isa", ["generic", "avx2"])
 @pytest.mark.parametrize("case", ["binary", "unary", "cast", "compare_select", "select_cast_fast", "add_pipeline",
-                                  "reduce_fast", "math_api"])
+                                  "reduce_fast", "math_api", "no_l2_copy"])
 def test_other_instruction_sets(host_test_binary, isa, case):
     """The portable and AVX2 kernels give the same results (the binary falls back on CPUs without them)."""
     rc, out = run_case(host_test_binary, case, env={"TORCH_OPS_NN_VEC_ISA": isa})

@@ -912,3 +912,43 @@ def test_negative_zero_scalar_operands(dtype):
         got, want = fn(x.npu()).cpu(), fn(x)
         assert torch.equal(got.isnan(), want.isnan())
         assert torch.equal(got[~got.isnan()].view(bits), want[~want.isnan()].view(bits))
+
+
+@pytest.mark.parametrize("layout", ["flat", "misaligned", "pitched"])
+def test_large_output_written_past_the_cache(layout):
+    """Outputs of >= 32 MB that no input shares are written with streaming stores (the L2 cache hint
+    off): the flat, 4-byte-misaligned and 2-D pitched (DataCopyPad rows) forms give the CPU's values
+    and leave the bytes around the output alone."""
+    rows, width = 2900, 3000  # 34.8 MB of float32
+    a, b = rand((rows, width), seed=1), rand((rows, width), seed=2)
+    want = torch.add(a, b, alpha=0.5)
+    ad, bd = a.npu(), b.npu()
+    if layout == "flat":
+        buf = torch.full((rows * width + 16,), -7.0, device="npu")
+        out = buf[:rows * width].view(rows, width)
+    elif layout == "misaligned":
+        buf = torch.full((rows * width + 16,), -7.0, device="npu")
+        out = buf[1:1 + rows * width].view(rows, width)
+    else:
+        buf = torch.full((rows, width + 5), -7.0, device="npu")
+        out = buf[:, 2:2 + width]
+    lines = _launch_details(lambda: torch.add(ad, bd, alpha=0.5, out=out))
+    assert any("out.no_l2=1" in ln for ln in lines), lines
+    torch.testing.assert_close(out.cpu(), want, rtol=0, atol=0)
+    rest = buf.cpu()
+    if layout == "pitched":
+        assert (rest[:, :2] == -7).all() and (rest[:, 2 + width:] == -7).all()
+    else:
+        off = 0 if layout == "flat" else 1
+        assert (rest[:off] == -7).all() and (rest[off + rows * width:] == -7).all()
+
+
+def test_in_place_and_small_outputs_keep_the_cache():
+    """The streaming-store hint is only for large outputs no input shares: an in-place op's output
+    lines are already cached by its own read, and small outputs are read back soon."""
+    big = torch.ones(9_000_000, device="npu")
+    other = torch.ones(9_000_000, device="npu")
+    for fn in (lambda: big.add_(other), lambda: torch.add(other[:1000], 1)):
+        lines = _launch_details(fn)
+        assert lines and not any("out.no_l2=1" in ln for ln in lines), lines
+    assert big[:3].tolist() == [2.0, 2.0, 2.0]
