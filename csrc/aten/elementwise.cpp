@@ -8,6 +8,8 @@
 #include <ATen/ops/any.h>
 #include <ATen/ops/full.h>
 #include <ATen/ops/isnan.h>
+#include <ATen/ops/hypot.h>
+#include <ATen/ops/view_as_real.h>
 #include <ATen/ops/log.h>
 #include <ATen/ops/where.h>
 #include <ATen/ops/eq.h>
@@ -1794,7 +1796,28 @@ PwOp UnaryDef(const char* name, EwOp op, PwResult r, bool int_ok) {
     return self;                                                                                              \
   }
 TORCH_OPS_NN_UNARY(neg, "neg", EwOp::kNeg, PwResult::kPromote, true)
-TORCH_OPS_NN_UNARY(abs, "abs", EwOp::kAbs, PwResult::kPromote, true)
+// abs of complex64 is the magnitude hypot(re, im) of the float pairs (a float tensor, as the CPU's
+// std::abs; spectrogram magnitudes); other complex dtypes take the CPU fallback through the gate.
+at::Tensor ComplexPairs(const at::Tensor& z) { return at::view_as_real(z.is_conj() ? z.conj() : z); }
+at::Tensor abs(const at::Tensor& self) {
+  if (self.scalar_type() == at::kComplexFloat) {
+    const at::Tensor r = ComplexPairs(self);
+    return at::hypot(r.select(-1, 0), r.select(-1, 1));
+  }
+  return Pointwise(UnaryDef("abs", EwOp::kAbs, PwResult::kPromote, true), {{"self", &self}});
+}
+at::Tensor& abs_out(const at::Tensor& self, at::Tensor& out) {
+  if (self.scalar_type() == at::kComplexFloat && out.scalar_type() == at::kFloat) {
+    const at::Tensor r = ComplexPairs(self);
+    return at::hypot_out(out, r.select(-1, 0), r.select(-1, 1));
+  }
+  Pointwise(UnaryDef("abs.out", EwOp::kAbs, PwResult::kPromote, true), {{"self", &self}}, PwTarget::Out(out));
+  return out;
+}
+at::Tensor& abs_(at::Tensor& self) {
+  Pointwise(UnaryDef("abs_", EwOp::kAbs, PwResult::kPromote, true), {{"self", &self}}, PwTarget::InPlace(self));
+  return self;
+}
 TORCH_OPS_NN_UNARY(exp, "exp", EwOp::kExp, PwResult::kPromoteFloat, false)
 TORCH_OPS_NN_UNARY(log, "log", EwOp::kLog, PwResult::kPromoteFloat, false)
 TORCH_OPS_NN_UNARY(sqrt, "sqrt", EwOp::kSqrt, PwResult::kPromoteFloat, false)

@@ -31,6 +31,7 @@
 #include "aten/elementwise_common.h"
 #include "aten/npu_tensor.h"
 #include "aten/op_common.h"
+#include "core/cpu_fallback.h"
 #include "core/npu_allocator.h"
 #include "core/npu_context.h"
 #include "core/sync_debug.h"
@@ -211,18 +212,38 @@ static void CopyMemory(const at::Tensor& src, const at::Tensor& dst, bool non_bl
   if (!dst_npu || (!src_npu && !non_blocking)) NPU_RT_CALL(stream.Synchronize());
 }
 
+// The memory of a complex tensor as [..., 2] real pairs (its conj bit aside: the caller applies bits).
+static at::Tensor RealPairs(const at::Tensor& z) { return at::view_as_real(z.is_conj() ? z.conj() : z); }
+
 // conj_physical_ (PyTorch's went to a CPU-only DispatchStub: an internal assert on npu): the complex
-// conjugate of self's memory (whatever its conj bit says, the memory is conjugated), computed by the
-// CPU fallback's conj_physical, as complex math is.
+// conjugate of self's memory (whatever its conj bit says, the memory is conjugated). complex64 negates
+// the imaginary floats on the vector unit; complex128 is computed by the CPU fallback's conj_physical.
 at::Tensor& conj_physical_(at::Tensor& self) {
   if (!self.is_complex() || self.numel() == 0) return self;
+  if (self.scalar_type() == at::kComplexFloat) {
+    RealPairs(self).select(-1, 1).neg_();
+    return self;
+  }
   const at::Tensor conjugated = at::conj_physical(self.is_conj() ? self.conj() : self);
   CopyMemory(conjugated, self, /*non_blocking=*/false);
   return self;
 }
 
-// The memory of a complex tensor as [..., 2] real pairs (its conj bit aside: the caller applies bits).
-static at::Tensor RealPairs(const at::Tensor& z) { return at::view_as_real(z.is_conj() ? z.conj() : z); }
+// conj_physical.out (torch.fft.hfft / ihfft, resolve_conj): out = conj(self) materialized. complex64
+// copies then negates the imaginary floats; real dtypes copy; complex128 takes the CPU fallback.
+at::Tensor& conj_physical_out(const at::Tensor& self, at::Tensor& out) {
+  if (self.is_complex() && !(self.scalar_type() == at::kComplexFloat && out.scalar_type() == at::kComplexFloat)) {
+    CallCpuFallback("aten::conj_physical", "out", {self, out}, " for this dtype");
+    return out;
+  }
+  at::native::resize_output(out, self.sizes());
+  out.copy_(self);
+  if (self.is_complex() && out.numel() > 0) {
+    // out's value is self's; conjugating its memory conjugates its value, whatever out's conj bit.
+    RealPairs(out).select(-1, 1).neg_();
+  }
+  return out;
+}
 
 // A copy between a complex and another dtype moves the real (and imaginary) parts as real tensors,
 // each through the one copy path (dtype casts on the Cast kernel): real -> complex writes the real
@@ -433,6 +454,7 @@ NPU_ATEN_LIBRARY_IMPL(m) {
   m.impl("_copy_from_and_resize", TORCH_FN(copy_from_and_resize));
   m.impl("copy_", TORCH_FN(copy_));
   m.impl("conj_physical_", TORCH_FN(conj_physical_));
+  m.impl("conj_physical.out", TORCH_FN(conj_physical_out));
   m.impl("fill_.Scalar", TORCH_FN(fill_scalar));
   m.impl("fill_.Tensor", TORCH_FN(fill_tensor));
   m.impl("zero_", TORCH_FN(zero_));

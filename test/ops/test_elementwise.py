@@ -660,6 +660,33 @@ def test_complex_math_is_a_fallback(monkeypatch):
     assert spec.dtype == torch.float32 and torch.allclose(spec.cpu(), ref, atol=1e-4)
 
 
+def test_complex64_abs_and_conj_physical_are_native():
+    """abs of complex64 (spectrogram magnitudes) is hypot of the float pairs and conj_physical
+    (resolve_conj, torch.fft.hfft / ihfft) negates the imaginary floats, on the vector unit (the
+    fixture forbids the CPU fallback), with the CPU's values; conj bits, out= and views included."""
+    torch.manual_seed(5)
+    z = torch.randn(6, 7, dtype=torch.complex64) * 1e3
+    z[0, 0] = 0
+    z[1, 1] = complex(float("inf"), 1.0)
+    z[2, 2] = complex(float("nan"), 0.0)
+    d = npu(z)
+    torch.testing.assert_close(d.abs().cpu(), z.abs(), rtol=2e-7, atol=0, equal_nan=True)
+    torch.testing.assert_close(d.conj().abs().cpu(), z.abs(), rtol=2e-7, atol=0, equal_nan=True)
+    torch.testing.assert_close(d[:, 1:5:2].abs().cpu(), z[:, 1:5:2].abs(), rtol=2e-7, atol=0, equal_nan=True)
+    out = torch.empty(0, device="npu")
+    torch.abs(d, out=out)
+    torch.testing.assert_close(out.cpu(), z.abs(), rtol=2e-7, atol=0, equal_nan=True)
+    same = dict(rtol=0, atol=0, equal_nan=True)
+    torch.testing.assert_close(d.conj().resolve_conj().cpu(), z.conj().resolve_conj(), **same)
+    torch.testing.assert_close(torch.conj_physical(d).cpu(), torch.conj_physical(z), **same)
+    torch.testing.assert_close(torch.conj_physical(d.conj()).cpu(), torch.conj_physical(z.conj()), **same)
+    c = d.clone()
+    c.conj_physical_()
+    torch.testing.assert_close(c.cpu(), torch.conj_physical(z), **same)
+    x = npu(torch.randn(3, 5))
+    assert torch.equal(torch.conj_physical(x).cpu(), x.cpu())  # real: a copy
+
+
 def test_cast_transposed():
     a = rand((30, 40), seed=28)
     _C._reset_kernel_counters()
