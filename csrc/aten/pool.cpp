@@ -57,7 +57,8 @@ struct PoolShape {
   bool channels_last;
 };
 
-PoolShape InputShape(const char* op, const Tensor& x) {
+// channels_ok: C = 0 is allowed (adaptive average pooling checks only H and W, as the CPU does).
+PoolShape InputShape(const char* op, const Tensor& x, bool channels_ok = false) {
   TORCH_CHECK(x.dim() == 3 || x.dim() == 4, op, ": input must be 3-D (C, H, W) or 4-D (N, C, H, W), got shape ",
               x.sizes());
   PoolShape s;
@@ -66,8 +67,8 @@ PoolShape InputShape(const char* op, const Tensor& x) {
   s.c = x.size(-3);
   s.h = x.size(-2);
   s.w = x.size(-1);
-  TORCH_CHECK(s.c > 0 && s.h > 0 && s.w > 0, op, ": input must have non-zero channels, height and width, got shape ",
-              x.sizes());
+  TORCH_CHECK((s.c > 0 || channels_ok) && s.h > 0 && s.w > 0, op, ": input must have non-zero ",
+              channels_ok ? "height and width" : "channels, height and width", ", got shape ", x.sizes());
   s.channels_last = s.batched && !x.is_contiguous() && x.is_contiguous(c10::MemoryFormat::ChannelsLast);
   return s;
 }
@@ -338,7 +339,7 @@ Tensor adaptive_avg_pool2d(const Tensor& self, c10::SymIntArrayRef output_size_s
   const char* op = "adaptive_avg_pool2d";
   const c10::DeviceIndex dev = CheckSameNpuDevice(op, {{"input", &self}});
   CheckFloatDtype(op, "input", self);
-  const PoolShape s = InputShape(op, self);
+  const PoolShape s = InputShape(op, self, /*channels_ok=*/true);
   TORCH_CHECK(output_size_sym.size() == 2, op, ": output_size must have 2 elements, got ", output_size_sym.size());
   const int64_t oh = output_size_sym[0].expect_int(), ow = output_size_sym[1].expect_int();
   TORCH_CHECK(oh >= 0 && ow >= 0, op, ": elements of output_size must be greater than or equal to 0, got (", oh, ", ",
@@ -357,7 +358,7 @@ Tensor adaptive_avg_pool2d_backward(const Tensor& grad_output, const Tensor& sel
   CheckFloatDtype(op, "input", self);
   TORCH_CHECK(grad_output.scalar_type() == self.scalar_type(), op, ": grad_output dtype ", grad_output.scalar_type(),
               " does not match input dtype ", self.scalar_type());
-  const PoolShape s = InputShape(op, self);
+  const PoolShape s = InputShape(op, self, /*channels_ok=*/true);
   TORCH_CHECK(grad_output.dim() == self.dim(), op, ": grad_output must have ", self.dim(), " dimensions, got ",
               grad_output.sizes());
   const int64_t oh = grad_output.size(-2), ow = grad_output.size(-1);
@@ -379,6 +380,8 @@ Tensor adaptive_avg_pool2d_backward(const Tensor& grad_output, const Tensor& sel
   }
   Tensor go = grad_output.contiguous();
   Tensor gx = NpuEmpty(self.sizes(), self.scalar_type(), dev);
+  if (gx.numel() == 0) return AsFormat(gx, s);
+  if (go.numel() == 0) return AsFormat(gx.zero_(), s);  // an output size of 0: no window, no gradient
   LaunchPool(op, AdaptiveTiling(s, oh, ow, true, self), true, go, Tensor(), gx, dev, self.scalar_type());
   return AsFormat(gx, s);
 }

@@ -106,11 +106,21 @@ at::Tensor NearestScatter(const at::Tensor& grad, int64_t h, int64_t w, std::opt
   return q.index_add_(3, NearestMap(w, g.size(3), sw, exact, g.device()), r);
 }
 
+// PyTorch's upsample meta check (every backend): only the batch dim may be empty ("Non-empty 4D data
+// tensor expected"); a tensor with C = 0 is an error, not an empty result.
+void CheckNonEmptyData(const char* op, const at::Tensor& self) {
+  bool empty = false;
+  for (int64_t d = 1; d < self.dim(); ++d) empty = empty || self.size(d) == 0;
+  TORCH_CHECK(self.numel() != 0 || !empty, op, ": Non-empty ", self.dim(), "D data tensor expected but got a tensor with sizes ",
+              self.sizes());
+}
+
 at::Tensor& upsample_nearest2d_out_npu(const at::Tensor& self, c10::SymIntArrayRef output_size,
                                        std::optional<double> scales_h, std::optional<double> scales_w, at::Tensor& out) {
   const char* op = "upsample_nearest2d";
   CheckSameNpuDevice(op, {{"self", &self}, {"out", &out}});
   TORCH_CHECK(self.dim() == 4, op, ": expected a 4-D input (N, C, H, W), got ", self.dim(), "-D");
+  CheckNonEmptyData(op, self);
   TORCH_CHECK(output_size.size() == 2, op, ": output_size must have 2 elements, got ", output_size.size());
   const int64_t oh = output_size[0].expect_int(), ow = output_size[1].expect_int();
   TORCH_CHECK(oh > 0 && ow > 0, op, ": output size must be positive, got (", oh, ", ", ow, ")");
@@ -166,6 +176,7 @@ at::Tensor upsample_nearest_exact2d_npu(const at::Tensor& self, c10::SymIntArray
   const char* op = "_upsample_nearest_exact2d";
   CheckSameNpuDevice(op, {{"self", &self}});
   TORCH_CHECK(self.dim() == 4, op, ": expected a 4-D input (N, C, H, W), got ", self.dim(), "-D");
+  CheckNonEmptyData(op, self);
   TORCH_CHECK(output_size.size() == 2, op, ": output_size must have 2 elements, got ", output_size.size());
   const int64_t oh = output_size[0].expect_int(), ow = output_size[1].expect_int();
   TORCH_CHECK(oh > 0 && ow > 0 && self.size(2) > 0 && self.size(3) > 0, op,
@@ -348,6 +359,7 @@ at::Tensor& InterpOut(const char* op, bool cubic, const at::Tensor& self, c10::S
                       at::Tensor& out) {
   CheckSameNpuDevice(op, {{"self", &self}, {"out", &out}});
   TORCH_CHECK(self.dim() == 4, op, ": expected a 4-D input (N, C, H, W), got ", self.dim(), "-D");
+  CheckNonEmptyData(op, self);
   TORCH_CHECK(output_size.size() == 2, op, ": output_size must have 2 elements, got ", output_size.size());
   CheckFloatDtype(op, "self", self);
   const int64_t h = self.size(2), w = self.size(3);
@@ -428,6 +440,7 @@ TORCH_OPS_NN_INTERP_OPS(bicubic, true)
 // per dim; the backward the adjoint per dim, in float, deterministic index_add scatters).
 std::array<int64_t, 3> OutSize3(const char* op, const at::Tensor& self, c10::SymIntArrayRef output_size) {
   TORCH_CHECK(self.dim() == 5, op, ": expected a 5-D input (N, C, D, H, W), got ", self.dim(), "-D");
+  CheckNonEmptyData(op, self);
   TORCH_CHECK(output_size.size() == 3, op, ": output_size must have 3 elements, got ", output_size.size());
   CheckFloatDtype(op, "self", self);
   const std::array<int64_t, 3> o{output_size[0].expect_int(), output_size[1].expect_int(), output_size[2].expect_int()};

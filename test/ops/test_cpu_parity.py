@@ -385,3 +385,32 @@ def test_cross_entropy_of_an_empty_batch_without_classes(reduction):
     assert assert_same_outcome(lambda a, b: F.cross_entropy(a, b, reduction=reduction), x, t) is None
     with pytest.raises(RuntimeError, match="no classes"):
         F.nll_loss(torch.zeros(2, 0).npu(), torch.zeros(2, dtype=torch.long).npu())
+
+
+@pytest.mark.parametrize("shape", [(1, 0, 4, 4), (0, 3, 4, 4), (0, 5, 5)])
+def test_adaptive_avg_pool_with_no_channels_is_empty(shape):
+    # The CPU checks only H and W: no channels (or no batch) gives an empty result and gradient.
+    x = torch.randn(shape)
+    assert assert_same_outcome(lambda t: F.adaptive_avg_pool2d(t, (2, 3)), x) is None
+    for overlap in ((2, 3), (6, 7)):  # windows inside / larger than the input (the matmul backward)
+        xd = x.npu().requires_grad_()
+        F.adaptive_avg_pool2d(xd, overlap).sum().backward()
+        assert xd.grad.shape == x.shape and xd.grad.device.type == "npu"
+
+
+@pytest.mark.parametrize("fn", [
+    lambda t: F.interpolate(t, scale_factor=2), lambda t: F.interpolate(t, size=(5, 3)),
+    lambda t: F.interpolate(t, scale_factor=2, mode="nearest-exact"),
+    lambda t: F.interpolate(t, scale_factor=2, mode="bilinear"), lambda t: F.interpolate(t, scale_factor=2, mode="bicubic"),
+    lambda t: F.interpolate(t, scale_factor=2, mode="bilinear", antialias=True)])
+def test_upsample_of_no_channels_refused_as_cpu(fn):
+    # Only the batch may be empty ("Non-empty 4D data tensor expected"); npu returned an empty result.
+    err = assert_same_outcome(fn, torch.randn(1, 0, 4, 4))
+    assert err is not None and "Non-empty 4D data tensor" in str(err)
+    assert assert_same_outcome(fn, torch.randn(0, 2, 4, 4)) is None
+
+
+@pytest.mark.parametrize("mode", ["nearest", "trilinear"])
+def test_upsample_3d_of_no_channels_refused_as_cpu(mode):
+    err = assert_same_outcome(lambda t: F.interpolate(t, scale_factor=2, mode=mode), torch.randn(1, 0, 2, 3, 4))
+    assert err is not None and "Non-empty 5D data tensor" in str(err)
