@@ -59,6 +59,9 @@ def _register() -> None:
     from torch_ops_nn import _inductor_route
 
     _inductor_route.install()  # torch.compile(model) on npu: our backend, not Inductor
+    from torch_ops_nn import distributed as _distributed
+
+    _distributed.register()  # dist.init_process_group("hccl") on npu tensors
     _registered = True
 
 

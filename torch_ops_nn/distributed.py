@@ -1,0 +1,254 @@
+"""The ``hccl`` process-group backend: torch.distributed collectives on npu tensors.
+
+``import torch`` (autoload) registers it for the ``npu`` device, so the code written for Ascend runs
+unchanged: ``dist.init_process_group("hccl")`` (or no backend name: ``npu`` maps to ``hccl`` as ``cuda``
+maps to ``nccl``), ``dist.all_reduce(npu_tensor)``, ``DistributedDataParallel(model.npu())``.
+
+On the simulated NPU each process drives its own device, and the interconnect is modelled by the host:
+a collective stages each npu tensor to host memory, moves the bytes between processes with an inner
+Gloo group (data movement only), and does every reduction (SUM, AVG, PRODUCT, MIN, MAX: the ops
+HCCL has) on the npu with the reduction kernels, as HCCL reduces on the AI cores. CPU tensors handed to
+this group go straight to the inner Gloo group. Every collective has completed when it returns
+(``async_op=True`` gives a finished Work).
+"""
+from __future__ import annotations
+
+from datetime import timedelta
+
+import torch
+import torch.distributed as dist
+
+_SUPPORTED = ("SUM", "AVG", "PRODUCT", "MIN", "MAX")
+
+
+def _done(result):
+    from torch._C._distributed_c10d import _create_work_from_future
+
+    fut = torch.futures.Future()
+    fut.set_result(result)
+    return _create_work_from_future(fut)
+
+
+def _op_name(op) -> str:
+    for name in ("SUM", "AVG", "PRODUCT", "MIN", "MAX", "BAND", "BOR", "BXOR", "PREMUL_SUM"):
+        if op == getattr(dist.ReduceOp, name):
+            return name
+    return str(op)
+
+
+def _reduce_rows(stacked: torch.Tensor, op) -> torch.Tensor:
+    """Reduces [world, ...] over dim 0 on the npu."""
+    name = _op_name(op)
+    if name == "SUM":
+        return stacked.sum(0, dtype=stacked.dtype)
+    if name == "PRODUCT":
+        return stacked.prod(0, dtype=stacked.dtype)
+    if name == "MIN":
+        return stacked.amin(0)
+    if name == "MAX":
+        return stacked.amax(0)
+    if name == "AVG":
+        if not (stacked.is_floating_point() or stacked.is_complex()):
+            raise ValueError(f"hccl: ReduceOp.AVG needs a floating-point tensor, got {stacked.dtype}")
+        return stacked.mean(0)
+    raise ValueError(f"hccl: ReduceOp.{name} is not supported; supported: {', '.join(_SUPPORTED)}")
+
+
+def _check_op(op) -> None:
+    name = _op_name(op)
+    if name not in _SUPPORTED:
+        raise ValueError(f"hccl: ReduceOp.{name} is not supported; supported: {', '.join(_SUPPORTED)}")
+
+
+def _on_npu(tensors) -> bool:
+    kinds = {t.device.type for t in tensors}
+    if len(kinds) > 1:
+        raise ValueError(f"hccl: the tensors of one collective must be on one device type, got {sorted(kinds)}")
+    return kinds == {"npu"}
+
+
+class ProcessGroupHCCL(dist.ProcessGroup):
+    """torch.distributed on npu tensors (see the module docstring)."""
+
+    def __init__(self, store, rank: int, size: int, timeout: timedelta):
+        super().__init__(rank, size)
+        self._gloo = dist.ProcessGroupGloo(dist.PrefixStore("hccl/gloo", store), rank, size, timeout)
+
+    def getBackendName(self) -> str:  # noqa: N802 (ProcessGroup's name)
+        return "hccl"
+
+    @property
+    def _world(self) -> int:
+        return self.size()
+
+    def _gather_all(self, t: torch.Tensor) -> torch.Tensor:
+        """Every rank's copy of t, as one npu tensor [world, *t.shape]."""
+        host = t.detach().to("cpu").reshape(-1).contiguous()
+        out = torch.empty(self._world * host.numel(), dtype=host.dtype)
+        self._gloo._allgather_base(out, host).wait()
+        return out.view((self._world,) + tuple(t.shape)).to(t.device)
+
+    def _exchange(self, chunks_host: torch.Tensor, device) -> torch.Tensor:
+        """All-to-all of [world, ...] rows: row j goes to rank j; returns [world, ...] (row j from rank j)."""
+        out = torch.empty_like(chunks_host)
+        self._gloo.alltoall_base(out, chunks_host, [], [], dist.AllToAllOptions()).wait()
+        return out.to(device)
+
+    # ---- reductions
+    def allreduce(self, tensors, opts):
+        if not _on_npu(tensors):
+            return self._gloo.allreduce(tensors, opts)
+        _check_op(opts.reduceOp)
+        for t in tensors:
+            t.copy_(_reduce_rows(self._gather_all(t), opts.reduceOp))
+        return _done(tensors)
+
+    def allreduce_coalesced(self, tensors, opts):
+        if not _on_npu(tensors):
+            return self._gloo.allreduce_coalesced(tensors, opts)
+        _check_op(opts.reduceOp)
+        for t in tensors:
+            t.copy_(_reduce_rows(self._gather_all(t), opts.reduceOp))
+        return _done(tensors)
+
+    def reduce(self, tensors, opts):
+        if not _on_npu(tensors):
+            return self._gloo.reduce(tensors, opts)
+        _check_op(opts.reduceOp)
+        for t in tensors:
+            host = t.detach().to("cpu").contiguous()
+            outs = [[torch.empty_like(host) for _ in range(self._world)]] if self.rank() == opts.rootRank else []
+            gopts = dist.GatherOptions()
+            gopts.rootRank = opts.rootRank
+            self._gloo.gather(outs, [host], gopts).wait()
+            if self.rank() == opts.rootRank:
+                t.copy_(_reduce_rows(torch.stack(outs[0]).to(t.device), opts.reduceOp))
+        return _done(tensors)
+
+    def reduce_scatter(self, output_tensors, input_tensors, opts):
+        if not _on_npu(output_tensors):
+            return self._gloo.reduce_scatter(output_tensors, input_tensors, opts)
+        _check_op(opts.reduceOp)
+        for out, ins in zip(output_tensors, input_tensors):
+            rows = torch.stack([i.detach().to("cpu") for i in ins])
+            out.copy_(_reduce_rows(self._exchange(rows, out.device), opts.reduceOp))
+        return _done(output_tensors)
+
+    def reduce_scatter_single(self, output, input, opts):  # noqa: A002 (ProcessGroup's names)
+        if not _on_npu([output, input]):
+            return self._gloo._reduce_scatter_base(output, input, opts)
+        _check_op(opts.reduceOp)
+        if input.numel() != output.numel() * self._world:
+            raise ValueError(f"hccl: reduce_scatter_tensor input has {input.numel()} elements, expected "
+                             f"world_size ({self._world}) x output ({output.numel()})")
+        rows = input.detach().to("cpu").reshape(self._world, -1).contiguous()
+        output.copy_(_reduce_rows(self._exchange(rows, output.device), opts.reduceOp).view(output.shape))
+        return _done([output])
+
+    # ---- data movement
+    def broadcast(self, tensors, opts):
+        if not _on_npu(tensors):
+            return self._gloo.broadcast(tensors, opts)
+        hosts = [t.detach().to("cpu").contiguous() for t in tensors]
+        self._gloo.broadcast(hosts, opts).wait()
+        if self.rank() != opts.rootRank:
+            for t, h in zip(tensors, hosts):
+                t.copy_(h)
+        return _done(tensors)
+
+    def allgather(self, output_tensors, input_tensors, opts=None):
+        if not _on_npu(input_tensors):
+            return self._gloo.allgather(output_tensors, input_tensors, opts or dist.AllgatherOptions())
+        for outs, t in zip(output_tensors, input_tensors):
+            gathered = self._gather_all(t)
+            for o, g in zip(outs, gathered.unbind(0)):
+                o.copy_(g)
+        return _done(output_tensors)
+
+    def all_gather_single(self, output, input, opts=None):  # noqa: A002
+        if not _on_npu([output, input]):
+            return self._gloo._allgather_base(output, input, opts or dist.AllgatherOptions())
+        if output.numel() != input.numel() * self._world:
+            raise ValueError(f"hccl: all_gather_into_tensor output has {output.numel()} elements, expected "
+                             f"world_size ({self._world}) x input ({input.numel()})")
+        output.copy_(self._gather_all(input).view(output.shape))
+        return _done([output])
+
+    def gather(self, output_tensors, input_tensors, opts):
+        if not _on_npu(input_tensors):
+            return self._gloo.gather(output_tensors, input_tensors, opts)
+        hosts = [t.detach().to("cpu").contiguous() for t in input_tensors]
+        houts = [[torch.empty_like(h) for _ in outs] for h, outs in zip(hosts, output_tensors)]
+        self._gloo.gather(houts, hosts, opts).wait()
+        for outs, hs in zip(output_tensors, houts):
+            for o, h in zip(outs, hs):
+                o.copy_(h)
+        return _done(output_tensors)
+
+    def scatter(self, output_tensors, input_tensors, opts):
+        if not _on_npu(output_tensors):
+            return self._gloo.scatter(output_tensors, input_tensors, opts)
+        hins = [[t.detach().to("cpu").contiguous() for t in ins] for ins in input_tensors]
+        houts = [torch.empty(o.shape, dtype=o.dtype) for o in output_tensors]
+        self._gloo.scatter(houts, hins, opts).wait()
+        for o, h in zip(output_tensors, houts):
+            o.copy_(h)
+        return _done(output_tensors)
+
+    def alltoall(self, output_tensors, input_tensors, opts=None):
+        if not _on_npu(input_tensors):
+            return self._gloo.alltoall(output_tensors, input_tensors, opts or dist.AllToAllOptions())
+        hins = [t.detach().to("cpu").contiguous() for t in input_tensors]
+        houts = [torch.empty(o.shape, dtype=o.dtype) for o in output_tensors]
+        self._gloo.alltoall(houts, hins, dist.AllToAllOptions()).wait()
+        for o, h in zip(output_tensors, houts):
+            o.copy_(h)
+        return _done(output_tensors)
+
+    def all_to_all_single(self, output, input, output_split_sizes, input_split_sizes, opts=None):  # noqa: A002
+        if not _on_npu([output, input]):
+            return self._gloo.alltoall_base(output, input, output_split_sizes, input_split_sizes,
+                                            opts or dist.AllToAllOptions())
+        hin = input.detach().to("cpu").contiguous()
+        hout = torch.empty(output.shape, dtype=output.dtype)
+        self._gloo.alltoall_base(hout, hin, output_split_sizes, input_split_sizes, dist.AllToAllOptions()).wait()
+        output.copy_(hout)
+        return _done([output])
+
+    def send(self, tensors, dst, tag):
+        if not _on_npu(tensors):
+            return self._gloo.send(tensors, dst, tag)
+        hosts = [t.detach().to("cpu").contiguous() for t in tensors]
+        self._gloo.send(hosts, dst, tag).wait()
+        return _done(tensors)
+
+    def recv(self, tensors, src, tag):
+        if not _on_npu(tensors):
+            return self._gloo.recv(tensors, src, tag)
+        hosts = [torch.empty(t.shape, dtype=t.dtype) for t in tensors]
+        self._gloo.recv(hosts, src, tag).wait()
+        for t, h in zip(tensors, hosts):
+            t.copy_(h)
+        return _done(tensors)
+
+    def barrier(self, opts=None):
+        self._gloo.barrier(opts or dist.BarrierOptions()).wait()
+        return _done(None)
+
+
+def _create(store, rank: int, size: int, timeout: timedelta) -> ProcessGroupHCCL:
+    return ProcessGroupHCCL(store, rank, size, timeout)
+
+
+def is_hccl_available() -> bool:
+    """As torch_npu's ``torch.distributed.is_hccl_available``: the ``hccl`` backend is registered."""
+    return dist.is_available() and "hccl" in dist.Backend.backend_list
+
+
+def register() -> None:
+    """Registers ``hccl`` for the npu device (idempotent; called on import)."""
+    if not dist.is_available():
+        return
+    if "hccl" not in dist.Backend.backend_list:
+        dist.Backend.register_backend("hccl", _create, devices=["npu"])
+    dist.is_hccl_available = is_hccl_available
