@@ -74,8 +74,22 @@ class ProcessGroupHCCL(dist.ProcessGroup):
         super().__init__(rank, size)
         self._gloo = dist.ProcessGroupGloo(dist.PrefixStore("hccl/gloo", store), rank, size, timeout)
 
-    def getBackendName(self) -> str:  # noqa: N802 (ProcessGroup's name)
+    def getBackendName(self) -> str:  # noqa: N802 (ProcessGroup's names)
         return "hccl"
+
+    # A ProcessGroup keeps its name on its C++ backends; this one has none, so it keeps them itself
+    # (DeviceMesh, FSDP and group lookups by name need them).
+    def getGroupName(self) -> str:  # noqa: N802
+        return getattr(self, "_hccl_group_name", "")
+
+    def setGroupName(self, name: str) -> None:  # noqa: N802
+        self._hccl_group_name = name
+
+    def getGroupDesc(self) -> str:  # noqa: N802
+        return getattr(self, "_hccl_group_desc", "")
+
+    def setGroupDesc(self, desc: str) -> None:  # noqa: N802
+        self._hccl_group_desc = desc
 
     @property
     def _world(self) -> int:
@@ -236,6 +250,87 @@ class ProcessGroupHCCL(dist.ProcessGroup):
         return _done(None)
 
 
+# ---- functional collectives (DTensor, FSDP2's full_tensor, traced collectives): the dispatcher's
+# _c10d_functional ops look their group's backend up by device type, which this Python group does
+# not register; their npu kernels call the group's collectives directly (synchronously, so
+# wait_tensor has nothing to wait for).
+def _group(name) -> ProcessGroupHCCL:
+    pg = dist.distributed_c10d._resolve_process_group(name)
+    if not isinstance(pg, ProcessGroupHCCL):
+        raise RuntimeError(f"hccl: functional collective on npu tensors over group {name!r}, which is not an hccl group")
+    return pg
+
+
+def _reduce_opts(cls, reduce_op: str):
+    opts = cls()
+    opts.reduceOp = getattr(dist.ReduceOp, reduce_op.upper())
+    return opts
+
+
+def _f_all_reduce(input, reduce_op, group_name):  # noqa: A002 (the ops' argument names)
+    out = input.clone(memory_format=torch.contiguous_format)
+    _group(group_name).allreduce([out], _reduce_opts(dist.AllreduceOptions, reduce_op))
+    return out
+
+
+def _f_all_reduce_(input, reduce_op, group_name):  # noqa: A002
+    _group(group_name).allreduce([input], _reduce_opts(dist.AllreduceOptions, reduce_op))
+    return input
+
+
+def _f_all_gather_into_tensor(input, group_size, group_name):  # noqa: A002
+    out = input.new_empty((input.shape[0] * group_size,) + tuple(input.shape[1:]) if input.dim() else (group_size,))
+    _group(group_name).all_gather_single(out, input.contiguous())
+    return out
+
+
+def _f_reduce_scatter_tensor(input, reduce_op, group_size, group_name):  # noqa: A002
+    if input.dim() == 0 or input.shape[0] % group_size:
+        raise ValueError(f"hccl: reduce_scatter_tensor dim 0 ({tuple(input.shape)}) must divide by group_size {group_size}")
+    out = input.new_empty((input.shape[0] // group_size,) + tuple(input.shape[1:]))
+    _group(group_name).reduce_scatter_single(out, input.contiguous(),
+                                             _reduce_opts(dist.ReduceScatterOptions, reduce_op))
+    return out
+
+
+def _f_all_to_all_single(input, output_split_sizes, input_split_sizes, group_name):  # noqa: A002
+    rows = sum(output_split_sizes) if output_split_sizes else input.shape[0]
+    out = input.new_empty((rows,) + tuple(input.shape[1:]))
+    _group(group_name).all_to_all_single(out, input.contiguous(), list(output_split_sizes), list(input_split_sizes))
+    return out
+
+
+def _f_broadcast_(input, src, group_name):  # noqa: A002
+    pg = _group(group_name)
+    opts = dist.BroadcastOptions()
+    opts.rootRank = dist.get_group_rank(pg, src) if pg is not dist.distributed_c10d._get_default_group() else src
+    pg.broadcast([input], opts)
+    return input
+
+
+def _f_broadcast(input, src, group_name):  # noqa: A002
+    return _f_broadcast_(input.clone(memory_format=torch.contiguous_format), src, group_name)
+
+
+_functional_lib = None
+
+
+def _register_functional() -> None:
+    global _functional_lib
+    import torch.distributed._functional_collectives  # noqa: F401  (defines the ops)
+
+    if _functional_lib is not None:
+        return
+    lib = torch.library.Library("_c10d_functional", "IMPL")
+    for name, fn in (("all_reduce", _f_all_reduce), ("all_reduce_", _f_all_reduce_),
+                     ("all_gather_into_tensor", _f_all_gather_into_tensor),
+                     ("reduce_scatter_tensor", _f_reduce_scatter_tensor),
+                     ("all_to_all_single", _f_all_to_all_single), ("broadcast", _f_broadcast),
+                     ("broadcast_", _f_broadcast_)):
+        lib.impl(name, fn, "PrivateUse1")
+    _functional_lib = lib
+
+
 def _create(store, rank: int, size: int, timeout: timedelta) -> ProcessGroupHCCL:
     return ProcessGroupHCCL(store, rank, size, timeout)
 
@@ -252,3 +347,4 @@ def register() -> None:
     if "hccl" not in dist.Backend.backend_list:
         dist.Backend.register_backend("hccl", _create, devices=["npu"])
     dist.is_hccl_available = is_hccl_available
+    _register_functional()

@@ -71,6 +71,11 @@ def main(rank: int, world: int, init: str, out: str, backend: str) -> None:
         res["band_error"] = None
     except ValueError as e:
         res["band_error"] = str(e)
+    try:
+        dist.all_gather_into_tensor(torch.empty(3, device="npu"), torch.ones(2, device="npu"))
+        res["size_error"] = None
+    except ValueError as e:
+        res["size_error"] = str(e)
     cpu = torch.tensor([float(rank + 1)])
     dist.all_reduce(cpu)  # a CPU tensor in the same group goes to the inner Gloo group
     res["cpu_all_reduce"] = cpu.tolist()
@@ -91,6 +96,28 @@ def main(rank: int, world: int, init: str, out: str, backend: str) -> None:
         loss.backward()
         opt.step()
     res["ddp_params"] = [p.detach().cpu().flatten().tolist() for p in net.parameters()]
+    # FSDP2 (fully_shard on a device mesh): eager collectives for the training, functional ones for
+    # full_tensor and a traced-style all_reduce.
+    from torch.distributed._functional_collectives import all_reduce as f_all_reduce
+    from torch.distributed.device_mesh import init_device_mesh
+    from torch.distributed.fsdp import fully_shard
+
+    mesh = init_device_mesh("npu", (world,))
+    net = model().npu()
+    for layer in net:
+        if isinstance(layer, nn.Linear):
+            fully_shard(layer, mesh=mesh)
+    fully_shard(net, mesh=mesh)
+    opt = torch.optim.SGD(net.parameters(), lr=0.1, momentum=0.9)
+    for _ in range(3):
+        x, y = x_all[rank * per:(rank + 1) * per].npu(), y_all[rank * per:(rank + 1) * per].npu()
+        loss = nn.functional.mse_loss(net(x), y)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+    res["fsdp_params"] = [p.full_tensor().cpu().flatten().tolist() for p in net.parameters()]
+    res["functional_all_reduce"] = f_all_reduce(torch.full((2,), float(rank + 1), device="npu"), "sum",
+                                                mesh).cpu().tolist()
     res["fallback_ops"] = torch_ops_nn.fallback_ops()
     dist.destroy_process_group()
     with open(os.path.join(out, f"rank{rank}.json"), "w") as f:

@@ -80,12 +80,13 @@ def test_data_movement_collectives(ranks):
     assert ranks[1]["recv"] == [7.0, 8.0]
 
 
-def test_unsupported_reduce_op_is_a_clear_error(ranks):
+def test_bad_input_is_a_clear_error(ranks):
     for res in ranks:
         assert "ReduceOp.BAND is not supported" in res["band_error"] and "SUM" in res["band_error"]
+        assert "all_gather_into_tensor output has 3 elements" in res["size_error"], res["size_error"]
 
 
-def test_ddp_matches_full_batch_training(ranks):
+def test_ddp_and_fsdp_match_full_batch_training(ranks):
     net = dist_worker.model()
     opt = torch.optim.SGD(net.parameters(), lr=0.1, momentum=0.9)
     x, y = dist_worker.data()
@@ -96,8 +97,10 @@ def test_ddp_matches_full_batch_training(ranks):
         opt.step()
     want = [p.detach().flatten() for p in net.parameters()]
     for res in ranks:
-        for got, w in zip(res["ddp_params"], want):
-            torch.testing.assert_close(torch.tensor(got), w, rtol=1e-5, atol=1e-6)
+        for key in ("ddp_params", "fsdp_params"):  # DDP, and FSDP2 (fully_shard + full_tensor)
+            for got, w in zip(res[key], want):
+                torch.testing.assert_close(torch.tensor(got), w, rtol=1e-5, atol=1e-6)
+        assert res["functional_all_reduce"] == [3.0, 3.0]
 
 
 def test_default_backend_for_npu_is_hccl(tmp_path):
