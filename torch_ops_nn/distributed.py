@@ -67,12 +67,26 @@ def _on_npu(tensors) -> bool:
     return kinds == {"npu"}
 
 
+class _BackendStub(torch._C._distributed_c10d.Backend):
+    """The npu entry of ProcessGroupHCCL's backend table: properties only (the base class's
+    supports_splitting recurses through its Python binding)."""
+
+    @property
+    def supports_splitting(self) -> bool:
+        return False
+
+
 class ProcessGroupHCCL(dist.ProcessGroup):
     """torch.distributed on npu tensors (see the module docstring)."""
 
     def __init__(self, store, rank: int, size: int, timeout: timedelta):
         super().__init__(rank, size)
         self._gloo = dist.ProcessGroupGloo(dist.PrefixStore("hccl/gloo", store), rank, size, timeout)
+        # The collectives are this class's methods; the C++ side still asks the group for its npu
+        # backend's properties (init_process_group(device_id=...) reads supports_splitting): a stub
+        # answers them.
+        self._stub = _BackendStub(rank, size)
+        self._register_backend(torch.device("npu"), dist.ProcessGroup.BackendType.CUSTOM, self._stub)
 
     def getBackendName(self) -> str:  # noqa: N802 (ProcessGroup's names)
         return "hccl"

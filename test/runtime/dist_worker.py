@@ -22,7 +22,11 @@ def data():
 
 
 def main(rank: int, world: int, init: str, out: str, backend: str) -> None:
-    dist.init_process_group(backend or None, init_method=init, rank=rank, world_size=world)
+    if init == "env://":  # under torchrun, with the device bound at init (eager connect)
+        torch.npu.set_device(0)
+        dist.init_process_group(backend, device_id=torch.device("npu", 0))
+    else:
+        dist.init_process_group(backend or None, init_method=init, rank=rank, world_size=world)
     pg = dist.distributed_c10d._get_default_group()
     res = {"backend": pg._get_backend_name() if hasattr(pg, "_get_backend_name") else "",
            "is_hccl_available": dist.is_hccl_available()}
@@ -125,4 +129,7 @@ def main(rank: int, world: int, init: str, out: str, backend: str) -> None:
 
 
 if __name__ == "__main__":
-    main(int(sys.argv[1]), int(sys.argv[2]), sys.argv[3], sys.argv[4], sys.argv[5] if len(sys.argv) > 5 else "hccl")
+    if sys.argv[1] == "torchrun":  # dist_worker.py torchrun <out>
+        main(int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"]), "env://", sys.argv[2], "hccl")
+    else:
+        main(int(sys.argv[1]), int(sys.argv[2]), sys.argv[3], sys.argv[4], sys.argv[5] if len(sys.argv) > 5 else "hccl")

@@ -109,3 +109,15 @@ def test_default_backend_for_npu_is_hccl(tmp_path):
         warnings.simplefilter("ignore")
         res = run_ranks(tmp_path, backend="")
     assert all(r["backend"] == "hccl" and r["all_reduce_SUM"][0] == [3.0, 6.0, 9.0] for r in res)
+
+
+def test_torchrun_with_a_bound_device(tmp_path):
+    # torchrun's env:// rendezvous and init_process_group(device_id=npu:0), which asks the group's npu
+    # backend whether it can split.
+    env = dict(os.environ, TORCH_OPS_NN_FALLBACK="error", TORCH_OPS_NN_DEVICE_COUNT="1")
+    r = subprocess.run([sys.executable, "-m", "torch.distributed.run", "--standalone", f"--nproc_per_node={WORLD}",
+                        os.path.join(HERE, "dist_worker.py"), "torchrun", str(tmp_path)], env=env,
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
+    res = [json.load(open(tmp_path / f"rank{q}.json")) for q in range(WORLD)]
+    assert all(x["backend"] == "hccl" and x["all_reduce_SUM"][0] == [3.0, 6.0, 9.0] for x in res)
