@@ -82,6 +82,7 @@ class ProcessGroupHCCL(dist.ProcessGroup):
     def __init__(self, store, rank: int, size: int, timeout: timedelta):
         super().__init__(rank, size)
         self._gloo = dist.ProcessGroupGloo(dist.PrefixStore("hccl/gloo", store), rank, size, timeout)
+        self._stage: dict[str, torch.Tensor] = {}
         # The collectives are this class's methods; the C++ side still asks the group for its npu
         # backend's properties (init_process_group(device_id=...) reads supports_splitting): a stub
         # answers them.
@@ -119,8 +120,38 @@ class ProcessGroupHCCL(dist.ProcessGroup):
     def _exchange(self, chunks_host: torch.Tensor, device) -> torch.Tensor:
         """All-to-all of [world, ...] rows: row j goes to rank j; returns [world, ...] (row j from rank j)."""
         out = torch.empty_like(chunks_host)
-        self._gloo.alltoall_base(out, chunks_host, [], [], dist.AllToAllOptions()).wait()
+        self._gloo.alltoall_base(out, chunks_host.contiguous(), [], [], dist.AllToAllOptions()).wait()
         return out.to(device)
+
+    def _staging(self, slot: str, numel: int, dtype: torch.dtype) -> torch.Tensor:
+        """A pinned host buffer of `numel` elements, kept per slot and grown as needed: a fresh pageable
+        buffer per collective cost more in page faults than the copies (44 MB: ~20 ms each)."""
+        nbytes = numel * torch.empty((), dtype=dtype).element_size()
+        buf = self._stage.get(slot)
+        if buf is None or buf.numel() < nbytes:
+            buf = torch.empty(max(nbytes, 1 << 16), dtype=torch.uint8, pin_memory=True)
+            self._stage[slot] = buf
+        return buf[:nbytes].view(dtype)
+
+    def _allreduce_one(self, t: torch.Tensor, op) -> None:
+        """t = op over the ranks' t, as a reduce-scatter then an all-gather (a ring's traffic): rank r
+        receives every rank's r-th chunk, reduces it on the npu, and the reduced chunks are gathered."""
+        world = self._world
+        n = t.numel()
+        if n < 4096 or world == 1:  # small: one gather of everything, one reduction
+            t.copy_(_reduce_rows(self._gather_all(t), op))
+            return
+        chunk = -(-n // world)
+        send = self._staging("send", world * chunk, t.dtype)
+        send[:n].copy_(t.detach().reshape(-1))
+        send[n:].zero_()
+        recv = self._staging("recv", world * chunk, t.dtype)
+        self._gloo.alltoall_base(recv, send, [], [], dist.AllToAllOptions()).wait()
+        reduced = self._staging("reduced", chunk, t.dtype)
+        reduced.copy_(_reduce_rows(recv.view(world, chunk).to(t.device), op))  # rank j's chunk r, reduced
+        full = self._staging("full", world * chunk, t.dtype)
+        self._gloo._allgather_base(full, reduced).wait()
+        t.copy_(full[:n].view(t.shape))
 
     # ---- reductions
     def allreduce(self, tensors, opts):
@@ -128,7 +159,7 @@ class ProcessGroupHCCL(dist.ProcessGroup):
             return self._gloo.allreduce(tensors, opts)
         _check_op(opts.reduceOp)
         for t in tensors:
-            t.copy_(_reduce_rows(self._gather_all(t), opts.reduceOp))
+            self._allreduce_one(t, opts.reduceOp)
         return _done(tensors)
 
     def allreduce_coalesced(self, tensors, opts):
@@ -136,7 +167,7 @@ class ProcessGroupHCCL(dist.ProcessGroup):
             return self._gloo.allreduce_coalesced(tensors, opts)
         _check_op(opts.reduceOp)
         for t in tensors:
-            t.copy_(_reduce_rows(self._gather_all(t), opts.reduceOp))
+            self._allreduce_one(t, opts.reduceOp)
         return _done(tensors)
 
     def reduce(self, tensors, opts):
