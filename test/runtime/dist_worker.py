@@ -35,6 +35,10 @@ def main(rank: int, world: int, init: str, out: str, backend: str) -> None:
         t = (base * (rank + 1)).npu()
         dist.all_reduce(t, op=getattr(dist.ReduceOp, name))
         res[f"all_reduce_{name}"] = t.cpu().tolist()
+    for name in ("SUM", "MIN"):  # large: the reduce-scatter + all-gather path, 10001 not a multiple of world
+        t = (torch.arange(10001, dtype=torch.float32) * (rank + 1) - 5000).view(73, 137).npu()
+        dist.all_reduce(t, op=getattr(dist.ReduceOp, name))
+        res[f"all_reduce_large_{name}"] = t.cpu().flatten().tolist()
     ti = torch.tensor([rank + 1, 10 * (rank + 1)], dtype=torch.int64, device="npu")
     work = dist.all_reduce(ti, async_op=True)
     work.wait()

@@ -62,6 +62,9 @@ def test_all_reduce_ops(ranks):
         for name, w in want.items():
             assert torch.equal(torch.tensor(res[f"all_reduce_{name}"]), w), name
         assert res["all_reduce_int64_async"] == [3, 30]
+        big = torch.stack([torch.arange(10001, dtype=torch.float32) * (q + 1) - 5000 for q in range(WORLD)])
+        assert torch.equal(torch.tensor(res["all_reduce_large_SUM"]), big.sum(0))
+        assert torch.equal(torch.tensor(res["all_reduce_large_MIN"]), big.amin(0))
         assert res["all_reduce_strided"] == [[3.0, 3.0]] * 3
 
 
