@@ -18,7 +18,14 @@ from datetime import timedelta
 import torch
 import torch.distributed as dist
 
-_SUPPORTED = ("SUM", "AVG", "PRODUCT", "MIN", "MAX")
+# The reductions HCCL has, over dim 0 of the ranks' stacked copies, on the npu's kernels.
+_REDUCERS = {
+    "SUM": lambda s: s.sum(0, dtype=s.dtype),
+    "PRODUCT": lambda s: s.prod(0, dtype=s.dtype),
+    "MIN": lambda s: s.amin(0),
+    "MAX": lambda s: s.amax(0),
+    "AVG": lambda s: s.mean(0),
+}
 
 
 def _done(result):
@@ -29,35 +36,20 @@ def _done(result):
     return _create_work_from_future(fut)
 
 
-def _op_name(op) -> str:
-    for name in ("SUM", "AVG", "PRODUCT", "MIN", "MAX", "BAND", "BOR", "BXOR", "PREMUL_SUM"):
-        if op == getattr(dist.ReduceOp, name):
-            return name
-    return str(op)
+def _check_op(op, dtype: torch.dtype | None = None) -> str:
+    """The ReduceOp's name; a clear error for the ops HCCL lacks (before any data moves)."""
+    name = next((n for n in ("SUM", "AVG", "PRODUCT", "MIN", "MAX", "BAND", "BOR", "BXOR", "PREMUL_SUM")
+                 if op == getattr(dist.ReduceOp, n)), str(op))
+    if name not in _REDUCERS:
+        raise ValueError(f"hccl: ReduceOp.{name} is not supported; supported: {', '.join(_REDUCERS)}")
+    if name == "AVG" and dtype is not None and not (dtype.is_floating_point or dtype.is_complex):
+        raise ValueError(f"hccl: ReduceOp.AVG needs a floating-point tensor, got {dtype}")
+    return name
 
 
 def _reduce_rows(stacked: torch.Tensor, op) -> torch.Tensor:
     """Reduces [world, ...] over dim 0 on the npu."""
-    name = _op_name(op)
-    if name == "SUM":
-        return stacked.sum(0, dtype=stacked.dtype)
-    if name == "PRODUCT":
-        return stacked.prod(0, dtype=stacked.dtype)
-    if name == "MIN":
-        return stacked.amin(0)
-    if name == "MAX":
-        return stacked.amax(0)
-    if name == "AVG":
-        if not (stacked.is_floating_point() or stacked.is_complex()):
-            raise ValueError(f"hccl: ReduceOp.AVG needs a floating-point tensor, got {stacked.dtype}")
-        return stacked.mean(0)
-    raise ValueError(f"hccl: ReduceOp.{name} is not supported; supported: {', '.join(_SUPPORTED)}")
-
-
-def _check_op(op) -> None:
-    name = _op_name(op)
-    if name not in _SUPPORTED:
-        raise ValueError(f"hccl: ReduceOp.{name} is not supported; supported: {', '.join(_SUPPORTED)}")
+    return _REDUCERS[_check_op(op, stacked.dtype)](stacked)
 
 
 def _on_npu(tensors) -> bool:
@@ -157,7 +149,8 @@ class ProcessGroupHCCL(dist.ProcessGroup):
     def allreduce(self, tensors, opts):
         if not _on_npu(tensors):
             return self._gloo.allreduce(tensors, opts)
-        _check_op(opts.reduceOp)
+        for t in tensors:
+            _check_op(opts.reduceOp, t.dtype)
         for t in tensors:
             self._allreduce_one(t, opts.reduceOp)
         return _done(tensors)
@@ -165,7 +158,8 @@ class ProcessGroupHCCL(dist.ProcessGroup):
     def allreduce_coalesced(self, tensors, opts):
         if not _on_npu(tensors):
             return self._gloo.allreduce_coalesced(tensors, opts)
-        _check_op(opts.reduceOp)
+        for t in tensors:
+            _check_op(opts.reduceOp, t.dtype)
         for t in tensors:
             self._allreduce_one(t, opts.reduceOp)
         return _done(tensors)
@@ -173,7 +167,7 @@ class ProcessGroupHCCL(dist.ProcessGroup):
     def reduce(self, tensors, opts):
         if not _on_npu(tensors):
             return self._gloo.reduce(tensors, opts)
-        _check_op(opts.reduceOp)
+        _check_op(opts.reduceOp, tensors[0].dtype if tensors else None)
         for t in tensors:
             host = t.detach().to("cpu").contiguous()
             outs = [[torch.empty_like(host) for _ in range(self._world)]] if self.rank() == opts.rootRank else []
@@ -187,7 +181,7 @@ class ProcessGroupHCCL(dist.ProcessGroup):
     def reduce_scatter(self, output_tensors, input_tensors, opts):
         if not _on_npu(output_tensors):
             return self._gloo.reduce_scatter(output_tensors, input_tensors, opts)
-        _check_op(opts.reduceOp)
+        _check_op(opts.reduceOp, output_tensors[0].dtype if output_tensors else None)
         for out, ins in zip(output_tensors, input_tensors):
             rows = torch.stack([i.detach().to("cpu") for i in ins])
             out.copy_(_reduce_rows(self._exchange(rows, out.device), opts.reduceOp))
@@ -196,7 +190,7 @@ class ProcessGroupHCCL(dist.ProcessGroup):
     def reduce_scatter_single(self, output, input, opts):  # noqa: A002 (ProcessGroup's names)
         if not _on_npu([output, input]):
             return self._gloo._reduce_scatter_base(output, input, opts)
-        _check_op(opts.reduceOp)
+        _check_op(opts.reduceOp, output.dtype)
         if input.numel() != output.numel() * self._world:
             raise ValueError(f"hccl: reduce_scatter_tensor input has {input.numel()} elements, expected "
                              f"world_size ({self._world}) x output ({output.numel()})")
@@ -346,10 +340,9 @@ def _f_all_to_all_single(input, output_split_sizes, input_split_sizes, group_nam
 
 
 def _f_broadcast_(input, src, group_name):  # noqa: A002
-    pg = _group(group_name)
     opts = dist.BroadcastOptions()
-    opts.rootRank = dist.get_group_rank(pg, src) if pg is not dist.distributed_c10d._get_default_group() else src
-    pg.broadcast([input], opts)
+    opts.rootRank = src  # as the C++ functional op passes it
+    _group(group_name).broadcast([input], opts)
     return input
 
 
