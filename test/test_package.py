@@ -53,6 +53,7 @@ def test_info_cli_reports_devices():
     assert r.returncode == 0, r.stdout + r.stderr
     out = r.stdout
     for needle in ("torch_ops_nn:", "build:", "g++", "runtime:      simulator", "kernels:", "Ascend910B4",
+                   "distributed:  hccl backend registered for npu",
                    "Ascend310P3", "| 2   ", "HBM-Usage(MB)", "Result: OK - 3 simulated npu device(s) ready"):
         assert needle in out, needle
     assert "| 0   | 0      | Ascend910B2 | 2201 | 24  | 48  |" in out

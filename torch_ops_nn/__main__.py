@@ -87,6 +87,11 @@ def info() -> int:
     autoload = os.environ.get("TORCH_DEVICE_BACKEND_AUTOLOAD", "1") == "1"
     print(f"  autoload:     {'on' if autoload else 'off (TORCH_DEVICE_BACKEND_AUTOLOAD=0)'} "
           "(import torch loads torch_ops_nn)")
+    import torch.distributed as dist
+
+    hccl = dist.is_available() and getattr(dist, "is_hccl_available", lambda: False)()
+    print(f"  distributed:  {'hccl backend registered for npu' if hccl else 'unavailable'} "
+          "(dist.init_process_group('hccl'), DDP, FSDP2)")
     print("\nEnvironment:")
     for name, meaning in ENV_VARS:
         value = os.environ.get(name)
