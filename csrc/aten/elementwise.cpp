@@ -15,6 +15,7 @@
 #include <ATen/ops/eq.h>
 #include <ATen/ops/zeros.h>
 #include <ATen/ScalarOps.h>
+#include <ATen/ExpandUtils.h>
 #include <ATen/MemoryOverlap.h>
 #include <ATen/native/Resize.h>
 #include <ATen/native/TypeProperties.h>
@@ -845,6 +846,11 @@ at::Tensor Pointwise(const PwOp& op, std::initializer_list<PwArg> args, PwTarget
       // a 0-dim float32 beside bfloat16 is rounded to bfloat16.
       if (o.t.numel() == 1 && o.t.scalar_type() != compute && o.t.scalar_type() != c10::kBool)
         o.t = o.t.to(compute);
+      // An integer tensor beside a float16 / bfloat16 one is converted to that dtype first (PyTorch
+      // computes on the common dtype's values: 28864 is 28928 in bfloat16); the kernel would read it
+      // exactly into float (a quarter of int64 x bfloat16 products were an ulp off).
+      if ((compute == c10::kHalf || compute == c10::kBFloat16) && c10::isIntegralType(o.t.scalar_type(), false))
+        o.t = o.t.to(compute);
     } else {
       const c10::Scalar s = a.tensor ? a.tensor->item() : *a.scalar;
       double v = s.isBoolean() ? (s.toBool() ? 1.0 : 0.0) : s.toDouble();
@@ -988,6 +994,72 @@ at::Tensor rsub_Tensor(const at::Tensor& self, const at::Tensor& other, const c1
   return Pointwise(AddDef("rsub", other, self, alpha, true), {{"other", &other}, {"self", &self}});
 }
 
+// ---- complex64 products on the float pairs (rotary embeddings: view_as_complex(x) * freqs_cis, and
+// their backward, grad * conj(freqs)). (a + bi)(c + di) = (ac - bd) + (ad + bc)i, each part one mul
+// and one addcmul of strided float views, rounded as the CPU's naive product; a real factor scales
+// both parts in one mul. Operands: complex64 / float32 npu tensors and host scalars; anything else
+// (complex128, half) keeps the dtype gate's CPU fallback.
+bool IsHostScalar(const at::Tensor& t) { return t.dim() == 0 && t.is_cpu(); }
+
+bool ComplexMulCase(const at::Tensor& a, const at::Tensor& b) {
+  if (!a.is_complex() && !b.is_complex()) return false;
+  if (at::result_type(a, b) != at::kComplexFloat) return false;
+  auto ok = [](const at::Tensor& t) {
+    return IsHostScalar(t) || (t.device().type() == c10::DeviceType::PrivateUse1 &&
+                               (t.scalar_type() == at::kComplexFloat || t.scalar_type() == at::kFloat));
+  };
+  return ok(a) && ok(b) && !(IsHostScalar(a) && IsHostScalar(b));
+}
+
+// The float pairs [..., 2] of a complex64 value (conjugate / negative bits materialized first).
+at::Tensor FloatPairs(const at::Tensor& z) { return at::view_as_real(z.resolve_conj().resolve_neg()); }
+
+// out (complex64 npu, the broadcast shape) = a * b; out may be a or b (temporaries first).
+void ComplexMulInto(const at::Tensor& a_in, const at::Tensor& b_in, const at::Tensor& out) {
+  const at::Tensor o = at::view_as_real(out);
+  auto complex_npu = [](const at::Tensor& t) { return t.is_complex() && !IsHostScalar(t); };
+  if (!complex_npu(a_in) && !complex_npu(b_in)) {
+    // A real npu tensor times a complex host scalar (x * 1j).
+    const bool a_host = IsHostScalar(a_in);
+    const at::Tensor& x = a_host ? b_in : a_in;
+    const c10::complex<double> c = (a_host ? a_in : b_in).item().toComplexDouble();
+    o.select(-1, 0).copy_(at::mul(x, static_cast<double>(static_cast<float>(c.real()))));
+    o.select(-1, 1).copy_(at::mul(x, static_cast<double>(static_cast<float>(c.imag()))));
+    return;
+  }
+  const bool swap = !complex_npu(a_in);  // a: a complex npu tensor
+  const at::Tensor& a = swap ? b_in : a_in;
+  const at::Tensor& b = swap ? a_in : b_in;
+  const at::Tensor A = FloatPairs(a);
+  const at::Tensor ar = A.select(-1, 0), ai = A.select(-1, 1);
+  at::Tensor re, im;
+  if (IsHostScalar(b)) {
+    const c10::complex<double> c = b.item().toComplexDouble();
+    // Rounded to complex64 first, as the CPU converts the scalar to the result dtype.
+    const double cr = static_cast<float>(c.real()), ci = static_cast<float>(c.imag());
+    if (ci == 0.0) {
+      o.copy_(at::mul(A, cr));
+      return;
+    }
+    re = at::mul(ar, cr).add_(ai, -ci);
+    im = at::mul(ar, ci).add_(ai, cr);
+  } else if (!b.is_complex()) {
+    o.copy_(at::mul(A, b.unsqueeze(-1)));
+    return;
+  } else {
+    const at::Tensor B = FloatPairs(b);
+    const at::Tensor br = B.select(-1, 0), bi = B.select(-1, 1);
+    re = at::mul(ar, br).addcmul_(ai, bi, -1);
+    im = at::mul(ar, bi).addcmul_(ai, br, 1);
+  }
+  o.select(-1, 0).copy_(re);
+  o.select(-1, 1).copy_(im);
+}
+
+std::vector<int64_t> BroadcastShape(const at::Tensor& a, const at::Tensor& b) {
+  return at::infer_size(IsHostScalar(a) ? c10::IntArrayRef{} : a.sizes(), IsHostScalar(b) ? c10::IntArrayRef{} : b.sizes());
+}
+
 PwOp MulDef(const char* name, const at::Tensor& self, const at::Tensor& other) {
   if (CommonDtype({{"self", &self}, {"other", &other}}) == c10::kBool) return Def(name, EwOp::kLogicalAnd);
   PwOp p = Def(name, EwOp::kMul, PwResult::kPromote, true);
@@ -995,13 +1067,31 @@ PwOp MulDef(const char* name, const at::Tensor& self, const at::Tensor& other) {
   return p;
 }
 at::Tensor mul_Tensor(const at::Tensor& self, const at::Tensor& other) {
+  if (ComplexMulCase(self, other)) {
+    const at::Tensor& dev = IsHostScalar(self) ? other : self;
+    at::Tensor out = NpuEmpty(BroadcastShape(self, other), at::kComplexFloat, dev.device().index());
+    ComplexMulInto(self, other, out);
+    return out;
+  }
   return Pointwise(MulDef("mul", self, other), {{"self", &self}, {"other", &other}});
 }
 at::Tensor& mul__Tensor(at::Tensor& self, const at::Tensor& other) {
+  if (self.scalar_type() == at::kComplexFloat && ComplexMulCase(self, other)) {
+    TORCH_CHECK(BroadcastShape(self, other) == self.sizes().vec(), "mul_: output with shape ", self.sizes(),
+                " doesn't match the broadcast shape ", BroadcastShape(self, other));
+    ComplexMulInto(self, other, self);
+    return self;
+  }
   Pointwise(MulDef("mul_", self, other), {{"self", &self}, {"other", &other}}, PwTarget::InPlace(self));
   return self;
 }
 at::Tensor& mul_out(const at::Tensor& self, const at::Tensor& other, at::Tensor& out) {
+  if (out.scalar_type() == at::kComplexFloat && out.device().type() == c10::DeviceType::PrivateUse1 &&
+      ComplexMulCase(self, other)) {
+    at::native::resize_output(out, BroadcastShape(self, other));
+    ComplexMulInto(self, other, out);
+    return out;
+  }
   Pointwise(MulDef("mul.out", self, other), {{"self", &self}, {"other", &other}}, PwTarget::Out(out));
   return out;
 }

@@ -414,3 +414,19 @@ def test_upsample_of_no_channels_refused_as_cpu(fn):
 def test_upsample_3d_of_no_channels_refused_as_cpu(mode):
     err = assert_same_outcome(lambda t: F.interpolate(t, scale_factor=2, mode=mode), torch.randn(1, 0, 2, 3, 4))
     assert err is not None and "Non-empty 5D data tensor" in str(err)
+
+
+@pytest.mark.parametrize("int_dtype", [torch.int64, torch.int32, torch.int16, torch.uint8])
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+def test_integer_operand_takes_the_half_dtype_first(int_dtype, dtype):
+    # An integer tensor beside a float16 / bfloat16 one is converted to that dtype before the op, as
+    # PyTorch computes on the common dtype's values (28864 is 28928 in bfloat16): the kernel read it
+    # exactly into float, and a quarter of int64 x bfloat16 products were an ulp off.
+    g = torch.Generator().manual_seed(3)
+    lo, hi = (0, 255) if int_dtype == torch.uint8 else (-30000, 30000)
+    a = torch.randint(lo, hi, (4096,), generator=g).to(int_dtype)
+    b = (torch.randn(4096, generator=g) * 3).to(dtype)
+    for fn in (torch.add, torch.sub, torch.mul, torch.div, lambda x, y: torch.mul(y, x)):
+        want, got = fn(a, b), fn(a.npu(), b.npu()).cpu()
+        assert got.dtype == want.dtype
+        assert torch.equal(got, want)

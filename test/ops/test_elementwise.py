@@ -645,8 +645,8 @@ def test_complex_math_is_a_fallback(monkeypatch):
     torch.manual_seed(3)
     z = torch.randn(4, 5, dtype=torch.complex64)
     d = npu(z)
-    with pytest.raises(NotImplementedError, match=r"aten::mul.Tensor.*TORCH_OPS_NN_FALLBACK=error"):
-        d * d
+    with pytest.raises(NotImplementedError, match=r"aten::div.Tensor.*TORCH_OPS_NN_FALLBACK=error"):
+        d / d
     monkeypatch.setenv("TORCH_OPS_NN_FALLBACK", "silent")
     for f in (lambda t: t + t, lambda t: t * 2, lambda t: t * t, lambda t: t / 3, lambda t: t.abs(), lambda t: t.exp(),
               lambda t: t == t, lambda t: t != 0, lambda t: t @ t.t(), lambda t: t @ t.conj().t(),
@@ -685,6 +685,50 @@ def test_complex64_abs_and_conj_physical_are_native():
     torch.testing.assert_close(c.cpu(), torch.conj_physical(z), **same)
     x = npu(torch.randn(3, 5))
     assert torch.equal(torch.conj_physical(x).cpu(), x.cpu())  # real: a copy
+
+
+@pytest.mark.parametrize("case", ["complex", "broadcast", "real_operand", "real_first", "real_scalar",
+                                  "complex_scalar", "real_times_imaginary", "conj_operand", "in_place", "out"])
+def test_complex64_mul_is_native(case):
+    """complex64 products run on the float pairs (no CPU fallback: the fixture forbids it) with the
+    CPU's values to an ulp: complex and real tensors, broadcasting, host scalars, conj bits, mul_ / out=."""
+    torch.manual_seed(7)
+    z, w = torch.randn(4, 6, dtype=torch.complex64), torch.randn(4, 6, dtype=torch.complex64)
+    v, x = torch.randn(6, dtype=torch.complex64), torch.randn(4, 6)
+    fn, args = {
+        "complex": (lambda a, b: a * b, (z, w)),
+        "broadcast": (lambda a, b: a * b, (z, v)),
+        "real_operand": (lambda a, b: a * b, (z, x)),
+        "real_first": (lambda a, b: a * b, (x, z)),
+        "real_scalar": (lambda a: a * 2.5, (z,)),
+        "complex_scalar": (lambda a: a * (1 - 2j), (z,)),
+        "real_times_imaginary": (lambda a: a * 1j, (x,)),
+        "conj_operand": (lambda a, b: a.conj() * b, (z, v)),
+        "in_place": (lambda a, b: a.clone().mul_(b), (z, v)),
+        "out": (lambda a, b: torch.mul(a, b, out=torch.empty(0, dtype=torch.complex64, device=a.device)), (z, v)),
+    }[case]
+    want = fn(*args)
+    got = fn(*[npu(a) for a in args])
+    assert got.device.type == "npu" and got.dtype == want.dtype and got.shape == want.shape
+    torch.testing.assert_close(got.cpu(), want, rtol=3e-7, atol=3e-7)
+
+
+def test_rotary_embedding_runs_natively():
+    """LLaMA-style rotary embeddings: view_as_complex(x) * freqs_cis, forward and backward."""
+    def rope(xq, freqs):
+        xc = torch.view_as_complex(xq.float().reshape(*xq.shape[:-1], -1, 2))
+        return torch.view_as_real(xc * freqs).flatten(3)
+
+    torch.manual_seed(8)
+    xq = torch.randn(2, 5, 4, 8, requires_grad=True)
+    freqs = torch.polar(torch.ones(5, 4), torch.randn(5, 4))[None, :, None, :]
+    out = rope(xq, freqs)
+    out.pow(2).sum().backward()
+    xd = npu(xq.detach()).requires_grad_()
+    od = rope(xd, npu(freqs))
+    od.pow(2).sum().backward()
+    torch.testing.assert_close(od.detach().cpu(), out.detach(), rtol=1e-6, atol=1e-6)
+    torch.testing.assert_close(xd.grad.cpu(), xq.grad, rtol=1e-6, atol=2e-6)
 
 
 def test_cast_transposed():
