@@ -52,6 +52,20 @@ def _reduce_rows(stacked: torch.Tensor, op) -> torch.Tensor:
     return _REDUCERS[_check_op(op, stacked.dtype)](stacked)
 
 
+def _host(tensors) -> list:
+    """Host copies of npu tensors (the interconnect's staging)."""
+    return [t.detach().to("cpu").contiguous() for t in tensors]
+
+
+def _host_like(tensors) -> list:
+    return [torch.empty(t.shape, dtype=t.dtype) for t in tensors]
+
+
+def _copy_back(dsts, hosts) -> None:
+    for d, h in zip(dsts, hosts):
+        d.copy_(h)
+
+
 def _on_npu(tensors) -> bool:
     kinds = {t.device.type for t in tensors}
     if len(kinds) > 1:
@@ -158,11 +172,9 @@ class ProcessGroupHCCL(dist.ProcessGroup):
     def allreduce_coalesced(self, tensors, opts):
         if not _on_npu(tensors):
             return self._gloo.allreduce_coalesced(tensors, opts)
-        for t in tensors:
-            _check_op(opts.reduceOp, t.dtype)
-        for t in tensors:
-            self._allreduce_one(t, opts.reduceOp)
-        return _done(tensors)
+        ar = dist.AllreduceOptions()
+        ar.reduceOp = opts.reduceOp
+        return self.allreduce(tensors, ar)
 
     def reduce(self, tensors, opts):
         if not _on_npu(tensors):
@@ -202,11 +214,10 @@ class ProcessGroupHCCL(dist.ProcessGroup):
     def broadcast(self, tensors, opts):
         if not _on_npu(tensors):
             return self._gloo.broadcast(tensors, opts)
-        hosts = [t.detach().to("cpu").contiguous() for t in tensors]
+        hosts = _host(tensors)
         self._gloo.broadcast(hosts, opts).wait()
         if self.rank() != opts.rootRank:
-            for t, h in zip(tensors, hosts):
-                t.copy_(h)
+            _copy_back(tensors, hosts)
         return _done(tensors)
 
     def allgather(self, output_tensors, input_tensors, opts=None):
@@ -230,58 +241,50 @@ class ProcessGroupHCCL(dist.ProcessGroup):
     def gather(self, output_tensors, input_tensors, opts):
         if not _on_npu(input_tensors):
             return self._gloo.gather(output_tensors, input_tensors, opts)
-        hosts = [t.detach().to("cpu").contiguous() for t in input_tensors]
-        houts = [[torch.empty_like(h) for _ in outs] for h, outs in zip(hosts, output_tensors)]
-        self._gloo.gather(houts, hosts, opts).wait()
+        houts = [_host_like(outs) for outs in output_tensors]  # the root's lists (none elsewhere)
+        self._gloo.gather(houts, _host(input_tensors), opts).wait()
         for outs, hs in zip(output_tensors, houts):
-            for o, h in zip(outs, hs):
-                o.copy_(h)
+            _copy_back(outs, hs)
         return _done(output_tensors)
 
     def scatter(self, output_tensors, input_tensors, opts):
         if not _on_npu(output_tensors):
             return self._gloo.scatter(output_tensors, input_tensors, opts)
-        hins = [[t.detach().to("cpu").contiguous() for t in ins] for ins in input_tensors]
-        houts = [torch.empty(o.shape, dtype=o.dtype) for o in output_tensors]
-        self._gloo.scatter(houts, hins, opts).wait()
-        for o, h in zip(output_tensors, houts):
-            o.copy_(h)
+        houts = _host_like(output_tensors)
+        self._gloo.scatter(houts, [_host(ins) for ins in input_tensors], opts).wait()
+        _copy_back(output_tensors, houts)
         return _done(output_tensors)
 
     def alltoall(self, output_tensors, input_tensors, opts=None):
         if not _on_npu(input_tensors):
             return self._gloo.alltoall(output_tensors, input_tensors, opts or dist.AllToAllOptions())
-        hins = [t.detach().to("cpu").contiguous() for t in input_tensors]
-        houts = [torch.empty(o.shape, dtype=o.dtype) for o in output_tensors]
-        self._gloo.alltoall(houts, hins, dist.AllToAllOptions()).wait()
-        for o, h in zip(output_tensors, houts):
-            o.copy_(h)
+        houts = _host_like(output_tensors)
+        self._gloo.alltoall(houts, _host(input_tensors), dist.AllToAllOptions()).wait()
+        _copy_back(output_tensors, houts)
         return _done(output_tensors)
 
     def all_to_all_single(self, output, input, output_split_sizes, input_split_sizes, opts=None):  # noqa: A002
         if not _on_npu([output, input]):
             return self._gloo.alltoall_base(output, input, output_split_sizes, input_split_sizes,
                                             opts or dist.AllToAllOptions())
-        hin = input.detach().to("cpu").contiguous()
-        hout = torch.empty(output.shape, dtype=output.dtype)
-        self._gloo.alltoall_base(hout, hin, output_split_sizes, input_split_sizes, dist.AllToAllOptions()).wait()
+        (hout,) = _host_like([output])
+        self._gloo.alltoall_base(hout, _host([input])[0], output_split_sizes, input_split_sizes,
+                                 dist.AllToAllOptions()).wait()
         output.copy_(hout)
         return _done([output])
 
     def send(self, tensors, dst, tag):
         if not _on_npu(tensors):
             return self._gloo.send(tensors, dst, tag)
-        hosts = [t.detach().to("cpu").contiguous() for t in tensors]
-        self._gloo.send(hosts, dst, tag).wait()
+        self._gloo.send(_host(tensors), dst, tag).wait()
         return _done(tensors)
 
     def recv(self, tensors, src, tag):
         if not _on_npu(tensors):
             return self._gloo.recv(tensors, src, tag)
-        hosts = [torch.empty(t.shape, dtype=t.dtype) for t in tensors]
+        hosts = _host_like(tensors)
         self._gloo.recv(hosts, src, tag).wait()
-        for t, h in zip(tensors, hosts):
-            t.copy_(h)
+        _copy_back(tensors, hosts)
         return _done(tensors)
 
     def barrier(self, opts=None):

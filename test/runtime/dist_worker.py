@@ -21,6 +21,19 @@ def data():
     return torch.randn(16, 8, generator=g), torch.randn(16, 2, generator=g)
 
 
+def train_on_my_half(net: nn.Module, rank: int, world: int) -> None:
+    """Three SGD steps on this rank's share of the batch (the test compares with the whole batch)."""
+    opt = torch.optim.SGD(net.parameters(), lr=0.1, momentum=0.9)
+    x_all, y_all = data()
+    per = x_all.shape[0] // world
+    for _ in range(3):
+        x, y = x_all[rank * per:(rank + 1) * per].npu(), y_all[rank * per:(rank + 1) * per].npu()
+        loss = nn.functional.mse_loss(net(x), y)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+
+
 def main(rank: int, world: int, init: str, out: str, backend: str) -> None:
     if init == "env://":  # under torchrun, with the device bound at init (eager connect)
         torch.npu.set_device(0)
@@ -79,6 +92,15 @@ def main(rank: int, world: int, init: str, out: str, backend: str) -> None:
         res["band_error"] = None
     except ValueError as e:
         res["band_error"] = str(e)
+    gathered = [torch.empty(2, device="npu") for _ in range(world)] if rank == 0 else None
+    dist.gather(torch.tensor([rank, -rank], dtype=torch.float32, device="npu"), gathered, dst=0)
+    res["gather"] = [g.cpu().tolist() for g in gathered] if rank == 0 else None
+    sc = torch.empty(2, device="npu")
+    dist.scatter(sc, [torch.full((2,), 5.0 + q, device="npu") for q in range(world)] if rank == 1 else None, src=1)
+    res["scatter"] = sc.cpu().tolist()
+    a2l = [torch.empty(1, device="npu") for _ in range(world)]
+    dist.all_to_all(a2l, [torch.tensor([100.0 * rank + q], device="npu") for q in range(world)])
+    res["all_to_all"] = [t.item() for t in a2l]
     try:
         dist.all_gather_into_tensor(torch.empty(3, device="npu"), torch.ones(2, device="npu"))
         res["size_error"] = None
@@ -93,16 +115,7 @@ def main(rank: int, world: int, init: str, out: str, backend: str) -> None:
     dist.barrier()
     # DDP: each rank trains on its half of the batch; the result must be full-batch training's.
     net = model().npu()
-    ddp = nn.parallel.DistributedDataParallel(net)
-    opt = torch.optim.SGD(ddp.parameters(), lr=0.1, momentum=0.9)
-    x_all, y_all = data()
-    per = x_all.shape[0] // world
-    for _ in range(3):
-        x, y = x_all[rank * per:(rank + 1) * per].npu(), y_all[rank * per:(rank + 1) * per].npu()
-        loss = nn.functional.mse_loss(ddp(x), y)
-        opt.zero_grad()
-        loss.backward()
-        opt.step()
+    train_on_my_half(nn.parallel.DistributedDataParallel(net), rank, world)
     res["ddp_params"] = [p.detach().cpu().flatten().tolist() for p in net.parameters()]
     # FSDP2 (fully_shard on a device mesh): eager collectives for the training, functional ones for
     # full_tensor and a traced-style all_reduce.
@@ -116,13 +129,7 @@ def main(rank: int, world: int, init: str, out: str, backend: str) -> None:
         if isinstance(layer, nn.Linear):
             fully_shard(layer, mesh=mesh)
     fully_shard(net, mesh=mesh)
-    opt = torch.optim.SGD(net.parameters(), lr=0.1, momentum=0.9)
-    for _ in range(3):
-        x, y = x_all[rank * per:(rank + 1) * per].npu(), y_all[rank * per:(rank + 1) * per].npu()
-        loss = nn.functional.mse_loss(net(x), y)
-        opt.zero_grad()
-        loss.backward()
-        opt.step()
+    train_on_my_half(net, rank, world)
     res["fsdp_params"] = [p.full_tensor().cpu().flatten().tolist() for p in net.parameters()]
     res["functional_all_reduce"] = f_all_reduce(torch.full((2,), float(rank + 1), device="npu"), "sum",
                                                 mesh).cpu().tolist()

@@ -79,6 +79,9 @@ def test_data_movement_collectives(ranks):
         assert res["all_to_all_single"] == [float(r + 10 * q) for q in range(WORLD)]
         assert res["all_gather_object"] == [{"rank": q} for q in range(WORLD)]
         assert res["cpu_all_reduce"] == [3.0]
+        assert res["scatter"] == [5.0 + r] * 2
+        assert res["all_to_all"] == [100.0 * q + r for q in range(WORLD)]
+    assert ranks[0]["gather"] == [[float(q), float(-q)] for q in range(WORLD)]
     assert ranks[0]["reduce_root"] == [2.0, 2.0]
     assert ranks[1]["recv"] == [7.0, 8.0]
 
