@@ -956,52 +956,14 @@ PwOp AddDef(const char* name, const at::Tensor& self, const at::Tensor& other, c
   return p;
 }
 
-// Bool + bool is a logical or with alpha * other: a zero (False) alpha leaves self, as the CPU's
-// a + False * b (the logical or ignored alpha).
-at::Tensor BoolAddOperand(const at::Tensor& self, const at::Tensor& other, const c10::Scalar& alpha) {
-  if (self.scalar_type() == c10::kBool && other.scalar_type() == c10::kBool && alpha.toDouble() == 0)
-    return at::zeros_like(other);
-  return other;
-}
-
-at::Tensor add_Tensor(const at::Tensor& self, const at::Tensor& other_in, const c10::Scalar& alpha) {
-  const at::Tensor other = BoolAddOperand(self, other_in, alpha);
-  return Pointwise(AddDef("add", self, other, alpha, false), {{"self", &self}, {"other", &other}});
-}
-at::Tensor& add__Tensor(at::Tensor& self, const at::Tensor& other_in, const c10::Scalar& alpha) {
-  const at::Tensor other = BoolAddOperand(self, other_in, alpha);
-  Pointwise(AddDef("add_", self, other, alpha, false), {{"self", &self}, {"other", &other}}, PwTarget::InPlace(self));
-  return self;
-}
-at::Tensor& add_out(const at::Tensor& self, const at::Tensor& other_in, const c10::Scalar& alpha, at::Tensor& out) {
-  const at::Tensor other = BoolAddOperand(self, other_in, alpha);
-  Pointwise(AddDef("add.out", self, other, alpha, false), {{"self", &self}, {"other", &other}}, PwTarget::Out(out));
-  return out;
-}
-at::Tensor sub_Tensor(const at::Tensor& self, const at::Tensor& other, const c10::Scalar& alpha) {
-  return Pointwise(AddDef("sub", self, other, alpha, true), {{"self", &self}, {"other", &other}});
-}
-at::Tensor& sub__Tensor(at::Tensor& self, const at::Tensor& other, const c10::Scalar& alpha) {
-  Pointwise(AddDef("sub_", self, other, alpha, true), {{"self", &self}, {"other", &other}}, PwTarget::InPlace(self));
-  return self;
-}
-at::Tensor& sub_out(const at::Tensor& self, const at::Tensor& other, const c10::Scalar& alpha, at::Tensor& out) {
-  Pointwise(AddDef("sub.out", self, other, alpha, true), {{"self", &self}, {"other", &other}}, PwTarget::Out(out));
-  return out;
-}
-// rsub(self, other, alpha) = other - alpha * self
-at::Tensor rsub_Tensor(const at::Tensor& self, const at::Tensor& other, const c10::Scalar& alpha) {
-  return Pointwise(AddDef("rsub", other, self, alpha, true), {{"other", &other}, {"self", &self}});
-}
-
-// ---- complex64 products on the float pairs (rotary embeddings: view_as_complex(x) * freqs_cis, and
-// their backward, grad * conj(freqs)). (a + bi)(c + di) = (ac - bd) + (ad + bc)i, each part one mul
+// ---- complex64 arithmetic on the float pairs. Products (rotary embeddings: view_as_complex(x) *
+// freqs_cis, and their backward, grad * conj(freqs)): (a + bi)(c + di) = (ac - bd) + (ad + bc)i, each part one mul
 // and one addcmul of strided float views, rounded as the CPU's naive product; a real factor scales
 // both parts in one mul. Operands: complex64 / float32 npu tensors and host scalars; anything else
 // (complex128, half) keeps the dtype gate's CPU fallback.
 bool IsHostScalar(const at::Tensor& t) { return t.dim() == 0 && t.is_cpu(); }
 
-bool ComplexMulCase(const at::Tensor& a, const at::Tensor& b) {
+bool ComplexFloatCase(const at::Tensor& a, const at::Tensor& b) {
   if (!a.is_complex() && !b.is_complex()) return false;
   if (at::result_type(a, b) != at::kComplexFloat) return false;
   auto ok = [](const at::Tensor& t) {
@@ -1060,6 +1022,101 @@ std::vector<int64_t> BroadcastShape(const at::Tensor& a, const at::Tensor& b) {
   return at::infer_size(IsHostScalar(a) ? c10::IntArrayRef{} : a.sizes(), IsHostScalar(b) ? c10::IntArrayRef{} : b.sizes());
 }
 
+// Sums (a + alpha * b, alpha real) part by part: each part of the output is one add (or a copy /
+// fill where an operand has no such part: a real tensor's imaginary part, a host scalar's parts).
+struct ComplexPart {
+  at::Tensor t;    // undefined: the value s
+  double s = 0.0;
+};
+std::pair<ComplexPart, ComplexPart> SplitComplex(const at::Tensor& x) {
+  if (IsHostScalar(x)) {
+    const c10::complex<double> c = x.item().toComplexDouble();
+    return {{at::Tensor(), static_cast<float>(c.real())}, {at::Tensor(), static_cast<float>(c.imag())}};
+  }
+  if (!x.is_complex()) return {{x, 0.0}, {at::Tensor(), 0.0}};
+  const at::Tensor p = FloatPairs(x);
+  return {{p.select(-1, 0), 0.0}, {p.select(-1, 1), 0.0}};
+}
+void WriteSum(const at::Tensor& dst, const ComplexPart& a, const ComplexPart& b, double alpha) {
+  if (a.t.defined() && b.t.defined()) dst.copy_(at::add(a.t, b.t, alpha));
+  else if (a.t.defined()) dst.copy_(b.s == 0.0 ? a.t : at::add(a.t, alpha * b.s));
+  else if (b.t.defined()) dst.copy_(at::add(at::mul(b.t, alpha), a.s));
+  else dst.fill_(a.s + alpha * b.s);
+}
+void ComplexAddInto(const at::Tensor& a, const at::Tensor& b, double alpha, const at::Tensor& out) {
+  const auto pa = SplitComplex(a), pb = SplitComplex(b);
+  const at::Tensor o = at::view_as_real(out);
+  // Both parts from temporaries before either is written (out may be a or b).
+  at::Tensor re = NpuEmpty(out.sizes(), at::kFloat, out.device().index()), im = at::empty_like(re);
+  WriteSum(re, pa.first, pb.first, alpha);
+  WriteSum(im, pa.second, pb.second, alpha);
+  o.select(-1, 0).copy_(re);
+  o.select(-1, 1).copy_(im);
+}
+
+// Bool + bool is a logical or with alpha * other: a zero (False) alpha leaves self, as the CPU's
+// a + False * b (the logical or ignored alpha).
+at::Tensor BoolAddOperand(const at::Tensor& self, const at::Tensor& other, const c10::Scalar& alpha) {
+  if (self.scalar_type() == c10::kBool && other.scalar_type() == c10::kBool && alpha.toDouble() == 0)
+    return at::zeros_like(other);
+  return other;
+}
+
+// self + sign * alpha * other of complex64 values into a new / given / self output; false when not that case.
+bool ComplexAdd(const at::Tensor& self, const at::Tensor& other, const c10::Scalar& alpha, double sign,
+                at::Tensor* out, bool in_place) {
+  if (alpha.isComplex() || !ComplexFloatCase(self, other)) return false;
+  const std::vector<int64_t> shape = BroadcastShape(self, other);
+  if (in_place) {
+    if (self.scalar_type() != at::kComplexFloat) return false;
+    TORCH_CHECK(shape == self.sizes().vec(), "add_: output with shape ", self.sizes(),
+                " doesn't match the broadcast shape ", shape);
+  } else if (out->defined()) {
+    if (out->scalar_type() != at::kComplexFloat || out->device().type() != c10::DeviceType::PrivateUse1) return false;
+    at::native::resize_output(*out, shape);
+  } else {
+    *out = NpuEmpty(shape, at::kComplexFloat, (IsHostScalar(self) ? other : self).device().index());
+  }
+  ComplexAddInto(self, other, sign * alpha.toDouble(), in_place ? self : *out);
+  return true;
+}
+
+at::Tensor add_Tensor(const at::Tensor& self, const at::Tensor& other_in, const c10::Scalar& alpha) {
+  if (at::Tensor out; ComplexAdd(self, other_in, alpha, 1.0, &out, false)) return out;
+  const at::Tensor other = BoolAddOperand(self, other_in, alpha);
+  return Pointwise(AddDef("add", self, other, alpha, false), {{"self", &self}, {"other", &other}});
+}
+at::Tensor& add__Tensor(at::Tensor& self, const at::Tensor& other_in, const c10::Scalar& alpha) {
+  if (ComplexAdd(self, other_in, alpha, 1.0, nullptr, true)) return self;
+  const at::Tensor other = BoolAddOperand(self, other_in, alpha);
+  Pointwise(AddDef("add_", self, other, alpha, false), {{"self", &self}, {"other", &other}}, PwTarget::InPlace(self));
+  return self;
+}
+at::Tensor& add_out(const at::Tensor& self, const at::Tensor& other_in, const c10::Scalar& alpha, at::Tensor& out) {
+  if (ComplexAdd(self, other_in, alpha, 1.0, &out, false)) return out;
+  const at::Tensor other = BoolAddOperand(self, other_in, alpha);
+  Pointwise(AddDef("add.out", self, other, alpha, false), {{"self", &self}, {"other", &other}}, PwTarget::Out(out));
+  return out;
+}
+at::Tensor sub_Tensor(const at::Tensor& self, const at::Tensor& other, const c10::Scalar& alpha) {
+  if (at::Tensor out; ComplexAdd(self, other, alpha, -1.0, &out, false)) return out;
+  return Pointwise(AddDef("sub", self, other, alpha, true), {{"self", &self}, {"other", &other}});
+}
+at::Tensor& sub__Tensor(at::Tensor& self, const at::Tensor& other, const c10::Scalar& alpha) {
+  if (ComplexAdd(self, other, alpha, -1.0, nullptr, true)) return self;
+  Pointwise(AddDef("sub_", self, other, alpha, true), {{"self", &self}, {"other", &other}}, PwTarget::InPlace(self));
+  return self;
+}
+at::Tensor& sub_out(const at::Tensor& self, const at::Tensor& other, const c10::Scalar& alpha, at::Tensor& out) {
+  if (ComplexAdd(self, other, alpha, -1.0, &out, false)) return out;
+  Pointwise(AddDef("sub.out", self, other, alpha, true), {{"self", &self}, {"other", &other}}, PwTarget::Out(out));
+  return out;
+}
+// rsub(self, other, alpha) = other - alpha * self
+at::Tensor rsub_Tensor(const at::Tensor& self, const at::Tensor& other, const c10::Scalar& alpha) {
+  return Pointwise(AddDef("rsub", other, self, alpha, true), {{"other", &other}, {"self", &self}});
+}
+
 PwOp MulDef(const char* name, const at::Tensor& self, const at::Tensor& other) {
   if (CommonDtype({{"self", &self}, {"other", &other}}) == c10::kBool) return Def(name, EwOp::kLogicalAnd);
   PwOp p = Def(name, EwOp::kMul, PwResult::kPromote, true);
@@ -1067,7 +1124,7 @@ PwOp MulDef(const char* name, const at::Tensor& self, const at::Tensor& other) {
   return p;
 }
 at::Tensor mul_Tensor(const at::Tensor& self, const at::Tensor& other) {
-  if (ComplexMulCase(self, other)) {
+  if (ComplexFloatCase(self, other)) {
     const at::Tensor& dev = IsHostScalar(self) ? other : self;
     at::Tensor out = NpuEmpty(BroadcastShape(self, other), at::kComplexFloat, dev.device().index());
     ComplexMulInto(self, other, out);
@@ -1076,7 +1133,7 @@ at::Tensor mul_Tensor(const at::Tensor& self, const at::Tensor& other) {
   return Pointwise(MulDef("mul", self, other), {{"self", &self}, {"other", &other}});
 }
 at::Tensor& mul__Tensor(at::Tensor& self, const at::Tensor& other) {
-  if (self.scalar_type() == at::kComplexFloat && ComplexMulCase(self, other)) {
+  if (self.scalar_type() == at::kComplexFloat && ComplexFloatCase(self, other)) {
     TORCH_CHECK(BroadcastShape(self, other) == self.sizes().vec(), "mul_: output with shape ", self.sizes(),
                 " doesn't match the broadcast shape ", BroadcastShape(self, other));
     ComplexMulInto(self, other, self);
@@ -1087,7 +1144,7 @@ at::Tensor& mul__Tensor(at::Tensor& self, const at::Tensor& other) {
 }
 at::Tensor& mul_out(const at::Tensor& self, const at::Tensor& other, at::Tensor& out) {
   if (out.scalar_type() == at::kComplexFloat && out.device().type() == c10::DeviceType::PrivateUse1 &&
-      ComplexMulCase(self, other)) {
+      ComplexFloatCase(self, other)) {
     at::native::resize_output(out, BroadcastShape(self, other));
     ComplexMulInto(self, other, out);
     return out;

@@ -713,6 +713,34 @@ def test_complex64_mul_is_native(case):
     torch.testing.assert_close(got.cpu(), want, rtol=3e-7, atol=3e-7)
 
 
+@pytest.mark.parametrize("case", ["complex", "broadcast", "real_tensor", "real_first", "scalar", "complex_scalar",
+                                  "scalar_first", "alpha", "sub", "rsub_scalar", "in_place", "out"])
+def test_complex64_add_sub_are_native(case):
+    """complex64 sums part by part on the float pairs, with the CPU's values (the fixture forbids the
+    fallback): complex / real tensors, host scalars on either side, alpha, sub, add_ / out=."""
+    torch.manual_seed(9)
+    z, w = torch.randn(4, 6, dtype=torch.complex64), torch.randn(4, 6, dtype=torch.complex64)
+    v, x = torch.randn(6, dtype=torch.complex64), torch.randn(4, 6)
+    fn, args = {
+        "complex": (lambda a, b: a + b, (z, w)),
+        "broadcast": (lambda a, b: a + b, (z, v)),
+        "real_tensor": (lambda a, b: a + b, (z, x)),
+        "real_first": (lambda a, b: a - b, (x, z)),
+        "scalar": (lambda a: a + 2.5, (z,)),
+        "complex_scalar": (lambda a: a - (1 - 2j), (z,)),
+        "scalar_first": (lambda a: 3 - a, (z,)),
+        "alpha": (lambda a, b: torch.add(a, b, alpha=-0.5), (z, v)),
+        "sub": (lambda a, b: torch.sub(a, b, alpha=2), (z, w)),
+        "rsub_scalar": (lambda a: (1 + 1j) + a, (z,)),
+        "in_place": (lambda a, b: a.clone().sub_(b), (z, v)),
+        "out": (lambda a, b: torch.add(a, b, out=torch.empty(0, dtype=torch.complex64, device=a.device)), (z, v)),
+    }[case]
+    want = fn(*args)
+    got = fn(*[npu(a) for a in args])
+    assert got.device.type == "npu" and got.dtype == want.dtype and got.shape == want.shape
+    torch.testing.assert_close(got.cpu(), want, rtol=3e-7, atol=3e-7)
+
+
 def test_rotary_embedding_runs_natively():
     """LLaMA-style rotary embeddings: view_as_complex(x) * freqs_cis, forward and backward."""
     def rope(xq, freqs):
