@@ -687,6 +687,13 @@ def test_complex64_abs_and_conj_physical_are_native():
     assert torch.equal(torch.conj_physical(x).cpu(), x.cpu())  # real: a copy
 
 
+def _assert_complex_case_matches_cpu(fn, args):
+    want = fn(*args)
+    got = fn(*[npu(a) for a in args])
+    assert got.device.type == "npu" and got.dtype == want.dtype and got.shape == want.shape
+    torch.testing.assert_close(got.cpu(), want, rtol=3e-7, atol=3e-7)
+
+
 @pytest.mark.parametrize("case", ["complex", "broadcast", "real_operand", "real_first", "real_scalar",
                                   "complex_scalar", "real_times_imaginary", "conj_operand", "in_place", "out"])
 def test_complex64_mul_is_native(case):
@@ -707,10 +714,7 @@ def test_complex64_mul_is_native(case):
         "in_place": (lambda a, b: a.clone().mul_(b), (z, v)),
         "out": (lambda a, b: torch.mul(a, b, out=torch.empty(0, dtype=torch.complex64, device=a.device)), (z, v)),
     }[case]
-    want = fn(*args)
-    got = fn(*[npu(a) for a in args])
-    assert got.device.type == "npu" and got.dtype == want.dtype and got.shape == want.shape
-    torch.testing.assert_close(got.cpu(), want, rtol=3e-7, atol=3e-7)
+    _assert_complex_case_matches_cpu(fn, args)
 
 
 @pytest.mark.parametrize("case", ["complex", "broadcast", "real_tensor", "real_first", "scalar", "complex_scalar",
@@ -735,10 +739,7 @@ def test_complex64_add_sub_are_native(case):
         "in_place": (lambda a, b: a.clone().sub_(b), (z, v)),
         "out": (lambda a, b: torch.add(a, b, out=torch.empty(0, dtype=torch.complex64, device=a.device)), (z, v)),
     }[case]
-    want = fn(*args)
-    got = fn(*[npu(a) for a in args])
-    assert got.device.type == "npu" and got.dtype == want.dtype and got.shape == want.shape
-    torch.testing.assert_close(got.cpu(), want, rtol=3e-7, atol=3e-7)
+    _assert_complex_case_matches_cpu(fn, args)
 
 
 def test_rotary_embedding_runs_natively():
