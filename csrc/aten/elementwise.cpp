@@ -9,6 +9,10 @@
 #include <ATen/ops/full.h>
 #include <ATen/ops/isnan.h>
 #include <ATen/ops/hypot.h>
+#include <ATen/ops/cos.h>
+#include <ATen/ops/sin.h>
+#include <ATen/ops/neg.h>
+#include <ATen/ops/view_as_complex.h>
 #include <ATen/ops/view_as_real.h>
 #include <ATen/ops/log.h>
 #include <ATen/ops/where.h>
@@ -1942,7 +1946,60 @@ PwOp UnaryDef(const char* name, EwOp op, PwResult r, bool int_ok) {
     Pointwise(UnaryDef(NAME "_", OP, RESULT, INT_OK), {{"self", &self}}, PwTarget::InPlace(self));                  \
     return self;                                                                                              \
   }
-TORCH_OPS_NN_UNARY(neg, "neg", EwOp::kNeg, PwResult::kPromote, true)
+// neg of complex64 negates both floats of each pair; torch.complex / torch.polar build the pairs from
+// float32 parts (polar: abs * cos(angle), abs * sin(angle) with the vector unit's cos / sin).
+at::Tensor neg(const at::Tensor& self) {
+  if (self.scalar_type() == at::kComplexFloat && self.device().type() == c10::DeviceType::PrivateUse1)
+    return at::view_as_complex(at::neg(FloatPairs(self)).contiguous());
+  return Pointwise(UnaryDef("neg", EwOp::kNeg, PwResult::kPromote, true), {{"self", &self}});
+}
+at::Tensor& neg_out(const at::Tensor& self, at::Tensor& out) {
+  if (self.scalar_type() == at::kComplexFloat && out.scalar_type() == at::kComplexFloat &&
+      self.device() == out.device() && self.device().type() == c10::DeviceType::PrivateUse1) {
+    at::native::resize_output(out, self.sizes());
+    at::view_as_real(out).copy_(at::neg(FloatPairs(self)));
+    return out;
+  }
+  Pointwise(UnaryDef("neg.out", EwOp::kNeg, PwResult::kPromote, true), {{"self", &self}}, PwTarget::Out(out));
+  return out;
+}
+at::Tensor& neg_(at::Tensor& self) {
+  if (self.scalar_type() == at::kComplexFloat && self.device().type() == c10::DeviceType::PrivateUse1) {
+    self.copy_(torch_ops_nn::neg(self));  // copy_ applies self's conj / neg bits
+    return self;
+  }
+  Pointwise(UnaryDef("neg_", EwOp::kNeg, PwResult::kPromote, true), {{"self", &self}}, PwTarget::InPlace(self));
+  return self;
+}
+
+// Pairs (re, im) of float32 npu tensors (broadcast together) into a complex64 out.
+at::Tensor& ComplexFromParts(const at::Tensor& re, const at::Tensor& im, at::Tensor& out) {
+  const auto shape = at::infer_size(re.sizes(), im.sizes());
+  at::native::resize_output(out, shape);
+  const at::Tensor o = at::view_as_real(out);
+  o.select(-1, 0).copy_(re.expand(shape));
+  o.select(-1, 1).copy_(im.expand(shape));
+  return out;
+}
+bool FloatPartsCase(const at::Tensor& a, const at::Tensor& b, const at::Tensor& out) {
+  const auto npu = c10::DeviceType::PrivateUse1;
+  return a.scalar_type() == at::kFloat && b.scalar_type() == at::kFloat && out.scalar_type() == at::kComplexFloat &&
+         a.device().type() == npu && b.device() == a.device() && out.device() == a.device();
+}
+at::Tensor& complex_out(const at::Tensor& real, const at::Tensor& imag, at::Tensor& out) {
+  if (!FloatPartsCase(real, imag, out)) {
+    CallCpuFallback("aten::complex", "out", {real, imag, out}, " for these dtypes");
+    return out;
+  }
+  return ComplexFromParts(real, imag, out);
+}
+at::Tensor& polar_out(const at::Tensor& abs, const at::Tensor& angle, at::Tensor& out) {
+  if (!FloatPartsCase(abs, angle, out)) {
+    CallCpuFallback("aten::polar", "out", {abs, angle, out}, " for these dtypes");
+    return out;
+  }
+  return ComplexFromParts(at::mul(abs, at::cos(angle)), at::mul(abs, at::sin(angle)), out);
+}
 // abs of complex64 is the magnitude hypot(re, im) of the float pairs (a float tensor, as the CPU's
 // std::abs; spectrogram magnitudes); other complex dtypes take the CPU fallback through the gate.
 at::Tensor ComplexPairs(const at::Tensor& z) { return at::view_as_real(z.is_conj() ? z.conj() : z); }
@@ -2331,6 +2388,8 @@ NPU_ATEN_LIBRARY_IMPL(m) {
   m.impl(#FN ".out", TORCH_FN(torch_ops_nn::FN##_out));   \
   m.impl(#FN "_", TORCH_FN(torch_ops_nn::FN##_));
   TORCH_OPS_NN_REG_UNARY(neg)
+  m.impl("complex.out", TORCH_FN(torch_ops_nn::complex_out));
+  m.impl("polar.out", TORCH_FN(torch_ops_nn::polar_out));
   TORCH_OPS_NN_REG_UNARY(abs)
   TORCH_OPS_NN_REG_UNARY(exp)
   TORCH_OPS_NN_REG_UNARY(log)

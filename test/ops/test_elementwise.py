@@ -687,11 +687,11 @@ def test_complex64_abs_and_conj_physical_are_native():
     assert torch.equal(torch.conj_physical(x).cpu(), x.cpu())  # real: a copy
 
 
-def _assert_complex_case_matches_cpu(fn, args):
+def _assert_complex_case_matches_cpu(fn, args, tol=3e-7):
     want = fn(*args)
     got = fn(*[npu(a) for a in args])
     assert got.device.type == "npu" and got.dtype == want.dtype and got.shape == want.shape
-    torch.testing.assert_close(got.cpu(), want, rtol=3e-7, atol=3e-7)
+    torch.testing.assert_close(got.cpu().resolve_conj(), want.resolve_conj(), rtol=tol, atol=tol)
 
 
 @pytest.mark.parametrize("case", ["complex", "broadcast", "real_operand", "real_first", "real_scalar",
@@ -740,6 +740,24 @@ def test_complex64_add_sub_are_native(case):
         "out": (lambda a, b: torch.add(a, b, out=torch.empty(0, dtype=torch.complex64, device=a.device)), (z, v)),
     }[case]
     _assert_complex_case_matches_cpu(fn, args)
+
+
+@pytest.mark.parametrize("case", ["neg", "neg_conj", "neg_", "neg_out", "complex", "complex_broadcast", "polar"])
+def test_complex64_neg_and_construction_are_native(case):
+    """neg of complex64, torch.complex and torch.polar (LLaMA's freqs_cis = polar(ones, angles)) on the
+    float pairs, with the CPU's values (cos / sin to the vector unit's accuracy)."""
+    torch.manual_seed(10)
+    z, x, y = torch.randn(4, 6, dtype=torch.complex64), torch.randn(4, 6), torch.randn(6)
+    fn, args = {
+        "neg": (lambda a: -a, (z,)),
+        "neg_conj": (lambda a: -a.conj(), (z,)),
+        "neg_": (lambda a: a.clone().neg_(), (z,)),
+        "neg_out": (lambda a: torch.neg(a, out=torch.empty(0, dtype=torch.complex64, device=a.device)), (z,)),
+        "complex": (lambda a, b: torch.complex(a, b), (x, x * 2)),
+        "complex_broadcast": (lambda a, b: torch.complex(a, b), (x, y)),
+        "polar": (lambda a, b: torch.polar(a.abs(), b), (x, x * 3)),
+    }[case]
+    _assert_complex_case_matches_cpu(fn, args, tol=2e-6)
 
 
 def test_rotary_embedding_runs_natively():
