@@ -274,6 +274,12 @@ std::pair<uintptr_t, uintptr_t> ByteRange(const at::Tensor& x) {
   return {lo, lo + (last + 1) * x.element_size() - 1};
 }
 
+// Whether the byte ranges of a and b intersect.
+bool RangesOverlap(const at::Tensor& a, const at::Tensor& b) {
+  const auto ra = ByteRange(a), rb = ByteRange(b);
+  return !(ra.second < rb.first || rb.second < ra.first);
+}
+
 // Operands of the output's shape that are 2-D strided views - rows of `width` dense elements, one
 // pitch between rows (a slice of wider rows, a narrowed dim, the output of a strided in-place op) -
 // are read and written in place by DataCopyPad's strides instead of copied contiguous (three
@@ -301,13 +307,11 @@ bool PitchedRows(const at::Tensor& out, const std::vector<Operand>& in, const st
         uint64_t(pitch[j] - width) * all[j]->element_size() > 0xFFFFFFFFull)
       return false;
   }
-  const auto ro = ByteRange(out);
   for (size_t j = 1; j < all.size(); ++j) {
     const at::Tensor& x = *all[j];
     if (x.data_ptr() == out.data_ptr() && x.strides() == out.strides() && x.element_size() == out.element_size())
       continue;  // the output itself (an in-place op)
-    const auto rx = ByteRange(x);
-    if (!(rx.second < ro.first || ro.second < rx.first)) return false;
+    if (RangesOverlap(x, out)) return false;
   }
   t.rows = uint64_t(rows);
   t.width = uint64_t(width);
@@ -368,12 +372,8 @@ void LaunchElementwise(const PwOp& pw, const at::Tensor& out, std::vector<Operan
   // A large output that no input shares goes past the caches: streaming stores skip reading its
   // lines first (an in-place output's lines are already cached by the read, so it keeps the hint on).
   if (uint64_t(out.numel()) * dst.element_size() >= npu_kernels::kNoL2StreamOutputBytes) {
-    const auto ro = ByteRange(dst);
     bool shared = false;
-    for (int i : tensor_idx) {
-      const auto rx = ByteRange(in[i].t);
-      shared = shared || !(rx.second < ro.first || ro.second < rx.first);
-    }
+    for (int i : tensor_idx) shared = shared || RangesOverlap(in[i].t, dst);
     t.out_no_l2 = shared ? 0 : 1;
   }
   auto kernel = int_compute ? &elementwise_kernel_int32 : &elementwise_kernel_float;
@@ -965,16 +965,14 @@ PwOp AddDef(const char* name, const at::Tensor& self, const at::Tensor& other, c
 // and one addcmul of strided float views, rounded as the CPU's naive product; a real factor scales
 // both parts in one mul. Operands: complex64 / float32 npu tensors and host scalars; anything else
 // (complex128, half) keeps the dtype gate's CPU fallback.
-bool IsHostScalar(const at::Tensor& t) { return t.dim() == 0 && t.is_cpu(); }
-
 bool ComplexFloatCase(const at::Tensor& a, const at::Tensor& b) {
   if (!a.is_complex() && !b.is_complex()) return false;
   if (at::result_type(a, b) != at::kComplexFloat) return false;
   auto ok = [](const at::Tensor& t) {
-    return IsHostScalar(t) || (t.device().type() == c10::DeviceType::PrivateUse1 &&
+    return IsCpuScalar(t) || (t.device().type() == c10::DeviceType::PrivateUse1 &&
                                (t.scalar_type() == at::kComplexFloat || t.scalar_type() == at::kFloat));
   };
-  return ok(a) && ok(b) && !(IsHostScalar(a) && IsHostScalar(b));
+  return ok(a) && ok(b) && !(IsCpuScalar(a) && IsCpuScalar(b));
 }
 
 // The float pairs [..., 2] of a complex64 value (conjugate / negative bits materialized first).
@@ -983,10 +981,10 @@ at::Tensor FloatPairs(const at::Tensor& z) { return at::view_as_real(z.resolve_c
 // out (complex64 npu, the broadcast shape) = a * b; out may be a or b (temporaries first).
 void ComplexMulInto(const at::Tensor& a_in, const at::Tensor& b_in, const at::Tensor& out) {
   const at::Tensor o = at::view_as_real(out);
-  auto complex_npu = [](const at::Tensor& t) { return t.is_complex() && !IsHostScalar(t); };
+  auto complex_npu = [](const at::Tensor& t) { return t.is_complex() && !IsCpuScalar(t); };
   if (!complex_npu(a_in) && !complex_npu(b_in)) {
     // A real npu tensor times a complex host scalar (x * 1j).
-    const bool a_host = IsHostScalar(a_in);
+    const bool a_host = IsCpuScalar(a_in);
     const at::Tensor& x = a_host ? b_in : a_in;
     const c10::complex<double> c = (a_host ? a_in : b_in).item().toComplexDouble();
     o.select(-1, 0).copy_(at::mul(x, static_cast<double>(static_cast<float>(c.real()))));
@@ -999,7 +997,7 @@ void ComplexMulInto(const at::Tensor& a_in, const at::Tensor& b_in, const at::Te
   const at::Tensor A = FloatPairs(a);
   const at::Tensor ar = A.select(-1, 0), ai = A.select(-1, 1);
   at::Tensor re, im;
-  if (IsHostScalar(b)) {
+  if (IsCpuScalar(b)) {
     const c10::complex<double> c = b.item().toComplexDouble();
     // Rounded to complex64 first, as the CPU converts the scalar to the result dtype.
     const double cr = static_cast<float>(c.real()), ci = static_cast<float>(c.imag());
@@ -1023,7 +1021,7 @@ void ComplexMulInto(const at::Tensor& a_in, const at::Tensor& b_in, const at::Te
 }
 
 std::vector<int64_t> BroadcastShape(const at::Tensor& a, const at::Tensor& b) {
-  return at::infer_size(IsHostScalar(a) ? c10::IntArrayRef{} : a.sizes(), IsHostScalar(b) ? c10::IntArrayRef{} : b.sizes());
+  return at::infer_size(IsCpuScalar(a) ? c10::IntArrayRef{} : a.sizes(), IsCpuScalar(b) ? c10::IntArrayRef{} : b.sizes());
 }
 
 // Sums (a + alpha * b, alpha real) part by part: each part of the output is one add (or a copy /
@@ -1033,7 +1031,7 @@ struct ComplexPart {
   double s = 0.0;
 };
 std::pair<ComplexPart, ComplexPart> SplitComplex(const at::Tensor& x) {
-  if (IsHostScalar(x)) {
+  if (IsCpuScalar(x)) {
     const c10::complex<double> c = x.item().toComplexDouble();
     return {{at::Tensor(), static_cast<float>(c.real())}, {at::Tensor(), static_cast<float>(c.imag())}};
   }
@@ -1066,53 +1064,65 @@ at::Tensor BoolAddOperand(const at::Tensor& self, const at::Tensor& other, const
   return other;
 }
 
-// self + sign * alpha * other of complex64 values into a new / given / self output; false when not that case.
-bool ComplexAdd(const at::Tensor& self, const at::Tensor& other, const c10::Scalar& alpha, double sign,
-                at::Tensor* out, bool in_place) {
-  if (alpha.isComplex() || !ComplexFloatCase(self, other)) return false;
+// A complex64 binary op of self and other (ComplexFloatCase) into a new (*out undefined), given (*out)
+// or in-place (out null: self) output; false when not that case (the op takes its usual path).
+template <class Into>
+bool ComplexBinary(const char* name, const at::Tensor& self, const at::Tensor& other, at::Tensor* out, Into&& into) {
+  if (!ComplexFloatCase(self, other)) return false;
   const std::vector<int64_t> shape = BroadcastShape(self, other);
-  if (in_place) {
+  if (!out) {
     if (self.scalar_type() != at::kComplexFloat) return false;
-    TORCH_CHECK(shape == self.sizes().vec(), "add_: output with shape ", self.sizes(),
+    TORCH_CHECK(shape == self.sizes().vec(), name, ": output with shape ", self.sizes(),
                 " doesn't match the broadcast shape ", shape);
   } else if (out->defined()) {
     if (out->scalar_type() != at::kComplexFloat || out->device().type() != c10::DeviceType::PrivateUse1) return false;
     at::native::resize_output(*out, shape);
   } else {
-    *out = NpuEmpty(shape, at::kComplexFloat, (IsHostScalar(self) ? other : self).device().index());
+    *out = NpuEmpty(shape, at::kComplexFloat, (IsCpuScalar(self) ? other : self).device().index());
   }
-  ComplexAddInto(self, other, sign * alpha.toDouble(), in_place ? self : *out);
+  into(out ? *out : self);
   return true;
 }
 
+// self + sign * alpha * other of complex64 values (alpha real).
+bool ComplexAdd(const char* name, const at::Tensor& self, const at::Tensor& other, const c10::Scalar& alpha,
+                double sign, at::Tensor* out) {
+  return !alpha.isComplex() && ComplexBinary(name, self, other, out, [&](const at::Tensor& o) {
+    ComplexAddInto(self, other, sign * alpha.toDouble(), o);
+  });
+}
+bool ComplexMul(const char* name, const at::Tensor& self, const at::Tensor& other, at::Tensor* out) {
+  return ComplexBinary(name, self, other, out, [&](const at::Tensor& o) { ComplexMulInto(self, other, o); });
+}
+
 at::Tensor add_Tensor(const at::Tensor& self, const at::Tensor& other_in, const c10::Scalar& alpha) {
-  if (at::Tensor out; ComplexAdd(self, other_in, alpha, 1.0, &out, false)) return out;
+  if (at::Tensor out; ComplexAdd("add", self, other_in, alpha, 1.0, &out)) return out;
   const at::Tensor other = BoolAddOperand(self, other_in, alpha);
   return Pointwise(AddDef("add", self, other, alpha, false), {{"self", &self}, {"other", &other}});
 }
 at::Tensor& add__Tensor(at::Tensor& self, const at::Tensor& other_in, const c10::Scalar& alpha) {
-  if (ComplexAdd(self, other_in, alpha, 1.0, nullptr, true)) return self;
+  if (ComplexAdd("add_", self, other_in, alpha, 1.0, nullptr)) return self;
   const at::Tensor other = BoolAddOperand(self, other_in, alpha);
   Pointwise(AddDef("add_", self, other, alpha, false), {{"self", &self}, {"other", &other}}, PwTarget::InPlace(self));
   return self;
 }
 at::Tensor& add_out(const at::Tensor& self, const at::Tensor& other_in, const c10::Scalar& alpha, at::Tensor& out) {
-  if (ComplexAdd(self, other_in, alpha, 1.0, &out, false)) return out;
+  if (ComplexAdd("add.out", self, other_in, alpha, 1.0, &out)) return out;
   const at::Tensor other = BoolAddOperand(self, other_in, alpha);
   Pointwise(AddDef("add.out", self, other, alpha, false), {{"self", &self}, {"other", &other}}, PwTarget::Out(out));
   return out;
 }
 at::Tensor sub_Tensor(const at::Tensor& self, const at::Tensor& other, const c10::Scalar& alpha) {
-  if (at::Tensor out; ComplexAdd(self, other, alpha, -1.0, &out, false)) return out;
+  if (at::Tensor out; ComplexAdd("sub", self, other, alpha, -1.0, &out)) return out;
   return Pointwise(AddDef("sub", self, other, alpha, true), {{"self", &self}, {"other", &other}});
 }
 at::Tensor& sub__Tensor(at::Tensor& self, const at::Tensor& other, const c10::Scalar& alpha) {
-  if (ComplexAdd(self, other, alpha, -1.0, nullptr, true)) return self;
+  if (ComplexAdd("sub_", self, other, alpha, -1.0, nullptr)) return self;
   Pointwise(AddDef("sub_", self, other, alpha, true), {{"self", &self}, {"other", &other}}, PwTarget::InPlace(self));
   return self;
 }
 at::Tensor& sub_out(const at::Tensor& self, const at::Tensor& other, const c10::Scalar& alpha, at::Tensor& out) {
-  if (ComplexAdd(self, other, alpha, -1.0, &out, false)) return out;
+  if (ComplexAdd("sub.out", self, other, alpha, -1.0, &out)) return out;
   Pointwise(AddDef("sub.out", self, other, alpha, true), {{"self", &self}, {"other", &other}}, PwTarget::Out(out));
   return out;
 }
@@ -1128,31 +1138,16 @@ PwOp MulDef(const char* name, const at::Tensor& self, const at::Tensor& other) {
   return p;
 }
 at::Tensor mul_Tensor(const at::Tensor& self, const at::Tensor& other) {
-  if (ComplexFloatCase(self, other)) {
-    const at::Tensor& dev = IsHostScalar(self) ? other : self;
-    at::Tensor out = NpuEmpty(BroadcastShape(self, other), at::kComplexFloat, dev.device().index());
-    ComplexMulInto(self, other, out);
-    return out;
-  }
+  if (at::Tensor out; ComplexMul("mul", self, other, &out)) return out;
   return Pointwise(MulDef("mul", self, other), {{"self", &self}, {"other", &other}});
 }
 at::Tensor& mul__Tensor(at::Tensor& self, const at::Tensor& other) {
-  if (self.scalar_type() == at::kComplexFloat && ComplexFloatCase(self, other)) {
-    TORCH_CHECK(BroadcastShape(self, other) == self.sizes().vec(), "mul_: output with shape ", self.sizes(),
-                " doesn't match the broadcast shape ", BroadcastShape(self, other));
-    ComplexMulInto(self, other, self);
-    return self;
-  }
+  if (ComplexMul("mul_", self, other, nullptr)) return self;
   Pointwise(MulDef("mul_", self, other), {{"self", &self}, {"other", &other}}, PwTarget::InPlace(self));
   return self;
 }
 at::Tensor& mul_out(const at::Tensor& self, const at::Tensor& other, at::Tensor& out) {
-  if (out.scalar_type() == at::kComplexFloat && out.device().type() == c10::DeviceType::PrivateUse1 &&
-      ComplexFloatCase(self, other)) {
-    at::native::resize_output(out, BroadcastShape(self, other));
-    ComplexMulInto(self, other, out);
-    return out;
-  }
+  if (ComplexMul("mul.out", self, other, &out)) return out;
   Pointwise(MulDef("mul.out", self, other), {{"self", &self}, {"other", &other}}, PwTarget::Out(out));
   return out;
 }
@@ -2002,17 +1997,16 @@ at::Tensor& polar_out(const at::Tensor& abs, const at::Tensor& angle, at::Tensor
 }
 // abs of complex64 is the magnitude hypot(re, im) of the float pairs (a float tensor, as the CPU's
 // std::abs; spectrogram magnitudes); other complex dtypes take the CPU fallback through the gate.
-at::Tensor ComplexPairs(const at::Tensor& z) { return at::view_as_real(z.is_conj() ? z.conj() : z); }
 at::Tensor abs(const at::Tensor& self) {
   if (self.scalar_type() == at::kComplexFloat) {
-    const at::Tensor r = ComplexPairs(self);
+    const at::Tensor r = ComplexMemoryPairs(self);
     return at::hypot(r.select(-1, 0), r.select(-1, 1));
   }
   return Pointwise(UnaryDef("abs", EwOp::kAbs, PwResult::kPromote, true), {{"self", &self}});
 }
 at::Tensor& abs_out(const at::Tensor& self, at::Tensor& out) {
   if (self.scalar_type() == at::kComplexFloat && out.scalar_type() == at::kFloat) {
-    const at::Tensor r = ComplexPairs(self);
+    const at::Tensor r = ComplexMemoryPairs(self);
     return at::hypot_out(out, r.select(-1, 0), r.select(-1, 1));
   }
   Pointwise(UnaryDef("abs.out", EwOp::kAbs, PwResult::kPromote, true), {{"self", &self}}, PwTarget::Out(out));

@@ -7,6 +7,7 @@
 #include <ATen/ops/ge.h>
 #include <ATen/ops/le.h>
 #include <ATen/ops/logical_or.h>
+#include <ATen/ops/view_as_real.h>
 #include <c10/core/DeviceGuard.h>
 
 #include <mutex>
@@ -45,6 +46,8 @@ at::Tensor ScalarOnDevice(const at::Tensor& t, const at::Tensor& like) {
   if (!t.device().is_cpu() || t.dim() != 0 || like.device().is_cpu()) return t;
   return t.to(like.device(), t.scalar_type() == c10::kDouble ? c10::kFloat : t.scalar_type());
 }
+
+at::Tensor ComplexMemoryPairs(const at::Tensor& z) { return at::view_as_real(z.is_conj() ? z.conj() : z); }
 
 c10::DeviceIndex CheckSameNpuDevice(const char* op, std::initializer_list<NamedTensor> tensors) {
   const NamedTensor* first = nullptr;

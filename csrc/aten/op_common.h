@@ -33,6 +33,9 @@ void CheckNoneSet(const at::Tensor& bad, const std::string& message);
 // A Python scalar of a binary op arrives as a CPU 0-dim tensor: it moves to `like`'s device (one
 // value; float64 as float32), as TensorIterator ops take it; anything else is returned as it is.
 at::Tensor ScalarOnDevice(const at::Tensor& t, const at::Tensor& like);
+// The memory of a complex tensor as [..., 2] real pairs, its conjugate bit aside (a view: writes reach
+// the tensor; callers that need the value apply the bit).
+at::Tensor ComplexMemoryPairs(const at::Tensor& z);
 // Several rules with one read back eagerly (the first violated rule's message is raised), a device
 // check per rule in graphs.
 void CheckNoneSet(std::initializer_list<std::pair<at::Tensor, std::string>> rules);

@@ -212,16 +212,13 @@ static void CopyMemory(const at::Tensor& src, const at::Tensor& dst, bool non_bl
   if (!dst_npu || (!src_npu && !non_blocking)) NPU_RT_CALL(stream.Synchronize());
 }
 
-// The memory of a complex tensor as [..., 2] real pairs (its conj bit aside: the caller applies bits).
-static at::Tensor RealPairs(const at::Tensor& z) { return at::view_as_real(z.is_conj() ? z.conj() : z); }
-
 // conj_physical_ (PyTorch's went to a CPU-only DispatchStub: an internal assert on npu): the complex
 // conjugate of self's memory (whatever its conj bit says, the memory is conjugated). complex64 negates
 // the imaginary floats on the vector unit; complex128 is computed by the CPU fallback's conj_physical.
 at::Tensor& conj_physical_(at::Tensor& self) {
   if (!self.is_complex() || self.numel() == 0) return self;
   if (self.scalar_type() == at::kComplexFloat) {
-    RealPairs(self).select(-1, 1).neg_();
+    ComplexMemoryPairs(self).select(-1, 1).neg_();
     return self;
   }
   const at::Tensor conjugated = at::conj_physical(self.is_conj() ? self.conj() : self);
@@ -240,7 +237,7 @@ at::Tensor& conj_physical_out(const at::Tensor& self, at::Tensor& out) {
   out.copy_(self);
   if (self.is_complex() && out.numel() > 0) {
     // out's value is self's; conjugating its memory conjugates its value, whatever out's conj bit.
-    RealPairs(out).select(-1, 1).neg_();
+    ComplexMemoryPairs(out).select(-1, 1).neg_();
   }
   return out;
 }
@@ -252,13 +249,13 @@ at::Tensor& conj_physical_out(const at::Tensor& self, at::Tensor& out) {
 static void CopyComplexCast(const at::Tensor& src, const at::Tensor& dst, bool non_blocking) {
   if (!dst.is_complex()) {
     TORCH_WARN_ONCE("Casting complex values to real discards the imaginary part");
-    CopyMemory(RealPairs(src).select(-1, 0), dst, non_blocking);
+    CopyMemory(ComplexMemoryPairs(src).select(-1, 0), dst, non_blocking);
   } else if (!src.is_complex()) {
-    const at::Tensor d = RealPairs(dst);
+    const at::Tensor d = ComplexMemoryPairs(dst);
     CopyMemory(src, d.select(-1, 0), non_blocking);
     d.select(-1, 1).zero_();
   } else {
-    const at::Tensor d = RealPairs(dst), s = RealPairs(src);
+    const at::Tensor d = ComplexMemoryPairs(dst), s = ComplexMemoryPairs(src);
     CopyMemory(s.expand(d.sizes()), d, non_blocking);
   }
 }
