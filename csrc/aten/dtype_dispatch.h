@@ -18,6 +18,8 @@ namespace torch_ops_nn {
 
 inline bool FloatOnly(c10::ScalarType t) { return IsNpuFloat(t); }
 inline bool NotDouble(c10::ScalarType t) { return t != c10::kDouble && !c10::isComplexType(t); }
+// NotDouble and complex64 (sum / mean reduce its float pairs).
+inline bool NotDoubleOrComplex64(c10::ScalarType t) { return NotDouble(t) || t == c10::kComplexFloat; }
 
 template <class Fn, bool (*kNative)(c10::ScalarType)>
 void DtypeDispatch(const c10::OperatorHandle& op, c10::DispatchKeySet ks, torch::jit::Stack* stack) {

@@ -2,6 +2,7 @@
 // handling, launch of the Ascend C elementwise kernel), the on-device Cast, and the ATen
 // registrations of the arithmetic, comparison, logical, where/masked_fill, clamp, lerp,
 // addcmul/addcdiv and unary math ops. Activations live in activation.cpp.
+#include <ATen/Functions.h>
 #include <ATen/ops/result_type.h>
 #include <ATen/ops/mul.h>
 #include <ATen/ops/add.h>
@@ -975,9 +976,6 @@ bool ComplexFloatCase(const at::Tensor& a, const at::Tensor& b) {
   return ok(a) && ok(b) && !(IsCpuScalar(a) && IsCpuScalar(b));
 }
 
-// The float pairs [..., 2] of a complex64 value (conjugate / negative bits materialized first).
-at::Tensor FloatPairs(const at::Tensor& z) { return at::view_as_real(z.resolve_conj().resolve_neg()); }
-
 // out (complex64 npu, the broadcast shape) = a * b; out may be a or b (temporaries first).
 void ComplexMulInto(const at::Tensor& a_in, const at::Tensor& b_in, const at::Tensor& out) {
   const at::Tensor o = at::view_as_real(out);
@@ -994,7 +992,7 @@ void ComplexMulInto(const at::Tensor& a_in, const at::Tensor& b_in, const at::Te
   const bool swap = !complex_npu(a_in);  // a: a complex npu tensor
   const at::Tensor& a = swap ? b_in : a_in;
   const at::Tensor& b = swap ? a_in : b_in;
-  const at::Tensor A = FloatPairs(a);
+  const at::Tensor A = ComplexValuePairs(a);
   const at::Tensor ar = A.select(-1, 0), ai = A.select(-1, 1);
   at::Tensor re, im;
   if (IsCpuScalar(b)) {
@@ -1011,7 +1009,7 @@ void ComplexMulInto(const at::Tensor& a_in, const at::Tensor& b_in, const at::Te
     o.copy_(at::mul(A, b.unsqueeze(-1)));
     return;
   } else {
-    const at::Tensor B = FloatPairs(b);
+    const at::Tensor B = ComplexValuePairs(b);
     const at::Tensor br = B.select(-1, 0), bi = B.select(-1, 1);
     re = at::mul(ar, br).addcmul_(ai, bi, -1);
     im = at::mul(ar, bi).addcmul_(ai, br, 1);
@@ -1036,7 +1034,7 @@ std::pair<ComplexPart, ComplexPart> SplitComplex(const at::Tensor& x) {
     return {{at::Tensor(), static_cast<float>(c.real())}, {at::Tensor(), static_cast<float>(c.imag())}};
   }
   if (!x.is_complex()) return {{x, 0.0}, {at::Tensor(), 0.0}};
-  const at::Tensor p = FloatPairs(x);
+  const at::Tensor p = ComplexValuePairs(x);
   return {{p.select(-1, 0), 0.0}, {p.select(-1, 1), 0.0}};
 }
 void WriteSum(const at::Tensor& dst, const ComplexPart& a, const ComplexPart& b, double alpha) {
@@ -1075,6 +1073,8 @@ bool ComplexBinary(const char* name, const at::Tensor& self, const at::Tensor& o
     TORCH_CHECK(shape == self.sizes().vec(), name, ": output with shape ", self.sizes(),
                 " doesn't match the broadcast shape ", shape);
   } else if (out->defined()) {
+    TORCH_CHECK(c10::canCast(at::kComplexFloat, out->scalar_type()), name, ": result type ComplexFloat can't be cast to ",
+                "the desired output type ", out->scalar_type());
     if (out->scalar_type() != at::kComplexFloat || out->device().type() != c10::DeviceType::PrivateUse1) return false;
     at::native::resize_output(*out, shape);
   } else {
@@ -1093,6 +1093,140 @@ bool ComplexAdd(const char* name, const at::Tensor& self, const at::Tensor& othe
 }
 bool ComplexMul(const char* name, const at::Tensor& self, const at::Tensor& other, at::Tensor* out) {
   return ComplexBinary(name, self, other, out, [&](const at::Tensor& o) { ComplexMulInto(self, other, o); });
+}
+
+// A complex64 operand as a complex64 npu tensor: a host scalar becomes a 0-dim npu tensor (rounded to
+// complex64 first, as the CPU converts it to the result dtype), a float tensor gets a zero imaginary part.
+at::Tensor AsNpuComplex64(const at::Tensor& t, c10::DeviceIndex device) {
+  if (IsCpuScalar(t)) {
+    const c10::complex<double> c = t.item().toComplexDouble();
+    return at::scalar_tensor(c10::complex<float>(static_cast<float>(c.real()), static_cast<float>(c.imag())),
+                             at::TensorOptions().dtype(at::kComplexFloat))
+        .to(c10::Device(kNpu, device));
+  }
+  return t.is_complex() ? t : at::complex(t, at::zeros_like(t));
+}
+
+// out = a / b of complex64 values (ComplexFloatCase); out may be a or b (temporaries first). The
+// CPU's algorithm (c10::complex, numpy's; a real divisor or scalar is the complex c + 0i), step by step
+// in float: with c + di the divisor and |c| >= |d|, rat = d / c, scl = 1 / (c + d rat),
+// re = (a + b rat) scl, im = (b - a rat) scl; otherwise rat = c / d, scl = 1 / (d + c rat),
+// re = (a rat + b) scl, im = (b rat - a) scl; a zero divisor gives (a / |c|, b / |d|): inf or NaN.
+void ComplexDivInto(const at::Tensor& a_in, const at::Tensor& b_in, const at::Tensor& out) {
+  const c10::DeviceIndex dev = out.device().index();
+  const at::Tensor A = ComplexValuePairs(AsNpuComplex64(a_in, dev)), B = ComplexValuePairs(AsNpuComplex64(b_in, dev));
+  const at::Tensor a = A.select(-1, 0), b = A.select(-1, 1), c = B.select(-1, 0), d = B.select(-1, 1);
+  const at::Tensor abs_c = at::abs(c), abs_d = at::abs(d);
+  const at::Tensor ge = at::ge(abs_c, abs_d);
+  const at::Tensor big = at::where(ge, c, d), small = at::where(ge, d, c);
+  const at::Tensor rat = at::div(small, big);
+  const at::Tensor scl = at::reciprocal(at::addcmul(big, small, rat));
+  // ge: a + b rat, b - a rat; else: b + a rat (= a rat + b), b rat - a
+  const at::Tensor p = at::where(ge, a, b), q = at::where(ge, b, a);
+  at::Tensor re = at::addcmul(p, q, rat).mul_(scl);
+  at::Tensor im = at::where(ge, at::addcmul(b, a, rat, -1), at::mul(b, rat).sub_(a)).mul_(scl);
+  const at::Tensor zero = at::logical_and(at::eq(abs_c, 0), at::eq(abs_d, 0));
+  re = at::where(zero, at::div(a, abs_c), re);
+  im = at::where(zero, at::div(b, abs_d), im);
+  const at::Tensor o = at::view_as_real(out);
+  o.select(-1, 0).copy_(re);
+  o.select(-1, 1).copy_(im);
+}
+
+// eq / ne of complex64 values (ComplexFloatCase): both parts equal.
+at::Tensor ComplexEqual(const at::Tensor& a, const at::Tensor& b, bool ne) {
+  const auto pa = SplitComplex(a), pb = SplitComplex(b);
+  at::Tensor r;
+  bool all_false = false;
+  for (const auto& [x, y] : {std::pair(pa.first, pb.first), std::pair(pa.second, pb.second)}) {
+    at::Tensor e;
+    if (x.t.defined() && y.t.defined()) e = at::eq(x.t, y.t);
+    else if (x.t.defined()) e = at::eq(x.t, y.s);
+    else if (y.t.defined()) e = at::eq(y.t, x.s);
+    else all_false |= x.s != y.s;  // two constants: equal parts decide nothing
+    if (e.defined()) r = r.defined() ? at::logical_and(r, e) : e;
+  }
+  if (all_false) r = at::zeros(BroadcastShape(a, b), r.options());
+  return ne ? at::logical_not(r) : r;
+}
+
+// A result computed apart from Pointwise (in float, or by the CPU fallback) delivered like Pointwise
+// would: a new tensor of dtype `common`, or copied into out= / in place after the same checks.
+at::Tensor DeliverResult(const char* name, const at::Tensor& r, c10::ScalarType common, PwTarget target) {
+  if (target.kind == PwTarget::kNew) return r.to(common);
+  TORCH_CHECK(c10::canCast(common, target.tensor->scalar_type()), name, ": result type ", common,
+              " can't be cast to the desired output type ", target.tensor->scalar_type());
+  if (target.kind == PwTarget::kOut) {
+    at::native::resize_output(*target.tensor, r.sizes());
+  } else {
+    TORCH_CHECK(target.tensor->sizes() == r.sizes(), name, ": output with shape ", ShapeStr(target.tensor->sizes()),
+                " doesn't match the broadcast shape ", ShapeStr(r.sizes()));
+  }
+  target.tensor->copy_(r);
+  return *target.tensor;
+}
+
+// Unary complex64 math on the float pairs x + iy (undefined for other ops: their usual path):
+//   exp:        e^x (cos y + i sin y)        (y = 0 keeps a zero imaginary part: exp(inf) = inf; C99's
+//               values for an infinite x with a non-finite y)
+//   log:        log |z| + i atan2(y, x)
+//   reciprocal: 1 / z by the division below (the CPU's)
+//   sgn:        z / |z|, 0 at 0
+//   sqrt:       the principal root: t = sqrt((|x| + |z|) / 2); (t, y / 2t) for x >= 0, (|y| / 2t, +-t)
+//               otherwise, the sign of y; (inf, y) for an infinite y, (0, y) at 0 (C99's csqrt)
+at::Tensor ComplexUnary(c10::string_view name, const at::Tensor& z) {
+  if (!IsNpuComplex64(z)) return {};
+  const at::Tensor P = ComplexValuePairs(z);
+  const at::Tensor x = P.select(-1, 0), y = P.select(-1, 1);
+  at::Tensor re, im;
+  if (name == "exp") {
+    const at::Tensor m = at::exp(x);
+    re = at::mul(m, at::cos(y));
+    im = at::where(at::eq(y, 0), y, at::mul(m, at::sin(y)));
+    // C99's cexp of an infinite x and a non-finite y: (inf, NaN) for +inf, (0, +-0) for -inf.
+    const at::Tensor edge = at::logical_and(at::isinf(x), at::logical_not(at::isfinite(y)));
+    const at::Tensor pos = at::gt(x, 0);
+    re = at::where(edge, at::where(pos, std::numeric_limits<double>::infinity(), 0.0), re);
+    im = at::where(edge, at::where(pos, at::full_like(y, NAN), at::copysign(at::zeros_like(y), y)), im);
+  } else if (name == "log") {
+    re = at::log(at::hypot(x, y));
+    im = at::atan2(y, x);
+  } else if (name == "reciprocal") {
+    at::Tensor r = NpuEmpty(z.sizes(), at::kComplexFloat, z.device().index());
+    ComplexDivInto(at::scalar_tensor(1.0), z, r);
+    return r;
+  } else if (name == "sgn") {
+    const at::Tensor m = at::hypot(x, y);
+    const at::Tensor zero = at::eq(m, 0);
+    re = at::div(x, m).masked_fill_(zero, 0);
+    im = at::div(y, m).masked_fill_(zero, 0);
+  } else if (name == "sqrt") {
+    const at::Tensor t = at::sqrt(at::hypot(x, y).mul_(0.5).add_(at::abs(x), 0.5));  // halves: no overflow
+    const at::Tensor q = at::where(at::eq(t, 0), y, at::div(y, at::mul(t, 2)));
+    const at::Tensor neg = at::lt(x, 0);
+    const at::Tensor inf_y = at::isinf(y);  // sqrt(x + i inf) = inf + i inf for every x (C99)
+    re = at::where(neg, at::abs(q), t).masked_fill_(inf_y, std::numeric_limits<float>::infinity());
+    im = at::where(inf_y, y, at::where(neg, at::copysign(t, y), q));
+  } else {
+    return {};
+  }
+  return at::complex(re, im);
+}
+
+// z ** e of complex64 z and a real exponent: z * z for 2, else |z|^e (cos e theta + i sin e theta).
+at::Tensor ComplexPowScalar(const at::Tensor& z, double e) {
+  if (e == 2.0) {
+    at::Tensor out = NpuEmpty(z.sizes(), at::kComplexFloat, z.device().index());
+    ComplexMulInto(z, z, out);
+    return out;
+  }
+  if (e == 1.0) return z.resolve_conj().resolve_neg().clone();
+  if (e == 0.0) return at::ones(z.sizes(), z.options());
+  const at::Tensor P = ComplexValuePairs(z);
+  const at::Tensor x = P.select(-1, 0), y = P.select(-1, 1);
+  const at::Tensor m = at::pow(at::hypot(x, y), e);
+  const at::Tensor th = at::atan2(y, x).mul_(e);
+  return at::complex(at::mul(m, at::cos(th)), at::mul(m, at::sin(th)));
 }
 
 at::Tensor add_Tensor(const at::Tensor& self, const at::Tensor& other_in, const c10::Scalar& alpha) {
@@ -1212,21 +1346,6 @@ bool IntDivFitsFloat(const char* name, const at::Tensor& self, const at::Tensor&
   return !host_beyond && !(c & 1);
 }
 
-// A result computed apart from Pointwise (in float, or by the CPU fallback) delivered like Pointwise
-// would: a new tensor of dtype `common`, or copied into out= / in place after the same checks.
-at::Tensor DeliverResult(const char* name, const at::Tensor& r, c10::ScalarType common, PwTarget target) {
-  if (target.kind == PwTarget::kNew) return r.to(common);
-  TORCH_CHECK(c10::canCast(common, target.tensor->scalar_type()), name, ": result type ", common,
-              " can't be cast to the desired output type ", target.tensor->scalar_type());
-  if (target.kind == PwTarget::kOut) {
-    at::native::resize_output(*target.tensor, r.sizes());
-  } else {
-    TORCH_CHECK(target.tensor->sizes() == r.sizes(), name, ": output with shape ", ShapeStr(target.tensor->sizes()),
-                " doesn't match the broadcast shape ", ShapeStr(r.sizes()));
-  }
-  target.tensor->copy_(r);
-  return *target.tensor;
-}
 
 // An integer op computed in float (floor / trunc division, remainder, fmod) still sees its operands
 // as the common integer dtype holds them: a one-element operand of another dtype (a host scalar or
@@ -1238,6 +1357,12 @@ at::Tensor AsCommon(const at::Tensor& t, c10::ScalarType common) {
 // Integer division goes through the float kernel (the vector unit has no integer Div).
 at::Tensor DivRun(const char* name, const at::Tensor& self_in, const at::Tensor& other_in,
                   std::optional<c10::string_view> mode, PwTarget target) {
+  if (!mode.has_value() && ComplexFloatCase(self_in, other_in)) {
+    at::Tensor out = target.kind == PwTarget::kOut ? *target.tensor : at::Tensor();
+    if (ComplexBinary(name, self_in, other_in, target.kind == PwTarget::kInPlace ? nullptr : &out,
+                      [&](const at::Tensor& o) { ComplexDivInto(self_in, other_in, o); }))
+      return target.kind == PwTarget::kInPlace ? *target.tensor : out;
+  }
   PwOp p = DivDef(name, mode);
   const c10::ScalarType common = CommonDtype({{"self", &self_in}, {"other", &other_in}});
   const bool int_mode = mode.has_value() && IsNpuInt(common);
@@ -1582,6 +1707,12 @@ at::Tensor& bitwise_not_(at::Tensor& self) {
 }
 
 at::Tensor ScalarTensor(const c10::Scalar& s) { return c10::scalar_to_tensor(s); }  // a CPU 0-dim tensor
+// A Python scalar as the CPU 0-dim tensor TensorIterator sees (a wrapped number: it does not promote).
+at::Tensor WrappedScalar(const c10::Scalar& s) {
+  at::Tensor t = c10::scalar_to_tensor(s);
+  t.unsafeGetTensorImpl()->set_wrapped_number(true);
+  return t;
+}
 #define TORCH_OPS_NN_SHIFT(NAME, LEFT, DUNDER)                                                                   \
   at::Tensor NAME##_Tensor(const at::Tensor& self, const at::Tensor& other) {                                    \
     return ShiftRun(#NAME, LEFT, self, other, PwTarget::New());                                                   \
@@ -1605,11 +1736,18 @@ TORCH_OPS_NN_SHIFT(bitwise_left_shift, true, lshift)
 TORCH_OPS_NN_SHIFT(bitwise_right_shift, false, rshift)
 
 // ---- comparisons (Tensor and Scalar forms, out=, in-place)
+// (eq / ne with a complex64 operand: ComplexEqual on the float pairs)
 #define TORCH_OPS_NN_COMPARE(FN, OP)                                                                            \
   at::Tensor FN##_Tensor(const at::Tensor& self, const at::Tensor& other) {                                    \
+    if ((OP == EwOp::kEq || OP == EwOp::kNe) && ComplexFloatCase(self, other))                                 \
+      return ComplexEqual(self, other, OP == EwOp::kNe);                                                       \
     return Pointwise(Def(#FN, OP, PwResult::kBool, true), {{"self", &self}, {"other", &other}});              \
   }                                                                                                            \
   at::Tensor FN##_Scalar(const at::Tensor& self, const c10::Scalar& other) {                                   \
+    if ((OP == EwOp::kEq || OP == EwOp::kNe) && self.is_complex()) {                                           \
+      const at::Tensor o = WrappedScalar(other);                                                               \
+      if (ComplexFloatCase(self, o)) return ComplexEqual(self, o, OP == EwOp::kNe);                            \
+    }                                                                                                          \
     return Pointwise(Def(#FN, OP, PwResult::kBool, true), {{"self", &self}, {"other", nullptr, &other}});     \
   }                                                                                                            \
   at::Tensor& FN##_Tensor_out(const at::Tensor& self, const at::Tensor& other, at::Tensor& out) {              \
@@ -1648,6 +1786,16 @@ at::Tensor where_self(const at::Tensor& condition, const at::Tensor& self, const
   CheckCondition("where", "condition", condition);
   // The condition takes no part in type promotion (a bool never changes a numeric result type).
   at::Tensor cond = condition.scalar_type() == c10::kBool ? condition : condition.to(c10::kBool);
+  if (ComplexFloatCase(self, other)) {  // complex64: each part chosen on its own
+    const auto pa = SplitComplex(self), pb = SplitComplex(other);
+    auto pick = [&](const ComplexPart& a, const ComplexPart& b) {
+      if (a.t.defined() && b.t.defined()) return at::where(cond, a.t, b.t);
+      if (a.t.defined()) return at::where(cond, a.t, b.s);
+      if (b.t.defined()) return at::where(cond, a.s, b.t);
+      return at::where(cond, a.s, b.s);
+    };
+    return at::complex(pick(pa.first, pb.first), pick(pa.second, pb.second));
+  }
   return Pointwise(Def("where", EwOp::kWhere, PwResult::kPromote, true),
                    {{"condition", &cond}, {"self", &self}, {"other", &other}});
 }
@@ -1929,15 +2077,21 @@ PwOp UnaryDef(const char* name, EwOp op, PwResult r, bool int_ok) {
   if (op == EwOp::kAbs) p.bool_error = "\"abs_npu\" not implemented for 'Bool'";
   return p;
 }
+// (complex64 operands of exp / log / reciprocal / sgn / sqrt: ComplexUnary on the float pairs)
 #define TORCH_OPS_NN_UNARY(FN, NAME, OP, RESULT, INT_OK)                                                       \
   at::Tensor FN(const at::Tensor& self) {                                                                     \
+    if (at::Tensor z = ComplexUnary(NAME, self); z.defined()) return z;                                       \
     return Pointwise(UnaryDef(NAME, OP, RESULT, INT_OK), {{"self", &self}});                                       \
   }                                                                                                           \
   at::Tensor& FN##_out(const at::Tensor& self, at::Tensor& out) {                                             \
+    if (at::Tensor z = ComplexUnary(NAME, self); z.defined())                                                 \
+      return DeliverResult(NAME ".out", z, z.scalar_type(), PwTarget::Out(out)), out;                         \
     Pointwise(UnaryDef(NAME ".out", OP, RESULT, INT_OK), {{"self", &self}}, PwTarget::Out(out));                    \
     return out;                                                                                               \
   }                                                                                                           \
   at::Tensor& FN##_(at::Tensor& self) {                                                                       \
+    if (at::Tensor z = ComplexUnary(NAME, self); z.defined())                                                 \
+      return DeliverResult(NAME "_", z, z.scalar_type(), PwTarget::InPlace(self)), self;                      \
     Pointwise(UnaryDef(NAME "_", OP, RESULT, INT_OK), {{"self", &self}}, PwTarget::InPlace(self));                  \
     return self;                                                                                              \
   }
@@ -1945,14 +2099,14 @@ PwOp UnaryDef(const char* name, EwOp op, PwResult r, bool int_ok) {
 // float32 parts (polar: abs * cos(angle), abs * sin(angle) with the vector unit's cos / sin).
 at::Tensor neg(const at::Tensor& self) {
   if (self.scalar_type() == at::kComplexFloat && self.device().type() == c10::DeviceType::PrivateUse1)
-    return at::view_as_complex(at::neg(FloatPairs(self)).contiguous());
+    return at::view_as_complex(at::neg(ComplexValuePairs(self)).contiguous());
   return Pointwise(UnaryDef("neg", EwOp::kNeg, PwResult::kPromote, true), {{"self", &self}});
 }
 at::Tensor& neg_out(const at::Tensor& self, at::Tensor& out) {
   if (self.scalar_type() == at::kComplexFloat && out.scalar_type() == at::kComplexFloat &&
       self.device() == out.device() && self.device().type() == c10::DeviceType::PrivateUse1) {
     at::native::resize_output(out, self.sizes());
-    at::view_as_real(out).copy_(at::neg(FloatPairs(self)));
+    at::view_as_real(out).copy_(at::neg(ComplexValuePairs(self)));
     return out;
   }
   Pointwise(UnaryDef("neg.out", EwOp::kNeg, PwResult::kPromote, true), {{"self", &self}}, PwTarget::Out(out));
@@ -2011,6 +2165,23 @@ at::Tensor& abs_out(const at::Tensor& self, at::Tensor& out) {
   }
   Pointwise(UnaryDef("abs.out", EwOp::kAbs, PwResult::kPromote, true), {{"self", &self}}, PwTarget::Out(out));
   return out;
+}
+// angle: atan2(imag, real) of complex64 (a float tensor, the CPU's std::arg); of a float tensor pi where
+// negative and 0 elsewhere, NaN kept (other dtypes: the dtype gate's CPU fallback).
+at::Tensor angle_npu(const at::Tensor& self) {
+  if (IsNpuComplex64(self)) {
+    const at::Tensor P = ComplexValuePairs(self);
+    return at::atan2(P.select(-1, 1), P.select(-1, 0));
+  }
+  NPU_CHECK_DTYPE(IsNpuFloat(self.scalar_type()), self.scalar_type(), "angle: argument 'self' has dtype ",
+                  self.scalar_type(), ", which is not supported; supported dtypes: Float, Half, BFloat16, ComplexFloat");
+  CheckSameNpuDevice("angle", {{"self", &self}});
+  const at::Tensor r = at::zeros_like(self).masked_fill_(at::lt(self, 0), M_PI);
+  return at::where(at::isnan(self), self, r);
+}
+at::Tensor& angle_out(const at::Tensor& self, at::Tensor& out) {
+  const at::Tensor r = angle_npu(self);
+  return DeliverResult("angle.out", r, r.scalar_type(), PwTarget::Out(out)), out;
 }
 at::Tensor& abs_(at::Tensor& self) {
   Pointwise(UnaryDef("abs_", EwOp::kAbs, PwResult::kPromote, true), {{"self", &self}}, PwTarget::InPlace(self));
@@ -2164,6 +2335,8 @@ at::Tensor IntPowRun(const char* name, const at::Tensor& self, const c10::Scalar
 }
 
 at::Tensor PowScalarRun(const char* name, const at::Tensor& self, const c10::Scalar& e, PwTarget target) {
+  if (IsNpuComplex64(self) && !e.isComplex() && !e.isBoolean())
+    return DeliverResult(name, ComplexPowScalar(self, e.toDouble()), at::kComplexFloat, target);
   if (e.isIntegral(/*includeBool=*/false)) {
     const c10::ScalarType common = CommonDtype({{"self", &self}, {"exponent", nullptr, &e}});
     if (IsNpuInt(common)) return IntPowRun(name, self, e, common, target);
@@ -2383,6 +2556,8 @@ NPU_ATEN_LIBRARY_IMPL(m) {
   m.impl(#FN "_", TORCH_FN(torch_ops_nn::FN##_));
   TORCH_OPS_NN_REG_UNARY(neg)
   m.impl("complex.out", TORCH_FN(torch_ops_nn::complex_out));
+  m.impl("angle", TORCH_FN(torch_ops_nn::angle_npu));
+  m.impl("angle.out", TORCH_FN(torch_ops_nn::angle_out));
   m.impl("polar.out", TORCH_FN(torch_ops_nn::polar_out));
   TORCH_OPS_NN_REG_UNARY(abs)
   TORCH_OPS_NN_REG_UNARY(exp)

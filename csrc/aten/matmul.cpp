@@ -7,6 +7,7 @@
 #include "core/cpu_fallback.h"
 
 #include <ATen/Context.h>
+#include <ATen/Functions.h>
 #include <ATen/ExpandUtils.h>
 #include <ATen/native/Resize.h>
 #include <c10/core/DeviceGuard.h>
@@ -416,8 +417,40 @@ bool HostMatmul(std::initializer_list<const at::Tensor*> ts) {
   return false;
 }
 
+// complex64 products on the cube's float GEMM: with A = Ar + i Ai and B = Br + i Bi,
+// [Ar | Ai] (M x 2K) @ [[Br, Bi], [-Bi, Br]] (2K x 2N) = [Ar Br - Ai Bi | Ar Bi + Ai Br] = [Cr | Ci],
+// one GEMM (the four real products of the CPU's complex GEMM). 2-D (mm) or 3-D (bmm) operands; an
+// undefined result when they are not both complex64 npu tensors (the usual path: the CPU fallback).
+at::Tensor ComplexMatmul(const char* op, const at::Tensor& a, const at::Tensor& b) {
+  if (!IsNpuComplex64(a) || !IsNpuComplex64(b)) return {};
+  const int64_t d = a.dim();
+  TORCH_CHECK(d == b.dim() && (d == 2 || d == 3), op, ": expected ", d == 3 ? "3-D" : "2-D",
+              " tensors, but got ", a.dim(), "-D and ", b.dim(), "-D");
+  TORCH_CHECK(a.size(-1) == b.size(-2), op, ": mat1 and mat2 shapes cannot be multiplied (", a.size(-2), "x",
+              a.size(-1), " and ", b.size(-2), "x", b.size(-1), ")");
+  TORCH_CHECK(d == 2 || a.size(0) == b.size(0), op, ": batch1 and batch2 must have the same batch size, got ",
+              a.size(0), " and ", b.size(0));
+  CheckSameNpuDevice(op, {{"self", &a}, {"mat2", &b}});
+  const int64_t N = b.size(-1);
+  std::vector<int64_t> x_shape = a.sizes().vec();
+  x_shape.back() *= 2;
+  // [..., M, K, 2] -> [..., M, 2, K] -> [..., M, 2K]: the real parts, then the imaginary ones.
+  const at::Tensor X = ComplexValuePairs(a).movedim(-1, -2).reshape(x_shape);
+  const at::Tensor B = ComplexValuePairs(b);
+  const at::Tensor br = B.select(-1, 0), bi = B.select(-1, 1);
+  const at::Tensor Y = at::cat({at::cat({br, bi}, -1), at::cat({at::neg(bi), br}, -1)}, -2);
+  const at::Tensor R = d == 2 ? at::mm(X, Y) : at::bmm(X, Y);
+  std::vector<int64_t> r_shape = R.sizes().vec();
+  r_shape.back() = N;
+  r_shape.insert(r_shape.end() - 1, 2);
+  // [..., M, 2N] -> [..., M, 2, N] -> [..., M, N, 2]
+  return at::view_as_complex(R.view(r_shape).movedim(-2, -1).contiguous());
+}
+
 // ---- mm ----
 at::Tensor& mm_out(const at::Tensor& self, const at::Tensor& mat2, at::Tensor& out) {
+  if (at::Tensor r = ComplexMatmul("mm", self, mat2); r.defined() && IsNpuComplex64(out))
+    return at::native::resize_output(out, r.sizes()), out.copy_(r);
   if (HostMatmul({&self, &mat2, &out})) return CallCpuFallback("aten::mm", "out", {self, mat2, out}), out;
   CheckSameNpuDevice("mm", {{"self", &self}, {"mat2", &mat2}, {"out", &out}});
   CheckMatmulArgs("mm", self, mat2, 2, "self", "mat2");
@@ -431,6 +464,7 @@ at::Tensor& mm_out(const at::Tensor& self, const at::Tensor& mat2, at::Tensor& o
 }
 
 at::Tensor mm(const at::Tensor& self, const at::Tensor& mat2) {
+  if (at::Tensor r = ComplexMatmul("mm", self, mat2); r.defined()) return r;
   if (HostMatmul({&self, &mat2})) return CallCpuFallback("aten::mm", "", {self, mat2})[0].toTensor();
   CheckSameNpuDevice("mm", {{"self", &self}, {"mat2", &mat2}});
   CheckMatmulArgs("mm", self, mat2, 2, "self", "mat2");
@@ -443,6 +477,8 @@ at::Tensor mm(const at::Tensor& self, const at::Tensor& mat2) {
 
 // ---- bmm ----
 at::Tensor& bmm_out(const at::Tensor& self, const at::Tensor& mat2, at::Tensor& out) {
+  if (at::Tensor r = ComplexMatmul("bmm", self, mat2); r.defined() && IsNpuComplex64(out))
+    return at::native::resize_output(out, r.sizes()), out.copy_(r);
   if (HostMatmul({&self, &mat2, &out})) return CallCpuFallback("aten::bmm", "out", {self, mat2, out}), out;
   CheckSameNpuDevice("bmm", {{"self", &self}, {"mat2", &mat2}, {"out", &out}});
   CheckMatmulArgs("bmm", self, mat2, 3, "self", "mat2");
@@ -456,6 +492,7 @@ at::Tensor& bmm_out(const at::Tensor& self, const at::Tensor& mat2, at::Tensor& 
 }
 
 at::Tensor bmm(const at::Tensor& self, const at::Tensor& mat2) {
+  if (at::Tensor r = ComplexMatmul("bmm", self, mat2); r.defined()) return r;
   if (HostMatmul({&self, &mat2})) return CallCpuFallback("aten::bmm", "", {self, mat2})[0].toTensor();
   CheckSameNpuDevice("bmm", {{"self", &self}, {"mat2", &mat2}});
   CheckMatmulArgs("bmm", self, mat2, 3, "self", "mat2");
@@ -485,6 +522,12 @@ at::Tensor& addmm_out(const at::Tensor& self, const at::Tensor& mat1, const at::
 
 at::Tensor addmm(const at::Tensor& self, const at::Tensor& mat1, const at::Tensor& mat2, const at::Scalar& beta,
                  const at::Scalar& alpha) {
+  if (IsNpuComplex64(self)) {
+    if (at::Tensor r = ComplexMatmul("addmm", mat1, mat2); r.defined()) {  // beta * self + alpha * mat1 @ mat2
+      if (!(alpha.isIntegral(true) && alpha.toLong() == 1)) r = at::mul(r, alpha);
+      return beta.toComplexDouble() == 0.0 ? r : at::add(r, at::mul(self, beta));
+    }
+  }
   if (HostMatmul({&self, &mat1, &mat2}))
     return CallCpuFallback("aten::addmm", "", {self, mat1, mat2, beta, alpha})[0].toTensor();
   CheckSameNpuDevice("addmm", {{"self", &self}, {"mat1", &mat1}, {"mat2", &mat2}});

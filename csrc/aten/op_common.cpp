@@ -48,6 +48,10 @@ at::Tensor ScalarOnDevice(const at::Tensor& t, const at::Tensor& like) {
 }
 
 at::Tensor ComplexMemoryPairs(const at::Tensor& z) { return at::view_as_real(z.is_conj() ? z.conj() : z); }
+at::Tensor ComplexValuePairs(const at::Tensor& z) { return at::view_as_real(z.resolve_conj().resolve_neg()); }
+bool IsNpuComplex64(const at::Tensor& t) {
+  return t.defined() && t.scalar_type() == at::kComplexFloat && t.device().type() == kNpu;
+}
 
 c10::DeviceIndex CheckSameNpuDevice(const char* op, std::initializer_list<NamedTensor> tensors) {
   const NamedTensor* first = nullptr;

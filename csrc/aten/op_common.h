@@ -36,6 +36,10 @@ at::Tensor ScalarOnDevice(const at::Tensor& t, const at::Tensor& like);
 // The memory of a complex tensor as [..., 2] real pairs, its conjugate bit aside (a view: writes reach
 // the tensor; callers that need the value apply the bit).
 at::Tensor ComplexMemoryPairs(const at::Tensor& z);
+// The value of a complex tensor as [..., 2] real pairs (conjugate / negative bits materialized first).
+at::Tensor ComplexValuePairs(const at::Tensor& z);
+// A complex64 tensor on an npu (the complex dtype the npu computes natively, on its float pairs).
+bool IsNpuComplex64(const at::Tensor& t);
 // Several rules with one read back eagerly (the first violated rule's message is raised), a device
 // check per rule in graphs.
 void CheckNoneSet(std::initializer_list<std::pair<at::Tensor, std::string>> rules);

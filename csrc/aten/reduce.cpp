@@ -2,6 +2,9 @@
 // var/std (+ _mean), linalg_vector_norm, any/all, count_nonzero, exact integer sums. Argument checks, output
 // shapes and dtypes, the pass plan (see ascendc_kernels/reduce.h), and the kernel launches.
 #include <ATen/core/Tensor.h>
+#include <ATen/ops/mean.h>
+#include <ATen/ops/sum.h>
+#include <ATen/ops/view_as_complex.h>
 #include <ATen/native/Resize.h>
 #include <torch/library.h>
 
@@ -309,13 +312,22 @@ at::Tensor SumImpl(const char* op, const at::Tensor& self, at::OptionalIntArrayR
                    c10::ScalarType out_dtype, bool mean, bool nan_to_zero = false) {
   CheckSameNpuDevice(op, {{"self", &self}});
   const DimMask mask = MakeDimMask(op, self, dim, /*empty_means_all=*/true);
+  if (IsNpuComplex64(self) && out_dtype == c10::kComplexFloat && !nan_to_zero) {
+    // complex64: the float pairs reduced over the same dims (each part summed on its own).
+    std::vector<int64_t> dims;
+    for (int64_t d = 0; d < self.dim(); ++d)
+      if (mask[d]) dims.push_back(d);
+    const at::Tensor P = ComplexValuePairs(self);
+    const at::Tensor r = dims.empty() ? P.clone() : mean ? at::mean(P, dims, keepdim) : at::sum(P, dims, keepdim);
+    return at::view_as_complex(r.contiguous());
+  }
   const std::vector<int64_t> out_sizes = ReducedSizes(self, mask, keepdim);
   const c10::DeviceIndex dev = self.device().index();
   if (mean) {
     TORCH_CHECK(c10::isFloatingType(self.scalar_type()) || c10::isComplexType(self.scalar_type()), op,
                 "(): could not infer output dtype. Input dtype must be either a floating point or complex dtype. "
                 "Got: ", self.scalar_type());
-    TORCH_CHECK(c10::isFloatingType(out_dtype), op, ": dtype ", out_dtype,
+    TORCH_CHECK(c10::isFloatingType(out_dtype) || c10::isComplexType(out_dtype), op, ": dtype ", out_dtype,
                 " is not supported; mean needs a floating point dtype");
   }
   const bool int_path = c10::isIntegralType(out_dtype, /*includeBool=*/true) ||
@@ -861,15 +873,15 @@ at::Tensor IntegerSum(const char* op, const at::Tensor& self, const DimMask& mas
 
 NPU_ATEN_LIBRARY_IMPL(m) {
   using namespace torch_ops_nn;
-  NPU_IMPL("sum.dim_IntList", sum_dim, NotDouble);
-  NPU_IMPL("sum.IntList_out", sum_out, NotDouble);
+  NPU_IMPL("sum.dim_IntList", sum_dim, NotDoubleOrComplex64);
+  NPU_IMPL("sum.IntList_out", sum_out, NotDoubleOrComplex64);
   NPU_IMPL("nansum", nansum_npu, NotDouble);
   NPU_IMPL("nansum.out", nansum_out, NotDouble);
   NPU_IMPL_INT_VIA_FLOAT("aminmax", aminmax_npu);
   NPU_IMPL("aminmax.out", aminmax_out, FloatOnly);
   NPU_IMPL("count_nonzero.dim_IntList", count_nonzero_npu, NotDouble);
-  NPU_IMPL("mean.dim", mean_dim, NotDouble);
-  NPU_IMPL("mean.out", mean_out, NotDouble);
+  NPU_IMPL("mean.dim", mean_dim, NotDoubleOrComplex64);
+  NPU_IMPL("mean.out", mean_out, NotDoubleOrComplex64);
   NPU_IMPL_INT_VIA_FLOAT("amax", amax);
   NPU_IMPL("amax.out", amax_out, FloatOnly);
   NPU_IMPL_INT_VIA_FLOAT("amin", amin);

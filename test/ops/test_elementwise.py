@@ -640,14 +640,19 @@ def test_float64_arithmetic_is_a_fallback(monkeypatch):
 
 
 def test_complex_math_is_a_fallback(monkeypatch):
-    # complex operands (torch.stft, torch.fft return them) take the CPU fallback like float64: they
-    # raised "dtype ComplexFloat, which is not supported" from add / mul / abs / exp / eq / matmul.
+    # complex128 (and the complex64 ops without a float-pair composition) take the CPU fallback like
+    # float64: they raised "dtype ComplexFloat, which is not supported" from add / mul / abs / exp /
+    # eq / matmul; the ops below are native in complex64 now and must give the same values.
     torch.manual_seed(3)
     z = torch.randn(4, 5, dtype=torch.complex64)
     d = npu(z)
+    d128 = npu(z.to(torch.complex128))
     with pytest.raises(NotImplementedError, match=r"aten::div.Tensor.*TORCH_OPS_NN_FALLBACK=error"):
-        d / d
+        d128 / d128
+    with pytest.raises(NotImplementedError, match=r"aten::tanh.*TORCH_OPS_NN_FALLBACK=error"):
+        d.tanh()
     monkeypatch.setenv("TORCH_OPS_NN_FALLBACK", "silent")
+    assert torch.allclose((d128 / d128).cpu(), torch.ones(4, 5, dtype=torch.complex128))
     for f in (lambda t: t + t, lambda t: t * 2, lambda t: t * t, lambda t: t / 3, lambda t: t.abs(), lambda t: t.exp(),
               lambda t: t == t, lambda t: t != 0, lambda t: t @ t.t(), lambda t: t @ t.conj().t(),
               lambda t: torch.bmm(t[None], t.t()[None]), lambda t: torch.addmm(t[:, :4], t, t.t()[:, :4])):
@@ -758,6 +763,170 @@ def test_complex64_neg_and_construction_are_native(case):
         "polar": (lambda a, b: torch.polar(a.abs(), b), (x, x * 3)),
     }[case]
     _assert_complex_case_matches_cpu(fn, args, tol=2e-6)
+
+
+def _assert_complex_close(got, want, rtol, atol=0.0):
+    """|got - want| <= atol + rtol |want| for the finite values (a part that cancels is judged
+    against the modulus, as a complex rounding error is), the same inf / NaN pattern elsewhere."""
+    fin = torch.isfinite(want)
+    assert torch.equal(torch.isfinite(got), fin), (got[~fin], want[~fin])
+    rw, rg = torch.view_as_real(want[~fin]), torch.view_as_real(got[~fin])
+    torch.testing.assert_close(rg, rw, rtol=rtol, atol=0, equal_nan=True)  # (the parts of inf / NaN values)
+    err = (got[fin] - want[fin]).abs()
+    bound = atol + rtol * want[fin].abs()
+    assert (err <= bound).all(), (err / want[fin].abs().clamp_min(1e-38)).max()
+
+
+def _complex_operands(n=300, seed=11):
+    """complex64 values over many magnitudes (1e-12 .. 1e12), zeros, and both signs of each part."""
+    g = torch.Generator().manual_seed(seed)
+    z = torch.randn(n, dtype=torch.complex64, generator=g) * torch.exp(torch.randn(n, generator=g) * 6)
+    z[:4] = torch.tensor([0, 1, -1j, -2 + 0j])
+    return z
+
+
+@pytest.mark.parametrize("case", ["complex", "broadcast", "real_divisor", "real_dividend", "scalar", "complex_scalar",
+                                  "scalar_dividend", "conj", "in_place", "out", "zero_and_inf_divisors"])
+def test_complex64_division_is_native(case):
+    """complex64 / runs the CPU's algorithm (numpy's scaled division) on the float pairs: the CPU's
+    values over 24 orders of magnitude, and its inf / NaN for zero and infinite divisors."""
+    z, w = _complex_operands(seed=12), _complex_operands(seed=13)
+    inf = float("inf")
+    edge = torch.tensor([0, 0, inf, 1j * inf, 1e-30 + 1e-30j, 3e38 + 3e38j], dtype=torch.complex64)
+    fn, args = {
+        "complex": (lambda a, b: a / b, (z, w)),
+        "broadcast": (lambda a, b: a / b, (z.view(30, 10), w[:10])),
+        "real_divisor": (lambda a, b: a / b, (z, w.real)),
+        "real_dividend": (lambda a, b: a / b, (z.real, w)),
+        "scalar": (lambda a: a / 2.5, (z,)),
+        "complex_scalar": (lambda a: a / (3 - 4j), (z,)),
+        "scalar_dividend": (lambda a: (1 + 2j) / a, (w,)),
+        "conj": (lambda a, b: a.conj() / b, (z, w)),
+        "in_place": (lambda a, b: a.clone().div_(b), (z, w)),
+        "out": (lambda a, b: torch.div(a, b, out=torch.empty(0, dtype=torch.complex64, device=a.device)), (z, w)),
+        "zero_and_inf_divisors": (lambda a, b: a.view(-1, 1) / b, (z[:8], edge)),
+    }[case]
+    want = fn(*args)
+    got = fn(*[npu(a) for a in args])
+    assert got.dtype == want.dtype and got.shape == want.shape
+    _assert_complex_close(got.cpu().resolve_conj(), want.resolve_conj(), 4e-7)
+
+
+@pytest.mark.parametrize("op", ["exp", "log", "sqrt", "reciprocal", "sgn", "angle", "square", "pow_half", "pow_3"])
+def test_complex64_unary_math_is_native(op):
+    """exp / log / sqrt / reciprocal / sgn / angle / pow of complex64 on the float pairs, with the CPU's
+    values (the vector unit's exp / log / sin / cos / atan to a few ulp) and its (C99) values at zeros,
+    infinities and NaN; out= and in-place forms."""
+    inf, nan = float("inf"), float("nan")
+    special = torch.tensor([complex(x, y) for x in (0.0, -0.0, 1.0, -4.0, inf, -inf, nan)
+                            for y in (0.0, -0.0, 2.0, -1.0, inf, nan)], dtype=torch.complex64)
+    z = _complex_operands(seed=14)
+    if op == "exp":
+        z = z / z.abs().clamp_min(1) * 40  # |z| <= 40: exp stays finite
+    fn = {"exp": torch.exp, "log": torch.log, "sqrt": torch.sqrt, "reciprocal": torch.reciprocal, "sgn": torch.sgn,
+          "angle": torch.angle, "square": torch.square, "pow_half": lambda t: t ** 1.5,
+          "pow_3": lambda t: torch.pow(t, 3)}[op]
+    # the vector unit's transcendental functions: a few ulp; exact algebra (sqrt's roots, division): ~1
+    tol = {"exp": 3e-6, "log": 2e-6, "pow_half": 4e-6, "pow_3": 4e-6, "angle": 4e-7}.get(op, 3e-7)
+    for x in ([z, special] if op not in ("pow_half", "pow_3", "sgn") else [z]):
+        want, got = fn(x), fn(npu(x)).cpu()
+        assert got.dtype == want.dtype
+        if want.is_complex():
+            _assert_complex_close(got, want, tol)
+        else:
+            torch.testing.assert_close(got, want, rtol=tol, atol=0, equal_nan=True)
+    if op in ("exp", "sqrt", "reciprocal", "log", "sgn"):
+        out = torch.empty(0, dtype=torch.complex64, device="npu")
+        getattr(torch, op)(npu(z), out=out)
+        torch.testing.assert_close(out.cpu(), fn(z), rtol=tol, atol=1e-6, equal_nan=True)
+        inplace = npu(z)
+        getattr(inplace, op + "_")()
+        torch.testing.assert_close(inplace.cpu(), fn(z), rtol=tol, atol=1e-6, equal_nan=True)
+        with pytest.raises(RuntimeError, match="can't be cast to the desired output type Float"):
+            getattr(torch, op)(npu(z), out=torch.empty(0, device="npu"))
+
+
+def test_complex64_reductions_comparisons_where_and_randn_are_native():
+    """sum / mean over dims, eq / ne / allclose, torch.where and randn of complex64 on the npu."""
+    torch.manual_seed(15)
+    z, w = torch.randn(6, 5, 4, dtype=torch.complex64), torch.randn(6, 5, 4, dtype=torch.complex64)
+    d, e = npu(z), npu(w)
+    for dims, keep in [((), False), ((1,), False), ((0, 2), True), ((-1,), False)]:
+        torch.testing.assert_close(d.sum(dims, keepdim=keep).cpu(), z.sum(dims, keepdim=keep), rtol=1e-6, atol=1e-6)
+        torch.testing.assert_close(d.mean(dims, keepdim=keep).cpu(), z.mean(dims, keepdim=keep), rtol=1e-6, atol=1e-6)
+    torch.testing.assert_close(d.conj().sum(0).cpu(), z.conj().sum(0), rtol=1e-6, atol=1e-6)
+    z2 = z.clone()
+    z2[0, 0, 0] = z[0, 0, 0].real  # only the real part equal
+    z2[1, 0, 0] = 1j * z[1, 0, 0].imag
+    z2[2] = z[2]
+    for f in (lambda a, b: a == b, lambda a, b: a != b, lambda a, b: a == b.real, lambda a, b: a[0] == b[0, 0],
+              lambda a, b: a == (1 + 2j), lambda a, b: a != 0, lambda a, b: torch.eq(a, a.conj())):
+        assert torch.equal(f(npu(z2), d).cpu(), f(z2, z))
+    assert torch.allclose(d, d.clone()) and not torch.allclose(d, e)
+    cond = z.real > 0
+    for f in (lambda c, a, b: torch.where(c, a, b), lambda c, a, b: torch.where(c, a, b.real),
+              lambda c, a, b: torch.where(c, a, 0), lambda c, a, b: torch.where(c[0], 1j, b)):
+        assert torch.equal(f(npu(cond), d, e).cpu(), f(cond, z, w))
+    r = torch.randn(20000, dtype=torch.complex64, device="npu")
+    assert r.dtype == torch.complex64 and r.device.type == "npu"
+    parts = torch.view_as_real(r.cpu())
+    # each part N(0, 1/2): E|z|^2 = 1, the parts uncorrelated
+    assert abs(parts.var(0) - 0.5).max() < 0.03 and abs(parts.mean(0)).max() < 0.03
+    assert abs((parts[:, 0] * parts[:, 1]).mean()) < 0.03
+    g = torch.Generator(device="npu").manual_seed(3)
+    a = torch.randn(8, dtype=torch.complex64, device="npu", generator=g)
+    g.manual_seed(3)
+    assert torch.equal(a.cpu(), torch.randn(8, dtype=torch.complex64, device="npu", generator=g).cpu())
+
+
+@pytest.mark.parametrize("case", ["mm", "bmm", "matmul_batched", "linear", "addmm", "conj", "out"])
+def test_complex64_matmul_is_native(case):
+    """complex64 mm / bmm / matmul / linear / addmm as one float GEMM of the stacked parts
+    ([Ar | Ai] @ [[Br, Bi], [-Bi, Br]]), against the CPU's complex GEMM."""
+    torch.manual_seed(16)
+    a, b = torch.randn(7, 9, dtype=torch.complex64), torch.randn(9, 5, dtype=torch.complex64)
+    x, y = torch.randn(3, 7, 9, dtype=torch.complex64), torch.randn(3, 9, 5, dtype=torch.complex64)
+    bias = torch.randn(5, dtype=torch.complex64)
+    fn, args = {
+        "mm": (lambda p, q: p @ q, (a, b)),
+        "bmm": (torch.bmm, (x, y)),
+        "matmul_batched": (lambda p, q: p @ q, (x, b)),
+        "linear": (lambda p, q, r: F.linear(p, q.t(), r), (x, b, bias)),
+        "addmm": (lambda p, q, r: torch.addmm(r, p, q, beta=0.5j, alpha=2), (a, b, bias)),
+        "conj": (lambda p, q: p.conj() @ q.conj().t().conj().t(), (a, b)),
+        "out": (lambda p, q: torch.mm(p, q, out=torch.empty(0, dtype=torch.complex64, device=p.device)), (a, b)),
+    }[case]
+    want = fn(*args)
+    got = fn(*[npu(t) for t in args])
+    assert got.dtype == want.dtype and got.shape == want.shape
+    torch.testing.assert_close(got.cpu(), want, rtol=2e-6, atol=2e-6)
+
+
+def test_complex64_bad_input_raises_clear_errors():
+    d = npu(torch.randn(3, 4, dtype=torch.complex64))
+    with pytest.raises(RuntimeError, match=r"mm: mat1 and mat2 shapes cannot be multiplied \(3x4 and 3x4\)"):
+        torch.mm(d, d)
+    with pytest.raises(RuntimeError, match="output with shape"):
+        d[0].clone().div_(d)
+    with pytest.raises(RuntimeError, match="can't be cast to the desired output type Float"):
+        torch.div(d, d, out=torch.empty(0, device="npu"))
+    with pytest.raises(RuntimeError, match=r"expects std >= 0.0"):
+        d.normal_(0, -1)
+    assert torch.isfinite((d / d).cpu()).all()  # the process keeps working
+
+
+def test_complex64_division_trains():
+    """autograd through complex division, exp and sum (the CPU's gradients)."""
+    torch.manual_seed(17)
+    z = torch.randn(5, 6, dtype=torch.complex64)
+    w = torch.randn(6, dtype=torch.complex64)
+    grads = []
+    for dev in ("cpu", "npu"):
+        a, b = z.to(dev).detach().requires_grad_(), w.to(dev).detach().requires_grad_()
+        ((a / b).exp().sum(1).abs() ** 2).sum().backward()
+        grads.append((a.grad.cpu(), b.grad.cpu()))
+    torch.testing.assert_close(grads[1][0], grads[0][0], rtol=2e-5, atol=2e-5)
+    torch.testing.assert_close(grads[1][1], grads[0][1], rtol=2e-5, atol=2e-5)
 
 
 def test_rotary_embedding_runs_natively():
