@@ -65,7 +65,7 @@ EwOpInfo GetEwOpInfo(EwOp op) {
     case EwOp::kDivFloor: case EwOp::kRemainder: case EwOp::kFmod: return {2, 6, 0, false, false};
     case EwOp::kDivTrunc: return {2, 1, 0, false, false};
     case EwOp::kMaximum: case EwOp::kMinimum: return {2, 0, 0, false, true};
-    case EwOp::kPow: return {2, 3, 0, false, false};
+    case EwOp::kPow: return {2, 6, 0, false, false};
     case EwOp::kEq: case EwOp::kNe: case EwOp::kLt: case EwOp::kLe: case EwOp::kGt: case EwOp::kGe:
       return {2, 4, 0, true, true};  // int32 ordering compares need 4 scratch tiles
     case EwOp::kLogicalAnd: case EwOp::kLogicalOr: case EwOp::kLogicalXor: return {2, 0, 0, true, false};
@@ -93,8 +93,8 @@ EwOpInfo GetEwOpInfo(EwOp op) {
     case EwOp::kHardsigmoid: case EwOp::kThreshold: return {1, 0, 1, false, false};
     case EwOp::kLogicalNot: return {1, 0, 0, true, false};
     case EwOp::kSign: return {1, 1, 0, false, true};
-    case EwOp::kPowScalar: return {1, 1, 1, false, true};
-    case EwOp::kScalarPow: return {1, 0, 0, false, false};
+    case EwOp::kPowScalar: return {1, 6, 2, false, true};
+    case EwOp::kScalarPow: return {1, 6, 0, false, false};
     case EwOp::kRound: return {1, 0, 0, false, true};
     case EwOp::kThresholdBackward: return {2, 0, 1, false, false};
     case EwOp::kSigmoidBackward: case EwOp::kTanhBackward: return {2, 1, 0, false, false};
@@ -532,6 +532,203 @@ __aicore__ inline void ExactRemainder(const LocalTensor<float>& r, const LocalTe
   Sub(r, T1, T5, L);                              // r = (a - p) - e
 }
 
+// ---- pow to an ulp or two: exp(b ln a) in float loses |b ln a| ulps (b ln a is rounded to 24 bits,
+// then exp scales its absolute error into the result: 30-90 ulps where b ln a nears +-88). Here ln a
+// is a double-float H + Lo (about 2^-32 relative), b (H + Lo) a double-float p + e by Dekker's exact
+// product, and exp(p + e) = 2^n exp(r) with r = p - n ln2 + e reduced exactly (Cody and Waite's two
+// parts of ln 2), so only exp(r) and the final scaling round. Plain float operations and bit masks:
+// no fused multiply-add, no tables.
+constexpr float kLn2Hi = 0.693145751953125f;         // 16 significant bits: n * kLn2Hi is exact
+constexpr float kLn2Lo = 1.42860682030941723212e-6f;  // ln 2 - kLn2Hi
+
+// v & 0xFFFFF000 (the upper 12 mantissa bits: products of two such halves are exact).
+__aicore__ inline void HighHalf(const LocalTensor<float>& dst, const LocalTensor<float>& v,
+                                const LocalTensor<float>& mask, uint32_t L) {
+  And(dst.ReinterpretCast<uint16_t>(), v.ReinterpretCast<uint16_t>(), mask.ReinterpretCast<uint16_t>(), 2 * L);
+}
+
+// ln A = H + Lo for finite A > 0 (T0 = A on entry, scaled by 2^24 where B1 is set: a subnormal A).
+// Out: H in T3, Lo in y. Uses T0..T5, y, B0.
+// A = m 2^k with m in [sqrt(1/2), sqrt(2)) from the bits; ln m = 2 atanh(s), s = (m - 1) / (m + 1) as
+// s12 + s_lo (s12: s to 12 bits, so s12 (m + 1) is exact in two products; s_lo = the exact residual
+// / (m + 1)); 2 atanh(s) = 2 s + 2 s^3 (1/3 + s^2/5 + ... + s^10/13) (|s| <= 0.1716: 2^-36 left out).
+__aicore__ inline void LnDoubleFloat(Operands<float>& o, uint32_t L) {
+  const auto &T0 = o.T[0], &T1 = o.T[1], &T2 = o.T[2], &T3 = o.T[3], &T4 = o.T[4], &T5 = o.T[5];
+  const auto& y = o.y;
+  const auto& B0 = o.B[0];
+  constexpr auto TT = SELMODE::VSEL_TENSOR_TENSOR_MODE;
+  auto bits = [](const LocalTensor<float>& t) { return t.ReinterpretCast<uint16_t>(); };
+  Duplicate(T1.ReinterpretCast<int32_t>(), int32_t(0x7F800000), L);
+  And(bits(y), bits(T0), bits(T1), 2 * L);                    // biased exponent << 23
+  Cast(T2, y.ReinterpretCast<int32_t>(), RoundMode::CAST_NONE, L);
+  Muls(T2, T2, 1.0f / 8388608.0f, L);
+  Adds(T2, T2, -127.0f, L);                                   // k
+  Adds(T1, T2, -24.0f, L);
+  Select(T2, o.B[1], T1, T2, TT, L);                          // subnormal A came in scaled by 2^24
+  Duplicate(T1.ReinterpretCast<int32_t>(), int32_t(0x007FFFFF), L);
+  And(bits(T3), bits(T0), bits(T1), 2 * L);
+  Duplicate(T1.ReinterpretCast<int32_t>(), int32_t(0x3F800000), L);
+  Or(bits(T3), bits(T3), bits(T1), 2 * L);                    // m in [1, 2)
+  CompareScalar(B0, T3, 1.41421356f, CMPMODE::GT, L);
+  Muls(T1, T3, 0.5f, L);
+  Select(T3, B0, T1, T3, TT, L);
+  Adds(T1, T2, 1.0f, L);
+  Select(T2, B0, T1, T2, TT, L);                              // A = m 2^k, m in [0.707, 1.414]
+  Adds(T0, T3, -1.0f, L);                                     // u = m - 1 (exact)
+  Adds(T1, T3, 1.0f, L);                                      // v = fl(m + 1)
+  Adds(T3, T1, -2.0f, L);
+  Sub(T3, T0, T3, L);                                         // vl: v + vl = m + 1 exactly
+  Div(T4, T0, T1, L);
+  Duplicate(T5.ReinterpretCast<int32_t>(), int32_t(-4096), L);
+  HighHalf(T4, T4, T5, L);                                    // s12
+  HighHalf(y, T1, T5, L);                                     // v_hi
+  Sub(T5, T1, y, L);                                          // v_lo
+  Mul(y, T4, y, L);
+  Sub(y, T0, y, L);                                           // u - s12 v_hi (exact)
+  Mul(T5, T4, T5, L);
+  Sub(y, y, T5, L);
+  Mul(T5, T4, T3, L);
+  Sub(y, y, T5, L);                                           // r = u - s12 (m + 1)
+  Div(T0, y, T1, L);                                          // s_lo = r / (m + 1)
+  Add(T1, T4, T0, L);                                         // s
+  Mul(T3, T1, T1, L);                                         // z = s^2
+  Muls(y, T3, 1.0f / 13.0f, L);
+  Adds(y, y, 1.0f / 11.0f, L);
+  Mul(y, y, T3, L);
+  Adds(y, y, 1.0f / 9.0f, L);
+  Mul(y, y, T3, L);
+  Adds(y, y, 1.0f / 7.0f, L);
+  Mul(y, y, T3, L);
+  Adds(y, y, 1.0f / 5.0f, L);
+  Mul(y, y, T3, L);
+  Adds(y, y, 1.0f / 3.0f, L);
+  Mul(y, y, T3, L);
+  Mul(y, y, T1, L);
+  Muls(y, y, 2.0f, L);                                        // 2 s^3 (1/3 + ...)
+  Muls(T0, T0, 2.0f, L);
+  Add(T0, T0, y, L);                                          // ln m = 2 s12 + T0
+  Muls(T4, T4, 2.0f, L);
+  // H + err = k kLn2Hi + 2 s12 exactly (two-sum), Lo = err + k kLn2Lo + T0.
+  Muls(T1, T2, kLn2Hi, L);
+  Add(T3, T1, T4, L);                                         // H
+  Sub(T5, T3, T1, L);
+  Sub(y, T3, T5, L);
+  Sub(y, T1, y, L);
+  Sub(T5, T4, T5, L);
+  Add(y, y, T5, L);
+  Muls(T5, T2, kLn2Lo, L);
+  Add(y, y, T5, L);
+  Add(y, y, T0, L);                                           // Lo
+}
+
+// exp(b (H + Lo)) for finite b (H in T3, Lo in y); the result in T1. Uses T0..T5, y, B0.
+__aicore__ inline void ExpOfProduct(const LocalTensor<float>& b, Operands<float>& o, uint32_t L) {
+  const auto &T0 = o.T[0], &T1 = o.T[1], &T2 = o.T[2], &T3 = o.T[3], &T4 = o.T[4], &T5 = o.T[5];
+  const auto& y = o.y;
+  const auto& B0 = o.B[0];
+  Duplicate(T5.ReinterpretCast<int32_t>(), int32_t(-4096), L);
+  HighHalf(T0, b, T5, L);                                     // b_hi
+  Sub(T1, b, T0, L);                                          // b_lo
+  HighHalf(T2, T3, T5, L);                                    // H_hi
+  Sub(T4, T3, T2, L);                                         // H_lo
+  Mul(T5, b, T3, L);                                          // p = fl(b H)
+  Mul(T3, T0, T2, L);
+  Sub(T3, T3, T5, L);
+  Mul(T0, T0, T4, L);
+  Add(T3, T3, T0, L);
+  Mul(T0, T1, T2, L);
+  Add(T3, T3, T0, L);
+  Mul(T0, T1, T4, L);
+  Add(T3, T3, T0, L);                                         // b H - p
+  Mul(T0, b, y, L);
+  Add(T3, T3, T0, L);                                         // e
+  // Beyond +-100 the result is inf or 0 whatever e is (and e may be NaN from an inf p).
+  Abs(T0, T5, L);
+  CompareScalar(B0, T0, 100.0f, CMPMODE::LE, L);
+  Select(T3, B0, T3, 0.0f, SELMODE::VSEL_TENSOR_SCALAR_MODE, L);
+  Mins(T5, T5, 100.0f, L);
+  Maxs(T5, T5, -110.0f, L);
+  Muls(T0, T5, 1.44269504f, L);
+  Cast(T0, T0, RoundMode::CAST_RINT, L);                      // n
+  Muls(T1, T0, kLn2Hi, L);
+  Sub(T1, T5, T1, L);                                         // p - n kLn2Hi (exact)
+  Muls(T2, T0, kLn2Lo, L);
+  Sub(T1, T1, T2, L);
+  Add(T1, T1, T3, L);                                         // r, |r| <= 0.35
+  Exp(T1, T1, L);
+  // 2^n = 2^n1 2^n2 (n1 = floor(n / 2)): each a normal float built from its exponent bits, and the
+  // product rounds once (subnormal results included).
+  Muls(T2, T0, 0.5f, L);
+  Cast(T2, T2, RoundMode::CAST_FLOOR, L);                     // n1
+  Sub(T4, T0, T2, L);                                         // n2
+  for (const LocalTensor<float>* ni : {&T2, &T4}) {
+    Adds(*ni, *ni, 127.0f, L);
+    Muls(*ni, *ni, 8388608.0f, L);
+    Cast(T5.ReinterpretCast<int32_t>(), *ni, RoundMode::CAST_RINT, L);
+    Mul(T1, T1, T5, L);
+  }
+}
+
+// Whether exp(p) of the plain p (in T0) is accurate enough for the whole tile: every finite |p| <=
+// kPlainPowLimit, where the rounding of p costs at most a ulp or so of the result (most tiles of
+// everyday pow: squares of activations, roots of [0.5, 2]); otherwise the double-float path. One
+// max over the tile read by the scalar unit. Uses T1..T3, B0.
+constexpr float kPlainPowLimit = 2.0f;
+__aicore__ inline bool PlainExpSuffices(const LocalTensor<float>& p, Operands<float>& o, uint32_t L) {
+  const auto &T1 = o.T[1], &T2 = o.T[2], &T3 = o.T[3];
+  Abs(T1, p, L);
+  CompareScalar(o.B[0], T1, 3.40282347e38f, CMPMODE::LE, L);  // inf / NaN lanes: special values
+  Select(T1, o.B[0], T1, 0.0f, SELMODE::VSEL_TENSOR_SCALAR_MODE, L);
+  ReduceMax(T2, T1, T3, int32_t(L));
+  SetFlag<HardEvent::V_S>(0);
+  WaitFlag<HardEvent::V_S>(0);
+  return T2.GetValue(0) <= kPlainPowLimit;
+}
+
+// B = the sign bit of x (-0.0 and -inf included): the sign of x on 1.0, compared with 0. Uses T.
+__aicore__ inline void SignBitMask(const LocalTensor<uint8_t>& B, const LocalTensor<float>& x,
+                                   const LocalTensor<float>& T, const LocalTensor<float>& U, uint32_t L) {
+  Duplicate(U.ReinterpretCast<int32_t>(), int32_t(0x80000000u), L);
+  And(T.ReinterpretCast<uint16_t>(), x.ReinterpretCast<uint16_t>(), U.ReinterpretCast<uint16_t>(), 2 * L);
+  Duplicate(U.ReinterpretCast<int32_t>(), int32_t(0x3F800000), L);
+  Or(T.ReinterpretCast<uint16_t>(), T.ReinterpretCast<uint16_t>(), U.ReinterpretCast<uint16_t>(), 2 * L);
+  CompareScalar(B, T, 0.0f, CMPMODE::LT, L);
+}
+
+// |a|^b for float a (any) and b (a tensor): the accurate path where |a| is finite and nonzero and b
+// finite, the plain exp(b ln |a|) elsewhere (zeros, infinities, NaN: the special values the callers
+// fix up after). Result in y. Uses T0..T5, B0..B2.
+__aicore__ inline void PowAbs(const LocalTensor<float>& a, const LocalTensor<float>& b, Operands<float>& o,
+                              uint32_t L) {
+  const auto& T0 = o.T[0];
+  const auto& y = o.y;
+  const auto &B1 = o.B[1], &B2 = o.B[2];
+  Abs(T0, a, L);
+  Ln(T0, T0, L);
+  Mul(T0, T0, b, L);                                          // plain p = b ln|a|
+  if (PlainExpSuffices(T0, o, L)) {
+    Exp(y, T0, L);
+    return;
+  }
+  Abs(T0, a, L);
+  Abs(y, b, L);
+  CompareScalar(B2, y, 3.40282347e38f, CMPMODE::LE, L);     // b finite
+  CompareScalar(B1, T0, 0.0f, CMPMODE::GT, L);              // |a| finite, nonzero
+  And(Bits16(B2), Bits16(B2), Bits16(B1), L / 16);
+  CompareScalar(B1, T0, 3.40282347e38f, CMPMODE::LE, L);
+  And(Bits16(B2), Bits16(B2), Bits16(B1), L / 16);
+  CompareScalar(B1, T0, 1.17549435e-38f, CMPMODE::LT, L);   // subnormal: scaled into the normal range
+  Muls(y, T0, 16777216.0f, L);
+  Select(T0, B1, y, T0, SELMODE::VSEL_TENSOR_TENSOR_MODE, L);
+  LnDoubleFloat(o, L);
+  ExpOfProduct(b, o, L);
+  Abs(T0, a, L);
+  Ln(T0, T0, L);
+  Mul(T0, T0, b, L);
+  Exp(T0, T0, L);
+  Select(y, B2, o.T[1], T0, SELMODE::VSEL_TENSOR_TENSOR_MODE, L);
+}
+
 // n -= 1 where sign(r) is the opposite of sign(s) (r != 0): n was one step past the exact quotient.
 // `step` is +-1 per element (T[2] is free after ExactRemainder). Uses T[1], T[2], B[1].
 __aicore__ inline void StepBackWhereOpposite(const LocalTensor<float>& n, const LocalTensor<float>& r,
@@ -823,25 +1020,36 @@ void ComputeFloat(const ElementwiseTiling& t, Operands<float>& o) {
       PropagateNaN(y, x2, B0, L);
       break;
     case EwOp::kPow:
-      Abs(T0, x0, L);
-      Ln(T0, T0, L);
-      Mul(T0, T0, x1, L);
-      Exp(y, T0, L);                                  // |a|^b
+      PowAbs(x0, x1, o, L);                           // |a|^b
+      // The sign rules of C99's pow for a negative base (sign bit set: -0 and -inf too).
       Cast(T1, x1, RoundMode::CAST_TRUNC, L);
-      Compare(B0, T1, x1, CMPMODE::EQ, L);            // b is an integer
+      Compare(B0, T1, x1, CMPMODE::EQ, L);            // b is an integer (or infinite)
       Muls(T2, x1, 0.5f, L);
       Cast(T2, T2, RoundMode::CAST_TRUNC, L);
       Muls(T2, T2, 2.0f, L);
-      Compare(B1, T2, x1, CMPMODE::NE, L);            // b is odd
+      Compare(B1, T2, x1, CMPMODE::NE, L);
+      And(Bits16(B1), Bits16(B1), Bits16(B0), L / 16);  // b is an odd integer
       Muls(T1, y, -1.0f, L);
-      Select(T1, B1, T1, y, TT, L);
-      Select(T1, B0, T1, std::nanf(""), TS, L);       // negative base: odd -> -r, even -> r, else NaN
-      CompareScalar(B2, x0, 0.0f, CMPMODE::LT, L);
+      Select(T1, B1, T1, y, TT, L);                   // odd -> -r, even -> r
+      Abs(T2, x0, L);
+      CompareScalar(B1, T2, 0.0f, CMPMODE::EQ, L);
+      CompareScalar(B2, T2, INFINITY, CMPMODE::EQ, L);
+      Or(Bits16(B1), Bits16(B1), Bits16(B2), L / 16);
+      Or(Bits16(B0), Bits16(B0), Bits16(B1), L / 16);
+      Select(T1, B0, T1, std::nanf(""), TS, L);       // a non-integer power of a finite negative: NaN
+      SignBitMask(B2, x0, T2, T0, L);
       Select(y, B2, T1, y, TT, L);
       CompareScalar(B2, x1, 0.0f, CMPMODE::NE, L);    // a ** 0 = 1
       Select(y, B2, y, 1.0f, TS, L);
       CompareScalar(B2, x0, 1.0f, CMPMODE::NE, L);    // 1 ** b = 1
       Select(y, B2, y, 1.0f, TS, L);
+      Abs(T2, x0, L);                                 // (-1) ** +-inf = 1
+      CompareScalar(B1, T2, 1.0f, CMPMODE::EQ, L);
+      Abs(T2, x1, L);
+      CompareScalar(B2, T2, INFINITY, CMPMODE::EQ, L);
+      And(Bits16(B1), Bits16(B1), Bits16(B2), L / 16);
+      Duplicate(T2, 1.0f, L);
+      Select(y, B1, T2, y, TT, L);
       break;
     case EwOp::kEq: case EwOp::kNe: case EwOp::kLt: case EwOp::kLe: case EwOp::kGt: case EwOp::kGe: {
       const CMPMODE m = CmpModeOf(op);
@@ -1119,27 +1327,43 @@ void ComputeFloat(const ElementwiseTiling& t, Operands<float>& o) {
           Div(y, K0, T0, L);
           break;
         default:  // |x|^s with the sign rules of pow for a negative base (si1: s is an integer, si2: odd)
-          Abs(T0, x0, L);
-          Ln(T0, T0, L);
-          Muls(T0, T0, sf[0], L);
-          Exp(y, T0, L);
+          PowAbs(x0, o.K[1], o, L);                   // (K1 = s)
           if (t.si[1]) {
-            if (t.si[2]) {
+            if (t.si[2]) {                            // odd: the sign of x (-0 and -inf too)
               Muls(T0, y, -1.0f, L);
-              CompareScalar(B0, x0, 0.0f, CMPMODE::LT, L);
+              SignBitMask(B0, x0, T1, T2, L);
               Select(y, B0, T0, y, TT, L);
             }
-          } else {
+          } else {                                    // NaN for a finite negative x (C99: not -0, -inf)
             CompareScalar(B0, x0, 0.0f, CMPMODE::GE, L);
+            CompareScalar(B1, x0, -INFINITY, CMPMODE::EQ, L);
+            Or(Bits16(B0), Bits16(B0), Bits16(B1), L / 16);
             Select(y, B0, y, std::nanf(""), TS, L);
+          }
+          if (std::isinf(sf[0])) {                    // (-1) ** +-inf = 1
+            Abs(T0, x0, L);
+            CompareScalar(B0, T0, 1.0f, CMPMODE::NE, L);
+            Select(y, B0, y, 1.0f, TS, L);
           }
           break;
       }
       break;
-    case EwOp::kScalarPow:  // base ** x = exp(x * ln(base)), base > 0
-      Muls(y, x0, sf[0], L);
-      Exp(y, y, L);
+    case EwOp::kScalarPow: {  // base ** x = exp(x * ln(base)), base > 0; ln(base) = sf0 + sf1
+      Muls(T0, x0, sf[0], L);
+      if (PlainExpSuffices(T0, o, L)) {
+        Exp(y, T0, L);
+        break;
+      }
+      Abs(T0, x0, L);
+      CompareScalar(B2, T0, 3.40282347e38f, CMPMODE::LE, L);  // x finite: the accurate path
+      Duplicate(o.T[3], sf[0], L);
+      Duplicate(y, sf[1], L);
+      ExpOfProduct(x0, o, L);
+      Muls(T0, x0, sf[0], L);
+      Exp(T0, T0, L);
+      Select(y, B2, T1, T0, TT, L);
       break;
+    }
     case EwOp::kRound: Cast(y, x0, RoundMode(t.si[0]), L); break;
     // ---- backward
     case EwOp::kThresholdBackward:  // self <= threshold ? 0 : grad  (K0 = 0)
@@ -1663,6 +1887,7 @@ class ElementwiseKernel {
       case EwOp::kThresholdBackward: case EwOp::kHardtanhBackward: case EwOp::kHardshrink:
       case EwOp::kSoftshrink: case EwOp::kShrinkBackward: k0 = 0.0f; break;
       case EwOp::kHardswishBackward: k0 = 3.0f; k1 = 0.0f; break;
+      case EwOp::kPowScalar: k1 = t_.sf[0]; break;  // the exponent, as a tensor for PowAbs
       default: break;
     }
     Duplicate(konst_[0].template Get<CT>(), CT(k0), tile);

@@ -2407,7 +2407,9 @@ at::Tensor PowScalarBaseRun(const char* name, const c10::Scalar& base, const at:
   if (bc > 0.0 && std::isfinite(bc)) {
     PwOp p = Def(name, EwOp::kScalarPow, PwResult::kPromote);
     p.float_only = true;
-    p.sf[0] = static_cast<float>(std::log(bc));
+    const double lb = std::log(bc);
+    p.sf[0] = static_cast<float>(lb);
+    p.sf[1] = static_cast<float>(lb - static_cast<double>(p.sf[0]));  // ln(base) = sf0 + sf1 (double-float)
     return Pointwise(p, {{"exponent", &e}}, target);
   }
   PwOp p = PowTDef(name);
