@@ -1170,7 +1170,7 @@ at::Tensor DeliverResult(const char* name, const at::Tensor& r, c10::ScalarType 
 //   exp:        e^x (cos y + i sin y)        (y = 0 keeps a zero imaginary part: exp(inf) = inf; C99's
 //               values for an infinite x with a non-finite y)
 //   log:        log |z| + i atan2(y, x)
-//   reciprocal: 1 / z by the division below (the CPU's)
+//   reciprocal: 1 / z by ComplexDivInto (the CPU computes it as that division)
 //   sgn:        z / |z|, 0 at 0
 //   sqrt:       the principal root: t = sqrt((|x| + |z|) / 2); (t, y / 2t) for x >= 0, (|y| / 2t, +-t)
 //               otherwise, the sign of y; (inf, y) for an infinite y, (0, y) at 0 (C99's csqrt)
