@@ -945,13 +945,16 @@ void CheckAlpha(const char* name, const at::Tensor& self, const at::Tensor& othe
                 "floating point number (got ", alpha.toDouble(), ")");
 }
 
+void CheckSubNotBool(const char* name, const at::Tensor& self, const at::Tensor& other) {
+  TORCH_CHECK_NOT_IMPLEMENTED(self.scalar_type() != c10::kBool && other.scalar_type() != c10::kBool, name,
+                              ": Subtraction, the `-` operator, with a bool tensor is not supported. If you are "
+                              "trying to invert a mask, use the `~` or `logical_not()` operator instead.");
+}
+
 // add/sub with alpha: x0 + alpha * x1. Bool + bool is a logical or (PyTorch's bool add).
 PwOp AddDef(const char* name, const at::Tensor& self, const at::Tensor& other, const c10::Scalar& alpha, bool sub) {
   CheckAlpha(name, self, other, alpha);
-  if (sub)
-    TORCH_CHECK_NOT_IMPLEMENTED(self.scalar_type() != c10::kBool && other.scalar_type() != c10::kBool, name,
-                                ": Subtraction, the `-` operator, with a bool tensor is not supported. If you are "
-                                "trying to invert a mask, use the `~` or `logical_not()` operator instead.");
+  if (sub) CheckSubNotBool(name, self, other);
   if (CommonDtype({{"self", &self}, {"other", &other}}) == c10::kBool) return Def(name, EwOp::kLogicalOr, PwResult::kPromote);
   PwOp p = Def(name, EwOp::kAdd, PwResult::kPromote, true);
   const double a = alpha.toDouble();
@@ -1087,6 +1090,7 @@ bool ComplexBinary(const char* name, const at::Tensor& self, const at::Tensor& o
 // self + sign * alpha * other of complex64 values (alpha real).
 bool ComplexAdd(const char* name, const at::Tensor& self, const at::Tensor& other, const c10::Scalar& alpha,
                 double sign, at::Tensor* out) {
+  if (sign < 0 && ComplexFloatCase(self, other)) CheckSubNotBool(name, self, other);
   return !alpha.isComplex() && ComplexBinary(name, self, other, out, [&](const at::Tensor& o) {
     ComplexAddInto(self, other, sign * alpha.toDouble(), o);
   });

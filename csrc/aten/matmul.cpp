@@ -432,6 +432,9 @@ at::Tensor ComplexMatmul(const char* op, const at::Tensor& a, const at::Tensor& 
               a.size(0), " and ", b.size(0));
   CheckSameNpuDevice(op, {{"self", &a}, {"mat2", &b}});
   const int64_t N = b.size(-1);
+  std::vector<int64_t> out_shape = a.sizes().vec();
+  out_shape.back() = N;
+  if (a.numel() == 0 || b.numel() == 0) return at::zeros(out_shape, a.options());  // (K = 0: zeros)
   std::vector<int64_t> x_shape = a.sizes().vec();
   x_shape.back() *= 2;
   // [..., M, K, 2] -> [..., M, 2, K] -> [..., M, 2K]: the real parts, then the imaginary ones.

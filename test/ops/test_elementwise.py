@@ -923,7 +923,8 @@ def test_complex64_reductions_comparisons_where_and_randn_are_native():
     assert torch.equal(a.cpu(), torch.randn(8, dtype=torch.complex64, device="npu", generator=g).cpu())
 
 
-@pytest.mark.parametrize("case", ["mm", "bmm", "matmul_batched", "linear", "addmm", "conj", "out"])
+@pytest.mark.parametrize("case", ["mm", "bmm", "matmul_batched", "linear", "addmm", "conj", "out", "empty_k",
+                                  "empty_m", "empty_batch"])
 def test_complex64_matmul_is_native(case):
     """complex64 mm / bmm / matmul / linear / addmm as one float GEMM of the stacked parts
     ([Ar | Ai] @ [[Br, Bi], [-Bi, Br]]), against the CPU's complex GEMM."""
@@ -939,6 +940,9 @@ def test_complex64_matmul_is_native(case):
         "addmm": (lambda p, q, r: torch.addmm(r, p, q, beta=0.5j, alpha=2), (a, b, bias)),
         "conj": (lambda p, q: p.conj() @ q.conj().t().conj().t(), (a, b)),
         "out": (lambda p, q: torch.mm(p, q, out=torch.empty(0, dtype=torch.complex64, device=p.device)), (a, b)),
+        "empty_k": (torch.mm, (a[:, :0], b[:0])),  # zeros (found by a complex parity fuzz: raised)
+        "empty_m": (torch.mm, (a[:0], b)),
+        "empty_batch": (torch.bmm, (x[:0], y[:0])),
     }[case]
     want = fn(*args)
     got = fn(*[npu(t) for t in args])
@@ -956,6 +960,8 @@ def test_complex64_bad_input_raises_clear_errors():
         torch.div(d, d, out=torch.empty(0, device="npu"))
     with pytest.raises(RuntimeError, match=r"expects std >= 0.0"):
         d.normal_(0, -1)
+    with pytest.raises(NotImplementedError, match="Subtraction, the `-` operator, with a bool tensor"):
+        d - True
     assert torch.isfinite((d / d).cpu()).all()  # the process keeps working
 
 
