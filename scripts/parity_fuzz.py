@@ -2,13 +2,14 @@
 included), dtypes, strides and arguments, run on both; reports every case where one side raises and
 the other does not, or the results differ (dtype, shape or values beyond the dtype's tolerance).
 
-    python scripts/parity_fuzz.py [--family elementwise|args|nn|grad|all] [--seed 0] [--iters 2000]
+    python scripts/parity_fuzz.py [--family elementwise|args|nn|grad|complex|all] [--seed 0] [--iters 2000]
 
 Families: `elementwise` (unary / binary ops over every dtype, broadcasting, non-contiguous operands),
 `args` (Python scalars, out= of other dtypes, in-place, dtype= of reductions and scans, clamp /
 where / masked_fill scalars), `nn` (reductions and scans over a dim, cat / stack, indexing, matmul,
 conv / pool / norm / loss arguments, valid and not), `grad` (NN ops forward and backward in float32 / float16 / bfloat16,
-the CPU reference in float32). The exit status is the number of mismatches (capped at 100).
+the CPU reference in float32), `complex` (complex64 math, products and scalars beside real and complex128
+operands, conjugate views). The exit status is the number of mismatches (capped at 100).
 
 Not reported, by construction: tie-breaking indices of sort-like ops on equal values and in-place ops
 on self-overlapping views (both implementation-defined in PyTorch). Reported but accepted (see README,
@@ -45,7 +46,11 @@ class Fuzz:
 
     def tensor(self, shape, dtype=None):
         dtype = dtype or self.rng.choice(DTYPES)
-        if dtype.is_floating_point:
+        if dtype.is_complex:
+            t = torch.randn(shape, dtype=dtype) * self.rng.choice([1.0, 1.0, 100.0, 1e-3])
+            if self.rng.random() < 0.2:
+                t = t.conj()  # a conjugate view
+        elif dtype.is_floating_point:
             t = torch.randn(shape) * self.rng.choice([1.0, 1.0, 100.0, 1e-3])
         elif dtype == torch.bool:
             t = torch.rand(shape) > 0.5
@@ -120,6 +125,49 @@ class Fuzz:
             lo, hi = min(s, s2), max(s, s2)
             return f"clamp({lo}, {hi})", lambda t: torch.clamp(t, lo, hi), [a]
         return f"masked_fill({s})", lambda t: t.masked_fill(t > 0 if t.dtype != torch.bool else t, s), [a]
+
+    # complex64 (native on the float pairs) beside real tensors, complex128 (the CPU fallback) and scalars
+    CDTYPES = [torch.complex64] * 4 + [torch.float32, torch.float32, torch.int64, torch.complex128, torch.bool]
+    CUNARY = ["exp", "log", "sqrt", "reciprocal", "sgn", "angle", "abs", "neg", "square", "sum", "mean", "isfinite",
+              "conj_physical"]
+    CBINARY = ["add", "sub", "mul", "div", "eq", "ne"]
+    CSCALARS = [2, -1.5, 0.5, 1j, 2 - 3j, 0, True]
+
+    def complex(self):
+        r = self.rng
+        k = r.random()
+        if k < 0.3:
+            op = r.choice(self.CUNARY)
+            a = self.tensor(self.shape(), r.choice(self.CDTYPES))
+            if op in ("sum", "mean") and a.dim() and r.random() < 0.6:
+                d, kd = r.randrange(-a.dim(), a.dim()), r.random() < 0.5
+                return f"{op}(dim={d}, keepdim={kd})", lambda t: getattr(torch, op)(t, d, keepdim=kd), [a]
+            return op, getattr(torch, op), [a]
+        if k < 0.6:
+            op = r.choice(self.CBINARY + ["where", "pow"])
+            sh = self.shape()
+            other = [1 if r.random() < 0.3 else s for s in sh]
+            a, b = self.tensor(sh, r.choice(self.CDTYPES)), self.tensor(other, r.choice(self.CDTYPES))
+            if op == "where":
+                return op, lambda x, y: torch.where(x.real > 0 if x.is_complex() else x > 0, x, y), [a, b]
+            if op == "pow":
+                e = r.choice([2, 3, 0.5, -1, 1.5, 0])
+                return f"pow(t, {e})", lambda x: torch.pow(x, e), [a]
+            return op, getattr(torch, op), [a, b]
+        if k < 0.8:
+            op = r.choice(["mm", "bmm", "matmul"])
+            m, kk, n, bt = (r.choice([0, 1, 2, 3, 5]) for _ in range(4))
+            dt = r.choice([torch.complex64] * 3 + [torch.complex128])
+            if op == "mm":
+                return op, torch.mm, [self.tensor([m, kk], dt), self.tensor([kk if r.random() < 0.9 else kk + 1, n], dt)]
+            return op, getattr(torch, op), [self.tensor([bt, m, kk], dt), self.tensor([bt, kk, n], dt)]
+        op, s = r.choice(self.CBINARY), r.choice(self.CSCALARS)
+        a = self.tensor(self.shape(), r.choice(self.CDTYPES))
+        if r.random() < 0.5:
+            return f"{op}(t, {s})", lambda t: getattr(torch, op)(t, s), [a]
+        od = r.choice([torch.complex64, torch.float32, torch.complex128])
+        return f"{op}(t, {s}, out={od})", lambda t: getattr(torch, op)(t, s, out=torch.empty(0, dtype=od,
+                                                                                           device=t.device)), [a]
 
     def nn(self):
         r = self.rng
@@ -315,6 +363,8 @@ def differs(want, got, tol=None):
         return f"shape {tuple(want.shape)} vs {tuple(got.shape)}"
     if want.numel() == 0:
         return None
+    if want.is_complex():  # part by part, at the part dtype's tolerance
+        want, got = torch.view_as_real(want.resolve_conj()), torch.view_as_real(got.resolve_conj())
     if want.is_floating_point():
         t = tol or TOL[want.dtype]
         scale = max(1.0, want.float().abs().nan_to_num(0, 0, 0).max().item())
@@ -383,11 +433,11 @@ def no_farther_than_cpu(fn, args, g, i, ref, got):
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--family", default="all", choices=["elementwise", "args", "nn", "grad", "all"])
+    parser.add_argument("--family", default="all", choices=["elementwise", "args", "nn", "grad", "complex", "all"])
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--iters", type=int, default=2000)
     a = parser.parse_args()
-    families = ["elementwise", "args", "nn", "grad"] if a.family == "all" else [a.family]
+    families = ["elementwise", "args", "nn", "grad", "complex"] if a.family == "all" else [a.family]
     bad = 0
     for fam in families:
         fz = Fuzz(a.seed)

@@ -1184,9 +1184,12 @@ at::Tensor ComplexUnary(c10::string_view name, const at::Tensor& z) {
   const at::Tensor x = P.select(-1, 0), y = P.select(-1, 1);
   at::Tensor re, im;
   if (name == "exp") {
-    const at::Tensor m = at::exp(x);
-    re = at::mul(m, at::cos(y));
-    im = at::where(at::eq(y, 0), y, at::mul(m, at::sin(y)));
+    // e^x overflows float from x > 88.72 while e^x cos y may not: there e^(x - 88) cos y e^88.
+    const at::Tensor big = at::gt(x, 88.0f);
+    const at::Tensor m = at::exp(at::where(big, at::sub(x, 88.0), x));
+    const at::Tensor scale = at::where(big, std::exp(88.0), 1.0);
+    re = at::mul(m, at::cos(y)).mul_(scale);
+    im = at::where(at::eq(y, 0), y, at::mul(m, at::sin(y)).mul_(scale));
     // C99's cexp of an infinite x and a non-finite y: (inf, NaN) for +inf, (0, +-0) for -inf.
     const at::Tensor edge = at::logical_and(at::isinf(x), at::logical_not(at::isfinite(y)));
     const at::Tensor pos = at::gt(x, 0);
