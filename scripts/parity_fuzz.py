@@ -155,9 +155,11 @@ class Fuzz:
                 return f"pow(t, {e})", lambda x: torch.pow(x, e), [a]
             return op, getattr(torch, op), [a, b]
         if k < 0.8:
-            op = r.choice(["mm", "bmm", "matmul"])
+            op = r.choice(["mm", "bmm", "matmul", "dot", "vdot"])
             m, kk, n, bt = (r.choice([0, 1, 2, 3, 5]) for _ in range(4))
             dt = r.choice([torch.complex64] * 3 + [torch.complex128])
+            if op in ("dot", "vdot"):
+                return op, getattr(torch, op), [self.tensor([kk], dt), self.tensor([kk if r.random() < 0.9 else kk + 1], dt)]
             if op == "mm":
                 return op, torch.mm, [self.tensor([m, kk], dt), self.tensor([kk if r.random() < 0.9 else kk + 1, n], dt)]
             return op, getattr(torch, op), [self.tensor([bt, m, kk], dt), self.tensor([bt, kk, n], dt)]

@@ -446,8 +446,11 @@ at::Tensor ComplexMatmul(const char* op, const at::Tensor& a, const at::Tensor& 
   std::vector<int64_t> r_shape = R.sizes().vec();
   r_shape.back() = N;
   r_shape.insert(r_shape.end() - 1, 2);
-  // [..., M, 2N] -> [..., M, 2, N] -> [..., M, N, 2]
-  return at::view_as_complex(R.view(r_shape).movedim(-2, -1).contiguous());
+  // [..., M, 2N] -> [..., M, 2, N] -> [..., M, N, 2], into a new tensor (size-1 dims of a contiguous
+  // view may carry strides view_as_complex rejects)
+  at::Tensor out = NpuEmpty(out_shape, at::kComplexFloat, a.device().index());
+  at::view_as_real(out).copy_(R.view(r_shape).movedim(-2, -1));
+  return out;
 }
 
 // ---- mm ----
@@ -630,7 +633,18 @@ at::Tensor& addmv_(at::Tensor& self, const at::Tensor& mat, const at::Tensor& ve
   return addmv_out(self, mat, vec, beta, alpha, self);
 }
 
+// dot / vdot of complex64 vectors: a 1 x n by n x 1 ComplexMatmul (vdot conjugates the first).
+at::Tensor ComplexDot(const char* op, const at::Tensor& a, const at::Tensor& b) {
+  if (!IsNpuComplex64(a) || !IsNpuComplex64(b)) return {};
+  TORCH_CHECK(a.dim() == 1 && b.dim() == 1, op, ": 1-D tensors expected, but got ", a.dim(), "-D and ", b.dim(),
+              "-D tensors");
+  TORCH_CHECK(a.size(0) == b.size(0), op, ": expected both vectors to have the same number of elements, but got ",
+              a.size(0), " and ", b.size(0));
+  return ComplexMatmul(op, a.unsqueeze(0), b.unsqueeze(1)).view(c10::IntArrayRef{});  // (a bare {} is view(dtype))
+}
+
 at::Tensor dot(const at::Tensor& self, const at::Tensor& other) {
+  if (at::Tensor r = ComplexDot("dot", self, other); r.defined()) return r;
   if (HostMatmul({&self, &other})) return CallCpuFallback("aten::dot", "", {self, other})[0].toTensor();
   CheckSameNpuDevice("dot", {{"self", &self}, {"tensor", &other}});
   TORCH_CHECK(self.dim() == 1 && other.dim() == 1, "dot: 1-D tensors expected, but got ", self.dim(), "-D and ",
@@ -645,6 +659,12 @@ at::Tensor dot(const at::Tensor& self, const at::Tensor& other) {
   CubeBatchedMatmul("dot", self.view({1, 1, self.size(0)}), other.view({1, other.size(0), 1}), out.view({1, 1, 1}));
   return out;
 }
+// vdot = dot(conj(self), other); for real vectors the dot itself.
+at::Tensor vdot(const at::Tensor& self, const at::Tensor& other) {
+  if (at::Tensor r = ComplexDot("vdot", self.conj(), other); r.defined()) return r;
+  if (self.is_complex() || other.is_complex()) return CallCpuFallback("aten::vdot", "", {self, other})[0].toTensor();
+  return torch_ops_nn::dot(self, other);
+}
 
 }  // namespace
 }  // namespace torch_ops_nn
@@ -654,6 +674,7 @@ NPU_ATEN_LIBRARY_IMPL(m) {
   m.impl("addmv.out", TORCH_FN(torch_ops_nn::addmv_out));
   m.impl("addmv_", TORCH_FN(torch_ops_nn::addmv_));
   m.impl("dot", TORCH_FN(torch_ops_nn::dot));
+  m.impl("vdot", TORCH_FN(torch_ops_nn::vdot));
   m.impl("mm", TORCH_FN(torch_ops_nn::mm));
   m.impl("mm.out", TORCH_FN(torch_ops_nn::mm_out));
   m.impl("bmm", TORCH_FN(torch_ops_nn::bmm));

@@ -924,7 +924,7 @@ def test_complex64_reductions_comparisons_where_and_randn_are_native():
 
 
 @pytest.mark.parametrize("case", ["mm", "bmm", "matmul_batched", "linear", "addmm", "conj", "out", "empty_k",
-                                  "empty_m", "empty_batch"])
+                                  "empty_m", "empty_batch", "dot", "vdot", "vdot_real"])
 def test_complex64_matmul_is_native(case):
     """complex64 mm / bmm / matmul / linear / addmm as one float GEMM of the stacked parts
     ([Ar | Ai] @ [[Br, Bi], [-Bi, Br]]), against the CPU's complex GEMM."""
@@ -943,6 +943,9 @@ def test_complex64_matmul_is_native(case):
         "empty_k": (torch.mm, (a[:, :0], b[:0])),  # zeros (found by a complex parity fuzz: raised)
         "empty_m": (torch.mm, (a[:0], b)),
         "empty_batch": (torch.bmm, (x[:0], y[:0])),
+        "dot": (torch.dot, (a[0], b[:, 1])),
+        "vdot": (torch.vdot, (a[0], b[:, 1])),
+        "vdot_real": (torch.vdot, (a[0].real, b[:, 1].real)),
     }[case]
     want = fn(*args)
     got = fn(*[npu(t) for t in args])
