@@ -506,28 +506,36 @@ CMPMODE Swapped(CMPMODE m) {
 // exactly (Dekker's product: n and b split into 12-bit halves by clearing their low 12 mantissa
 // bits, so each partial product is exact and nothing overflows), then r = (a - p) - e, where a - p is
 // exact (Sterbenz). No fused multiply-add is needed. Uses T[1..5] of `o`; n, a, b are not written.
+// Dekker's product: p = fl(x y) and e with p + e = x y exactly, from x and y split into 12-bit halves
+// (the low 12 mantissa bits cleared: each partial product is exact, and nothing overflows that x y
+// does not). xh, xl, yh, yl, mask: scratch; p may be mask, e may be y or mask (written after their
+// last read); x and y are not written otherwise.
+__aicore__ inline void TwoProduct(const LocalTensor<float>& p, const LocalTensor<float>& e, const LocalTensor<float>& x,
+                                  const LocalTensor<float>& y, const LocalTensor<float>& xh,
+                                  const LocalTensor<float>& xl, const LocalTensor<float>& yh,
+                                  const LocalTensor<float>& yl, const LocalTensor<float>& mask, uint32_t L) {
+  Duplicate(mask.ReinterpretCast<int32_t>(), int32_t(-4096), L);  // 0xFFFFF000
+  And(xh.ReinterpretCast<uint16_t>(), x.ReinterpretCast<uint16_t>(), mask.ReinterpretCast<uint16_t>(), 2 * L);
+  Sub(xl, x, xh, L);
+  And(yh.ReinterpretCast<uint16_t>(), y.ReinterpretCast<uint16_t>(), mask.ReinterpretCast<uint16_t>(), 2 * L);
+  Sub(yl, y, yh, L);
+  Mul(p, x, y, L);
+  Mul(e, xh, yh, L);
+  Sub(e, e, p, L);
+  Mul(xh, xh, yl, L);
+  Add(e, e, xh, L);
+  Mul(xh, xl, yh, L);
+  Add(e, e, xh, L);
+  Mul(xh, xl, yl, L);
+  Add(e, e, xh, L);
+}
+
 __aicore__ inline void ExactRemainder(const LocalTensor<float>& r, const LocalTensor<float>& a,
                                       const LocalTensor<float>& n, const LocalTensor<float>& b,
                                       Operands<float>& o, uint32_t L) {
   const auto& T1 = o.T[1];
-  const auto& T2 = o.T[2];
-  const auto& T3 = o.T[3];
-  const auto& T4 = o.T[4];
   const auto& T5 = o.T[5];
-  Duplicate(T5.ReinterpretCast<int32_t>(), int32_t(-4096), L);  // 0xFFFFF000
-  And(T1.ReinterpretCast<uint16_t>(), n.ReinterpretCast<uint16_t>(), T5.ReinterpretCast<uint16_t>(), 2 * L);
-  Sub(T2, n, T1, L);                              // n = n_hi + n_lo
-  And(T3.ReinterpretCast<uint16_t>(), b.ReinterpretCast<uint16_t>(), T5.ReinterpretCast<uint16_t>(), 2 * L);
-  Sub(T4, b, T3, L);                              // b = b_hi + b_lo
-  Mul(r, n, b, L);                                // p
-  Mul(T5, T1, T3, L);
-  Sub(T5, T5, r, L);
-  Mul(T1, T1, T4, L);
-  Add(T5, T5, T1, L);
-  Mul(T1, T2, T3, L);
-  Add(T5, T5, T1, L);
-  Mul(T1, T2, T4, L);
-  Add(T5, T5, T1, L);                             // e
+  TwoProduct(r, T5, n, b, T1, o.T[2], o.T[3], o.T[4], T5, L);  // r = p, T5 = e
   Sub(T1, a, r, L);
   Sub(r, T1, T5, L);                              // r = (a - p) - e
 }
@@ -626,20 +634,7 @@ __aicore__ inline void ExpOfProduct(const LocalTensor<float>& b, Operands<float>
   const auto &T0 = o.T[0], &T1 = o.T[1], &T2 = o.T[2], &T3 = o.T[3], &T4 = o.T[4], &T5 = o.T[5];
   const auto& y = o.y;
   const auto& B0 = o.B[0];
-  Duplicate(T5.ReinterpretCast<int32_t>(), int32_t(-4096), L);
-  HighHalf(T0, b, T5, L);                                     // b_hi
-  Sub(T1, b, T0, L);                                          // b_lo
-  HighHalf(T2, T3, T5, L);                                    // H_hi
-  Sub(T4, T3, T2, L);                                         // H_lo
-  Mul(T5, b, T3, L);                                          // p = fl(b H)
-  Mul(T3, T0, T2, L);
-  Sub(T3, T3, T5, L);
-  Mul(T0, T0, T4, L);
-  Add(T3, T3, T0, L);
-  Mul(T0, T1, T2, L);
-  Add(T3, T3, T0, L);
-  Mul(T0, T1, T4, L);
-  Add(T3, T3, T0, L);                                         // b H - p
+  TwoProduct(T5, T3, b, T3, T0, T1, T2, T4, T5, L);         // p = fl(b H) in T5, b H - p in T3
   Mul(T0, b, y, L);
   Add(T3, T3, T0, L);                                         // e
   // Beyond +-100 the result is inf or 0 whatever e is (and e may be NaN from an inf p).
