@@ -506,6 +506,12 @@ CMPMODE Swapped(CMPMODE m) {
 // exactly (Dekker's product: n and b split into 12-bit halves by clearing their low 12 mantissa
 // bits, so each partial product is exact and nothing overflows), then r = (a - p) - e, where a - p is
 // exact (Sterbenz). No fused multiply-add is needed. Uses T[1..5] of `o`; n, a, b are not written.
+// v & 0xFFFFF000 (the upper 12 mantissa bits: products of two such halves are exact).
+__aicore__ inline void HighHalf(const LocalTensor<float>& dst, const LocalTensor<float>& v,
+                                const LocalTensor<float>& mask, uint32_t L) {
+  And(dst.ReinterpretCast<uint16_t>(), v.ReinterpretCast<uint16_t>(), mask.ReinterpretCast<uint16_t>(), 2 * L);
+}
+
 // Dekker's product: p = fl(x y) and e with p + e = x y exactly, from x and y split into 12-bit halves
 // (the low 12 mantissa bits cleared: each partial product is exact, and nothing overflows that x y
 // does not). xh, xl, yh, yl, mask: scratch; p may be mask, e may be y or mask (written after their
@@ -515,9 +521,9 @@ __aicore__ inline void TwoProduct(const LocalTensor<float>& p, const LocalTensor
                                   const LocalTensor<float>& xl, const LocalTensor<float>& yh,
                                   const LocalTensor<float>& yl, const LocalTensor<float>& mask, uint32_t L) {
   Duplicate(mask.ReinterpretCast<int32_t>(), int32_t(-4096), L);  // 0xFFFFF000
-  And(xh.ReinterpretCast<uint16_t>(), x.ReinterpretCast<uint16_t>(), mask.ReinterpretCast<uint16_t>(), 2 * L);
+  HighHalf(xh, x, mask, L);
   Sub(xl, x, xh, L);
-  And(yh.ReinterpretCast<uint16_t>(), y.ReinterpretCast<uint16_t>(), mask.ReinterpretCast<uint16_t>(), 2 * L);
+  HighHalf(yh, y, mask, L);
   Sub(yl, y, yh, L);
   Mul(p, x, y, L);
   Mul(e, xh, yh, L);
@@ -549,11 +555,6 @@ __aicore__ inline void ExactRemainder(const LocalTensor<float>& r, const LocalTe
 constexpr float kLn2Hi = 0.693145751953125f;         // 16 significant bits: n * kLn2Hi is exact
 constexpr float kLn2Lo = 1.42860682030941723212e-6f;  // ln 2 - kLn2Hi
 
-// v & 0xFFFFF000 (the upper 12 mantissa bits: products of two such halves are exact).
-__aicore__ inline void HighHalf(const LocalTensor<float>& dst, const LocalTensor<float>& v,
-                                const LocalTensor<float>& mask, uint32_t L) {
-  And(dst.ReinterpretCast<uint16_t>(), v.ReinterpretCast<uint16_t>(), mask.ReinterpretCast<uint16_t>(), 2 * L);
-}
 
 // ln A = H + Lo for finite A > 0 (T0 = A on entry, scaled by 2^24 where B1 is set: a subnormal A).
 // Out: H in T3, Lo in y. Uses T0..T5, y, B0.

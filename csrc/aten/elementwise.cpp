@@ -979,6 +979,16 @@ bool ComplexFloatCase(const at::Tensor& a, const at::Tensor& b) {
   return ok(a) && ok(b) && !(IsCpuScalar(a) && IsCpuScalar(b));
 }
 
+// Pairs (re, im) of float32 npu tensors (broadcast together) into a complex64 out (written after both
+// are computed, so out may alias their sources).
+void ComplexFromParts(const at::Tensor& re, const at::Tensor& im, const at::Tensor& out) {
+  const auto shape = at::infer_size(re.sizes(), im.sizes());
+  at::native::resize_output(out, shape);
+  const at::Tensor o = at::view_as_real(out);
+  o.select(-1, 0).copy_(re.expand(shape));
+  o.select(-1, 1).copy_(im.expand(shape));
+}
+
 // out (complex64 npu, the broadcast shape) = a * b; out may be a or b (temporaries first).
 void ComplexMulInto(const at::Tensor& a_in, const at::Tensor& b_in, const at::Tensor& out) {
   const at::Tensor o = at::view_as_real(out);
@@ -988,8 +998,8 @@ void ComplexMulInto(const at::Tensor& a_in, const at::Tensor& b_in, const at::Te
     const bool a_host = IsCpuScalar(a_in);
     const at::Tensor& x = a_host ? b_in : a_in;
     const c10::complex<double> c = (a_host ? a_in : b_in).item().toComplexDouble();
-    o.select(-1, 0).copy_(at::mul(x, static_cast<double>(static_cast<float>(c.real()))));
-    o.select(-1, 1).copy_(at::mul(x, static_cast<double>(static_cast<float>(c.imag()))));
+    ComplexFromParts(at::mul(x, static_cast<double>(static_cast<float>(c.real()))),
+                     at::mul(x, static_cast<double>(static_cast<float>(c.imag()))), out);
     return;
   }
   const bool swap = !complex_npu(a_in);  // a: a complex npu tensor
@@ -1017,8 +1027,7 @@ void ComplexMulInto(const at::Tensor& a_in, const at::Tensor& b_in, const at::Te
     re = at::mul(ar, br).addcmul_(ai, bi, -1);
     im = at::mul(ar, bi).addcmul_(ai, br, 1);
   }
-  o.select(-1, 0).copy_(re);
-  o.select(-1, 1).copy_(im);
+  ComplexFromParts(re, im, out);
 }
 
 std::vector<int64_t> BroadcastShape(const at::Tensor& a, const at::Tensor& b) {
@@ -1048,13 +1057,11 @@ void WriteSum(const at::Tensor& dst, const ComplexPart& a, const ComplexPart& b,
 }
 void ComplexAddInto(const at::Tensor& a, const at::Tensor& b, double alpha, const at::Tensor& out) {
   const auto pa = SplitComplex(a), pb = SplitComplex(b);
-  const at::Tensor o = at::view_as_real(out);
-  // Both parts from temporaries before either is written (out may be a or b).
+  // Both parts into temporaries before either is written (out may be a or b).
   at::Tensor re = NpuEmpty(out.sizes(), at::kFloat, out.device().index()), im = at::empty_like(re);
   WriteSum(re, pa.first, pb.first, alpha);
   WriteSum(im, pa.second, pb.second, alpha);
-  o.select(-1, 0).copy_(re);
-  o.select(-1, 1).copy_(im);
+  ComplexFromParts(re, im, out);
 }
 
 // Bool + bool is a logical or with alpha * other: a zero (False) alpha leaves self, as the CPU's
@@ -1132,9 +1139,7 @@ void ComplexDivInto(const at::Tensor& a_in, const at::Tensor& b_in, const at::Te
   const at::Tensor zero = at::logical_and(at::eq(abs_c, 0), at::eq(abs_d, 0));
   re = at::where(zero, at::div(a, abs_c), re);
   im = at::where(zero, at::div(b, abs_d), im);
-  const at::Tensor o = at::view_as_real(out);
-  o.select(-1, 0).copy_(re);
-  o.select(-1, 1).copy_(im);
+  ComplexFromParts(re, im, out);
 }
 
 // eq / ne of complex64 values (ComplexFloatCase): both parts equal.
@@ -1220,7 +1225,7 @@ at::Tensor ComplexUnary(c10::string_view name, const at::Tensor& z) {
   return at::complex(re, im);
 }
 
-// z ** e of complex64 z and a real exponent: z * z for 2, else |z|^e (cos e theta + i sin e theta).
+// z ** e of complex64 z and a real exponent: z * z for 2, else polar(|z|^e, e theta).
 at::Tensor ComplexPowScalar(const at::Tensor& z, double e) {
   if (e == 2.0) {
     at::Tensor out = NpuEmpty(z.sizes(), at::kComplexFloat, z.device().index());
@@ -1231,9 +1236,7 @@ at::Tensor ComplexPowScalar(const at::Tensor& z, double e) {
   if (e == 0.0) return at::ones(z.sizes(), z.options());
   const at::Tensor P = ComplexValuePairs(z);
   const at::Tensor x = P.select(-1, 0), y = P.select(-1, 1);
-  const at::Tensor m = at::pow(at::hypot(x, y), e);
-  const at::Tensor th = at::atan2(y, x).mul_(e);
-  return at::complex(at::mul(m, at::cos(th)), at::mul(m, at::sin(th)));
+  return at::polar(at::pow(at::hypot(x, y), e), at::atan2(y, x).mul_(e));
 }
 
 at::Tensor add_Tensor(const at::Tensor& self, const at::Tensor& other_in, const c10::Scalar& alpha) {
@@ -2105,13 +2108,11 @@ PwOp UnaryDef(const char* name, EwOp op, PwResult r, bool int_ok) {
 // neg of complex64 negates both floats of each pair; torch.complex / torch.polar build the pairs from
 // float32 parts (polar: abs * cos(angle), abs * sin(angle) with the vector unit's cos / sin).
 at::Tensor neg(const at::Tensor& self) {
-  if (self.scalar_type() == at::kComplexFloat && self.device().type() == c10::DeviceType::PrivateUse1)
-    return at::view_as_complex(at::neg(ComplexValuePairs(self)).contiguous());
+  if (IsNpuComplex64(self)) return at::view_as_complex(at::neg(ComplexValuePairs(self)).contiguous());
   return Pointwise(UnaryDef("neg", EwOp::kNeg, PwResult::kPromote, true), {{"self", &self}});
 }
 at::Tensor& neg_out(const at::Tensor& self, at::Tensor& out) {
-  if (self.scalar_type() == at::kComplexFloat && out.scalar_type() == at::kComplexFloat &&
-      self.device() == out.device() && self.device().type() == c10::DeviceType::PrivateUse1) {
+  if (IsNpuComplex64(self) && IsNpuComplex64(out) && self.device() == out.device()) {
     at::native::resize_output(out, self.sizes());
     at::view_as_real(out).copy_(at::neg(ComplexValuePairs(self)));
     return out;
@@ -2120,7 +2121,7 @@ at::Tensor& neg_out(const at::Tensor& self, at::Tensor& out) {
   return out;
 }
 at::Tensor& neg_(at::Tensor& self) {
-  if (self.scalar_type() == at::kComplexFloat && self.device().type() == c10::DeviceType::PrivateUse1) {
+  if (IsNpuComplex64(self)) {
     self.copy_(torch_ops_nn::neg(self));  // copy_ applies self's conj / neg bits
     return self;
   }
@@ -2128,15 +2129,6 @@ at::Tensor& neg_(at::Tensor& self) {
   return self;
 }
 
-// Pairs (re, im) of float32 npu tensors (broadcast together) into a complex64 out.
-at::Tensor& ComplexFromParts(const at::Tensor& re, const at::Tensor& im, at::Tensor& out) {
-  const auto shape = at::infer_size(re.sizes(), im.sizes());
-  at::native::resize_output(out, shape);
-  const at::Tensor o = at::view_as_real(out);
-  o.select(-1, 0).copy_(re.expand(shape));
-  o.select(-1, 1).copy_(im.expand(shape));
-  return out;
-}
 bool FloatPartsCase(const at::Tensor& a, const at::Tensor& b, const at::Tensor& out) {
   const auto npu = c10::DeviceType::PrivateUse1;
   return a.scalar_type() == at::kFloat && b.scalar_type() == at::kFloat && out.scalar_type() == at::kComplexFloat &&
@@ -2147,14 +2139,16 @@ at::Tensor& complex_out(const at::Tensor& real, const at::Tensor& imag, at::Tens
     CallCpuFallback("aten::complex", "out", {real, imag, out}, " for these dtypes");
     return out;
   }
-  return ComplexFromParts(real, imag, out);
+  ComplexFromParts(real, imag, out);
+  return out;
 }
 at::Tensor& polar_out(const at::Tensor& abs, const at::Tensor& angle, at::Tensor& out) {
   if (!FloatPartsCase(abs, angle, out)) {
     CallCpuFallback("aten::polar", "out", {abs, angle, out}, " for these dtypes");
     return out;
   }
-  return ComplexFromParts(at::mul(abs, at::cos(angle)), at::mul(abs, at::sin(angle)), out);
+  ComplexFromParts(at::mul(abs, at::cos(angle)), at::mul(abs, at::sin(angle)), out);
+  return out;
 }
 // abs of complex64 is the magnitude hypot(re, im) of the float pairs (a float tensor, as the CPU's
 // std::abs; spectrogram magnitudes); other complex dtypes take the CPU fallback through the gate.

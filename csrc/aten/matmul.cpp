@@ -443,8 +443,7 @@ at::Tensor ComplexMatmul(const char* op, const at::Tensor& a, const at::Tensor& 
   const at::Tensor br = B.select(-1, 0), bi = B.select(-1, 1);
   const at::Tensor Y = at::cat({at::cat({br, bi}, -1), at::cat({at::neg(bi), br}, -1)}, -2);
   const at::Tensor R = d == 2 ? at::mm(X, Y) : at::bmm(X, Y);
-  std::vector<int64_t> r_shape = R.sizes().vec();
-  r_shape.back() = N;
+  std::vector<int64_t> r_shape = out_shape;
   r_shape.insert(r_shape.end() - 1, 2);
   // [..., M, 2N] -> [..., M, 2, N] -> [..., M, N, 2], into a new tensor (size-1 dims of a contiguous
   // view may carry strides view_as_complex rejects)
@@ -455,8 +454,9 @@ at::Tensor ComplexMatmul(const char* op, const at::Tensor& a, const at::Tensor& 
 
 // ---- mm ----
 at::Tensor& mm_out(const at::Tensor& self, const at::Tensor& mat2, at::Tensor& out) {
-  if (at::Tensor r = ComplexMatmul("mm", self, mat2); r.defined() && IsNpuComplex64(out))
-    return at::native::resize_output(out, r.sizes()), out.copy_(r);
+  if (IsNpuComplex64(out))
+    if (at::Tensor r = ComplexMatmul("mm", self, mat2); r.defined())
+      return at::native::resize_output(out, r.sizes()), out.copy_(r);
   if (HostMatmul({&self, &mat2, &out})) return CallCpuFallback("aten::mm", "out", {self, mat2, out}), out;
   CheckSameNpuDevice("mm", {{"self", &self}, {"mat2", &mat2}, {"out", &out}});
   CheckMatmulArgs("mm", self, mat2, 2, "self", "mat2");
@@ -483,8 +483,9 @@ at::Tensor mm(const at::Tensor& self, const at::Tensor& mat2) {
 
 // ---- bmm ----
 at::Tensor& bmm_out(const at::Tensor& self, const at::Tensor& mat2, at::Tensor& out) {
-  if (at::Tensor r = ComplexMatmul("bmm", self, mat2); r.defined() && IsNpuComplex64(out))
-    return at::native::resize_output(out, r.sizes()), out.copy_(r);
+  if (IsNpuComplex64(out))
+    if (at::Tensor r = ComplexMatmul("bmm", self, mat2); r.defined())
+      return at::native::resize_output(out, r.sizes()), out.copy_(r);
   if (HostMatmul({&self, &mat2, &out})) return CallCpuFallback("aten::bmm", "out", {self, mat2, out}), out;
   CheckSameNpuDevice("bmm", {{"self", &self}, {"mat2", &mat2}, {"out", &out}});
   CheckMatmulArgs("bmm", self, mat2, 3, "self", "mat2");
@@ -530,7 +531,7 @@ at::Tensor addmm(const at::Tensor& self, const at::Tensor& mat1, const at::Tenso
                  const at::Scalar& alpha) {
   if (IsNpuComplex64(self)) {
     if (at::Tensor r = ComplexMatmul("addmm", mat1, mat2); r.defined()) {  // beta * self + alpha * mat1 @ mat2
-      if (!(alpha.isIntegral(true) && alpha.toLong() == 1)) r = at::mul(r, alpha);
+      if (alpha.toComplexDouble() != 1.0) r = at::mul(r, alpha);
       return beta.toComplexDouble() == 0.0 ? r : at::add(r, at::mul(self, beta));
     }
   }

@@ -110,16 +110,15 @@ Tensor& uniform_(Tensor& self, double from, double to, std::optional<at::Generat
 Tensor& normal_(Tensor& self, double mean, double std, std::optional<at::Generator> generator) {
   const char* op = "normal_";
   CheckSameNpuDevice(op, {{"self", &self}});
+  TORCH_CHECK(std >= 0.0, op, ": expects std >= 0.0, but got std=", std);
   if (self.scalar_type() == c10::kComplexFloat) {
     // complex64 (torch.randn(..., dtype=torch.complex64)): each part normal with half the variance, as
     // PyTorch defines it (std / sqrt(2) on the float pairs).
-    TORCH_CHECK(std >= 0.0, op, ": expects std >= 0.0, but got std=", std);
     Tensor pairs = ComplexMemoryPairs(self);
     normal_(pairs, mean, std / std::sqrt(2.0), generator);
     return self;
   }
   CheckFloatDtype(op, "self", self);
-  TORCH_CHECK(std >= 0.0, op, ": expects std >= 0.0, but got std=", std);
   LaunchRandom(op, self, npu_kernels::kRandNormal, static_cast<float>(mean), static_cast<float>(std), generator);
   return self;
 }
