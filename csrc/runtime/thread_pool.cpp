@@ -10,7 +10,8 @@ namespace npu_rt {
 HostThreadPool::HostThreadPool(int threads) {
   if (threads < 1) threads = 1;
   if (threads > 1) NoteRuntimeThreadsStarted();
-  for (int i = 1; i < threads; ++i) workers_.emplace_back([this] { WorkerLoop(); });
+  ranges_ = std::vector<Range>(threads);
+  for (int i = 1; i < threads; ++i) workers_.emplace_back([this, i] { WorkerLoop(i); });
 }
 
 HostThreadPool::~HostThreadPool() {
@@ -22,20 +23,24 @@ HostThreadPool::~HostThreadPool() {
   for (auto& t : workers_) t.join();
 }
 
-void HostThreadPool::RunShare() {
-  for (;;) {
-    const int64_t i = next_.fetch_add(1, std::memory_order_relaxed);
-    if (i >= n_) break;
-    try {
-      (*fn_)(i);
-    } catch (...) {
-      std::lock_guard<std::mutex> g(error_mu_);
-      if (!error_) error_ = std::current_exception();
+void HostThreadPool::RunShare(int self) {
+  const int threads = static_cast<int>(ranges_.size());
+  for (int k = 0; k < threads; ++k) {  // its own range, then the others' leftovers
+    Range& r = ranges_[(self + k) % threads];
+    for (;;) {
+      const int64_t i = r.next.fetch_add(1, std::memory_order_relaxed);
+      if (i >= r.end) break;
+      try {
+        (*fn_)(i);
+      } catch (...) {
+        std::lock_guard<std::mutex> g(error_mu_);
+        if (!error_) error_ = std::current_exception();
+      }
     }
   }
 }
 
-void HostThreadPool::WorkerLoop() {
+void HostThreadPool::WorkerLoop(int self) {
   uint64_t seen = 0;
   for (;;) {
     // Spin a little for the next job (launches come back to back), then sleep.
@@ -49,7 +54,7 @@ void HostThreadPool::WorkerLoop() {
     // Join the job only while it is open: ParallelFor closes it, then waits until active_ == 0,
     // so the job's state stays valid for every worker that got in.
     active_.fetch_add(1);
-    if (job_open_.load() && generation_.load() == seen) RunShare();
+    if (job_open_.load() && generation_.load() == seen) RunShare(self);
     active_.fetch_sub(1);
   }
 }
@@ -70,16 +75,19 @@ void HostThreadPool::ParallelFor(int64_t n, FunctionRef<void(int64_t)> fn) {
     return;
   }
   fn_ = &fn;
-  n_ = n;
   error_ = nullptr;
-  next_.store(0, std::memory_order_relaxed);
+  const int64_t threads = static_cast<int64_t>(ranges_.size());
+  for (int64_t t = 0; t < threads; ++t) {
+    ranges_[t].next.store(t * n / threads, std::memory_order_relaxed);
+    ranges_[t].end = (t + 1) * n / threads;
+  }
   job_open_.store(true);
   {
     std::lock_guard<std::mutex> g(mu_);
     generation_.fetch_add(1, std::memory_order_release);
   }
   cv_.notify_all();
-  RunShare();
+  RunShare(0);
   job_open_.store(false);
   // Wait for workers that picked up this job to leave it.
   // (Yielding: a worker preempted inside its last block may need this thread's core to finish it.)
