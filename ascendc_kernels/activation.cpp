@@ -27,7 +27,8 @@ UnaryTiling unary_tiling(uint64_t total, uint32_t elem_bytes, const SocInfo& soc
   // (1 bit per element) and the 8 KB Select reserves. Tiles are whole 256-byte compare units of half.
   const uint32_t bytes_per_elem = 4 * elem_bytes + (elem_bytes == 2 ? 4 : 0);
   uint32_t tile = AlignDown<uint32_t>((soc.ub_bytes - 9 * 1024) * 8 / (8 * bytes_per_elem + 1), kRepeatBytes / 2);
-  if (tile > 16384) tile = 16384;  // keep tiles L1d/L2 friendly on the host
+  const uint64_t host = HostCacheTile(8 * bytes_per_elem + 1, kRepeatBytes / 2);
+  if (tile > host) tile = static_cast<uint32_t>(host);
   const uint64_t need = AlignUp<uint64_t>(t.per_core, kRepeatBytes / 2);
   if (need < tile) tile = static_cast<uint32_t>(need);
   t.tile = tile == 0 ? kBlockBytes / elem_bytes : tile;

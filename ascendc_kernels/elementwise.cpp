@@ -18,9 +18,8 @@ namespace npu_kernels {
 
 namespace {
 constexpr uint32_t kTileAlign = 256;      // elements: Compare's 256-byte rule holds for every dtype
-constexpr uint32_t kMaxTile = 16384;     // keeps a core's tiles cache friendly on the host
 constexpr uint32_t kUbReserve = 9 * 1024; // Select (tensor modes) reserves 8 KB of UB; 1 KB slack
-constexpr uint64_t kMinElemsPerCore = 4096;
+constexpr uint64_t kMinElemsPerCore = 16384;
 constexpr uint32_t kMaxRowsPerTile = 4095;  // DataCopyPad blockCount
 
 bool IsIntCompute(const ElementwiseTiling& t) { return t.int_compute != 0; }
@@ -167,7 +166,8 @@ void elementwise_tiling(ElementwiseTiling& t, const SocInfo& soc) {
   const uint64_t per256 = elementwise_ub_bytes(t, kTileAlign);
   const uint64_t budget = soc.ub_bytes > kUbReserve + per256 ? soc.ub_bytes - kUbReserve : per256;
   uint64_t tile = budget / per256 * kTileAlign;
-  if (tile > kMaxTile) tile = kMaxTile;
+  const uint64_t host_tile = HostCacheTile(per256 * 8 / kTileAlign, kTileAlign);
+  if (tile > host_tile) tile = host_tile;
   if (tile < kTileAlign) tile = kTileAlign;
   t.tile = static_cast<uint32_t>(tile);
 

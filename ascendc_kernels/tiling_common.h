@@ -26,6 +26,22 @@ constexpr T AlignDown(T a, T b) { return a / b * b; }
 constexpr uint32_t kBlockBytes = 32;    // DataBlock
 constexpr uint32_t kRepeatBytes = 256;  // one vector repeat
 
+// The host model runs a core's tile pipeline on one host core, where GM -> UB -> compute -> GM is
+// two extra copies of every operand. They cost least when all UB a tile step touches stays in the
+// host core's L1 data cache (32 KB on AMD Zen, 48 KB on Intel since Ice Lake): then the copies read
+// the operands from L2 / memory once, as a CPU kernel does, and the vector instructions run on
+// L1. Memory-bound kernels (element-wise, unary activations, casts) size their tiles to this working
+// set. On an NPU the whole UB is the fast memory and a bigger tile saves instruction issue, so this is
+// a host-only choice that the kernels' UB rules do not depend on.
+constexpr uint64_t kHostL1TileBytes = 32 * 1024;
+
+// The largest tile (elements, a multiple of `align`, at least `align`) whose working set, `bytes_x8`
+// eighths of a byte per element (bit masks count 1/8), fits kHostL1TileBytes.
+constexpr uint64_t HostCacheTile(uint64_t bytes_x8, uint64_t align) {
+  const uint64_t t = kHostL1TileBytes * 8 / (bytes_x8 ? bytes_x8 : 1) / align * align;
+  return t < align ? align : t;
+}
+
 // Splits `total` elements into per-core ranges that are whole 32-byte blocks (so a core's GM
 // start stays block aligned), using at most `max_cores` cores and at least `min_per_core`
 // elements per core (small tensors use few cores: a launch costs more than it saves).
