@@ -41,6 +41,8 @@ LayerNormTiling layer_norm_tiling(uint64_t rows, uint64_t d, bool backward, uint
     uint64_t b = (soc.ub_bytes - fixed) / (static_cast<uint64_t>(t.dpad) * per_block_row);
     if (b > 64) b = 64;
     if (b > rpc) b = rpc;
+    const uint64_t host = kHostL1TileBytes / (static_cast<uint64_t>(t.dpad) * per_block_row);
+    if (b > host) b = host;
     if (b > 1) t.batch = static_cast<uint32_t>(b);
   }
   return t;
@@ -114,10 +116,18 @@ class LayerNormKernel {
     uint64_t r1 = r0 + t_.rows_per_core;
     if (r1 > t_.rows) r1 = t_.rows;
     if (t_.batch > 1) {
-      for (uint64_t r = r0; r < r1; r += t_.batch) {
-        const uint32_t nb = static_cast<uint32_t>(r1 - r < t_.batch ? r1 - r : t_.batch);
-        if (bwd_) BackwardBlock(r, nb);
-        else ForwardBlock(r, nb);
+      // The statistics of whole blocks up to 64 rows move in one DMA each way (as RowByRow's).
+      const uint64_t group = 64 / t_.batch * t_.batch;
+      for (uint64_t g0 = r0; g0 < r1; g0 += group) {
+        const uint64_t g1 = r1 - g0 < group ? r1 : g0 + group;
+        if (bwd_) LoadStats(g0, static_cast<uint32_t>(g1 - g0));
+        for (uint64_t r = g0; r < g1; r += t_.batch) {
+          const uint32_t nb = static_cast<uint32_t>(g1 - r < t_.batch ? g1 - r : t_.batch);
+          const uint32_t s0 = static_cast<uint32_t>(r - g0);
+          if (bwd_) BackwardBlock(r, nb, s0);
+          else ForwardBlock(r, nb, s0);
+        }
+        if (!bwd_) StoreStats(g0, static_cast<uint32_t>(g1 - g0));
       }
     } else {
       RowByRow(r0, r1);
@@ -154,19 +164,19 @@ class LayerNormKernel {
   __aicore__ inline LocalTensor<float> AccW() { return t_.batch > 1 ? B(4) : R(kAccW); }
   __aicore__ inline LocalTensor<float> AccB() { return t_.batch > 1 ? B(4)[t_.dpad] : R(kAccB); }
 
-  // The backward of nb consecutive rows as one block (BackwardRow's math, see there).
-  __aicore__ inline void BackwardBlock(uint64_t r, uint32_t nb) {
+  // The backward of nb consecutive rows as one block (BackwardRow's math, see there); their statistics
+  // are at s0 of the loaded stats.
+  __aicore__ inline void BackwardBlock(uint64_t r, uint32_t nb, uint32_t s0) {
     const uint32_t dp = t_.dpad, n = nb * dp;
     const int32_t d = static_cast<int32_t>(t_.d);
     const float inv_d = 1.0f / static_cast<float>(t_.d);
     LocalTensor<float> x = B(kX), tmp = B(kTmp), g = B(kG);
-    LoadStats(r, nb);
     LoadBlock(x, xGm_, r, nb, 0);
     LoadBlock(g, goGm_, r, nb, 1);
     float rstd[64];
     for (uint32_t k = 0; k < nb; ++k) {  // xhat
-      rstd[k] = Stat(1).GetValue(k);
-      Adds(x[k * dp], x[k * dp], -Stat(0).GetValue(k), d);
+      rstd[k] = Stat(1).GetValue(s0 + k);
+      Adds(x[k * dp], x[k * dp], -Stat(0).GetValue(s0 + k), d);
       Muls(x[k * dp], x[k * dp], rstd[k], d);
     }
     if (t_.need_gw) {
@@ -194,8 +204,9 @@ class LayerNormKernel {
     StoreBlock(x, r, nb);
   }
 
-  // nb consecutive rows as one block: one DMA in and out, per-row sums and scalings, the affine step once.
-  __aicore__ inline void ForwardBlock(uint64_t r, uint32_t nb) {
+  // nb consecutive rows as one block: one DMA in and out, per-row sums and scalings, the affine step once;
+  // the statistics go to s0 of the stats buffers.
+  __aicore__ inline void ForwardBlock(uint64_t r, uint32_t nb, uint32_t s0) {
     const uint32_t dp = t_.dpad, n = nb * dp;
     const int32_t d = static_cast<int32_t>(t_.d);
     const float inv_d = 1.0f / static_cast<float>(t_.d);
@@ -206,7 +217,7 @@ class LayerNormKernel {
     SyncVToS();
     for (uint32_t k = 0; k < nb; ++k) {
       const float mean = sums.GetValue(k) * inv_d;
-      Stat(0).SetValue(k, mean);
+      Stat(0).SetValue(s0 + k, mean);
       Adds(x[k * dp], x[k * dp], -mean, d);
     }
     Mul(tmp, x, x, n);
@@ -214,13 +225,12 @@ class LayerNormKernel {
     SyncVToS();
     for (uint32_t k = 0; k < nb; ++k) {
       const float rstd = 1.0f / std::sqrt(sums.GetValue(k) * inv_d + t_.eps);
-      Stat(1).SetValue(k, rstd);
+      Stat(1).SetValue(s0 + k, rstd);
       Muls(x[k * dp], x[k * dp], rstd, d);
     }
     if (t_.has_weight) Mul(x, x, B(kW), n);
     if (t_.has_bias) Add(x, x, B(kB), n);
     StoreBlock(x, r, nb);
-    StoreStats(r, nb);
   }
 
   // Block DMA: nb rows of d elements, back to back in GM, dpad apart in UB (the gap after each row's
