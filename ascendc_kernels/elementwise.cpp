@@ -1662,6 +1662,15 @@ class ElementwiseKernel {
       Duplicate(wrapk_.template Get<int32_t>(), w16 ? int32_t(0xffff) : int32_t(0xff), tile);
     }
     InitConstants();
+    // The operands that stay put from tile to tile, set up once: scratch, constants and masks, the
+    // inputs held in UB for the whole launch; Compute fills in the queued inputs and the output.
+    for (int i = 0; i < info_.n_in; ++i)
+      if (!UsesQueueK(i))
+        ops_.x[i] = NeedsCopyK(i) ? ct_[i].template Get<CT>() : persist_[i].template Get<CT>();
+    if (out_copy_) ops_.y = yct_.template Get<CT>();
+    for (int k = 0; k < info_.n_temps; ++k) ops_.T[k] = tmp_[k].template Get<CT>();
+    for (int k = 0; k < info_.n_consts; ++k) ops_.K[k] = konst_[k].template Get<CT>();
+    for (int k = 0; k < 3; ++k) ops_.B[k] = bits_[k].template Get<uint8_t>();
   }
 
   __aicore__ inline void Process() {
@@ -1909,38 +1918,28 @@ class ElementwiseKernel {
       ComputeRaw(g);
       return;
     }
-    Operands<CT> o;
+    Operands<CT> o = ops_;
     o.L = g.L;
     LocalTensor<uint8_t> raw[3];
     for (int i = 0; i < info_.n_in; ++i) {
-      const EwMode m = EwMode(t_.in[i].mode);
-      const EwDType dt = EwDType(t_.in[i].dtype);
       if (UsesQueueK(i)) {
         raw[i] = inQ_[i].template DeQue<uint8_t>();
         if (NeedsCopyK(i)) {
           o.x[i] = ct_[i].template Get<CT>();
-          ToCompute(o.x[i], raw[i], dt, g.L);
+          ToCompute(o.x[i], raw[i], EwDType(t_.in[i].dtype), g.L);
         } else {
           o.x[i] = raw[i].template ReinterpretCast<CT>();
         }
-      } else if (m == EwMode::COL) {
-        o.x[i] = ct_[i].template Get<CT>();
+      } else if (EwMode(t_.in[i].mode) == EwMode::COL) {  // one value per row, this tile's rows
         for (uint32_t r = 0; r < g.nrows; ++r) {
           const uint64_t row = g.row0 + r;
           const CT v = ValueAt(i, (row / t_.in[i].cdiv) % t_.in[i].cmod);
           Duplicate(o.x[i][r * g.stride], v, g.nrows > 1 ? g.stride : g.L);
         }
-      } else if (PersistentK(i)) {
-        o.x[i] = NeedsCopyK(i) ? ct_[i].template Get<CT>() : persist_[i].template Get<CT>();
-      } else {  // IMM / SCALAR
-        o.x[i] = ct_[i].template Get<CT>();
-      }
+      }  // ROW held in UB, IMM / SCALAR: set up in Init
     }
     LocalTensor<uint8_t> out = outQ_.template AllocTensor<uint8_t>();
-    if (!info_.bool_out) o.y = out_copy_ ? yct_.template Get<CT>() : out.ReinterpretCast<CT>();
-    for (int k = 0; k < info_.n_temps; ++k) o.T[k] = tmp_[k].template Get<CT>();
-    for (int k = 0; k < info_.n_consts; ++k) o.K[k] = konst_[k].template Get<CT>();
-    for (int k = 0; k < 3; ++k) o.B[k] = bits_[k].template Get<uint8_t>();
+    if (!info_.bool_out && !out_copy_) o.y = out.ReinterpretCast<CT>();
     if constexpr (std::is_same_v<CT, float>) ComputeFloat(t_, o);
     else ComputeInt(t_, o);
     if (info_.bool_out) {
@@ -2036,6 +2035,7 @@ class ElementwiseKernel {
   GM_ADDR gmY_ = nullptr;
   uint64_t u0_ = 0, u1_ = 0;
   bool out_copy_ = false, wrap_ = false, raw_ = false;
+  Operands<CT> ops_;  // the tile-invariant operands (Init)
 };
 
 template <typename CT>
