@@ -47,14 +47,14 @@ def main() -> None:
         ("bias add [4096, C]", "a.view(-1, 4096) + c.view(-1, 1)", 8),
         ("to(float16)", "a.half()", 6),
     ]
-    print(f"{n / 2**20:.0f}M float32 elements, {torch.get_num_threads()} CPU threads, "
+    print(f"{n / 2**20:g}M float32 elements, {torch.get_num_threads()} CPU threads, "
           f"{torch_ops_nn._C._host_threads()} npu host threads, torch_ops_nn from {torch_ops_nn.__file__}")
     print(f"{'op':<22}{'CPU ms':>10}{'npu ms':>10}{'npu GB/s':>10}{'npu/CPU':>10}")
     for name, stmt, bytes_per in cases:
         t_cpu = measure(stmt, {"a": x, "b": y, "c": bias, "torch": torch, "F": F}, args.min_time)
         t_npu = measure(stmt + "; torch.npu.synchronize()",
                         {"a": dx, "b": dy, "c": bias.to("npu"), "torch": torch, "F": F}, args.min_time)
-        print(f"{name:<22}{t_cpu * 1e3:>10.1f}{t_npu * 1e3:>10.1f}{n * bytes_per / t_npu / 1e9:>10.2f}"
+        print(f"{name:<22}{t_cpu * 1e3:>10.3f}{t_npu * 1e3:>10.3f}{n * bytes_per / t_npu / 1e9:>10.2f}"
               f"{t_npu / t_cpu:>9.2f}x")
     # Integer dtypes and the special functions, on 1/4 of the elements (uint8 wraps through int32
     # lanes; int64 mul is ~30 int32 launches on the words).
@@ -70,12 +70,12 @@ def main() -> None:
         ("erfinv", "torch.erfinv(a)", [unit, unit], 8), ("lgamma", "torch.lgamma(a)", [pos, pos], 8),
         ("digamma", "torch.digamma(a)", [pos, pos], 8),
     ]
-    print(f"{m / 2**20:.0f}M elements:")
+    print(f"{m / 2**20:g}M elements:")
     for name, stmt, (a, b), bytes_per in int_cases:
         t_cpu = measure(stmt, {"a": a, "b": b, "torch": torch}, args.min_time)
         t_npu = measure(stmt + "; torch.npu.synchronize()", {"a": a.to("npu"), "b": b.to("npu"), "torch": torch},
                         args.min_time)
-        print(f"{name:<22}{t_cpu * 1e3:>10.1f}{t_npu * 1e3:>10.1f}{m * bytes_per / t_npu / 1e9:>10.2f}"
+        print(f"{name:<22}{t_cpu * 1e3:>10.3f}{t_npu * 1e3:>10.3f}{m * bytes_per / t_npu / 1e9:>10.2f}"
               f"{t_npu / t_cpu:>9.2f}x")
 
 
