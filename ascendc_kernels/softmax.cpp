@@ -45,8 +45,11 @@ SoftmaxTiling softmax_tiling(uint64_t outer, uint64_t R, uint64_t inner, uint32_
     uint32_t tile = AlignDown<uint32_t>(budget / (per_elem + 1), 64);
     if (tile > kMaxTile) tile = kMaxTile;
     // A row stays resident when it fits; beyond that, smaller tiles (a smaller UB working set) run faster.
+    // Rows that fit the host's L1d tile (kHostL1TileBytes) are processed that many at a time.
     const uint64_t pitch = AlignUp<uint64_t>(R, 16);
-    const uint32_t want = pitch <= kSmallTile ? kSmallTile : static_cast<uint32_t>(pitch);
+    const uint64_t host = HostCacheTile(8 * (per_elem + 1), 64);
+    const uint32_t want = pitch <= host ? static_cast<uint32_t>(host)
+                          : pitch <= kSmallTile ? kSmallTile : static_cast<uint32_t>(pitch);
     if (want < tile) tile = want;
     t.tile = tile;
     t.row_stride = AlignUp<uint32_t>(static_cast<uint32_t>(R < tile ? R : tile), 16);
