@@ -16,7 +16,8 @@ template <typename Tiling>
 void SplitElements(Tiling& t, uint64_t n, uint64_t bufs, uint64_t bytes_per_elem, const SocInfo& soc) {
   t.n = n;
   uint64_t tile = AlignDown<uint64_t>((soc.ub_bytes - 8192) / (4 * bufs), 64);
-  if (tile > HostCacheTile(32 * bufs, 64)) tile = HostCacheTile(32 * bufs, 64);
+  const uint64_t host = HostCacheTile(32 * bufs, 64);
+  if (tile > host) tile = host;
   const ItemSplit sp = SplitItems(CeilDivU<uint64_t>(n, 64), n * bytes_per_elem, soc.vector_cores, 64 * 1024);
   t.per_core = sp.per_core * 64;
   t.block_dim = sp.block_dim;

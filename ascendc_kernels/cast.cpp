@@ -36,7 +36,8 @@ CastTiling cast_tiling(uint64_t total, EwDType src, EwDType dst, const SocInfo& 
   // 2 in + 2 out tiles, a float (int32) tile, a half tile, the wrap mask (int32) and a compare mask.
   const uint64_t per_elem8 = 8 * (2 * EwDTypeSize(src) + 2 * EwDTypeSize(dst) + 4 + 2 + 4) + 1;
   uint64_t tile = (soc.ub_bytes - 9 * 1024) * 8 / per_elem8 / 256 * 256;
-  if (tile > HostCacheTile(per_elem8, 256)) tile = HostCacheTile(per_elem8, 256);
+  const uint64_t host = HostCacheTile(per_elem8, 256);
+  if (tile > host) tile = host;
   if (tile < 256) tile = 256;
   t.tile = static_cast<uint32_t>(tile);
   uint64_t cores = CeilDivU<uint64_t>(total == 0 ? 1 : total, 4096);

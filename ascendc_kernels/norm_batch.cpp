@@ -39,7 +39,8 @@ BatchNormTiling batch_norm_tiling(uint32_t layout, uint32_t mode, uint64_t n, ui
   uint32_t tile = AlignDown<uint32_t>((soc.ub_bytes - 16 * 1024) / per, 64);
   if (tile > 16384) tile = 16384;
   // NCHW tiles follow the host's L1d; an NHWC tile is a row of channels (its channel limit), kept whole.
-  if (layout == kBnNchw && tile > HostCacheTile(8ull * per, 64)) tile = static_cast<uint32_t>(HostCacheTile(8ull * per, 64));
+  const uint64_t host = HostCacheTile(8ull * per, 64);
+  if (layout == kBnNchw && tile > host) tile = static_cast<uint32_t>(host);
   if (tile < 64) tile = 64;
   t.tile = tile;
   if (layout == kBnNchw) {

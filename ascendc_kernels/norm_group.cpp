@@ -36,8 +36,7 @@ GroupNormTiling group_norm_tiling(uint64_t n, uint64_t c, uint64_t hw, uint64_t 
   const uint64_t per = 2 * elem_bytes + 4 * 4;
   const uint64_t fixed = 4 * AlignUp<uint64_t>(c, 64) * 4 + 16 * 1024 + 64 * per;
   uint64_t kc = soc.ub_bytes > fixed ? (soc.ub_bytes - fixed) / (static_cast<uint64_t>(t.hwp) * per) : 0;
-  const uint64_t host = kHostL1TileBytes / (static_cast<uint64_t>(t.hwp) * per);  // whole planes only
-  if (kc > host) kc = host < 1 && kc >= 1 ? 1 : host;
+  if (const uint64_t h = HostCacheRows(static_cast<uint64_t>(t.hwp) * per); kc > h) kc = h;  // whole planes
   if (kc > t.cg) kc = t.cg;
   t.kc = static_cast<uint32_t>(kc);
   t.ok = kc >= 1;

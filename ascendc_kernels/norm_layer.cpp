@@ -41,8 +41,7 @@ LayerNormTiling layer_norm_tiling(uint64_t rows, uint64_t d, bool backward, uint
     uint64_t b = (soc.ub_bytes - fixed) / (static_cast<uint64_t>(t.dpad) * per_block_row);
     if (b > 64) b = 64;
     if (b > rpc) b = rpc;
-    const uint64_t host = kHostL1TileBytes / (static_cast<uint64_t>(t.dpad) * per_block_row);
-    if (b > host) b = host;
+    if (const uint64_t h = HostCacheRows(static_cast<uint64_t>(t.dpad) * per_block_row); b > h) b = h;
     if (b > 1) t.batch = static_cast<uint32_t>(b);
   }
   return t;

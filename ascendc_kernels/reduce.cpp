@@ -108,7 +108,7 @@ ReduceTiling reduce_tiling(uint64_t outer, uint64_t R, uint64_t inner, uint32_t 
     const uint32_t per_elem = 2 * in_bytes + work_bytes + scan_elem;  // acc, outF, center, out (+ NaN marks)
     uint64_t rows = (budget - fixed) / (uint64_t(t.row_stride) * per_elem);
     if (rows > kMaxBlockCount) rows = kMaxBlockCount;
-    if (rows > kHostL1TileBytes / (uint64_t(t.row_stride) * per_elem)) rows = kHostL1TileBytes / (uint64_t(t.row_stride) * per_elem);
+    if (const uint64_t h = HostCacheRows(uint64_t(t.row_stride) * per_elem); rows > h) rows = h;
     if (rows < 1) rows = 1;
     ChooseSegments(outer * t.chunks, R, cores, max_segments, 256, &t.segments, &t.seg_len);
     if (rows > t.seg_len) rows = t.seg_len;

@@ -63,7 +63,7 @@ SoftmaxTiling softmax_tiling(uint64_t outer, uint64_t R, uint64_t inner, uint32_
     const uint32_t fixed = 2 * t.row_stride * 4 + 1024;  // per-column max and sum vectors
     uint64_t rows = (budget - fixed) / (uint64_t(t.row_stride) * per_elem);
     if (rows > 4095) rows = 4095;
-    if (rows > kHostL1TileBytes / (uint64_t(t.row_stride) * per_elem)) rows = kHostL1TileBytes / (uint64_t(t.row_stride) * per_elem);
+    if (const uint64_t h = HostCacheRows(uint64_t(t.row_stride) * per_elem); rows > h) rows = h;
     if (rows > R) rows = R;
     if (rows < 1) rows = 1;
     t.tile = static_cast<uint32_t>(rows);

@@ -30,8 +30,8 @@ constexpr uint32_t kRepeatBytes = 256;  // one vector repeat
 // two extra copies of every operand. They cost least when all UB a tile step touches stays in the
 // host core's L1 data cache (32 KB on AMD Zen, 48 KB on Intel since Ice Lake): then the copies read
 // the operands from L2 / memory once, as a CPU kernel does, and the vector instructions run on
-// L1. Memory-bound kernels (element-wise, unary activations, casts) size their tiles to this working
-// set. On an NPU the whole UB is the fast memory and a bigger tile saves instruction issue, so this is
+// L1. Memory-bound kernels (element-wise, activations, casts, batch / layer / group norm, softmax,
+// column reductions, the fused optimizers) size their tiles to this working set. On an NPU the whole UB is the fast memory and a bigger tile saves instruction issue, so this is
 // a host-only choice that the kernels' UB rules do not depend on.
 constexpr uint64_t kHostL1TileBytes = 32 * 1024;
 
@@ -40,6 +40,12 @@ constexpr uint64_t kHostL1TileBytes = 32 * 1024;
 constexpr uint64_t HostCacheTile(uint64_t bytes_x8, uint64_t align) {
   const uint64_t t = kHostL1TileBytes * 8 / (bytes_x8 ? bytes_x8 : 1) / align * align;
   return t < align ? align : t;
+}
+
+// How many rows of `row_bytes` of UB each fit kHostL1TileBytes (at least 1: a row is never split for it).
+constexpr uint64_t HostCacheRows(uint64_t row_bytes) {
+  const uint64_t r = kHostL1TileBytes / (row_bytes ? row_bytes : 1);
+  return r < 1 ? 1 : r;
 }
 
 // Splits `total` elements into per-core ranges that are whole 32-byte blocks (so a core's GM
