@@ -19,7 +19,7 @@ namespace npu_kernels {
 namespace {
 constexpr uint32_t kTileAlign = 256;      // elements: Compare's 256-byte rule holds for every dtype
 constexpr uint32_t kUbReserve = 9 * 1024; // Select (tensor modes) reserves 8 KB of UB; 1 KB slack
-constexpr uint64_t kMinElemsPerCore = 16384;
+constexpr uint64_t kMinElemsPerCore = 16384;  // a block's set-up is not free: small tensors use few cores
 constexpr uint32_t kMaxRowsPerTile = 4095;  // DataCopyPad blockCount
 
 bool IsIntCompute(const ElementwiseTiling& t) { return t.int_compute != 0; }

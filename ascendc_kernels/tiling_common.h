@@ -31,8 +31,9 @@ constexpr uint32_t kRepeatBytes = 256;  // one vector repeat
 // host core's L1 data cache (32 KB on AMD Zen, 48 KB on Intel since Ice Lake): then the copies read
 // the operands from L2 / memory once, as a CPU kernel does, and the vector instructions run on
 // L1. Memory-bound kernels (element-wise, activations, casts, batch / layer / group norm, softmax,
-// column reductions, the fused optimizers) size their tiles to this working set. On an NPU the whole UB is the fast memory and a bigger tile saves instruction issue, so this is
-// a host-only choice that the kernels' UB rules do not depend on.
+// column reductions, the fused optimizers) size their tiles to this working set. On an NPU the
+// whole UB is the fast memory and a bigger tile saves instruction issue, so this is a host-only
+// choice that the kernels' UB rules do not depend on.
 constexpr uint64_t kHostL1TileBytes = 32 * 1024;
 
 // The largest tile (elements, a multiple of `align`, at least `align`) whose working set, `bytes_x8`
