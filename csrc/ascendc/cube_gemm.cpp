@@ -669,15 +669,19 @@ CUBE_AMX_TARGET void PutL0BRowsF32Amx(uint8_t* dst, const float* s) {
   }
   // Round 2, per 8 rows (quads 2h, 2h+1): pair p of the 8 rows.
   const __m512i first = _mm512_setr_epi64(0, 1, 2, 3, 8, 9, 10, 11), second = _mm512_setr_epi64(4, 5, 6, 7, 12, 13, 14, 15);
+  // Each pair row's 32 floats (two halves of 8 rows) split as Split16 does, two halves per convert.
   for (int p = 0; p < 4; ++p) {
-    __m256i h[2], l[2];
-    for (int half = 0; half < 2; ++half) {
-      const __m512i* src = p < 2 ? a01 : a23;
-      const __m512i v = _mm512_permutex2var_epi64(src[2 * half], (p % 2) ? second : first, src[2 * half + 1]);
-      Split16(_mm512_castsi512_ps(v), h[half], l[half]);
-    }
-    _mm512_storeu_si512(dst + p * 64, _mm512_inserti64x4(_mm512_castsi256_si512(h[0]), h[1], 1));
-    _mm512_storeu_si512(dst + 256 + p * 64, _mm512_inserti64x4(_mm512_castsi256_si512(l[0]), l[1], 1));
+    const __m512i* src = p < 2 ? a01 : a23;
+    const __m512i sel = (p % 2) ? second : first;
+    const __m512 v0 = _mm512_castsi512_ps(_mm512_permutex2var_epi64(src[0], sel, src[1]));
+    const __m512 v1 = _mm512_castsi512_ps(_mm512_permutex2var_epi64(src[2], sel, src[3]));
+    const __m512i hi = (__m512i)_mm512_cvtne2ps_pbh(v1, v0);  // [bf16(v0) | bf16(v1)]
+    const __m512 hf0 = _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm512_castsi512_si256(hi)), 16));
+    const __m512 hf1 = _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm512_extracti64x4_epi64(hi, 1)), 16));
+    const __m512 r0 = _mm512_maskz_sub_ps(static_cast<__mmask16>(~_mm512_fpclass_ps_mask(hf0, 0x18)), v0, hf0);
+    const __m512 r1 = _mm512_maskz_sub_ps(static_cast<__mmask16>(~_mm512_fpclass_ps_mask(hf1, 0x18)), v1, hf1);
+    _mm512_storeu_si512(dst + p * 64, hi);
+    _mm512_storeu_si512(dst + 256 + p * 64, (__m512i)_mm512_cvtne2ps_pbh(r1, r0));
   }
 }
 
@@ -715,7 +719,7 @@ struct AmxCtx {
   float* c;
   long c_blk;                 // floats between 16-column blocks of C
   const uint8_t* const* ap;   // [m1][kq] A tile (hi; lo at +1 KB)
-  const uint8_t* bs;          // [n1][kq] B tiles (TB bytes each)
+  const uint8_t* bs;          // [2][kq] B tiles (TB bytes each) of the current column-block pair
   const float* bias_tiles;    // kBias: [n1][256]
   int m, n, m1, n1, kq;
   int init;                   // kModeAcc / kModeZero / kModeBias
@@ -759,7 +763,7 @@ CUBE_AMX_TARGET void AmxBlock(const AmxCtx& x, int mi, int ni) {
   }
   const uint8_t* const* a0 = x.ap + long(mi) * x.kq;
   const uint8_t* const* a1 = a0 + x.kq;
-  const uint8_t* b0 = x.bs + long(ni) * x.kq * TB;
+  const uint8_t* b0 = x.bs;  // the gathered panel of column blocks ni, ni + 1
   const uint8_t* b1 = b0 + long(x.kq) * TB;
   for (int q = 0; q < x.kq; ++q) {
     const long bo = long(q) * TB;
@@ -801,6 +805,26 @@ CUBE_AMX_TARGET void AmxBlock(const AmxCtx& x, int mi, int ni) {
 CUBE_AMX_TARGET inline void CopyRow16(uint8_t* d, const uint8_t* s, int count) {
   const __mmask32 mk = count >= 32 ? __mmask32(0xFFFFFFFFu) : __mmask32((1u << count) - 1u);
   _mm512_storeu_si512(d, _mm512_maskz_loadu_epi16(mk, s));
+}
+
+// The kq B tiles of 16-column block ni from the VNNI fractals (the K-neighbours of a fractal are n1
+// slots apart in the Zn grid), K past k zeroed.
+template <bool SPLIT>
+CUBE_AMX_TARGET void GatherBAmx(uint8_t* o, const uint8_t* b, int ni, int n1, int k, int kq) {
+  constexpr int C0 = SPLIT ? 8 : 16;
+  constexpr long TB = SPLIT ? 2048 : 1024;
+  for (int q = 0; q < kq; ++q, o += TB)
+    for (int pr = 0; pr < 16; ++pr) {
+      const int kk = 32 * q + 2 * pr;
+      const int cnt = kk >= k ? 0 : (kk + 1 < k ? 32 : -1);  // -1: only the even lane of each pair
+      const uint8_t* f = b + (long(kk / C0) * n1 + ni) * 512 + ((kk % C0) / 2) * 64;
+      for (int part = 0; part < (SPLIT ? 2 : 1); ++part) {
+        uint8_t* d = o + part * 1024 + pr * 64;
+        if (cnt == 32) _mm512_storeu_si512(d, _mm512_loadu_si512(f + part * 256));
+        else if (cnt == 0) _mm512_storeu_si512(d, _mm512_setzero_si512());
+        else _mm512_storeu_si512(d, _mm512_maskz_loadu_epi16(__mmask32(0x55555555u), f + part * 256));
+      }
+    }
 }
 
 template <bool SPLIT>
@@ -859,23 +883,9 @@ CUBE_AMX_TARGET void GemmAmx(float* c, const uint8_t* a, const uint8_t* b, const
         }
       }
   }
-  // ---- B tiles, gathered [n1][kq].
-  uint8_t* bs = t_amx_b.Get(size_t(n1) * kq * TB);
-  for (int ni = 0; ni < n1; ++ni)
-    for (int q = 0; q < kq; ++q) {
-      uint8_t* o = bs + (long(ni) * kq + q) * TB;
-      for (int pr = 0; pr < 16; ++pr) {
-        const int kk = 32 * q + 2 * pr;
-        const int cnt = kk >= k ? 0 : (kk + 1 < k ? 32 : -1);  // -1: only the even lane of each pair
-        const uint8_t* f = b + (long(kk / C0) * n1 + ni) * 512 + ((kk % C0) / 2) * 64;
-        for (int part = 0; part < (SPLIT ? 2 : 1); ++part) {
-          uint8_t* d = o + part * 1024 + pr * 64;
-          if (cnt == 32) _mm512_storeu_si512(d, _mm512_loadu_si512(f + part * 256));
-          else if (cnt == 0) _mm512_storeu_si512(d, _mm512_setzero_si512());
-          else _mm512_storeu_si512(d, _mm512_maskz_loadu_epi16(__mmask32(0x55555555u), f + part * 256));
-        }
-      }
-    }
+  // ---- B tiles: gathered per pair of 16-column blocks ([2][kq] tiles, L1-resident) just before the
+  // row blocks that use them, so the gathered copy is written and read in L1.
+  uint8_t* bs = t_amx_b.Get(size_t(2) * kq * TB);
   // ---- Bias rows.
   const float* bias_tiles = nullptr;
   if (s.init == CubeInit::kBias) {
@@ -892,10 +902,12 @@ CUBE_AMX_TARGET void GemmAmx(float* c, const uint8_t* a, const uint8_t* b, const
   AmxTileConfig cfg;
   for (int t = 0; t < 8; ++t) { cfg.rows[t] = 16; cfg.colsb[t] = 64; }
   _tile_loadconfig(&cfg);
-  for (int mi = 0; mi < m1; mi += 2) {
-    const bool m2 = mi + 1 < m1;
-    for (int ni = 0; ni < n1; ni += 2) {
-      const bool n2 = ni + 1 < n1;
+  for (int ni = 0; ni < n1; ni += 2) {
+    const bool n2 = ni + 1 < n1;
+    GatherBAmx<SPLIT>(bs, b, ni, n1, k, kq);
+    if (n2) GatherBAmx<SPLIT>(bs + long(kq) * TB, b, ni + 1, n1, k, kq);
+    for (int mi = 0; mi < m1; mi += 2) {
+      const bool m2 = mi + 1 < m1;
       if (m2 && n2) AmxBlock<SPLIT, 2, 2>(x, mi, ni);
       else if (m2) AmxBlock<SPLIT, 2, 1>(x, mi, ni);
       else if (n2) AmxBlock<SPLIT, 1, 2>(x, mi, ni);
