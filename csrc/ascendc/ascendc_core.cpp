@@ -13,6 +13,7 @@
 #include <new>
 #include <string>
 
+#include "cube_gemm.h"
 #include "ascendc_core_state.h"
 #include "kernel_sync.h"
 #include "kernel_tpipe.h"
@@ -298,6 +299,7 @@ void RunBlock(const char* kernel_name, const CoreConfig& cfg, CoreType type, int
   c.mask_lo = c.mask_hi = ~0ull;
   c.mask_counter_mode = false;
   std::memset(c.flags, 0, sizeof c.flags);
+  cube::CubeBlockBegin();
   std::memset(c.event_ids, 0, sizeof c.event_ids);
   c.pad_value = 0;
   c.pad_value_set = false;

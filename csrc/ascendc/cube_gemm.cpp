@@ -610,11 +610,18 @@ void Convert(const IsaKernels& isa, float* dst, const uint16_t* src, size_t coun
 // float: C += Ahi*Bhi + Ahi*Blo + Alo*Bhi per 32-k chunk, 2x2 C tiles per block.
 #define CUBE_AMX_TARGET __attribute__((target("amx-tile,amx-bf16,avx512f,avx512bw,avx512vl,avx512bf16,avx512dq")))
 
-// 16 floats -> bf16 hi = RNE(x), lo = RNE(x - hi); lo = 0 where hi is infinite.
-CUBE_AMX_TARGET inline void Split16(__m512 x, __m256i& hi, __m256i& lo) {
+// Infinite hi parts (x = +-inf, or |x| above bfloat16's largest finite value) written to L0 by this
+// thread since the block began: hi*hi + hi*lo + lo*hi then has inf * 0 or inf - inf terms (NaN where
+// the float product is +-inf), so GemmAmx computes such blocks from hi + lo in float instead.
+thread_local bool t_amx_inf = false;
+
+// 16 floats -> bf16 hi = RNE(x), lo = RNE(x - hi); lo = 0 where hi is infinite (lanes ORed into `inf`).
+CUBE_AMX_TARGET inline void Split16(__m512 x, __m256i& hi, __m256i& lo, __mmask16& inf) {
   const __m256i h = (__m256i)_mm512_cvtneps_pbh(x);
   const __m512 hf = _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16));
-  const __m512 r = _mm512_maskz_sub_ps(static_cast<__mmask16>(~_mm512_fpclass_ps_mask(hf, 0x18)), x, hf);
+  const __mmask16 big = _mm512_fpclass_ps_mask(hf, 0x18);
+  const __m512 r = _mm512_maskz_sub_ps(static_cast<__mmask16>(~big), x, hf);
+  inf |= big;
   hi = h;
   lo = (__m256i)_mm512_cvtneps_pbh(r);
 }
@@ -624,11 +631,12 @@ CUBE_AMX_TARGET void PutL0AAmx(uint8_t* dst, const uint8_t* src, int r0, int row
   if (t == CubeDtype::kFloat32) {
     uint8_t* g = reinterpret_cast<uint8_t*>(d & ~uintptr_t(2047));
     uint8_t* col = g + ((d >> 9) & 3) * 16;
+    __mmask16 inf = 0;
     for (int i = 0; i < rows; i += 2) {
       const bool two = i + 1 < rows;
       const __m512 x = _mm512_maskz_loadu_ps(two ? __mmask16(0xFFFF) : __mmask16(0x00FF), src + i * 32);
       __m256i hi, lo;
-      Split16(x, hi, lo);
+      Split16(x, hi, lo, inf);
       uint8_t* p = col + (r0 + i) * 64;
       _mm_storeu_si128(reinterpret_cast<__m128i*>(p), _mm256_castsi256_si128(hi));
       _mm_storeu_si128(reinterpret_cast<__m128i*>(p + 1024), _mm256_castsi256_si128(lo));
@@ -637,6 +645,7 @@ CUBE_AMX_TARGET void PutL0AAmx(uint8_t* dst, const uint8_t* src, int r0, int row
         _mm_storeu_si128(reinterpret_cast<__m128i*>(p + 64 + 1024), _mm256_extracti128_si256(lo, 1));
       }
     }
+    if (inf) t_amx_inf = true;
   } else {
     uint8_t* g = reinterpret_cast<uint8_t*>(d & ~uintptr_t(1023));
     uint8_t* col = g + ((d >> 9) & 1) * 32;
@@ -670,6 +679,7 @@ CUBE_AMX_TARGET void PutL0BRowsF32Amx(uint8_t* dst, const float* s) {
   // Round 2, per 8 rows (quads 2h, 2h+1): pair p of the 8 rows.
   const __m512i first = _mm512_setr_epi64(0, 1, 2, 3, 8, 9, 10, 11), second = _mm512_setr_epi64(4, 5, 6, 7, 12, 13, 14, 15);
   // Each pair row's 32 floats (two halves of 8 rows) split as Split16 does, two halves per convert.
+  __mmask16 inf = 0;
   for (int p = 0; p < 4; ++p) {
     const __m512i* src = p < 2 ? a01 : a23;
     const __m512i sel = (p % 2) ? second : first;
@@ -678,23 +688,28 @@ CUBE_AMX_TARGET void PutL0BRowsF32Amx(uint8_t* dst, const float* s) {
     const __m512i hi = (__m512i)_mm512_cvtne2ps_pbh(v1, v0);  // [bf16(v0) | bf16(v1)]
     const __m512 hf0 = _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm512_castsi512_si256(hi)), 16));
     const __m512 hf1 = _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm512_extracti64x4_epi64(hi, 1)), 16));
-    const __m512 r0 = _mm512_maskz_sub_ps(static_cast<__mmask16>(~_mm512_fpclass_ps_mask(hf0, 0x18)), v0, hf0);
-    const __m512 r1 = _mm512_maskz_sub_ps(static_cast<__mmask16>(~_mm512_fpclass_ps_mask(hf1, 0x18)), v1, hf1);
+    const __mmask16 big0 = _mm512_fpclass_ps_mask(hf0, 0x18), big1 = _mm512_fpclass_ps_mask(hf1, 0x18);
+    const __m512 r0 = _mm512_maskz_sub_ps(static_cast<__mmask16>(~big0), v0, hf0);
+    const __m512 r1 = _mm512_maskz_sub_ps(static_cast<__mmask16>(~big1), v1, hf1);
+    inf |= big0 | big1;
     _mm512_storeu_si512(dst + p * 64, hi);
     _mm512_storeu_si512(dst + 256 + p * 64, (__m512i)_mm512_cvtne2ps_pbh(r1, r0));
   }
+  if (inf) t_amx_inf = true;
 }
 
 CUBE_AMX_TARGET void PutL0BAmx(uint8_t* dst, const uint8_t* km, CubeDtype t) {
   if (t == CubeDtype::kFloat32) {
     const float* f = reinterpret_cast<const float*>(km);
+    __mmask16 inf = 0;
     for (int p = 0; p < 4; ++p) {
       __m256i h0, l0, h1, l1;
-      Split16(_mm512_loadu_ps(f + (2 * p) * 16), h0, l0);
-      Split16(_mm512_loadu_ps(f + (2 * p + 1) * 16), h1, l1);
+      Split16(_mm512_loadu_ps(f + (2 * p) * 16), h0, l0, inf);
+      Split16(_mm512_loadu_ps(f + (2 * p + 1) * 16), h1, l1, inf);
       _mm512_storeu_si512(dst + p * 64, PairInterleave(h0, h1));
       _mm512_storeu_si512(dst + 256 + p * 64, PairInterleave(l0, l1));
     }
+    if (inf) t_amx_inf = true;
   } else {
     for (int p = 0; p < 8; ++p)
       _mm512_storeu_si512(dst + p * 64,
@@ -1001,6 +1016,46 @@ void CubePutL0B(uint8_t* dst, const void* kmajor, CubeDtype t, L0Layout lay) {
   std::memcpy(dst, kmajor, 512);
 }
 
+void CubeBlockBegin() {
+#if CUBE_X86
+  t_amx_inf = false;
+#endif
+}
+
+namespace {
+#if CUBE_X86
+// Float HF32 Mmad over the kAmx layouts in float from hi + lo (the FMA kernels), for blocks whose L0
+// data holds infinities (t_amx_inf): inf * w is then +-inf as the cube gives, where bf16x3's
+// hi*lo and lo*hi terms would add inf * 0 or inf - inf.
+void GemmAmxAsFloat(const IsaKernels& isa, float* c, const uint8_t* a, const uint8_t* b, const CubeGemmShape& s,
+                    int akf) {
+  const int m1 = (s.m + 15) / 16, n1 = (s.n + 15) / 16, kf = (s.k + 7) / 8;
+  float* bs = t_scratch_b.Get(size_t(kf) * n1 * 128);
+  for (long f = 0; f < long(kf) * n1; ++f)
+    CubeGetL0B(bs + f * 128, b + f * 512, CubeDtype::kFloat32, L0Layout::kAmx);
+  if (s.gemv) {
+    // Element j of the vector sits where the L0A group layout puts documented address a + 4 j.
+    float* av = t_scratch_a.Get(size_t(kf) * 8);
+    for (int j = 0; j < s.k; ++j) {
+      const uintptr_t e = reinterpret_cast<uintptr_t>(a) + uintptr_t(j) * 4;
+      const uintptr_t fr = e & ~uintptr_t(511);
+      const uint8_t* src = reinterpret_cast<const uint8_t*>(fr & ~uintptr_t(2047)) + ((e & 511) / 32) * 64 +
+                           (((fr >> 9) & 3) * 8 + (e & 31) / 4) * 2;
+      av[j] = Bf16ToF(src) + Bf16ToF(src + 1024);
+    }
+    DriveFloat<8>(isa, c, av, 0, 8, bs, s);
+    return;
+  }
+  float* as = t_scratch_a.Get(size_t(m1) * kf * 128);
+  for (int mi = 0; mi < m1; ++mi)
+    for (int ki = 0; ki < kf; ++ki)
+      CubeGetL0A(as + (long(mi) * kf + ki) * 128, a + (long(mi) * akf + ki) * 512, CubeDtype::kFloat32,
+                 L0Layout::kAmx);
+  DriveFloat<8>(isa, c, as, long(kf) * 128, 128, bs, s);
+}
+#endif
+}  // namespace
+
 void CubeGemm(float* c, const void* a, const void* b, CubeDtype type, const CubeGemmShape& s) {
   if (s.m <= 0 || s.n <= 0 || s.k <= 0) return;
   const IsaKernels& isa = ActiveIsa();
@@ -1010,7 +1065,10 @@ void CubeGemm(float* c, const void* a, const void* b, CubeDtype type, const Cube
   const int m1 = (s.m + 15) / 16, n1 = (s.n + 15) / 16;
 #if CUBE_X86
   if (CubeL0Layout(type, s.hf32) == L0Layout::kAmx) {
-    if (type == CubeDtype::kFloat32) GemmAmx<true>(c, static_cast<const uint8_t*>(a), static_cast<const uint8_t*>(b), s, a_k_frac);
+    if (type == CubeDtype::kFloat32 && t_amx_inf)
+      GemmAmxAsFloat(isa, c, static_cast<const uint8_t*>(a), static_cast<const uint8_t*>(b), s, a_k_frac);
+    else if (type == CubeDtype::kFloat32)
+      GemmAmx<true>(c, static_cast<const uint8_t*>(a), static_cast<const uint8_t*>(b), s, a_k_frac);
     else GemmAmx<false>(c, static_cast<const uint8_t*>(a), static_cast<const uint8_t*>(b), s, a_k_frac);
     return;
   }

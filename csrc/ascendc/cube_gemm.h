@@ -58,6 +58,9 @@ void CubeGemm(float* c, const void* a, const void* b, CubeDtype type, const Cube
 // time: "amx" when the CPU has AMX-BF16 + AVX512-BF16 and the OS grants the tile state, unless
 // TORCH_OPS_NN_NO_AMX=1; TORCH_OPS_NN_CUBE_ISA=<family> forces one (if the CPU has it).
 const char* CubeGemmIsa();
+// Called when a block starts on this thread: forgets what earlier blocks' L0 data held (see
+// t_amx_inf in cube_gemm.cpp).
+void CubeBlockBegin();
 // Testing/benchmarking only: force a family (returns false if the CPU lacks it). nullptr resets.
 // The family fixes the physical L0A/L0B layout (below), so only switch between kernel launches
 // (data LoadData wrote under one family is not readable by Mmad under another).
@@ -79,7 +82,8 @@ bool CubeGemmForceIsa(const char* isa);
 //     the elements (2p, n), (2p+1, n); float as hi rows (256 B) then lo rows (256 B).
 // Mmad multiplies float (HF32 mode) as hi*hi + hi*lo + lo*hi in float (bf16x3, ~1e-6 relative to a float GEMM;
 // the lo*lo term and r are dropped); bfloat16 exactly. Inputs below ~1e-36 in magnitude lose their
-// lo part (AMX flushes bf16 denormals).
+// lo part (AMX flushes bf16 denormals). After infinite hi parts were written in a block, that block's
+// float Mmads compute hi + lo in float (the FMA kernels), so inf * w gives +-inf, not NaN.
 // float uses kAmx only in HF32 mode (SetHF32Mode(ENABLE)): without it float Mmad keeps full float
 // precision (the FMA kernels), as the cube does; bfloat16 (exact either way) always uses kAmx.
 enum class L0Layout : uint8_t { kFma, kAmx };

@@ -324,6 +324,65 @@ def test_conv_allow_hf32(k, stride, padding, conv_hf32, fallback_error):
     assert torch.equal(m1, (a.npu() @ b.npu()).cpu())
 
 
+def _assert_same_specials(got, want):
+    """Same NaN / +-inf positions and signs as the CPU, finite values within HF32's error."""
+    got = got.cpu()
+    assert torch.equal(got.isnan(), want.isnan())
+    assert torch.equal(got.isinf(), want.isinf())
+    assert torch.equal(got[got.isinf()], want[want.isinf()])
+    fin = want.isfinite()
+    if fin.any():
+        assert (got[fin] - want[fin]).abs().max() <= 1e-4 * want[fin].abs().max()
+
+
+@pytest.mark.parametrize("channels_last", [False, True])
+@pytest.mark.parametrize("k,stride,padding,cin", [(3, 1, 1, 16), (7, 2, 3, 3), (1, 1, 0, 16)])
+def test_conv_hf32_infinities_match_cpu(conv_hf32, fallback_error, channels_last, k, stride, padding, cin):
+    """HF32 convs (bf16x3 on AMX hosts: x = hi + lo) with +-inf / NaN inputs: inf * w must be +-inf as on
+    the CPU, not NaN from the inf * lo(w) and inf - inf terms; both gradients too."""
+    torch.npu.conv.allow_hf32 = True
+    torch.manual_seed(0)
+    x, w = torch.randn(2, cin, 12, 12), torch.randn(24, cin, k, k) * 0.1
+    x[0, 1, 5, 5], x[1, 2, 7, 3], x[1, 0, 2, 9] = float("inf"), float("-inf"), float("nan")
+    xm = x.contiguous(memory_format=torch.channels_last) if channels_last else x
+    _assert_same_specials(F.conv2d(xm.npu(), w.npu(), None, stride, padding), F.conv2d(xm, w, None, stride, padding))
+    # An infinite weight (without padding: the img2col multiplies padding zeros by it, NaN, as the
+    # cube does, where the CPU skips the padding).
+    w2 = w.clone()
+    w2[3, 0, 0, 0] = float("-inf")
+    xf = torch.randn(2, cin, 12, 12)
+    _assert_same_specials(F.conv2d(xf.npu(), w2.npu(), None, stride), F.conv2d(xf, w2, None, stride))
+    # Gradients: an infinite upstream gradient reaches grad_input and grad_weight as inf, not NaN.
+    xn, wn = xf.npu().requires_grad_(), w.npu().requires_grad_()
+    xc, wc = xf.clone().requires_grad_(), w.clone().requires_grad_()
+    g = torch.randn(F.conv2d(xf, w, None, stride, padding).shape)
+    g[1, 4, 2, 2] = float("inf")
+    F.conv2d(xn, wn, None, stride, padding).backward(g.npu())
+    F.conv2d(xc, wc, None, stride, padding).backward(g)
+    _assert_same_specials(xn.grad, xc.grad)
+    _assert_same_specials(wn.grad, wc.grad)
+    # A finite block of the same process after an infinite one keeps the bf16x3 path's accuracy.
+    assert (F.conv2d(xf.npu(), w.npu(), None, stride, padding).cpu() - F.conv2d(xf, w, None, stride, padding)).abs().max() < 1e-4
+
+
+def test_matmul_hf32_infinities_match_cpu():
+    """matmul with torch.npu.matmul.allow_hf32 = True (bf16x3 on AMX) keeps inf * b = +-inf; GEMV too."""
+    old = torch.npu.matmul.allow_hf32
+    torch.npu.matmul.allow_hf32 = True
+    try:
+        torch.manual_seed(0)
+        a, b = torch.randn(100, 70), torch.randn(70, 90)
+        a[5, 7], b[3, 8] = float("inf"), float("-inf")
+        _assert_same_specials(a.npu() @ b.npu(), a @ b)
+        af = torch.randn(100, 70)
+        v = torch.randn(70)
+        v[4] = float("inf")
+        af[:, 4] = torch.rand(100) + 0.5  # inf * positive: every output +inf
+        _assert_same_specials(af.npu() @ v.npu(), af @ v)
+    finally:
+        torch.npu.matmul.allow_hf32 = old
+
+
 def test_conv_float32_precision_high_does_not_touch_convs(conv_hf32, fallback_error):
     """torch.set_float32_matmul_precision governs matmul ops only (torch.npu.matmul.allow_hf32 is its
     view); with conv HF32 off, a conv stays full float32 under "high"."""
