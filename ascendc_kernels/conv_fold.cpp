@@ -30,11 +30,12 @@ ConvFoldTiling conv_fold_tiling(uint32_t n, uint32_t c, uint32_t h, uint32_t w, 
     t.row_pitch = AlignUp(t.lead + w + pr, t.c0);
     if (t.row_pitch < t.lead + AlignUp(w, t.c0)) t.row_pitch = t.lead + AlignUp(w, t.c0);
   }
-  // Per input row: its share of the row buffer, of the output and of the offset table.
+  // Per input row: its share of the row buffer and of the output; the offset table is one row's.
   const uint64_t out_row = uint64_t(t.c1) * t.wo * t.c0;
   const uint64_t per_row = uint64_t(c) * (x_cl ? t.row_pitch / c + 1 : t.row_pitch) * elem_bytes +
-                           out_row * elem_bytes + out_row * 4;
-  const uint64_t budget = soc.ub_bytes - 4096;
+                           out_row * elem_bytes;
+  if (out_row * 4 + 4096 >= soc.ub_bytes) return t;  // ok = 0
+  const uint64_t budget = soc.ub_bytes - 4096 - out_row * 4;
   uint64_t rows = per_row ? budget / per_row : 0;
   if (rows == 0) return t;  // ok = 0
   if (rows > 8) rows = 8;
@@ -45,6 +46,7 @@ ConvFoldTiling conv_fold_tiling(uint32_t n, uint32_t c, uint32_t h, uint32_t w, 
   t.rows = uint32_t(rows);
   t.buf_elems = x_cl ? t.rows * t.row_pitch : c * t.rows * t.row_pitch;
   t.out_elems = uint32_t(out_row * t.rows);
+  t.table_elems = uint32_t(out_row);
   t.units = uint64_t(n) * CeilDivU<uint64_t>(h, t.rows);
   const uint64_t cores = t.units < uint64_t(soc.vector_cores) ? t.units : uint64_t(soc.vector_cores);
   t.units_per_core = CeilDivU<uint64_t>(t.units, cores);
@@ -56,8 +58,8 @@ ConvFoldTiling conv_fold_tiling(uint32_t n, uint32_t c, uint32_t h, uint32_t w, 
 void conv_fold_offsets(const ConvFoldTiling& t, uint32_t* out) {
   const uint32_t ck = t.c * t.kw;
   uint64_t i = 0;
+  const uint32_t r = 0;  // later rows: the same offsets from r row pitches further (Unit's Gathers)
   for (uint32_t c1 = 0; c1 < t.c1; ++c1)
-    for (uint32_t r = 0; r < t.rows; ++r)
       for (uint32_t wo = 0; wo < t.wo; ++wo)
         for (uint32_t c0 = 0; c0 < t.c0; ++c0, ++i) {
           const uint32_t ch = c1 * t.c0 + c0;
@@ -85,15 +87,15 @@ class ConvFoldKernel {
   __aicore__ inline void Init(GM_ADDR x, GM_ADDR offsets, GM_ADDR y, const ConvFoldTiling& t) {
     t_ = t;
     xGm_.SetGlobalBuffer(reinterpret_cast<__gm__ T*>(x), uint64_t(t.n) * t.c * t.h * t.w);
-    offGm_.SetGlobalBuffer(reinterpret_cast<__gm__ uint32_t*>(offsets), t.out_elems);
+    offGm_.SetGlobalBuffer(reinterpret_cast<__gm__ uint32_t*>(offsets), t.table_elems);
     yGm_.SetGlobalBuffer(reinterpret_cast<__gm__ T*>(y), uint64_t(t.n) * t.c1 * t.h * t.wo * t.c0);
     pipe_.InitBuffer(buf_, t.buf_elems * sizeof(T));
-    pipe_.InitBuffer(off_, t.out_elems * 4);
+    pipe_.InitBuffer(off_, t.table_elems * 4);
     pipe_.InitBuffer(outQ_, 1, t.out_elems * sizeof(T));
     // The borders stay zero: the row loads write only the data columns.
     if constexpr (sizeof(T) == 2) Duplicate(buf_.Get<int16_t>(), int16_t(0), int32_t(t.buf_elems));
     else Duplicate(buf_.Get<float>(), 0.0f, int32_t(t.buf_elems));
-    DataCopy(off_.Get<uint32_t>(), offGm_, t.out_elems);
+    DataCopy(off_.Get<uint32_t>(), offGm_, t.table_elems);
   }
 
   __aicore__ inline void Process() {
@@ -131,7 +133,14 @@ class ConvFoldKernel {
     }
     SyncMte2ToV();
     LocalTensor<T> out = outQ_.template AllocTensor<T>();
-    Gather(out, buf, off_.Get<uint32_t>(), 0u, t_.out_elems);
+    // Row r of plane c1: the table's plane c1 from r row pitches into the buffer (NCHW: the rows of
+    // one channel are row_pitch apart; NHWC: the pixel rows).
+    const uint32_t row_len = t_.wo * kC0;
+    const LocalTensor<uint32_t> off = off_.Get<uint32_t>();
+    for (uint32_t c1 = 0; c1 < t_.c1; ++c1)
+      for (uint32_t r = 0; r < rc; ++r)
+        Gather(out[(c1 * t_.rows + r) * row_len], buf, off[c1 * row_len], uint32_t(r * t_.row_pitch * sizeof(T)),
+               row_len);
     outQ_.EnQue(out);
     out = outQ_.template DeQue<T>();
     // One block of rc * wo pixels (32 B each) per C1 plane.

@@ -9,9 +9,10 @@
 // The conv kernel then moves each slab GM -> L1 with one plain DataCopy per C1 plane (the layout
 // it wants in L1) instead of an Nd2Nz of 32-byte pieces, and the zero lanes need no masking.
 // x: NCHW (x_cl = 0) or NHWC (x_cl = 1), contiguous. A unit is `rows` input rows of one image:
-// DataCopyPad moves them into a row buffer with zero borders, one Gather through an offset table
-// (byte offsets into that buffer, built by conv_fold_offsets on the host; offset 0 is always a
-// zero) builds the unit's output, and one strided DataCopy writes its C1 planes.
+// DataCopyPad moves them into a row buffer with zero borders, one Gather per (C1 plane, row) through
+// an offset table of one row (byte offsets into that buffer for row 0, built by conv_fold_offsets on
+// the host; offset 0 is always a zero; row r gathers from r row pitches further) builds the unit's
+// output, and one strided DataCopy writes its C1 planes.
 #pragma once
 #include <cstdint>
 
@@ -28,7 +29,8 @@ struct ConvFoldTiling {
   uint32_t lead;           // zero elements before each row's data (NCHW; NHWC: lead pixels * c)
   uint32_t row_pitch;      // UB row buffer elements per row (per channel row for NCHW)
   uint32_t buf_elems;      // row buffer elements
-  uint32_t out_elems;      // unit output elements: c1 * rows * wo * c0 (= the offset table's length)
+  uint32_t out_elems;      // unit output elements: c1 * rows * wo * c0
+  uint32_t table_elems;    // the offset table's length: c1 * wo * c0 (one row of every plane)
   uint64_t units, units_per_core;
   uint32_t block_dim;
   uint32_t ok;             // 0: one input row does not fit the UB
@@ -37,8 +39,8 @@ struct ConvFoldTiling {
 // Pure: shapes + SoC -> tiling.
 ConvFoldTiling conv_fold_tiling(uint32_t n, uint32_t c, uint32_t h, uint32_t w, uint32_t kw, uint32_t sw,
                                 uint32_t pl, uint32_t pr, uint32_t x_cl, uint32_t elem_bytes, const SocInfo& soc);
-// The Gather offsets (bytes into the row buffer) of one unit, out_elems entries in output order
-// [c1][row][wo][c0].
+// The Gather offsets (bytes into the row buffer) of a unit's first row, table_elems entries in
+// output order [c1][wo][c0].
 void conv_fold_offsets(const ConvFoldTiling& t, uint32_t* out);
 
 }  // namespace npu_kernels

@@ -370,7 +370,7 @@ at::Tensor CachedOffsetTable(const char* kind, std::vector<uint32_t> key, int64_
 // The Gather offsets of conv_fold_kernel for one geometry.
 at::Tensor FoldOffsets(const npu_kernels::ConvFoldTiling& t, c10::DeviceIndex dev) {
   return CachedOffsetTable("fold", {t.c, t.w, t.kw, t.sw, t.pl, t.pr, t.x_cl, t.elem_bytes, t.rows},
-                           int64_t(t.out_elems), [&](uint32_t* o) { npu_kernels::conv_fold_offsets(t, o); }, dev);
+                           int64_t(t.table_elems), [&](uint32_t* o) { npu_kernels::conv_fold_offsets(t, o); }, dev);
 }
 
 // x (NCHW or NHWC, made contiguous in the nearer of the two) folded into 5HD by conv_fold_kernel,
