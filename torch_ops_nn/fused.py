@@ -61,6 +61,7 @@ def reference(x: Tensor, weight: Tensor, bias: Optional[Tensor], bn_weight: Opti
 # are C++ (csrc/aten/fused_conv.cpp): a Python custom op layer cost ~70 us per call. The reference
 # (every device without a kernel, i.e. CPU) and the fake implementation for tracing are here.
 from torch_ops_nn import _C  # noqa: E402,F401  (loading _C defines torch.ops.torch_ops_nn.conv_bn_act)
+from torch_ops_nn.ops import conv2d_checks as _conv2d_checks  # noqa: E402
 
 conv_bn_act = torch.ops.torch_ops_nn.conv_bn_act
 _lib = torch.library.Library("torch_ops_nn", "IMPL")
@@ -104,11 +105,9 @@ def fused_conv_bn_relu(x: Tensor, w: Tensor, bias: Optional[Tensor] = None, bn_w
     """relu(batch_norm_eval(conv2d(x, w, bias))) in one kernel. Missing BN arguments take the identity
     values (weight 1, bias 0, running_mean 0, running_var 1), as in the seed's
     ``fused_conv_bn_relu(x_dev, w_dev, stride=(2, 2), padding=(3, 3))``."""
-    from torch_ops_nn.ops import conv2d_checks
-
     stride, padding, dilation = _pair(stride), _pair(padding), _pair(dilation)
-    conv2d_checks("fused_conv_bn_relu", x, w, bias, stride, padding, dilation, groups,
-                  bn_weight=bn_weight, bn_bias=bn_bias, running_mean=running_mean, running_var=running_var)
+    _conv2d_checks("fused_conv_bn_relu", x, w, bias, stride, padding, dilation, groups,
+                   bn_weight=bn_weight, bn_bias=bn_bias, running_mean=running_mean, running_var=running_var)
     c = w.shape[0]
     if running_mean is None:
         running_mean = torch.zeros(c, device=x.device, dtype=x.dtype)
