@@ -718,6 +718,31 @@ CUBE_AMX_TARGET void PutL0BAmx(uint8_t* dst, const uint8_t* km, CubeDtype t) {
   }
 }
 
+// A whole 2 KB float L0A group (4 fractals) from each fractal's 16 rows (32 B of floats each): row r
+// of the group's A tiles is row r of fractals 0..3 side by side, so one pair of vcvtne2ps2bf16 splits
+// it and two 64 B stores write it (PutL0AAmx writes 16 B pieces, a fractal at a time).
+CUBE_AMX_TARGET void PutL0AGroupF32Amx(uint8_t* g, const uint8_t* const* rows) {
+  __mmask16 inf = 0;
+  for (int r = 0; r < 16; ++r) {
+    const __m512 v0 = _mm512_castsi512_ps(_mm512_inserti64x4(
+        _mm512_castsi256_si512(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(rows[r]))),
+        _mm256_loadu_si256(reinterpret_cast<const __m256i*>(rows[16 + r])), 1));
+    const __m512 v1 = _mm512_castsi512_ps(_mm512_inserti64x4(
+        _mm512_castsi256_si512(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(rows[32 + r]))),
+        _mm256_loadu_si256(reinterpret_cast<const __m256i*>(rows[48 + r])), 1));
+    const __m512i h = (__m512i)_mm512_cvtne2ps_pbh(v1, v0);
+    const __m512 hf0 = _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm512_castsi512_si256(h)), 16));
+    const __m512 hf1 = _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm512_extracti64x4_epi64(h, 1)), 16));
+    const __mmask16 big0 = _mm512_fpclass_ps_mask(hf0, 0x18), big1 = _mm512_fpclass_ps_mask(hf1, 0x18);
+    inf |= big0 | big1;
+    _mm512_store_si512(g + r * 64, h);
+    _mm512_store_si512(g + 1024 + r * 64,
+                       (__m512i)_mm512_cvtne2ps_pbh(_mm512_maskz_sub_ps(static_cast<__mmask16>(~big1), v1, hf1),
+                                                    _mm512_maskz_sub_ps(static_cast<__mmask16>(~big0), v0, hf0)));
+  }
+  if (inf) t_amx_inf = true;
+}
+
 struct alignas(64) AmxTileConfig {
   uint8_t palette = 1;
   uint8_t start_row = 0;
@@ -1006,6 +1031,14 @@ bool CubePutL0BRowsF32(uint8_t* dst, const void* rows) {
   (void)dst;
   (void)rows;
   return false;
+#endif
+}
+
+void CubePutL0AGroupF32(uint8_t* group, const uint8_t* const* rows) {
+#if CUBE_X86
+  PutL0AGroupF32Amx(group, rows);
+#else
+  (void)group, (void)rows;
 #endif
 }
 

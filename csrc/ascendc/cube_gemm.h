@@ -97,6 +97,10 @@ void CubePutL0B(uint8_t* dst, const void* kmajor, CubeDtype t, L0Layout lay);
 // K, row-major; element (k0, n0) = rows[n0 * 8 + k0]) in one pass. False (nothing written) when
 // float does not use kAmx; the caller then transposes and uses CubePutL0B.
 bool CubePutL0BRowsF32(uint8_t* dst, const void* rows);
+// Float under kAmx: the four fractals of the 2 KB-aligned L0A group at `group` at once, fractal f's
+// row r (8 floats, 32 B) read from rows[16 f + r]; the same bytes four CubePutL0A calls write. Only
+// call when CubeL0Layout(kFloat32, hf32) is kAmx.
+void CubePutL0AGroupF32(uint8_t* group, const uint8_t* const* rows);
 // Inverses, for tests and debugging (float under kAmx reads back hi + lo, exact for values with at
 // most 16 significant bits): the documented Zz fractal at `src` (16 rows x C0), and the k-major form
 // of the L0B fractal at `src`.

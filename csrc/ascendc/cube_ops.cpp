@@ -803,6 +803,50 @@ struct Im2colToWriter {
   }
 };
 
+// Float windows into the AMX L0A layout, a 2 KB group (four K-consecutive fractals of one 16-row block)
+// at a time: the group's row r is row r of its four fractals side by side (see CubePutL0AGroupF32).
+// The rows of each fractal are found as in Im2colWindow. Needs kfr % 4 == 0 and a group-aligned dwin.
+void Im2colAmxAGroups(const Im2colArgs& a, uint8_t* dwin) {
+  alignas(32) static const uint8_t kZero32[32] = {};
+  const uint8_t* rows[64];
+  for (uint64_t kf0 = 0; kf0 < a.kfr; kf0 += 4) {
+    const uint8_t* splane[4];
+    int32_t dh[4], dw[4];
+    bool beyond[4];
+    for (int f = 0; f < 4; ++f) {
+      const uint64_t col = a.ks + (kf0 + f) * a.c0;
+      beyond[f] = col >= a.ktot;
+      const uint64_t cc1 = beyond[f] ? 0 : col / (a.fhw * a.c0), khw = beyond[f] ? 0 : (col / a.c0) % a.fhw;
+      dh[f] = int32_t(khw / a.filterW) * a.dilH;
+      dw[f] = int32_t(khw % a.filterW) * a.dilW;
+      splane[f] = a.src + cc1 * a.plane_bytes;
+    }
+    for (uint64_t rb = 0; rb < a.mfr; ++rb) {
+      for (int f = 0; f < 4; ++f) {
+        const uint8_t** rp = rows + 16 * f;
+        if (beyond[f]) {
+          for (int r = 0; r < 16; ++r) rp[r] = kZero32;
+          continue;
+        }
+        const int32_t ihr = a.ih0[rb * 16] + dh[f], iwr = a.iw0[rb * 16] + dw[f];
+        if (a.run[rb] && ihr >= 0 && ihr < a.l1H && iwr >= 0 && iwr + 15 * a.strideW < a.l1W) {
+          const uint8_t* p = splane[f] + (uint64_t(ihr) * a.l1W + uint64_t(iwr)) * 32;
+          const uint64_t step = uint64_t(a.strideW) * 32;
+          for (int r = 0; r < 16; ++r) rp[r] = p + r * step;
+        } else {
+          for (int r = 0; r < 16; ++r) {
+            const uint64_t i = rb * 16 + r;
+            const int32_t ih = a.ih0[i] + dh[f], iw = a.iw0[i] + dw[f];
+            const bool pad = ih < 0 || ih >= a.l1H || iw < 0 || iw >= a.l1W;
+            rp[r] = pad ? a.pad32 : splane[f] + (uint64_t(ih) * a.l1W + uint64_t(iw)) * 32;
+          }
+        }
+      }
+      cube::CubePutL0AGroupF32(dwin + (rb * a.kfr + kf0) * 512, rows);
+    }
+  }
+}
+
 // The FMA-layout windows with vector moves of the host's widest ISA.
 #if CUBE_OPS_X86
 __attribute__((target("avx512f,avx512bw,avx512vl"))) void Im2colFmaAvx512(const Im2colArgs& a, uint8_t* dwin,
@@ -933,6 +977,10 @@ void CubeLoad3D(const LocalOperand& dst, const LocalOperand& src, CubeElem t, co
     ia.ktot = ktot; ia.fhw = fhw; ia.c0 = c0; ia.filterW = int32_t(a.filterW);
     ia.dilH = int32_t(a.dilH); ia.dilW = int32_t(a.dilW); ia.l1H = int32_t(a.l1H); ia.l1W = int32_t(a.l1W);
     ia.strideW = int32_t(a.strideW); ia.ih0 = ih0.data(); ia.iw0 = iw0.data(); ia.run = run.data(); ia.pad32 = pad32;
+    if (w.amx && esz == 4 && !trans_a && !to_l0b && kfr % 4 == 0 && reinterpret_cast<uintptr_t>(dwin) % 2048 == 0) {
+      Im2colAmxAGroups(ia, dwin);
+      continue;
+    }
     if (trans_a || w.amx) {
       Im2colWindow(ia, Im2colToWriter{&w, dwin, kfr, mfr, t_colfr, c0, esz, trans_a, to_l0b});
       continue;
