@@ -171,6 +171,12 @@ def test_non_blocking_copies():
     ((3, 7, 4), (1, 2, 0)),                    # K = 7 < 8: the plain row path
     ((1000, 700), (1, 0)),                     # .t().contiguous()
     ((7, 130, 3, 45), (2, 0, 3, 1)),           # a batched transpose with outer dims on both sides
+    # >= 2 MB of 4-byte elements: the streaming transpose (16-column blocks, non-temporal stores)
+    ((8, 64, 56, 56), "channels_last"),        # NCHW <-> NHWC of a ResNet activation
+    ((512, 256, 3, 3), (1, 2, 3, 0)),          # a conv weight for grad_input: K = 4608 rows of 512
+    ((512, 256, 3, 3), "channels_last"),       # the forward's weight re-layout: K = 9 (masked row blocks)
+    ((32, 3, 3, 8, 512), (4, 0, 3, 1, 2)),     # grad_weight's fractal -> OIHW: a gathered column run
+    ((3, 1008, 250), (0, 2, 1)),               # outer dim, K = 250 not a multiple of 16
 ])
 def test_transposing_copies_match_cpu(dtype, shape, perm):
     x = (torch.randn(shape) * 100).to(dtype)
