@@ -360,7 +360,7 @@ bool HaveAvx2() {
 // weight's [c1][c0][kh][kw] run gathered from [c1][kh][kw][c0] rows), each column's source row
 // looked up in a table. Tiled the usual way a cold 512 x 4608 transpose ran at 2.3x a memcpy's time,
 // this way at ~1x. Needs a run of whole 16-column blocks and 64-byte-aligned destination rows.
-constexpr int64_t kStreamTransposeBytes = int64_t(2) << 20;
+constexpr int64_t kStreamTransposeBytes = int64_t(1) << 20;
 
 bool StreamTranspose(const Coalesced& c, int k, float* dst, const float* src) {
   const int nd = c.ndim;

@@ -171,7 +171,7 @@ def test_non_blocking_copies():
     ((3, 7, 4), (1, 2, 0)),                    # K = 7 < 8: the plain row path
     ((1000, 700), (1, 0)),                     # .t().contiguous()
     ((7, 130, 3, 45), (2, 0, 3, 1)),           # a batched transpose with outer dims on both sides
-    # >= 2 MB of 4-byte elements: the streaming transpose (16-column blocks, non-temporal stores)
+    # >= 1 MB of 4-byte elements: the streaming transpose (16-column blocks, non-temporal stores)
     ((8, 64, 56, 56), "channels_last"),        # NCHW <-> NHWC of a ResNet activation
     ((512, 256, 3, 3), (1, 2, 3, 0)),          # a conv weight for grad_input: K = 4608 rows of 512
     ((512, 256, 3, 3), "channels_last"),       # the forward's weight re-layout: K = 9 (masked row blocks)
