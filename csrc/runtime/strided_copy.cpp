@@ -350,6 +350,45 @@ bool HaveAvx2() {
 }
 #endif
 
+// The dims of a transposing copy (K = dim k, J = the last dim) split for its tasks: `inner` dims whose
+// destination strides continue J's run (ds == J, then J * that size, ...; the run kept <= max_run
+// elements) and the `outer` rest. Returns the run's length; outer_count gets the outer dims' product.
+struct TransposeDims {
+  int inner[kMaxDims], ni = 0, outer[kMaxDims], no = 0;
+  int64_t run = 1, outer_count = 1;
+  TransposeDims(const Coalesced& c, int k, int64_t max_run) {
+    const int nd = c.ndim;
+    run = c.sizes[nd - 1];
+    for (bool found = true; found;) {
+      found = false;
+      for (int i = 0; i < nd - 1; ++i)
+        if (i != k && c.ds[i] == run && c.sizes[i] > 1 && run * c.sizes[i] <= max_run &&
+            std::find(inner, inner + ni, i) == inner + ni) {
+          inner[ni++] = i;
+          run *= c.sizes[i];
+          found = true;
+          break;
+        }
+    }
+    for (int i = 0; i < nd - 1; ++i)
+      if (i != k && std::find(inner, inner + ni, i) == inner + ni) {
+        outer[no++] = i;
+        outer_count *= c.sizes[i];
+      }
+  }
+  // The destination / source element offsets of outer index o.
+  void OuterOffsets(const Coalesced& c, int64_t o, int64_t& doff, int64_t& soff) const {
+    doff = soff = 0;
+    for (int q = no - 1; q >= 0; --q) {
+      const int i = outer[q];
+      const int64_t idx = o % c.sizes[i];
+      o /= c.sizes[i];
+      doff += idx * c.ds[i];
+      soff += idx * c.ss[i];
+    }
+  }
+};
+
 #if defined(__x86_64__)
 // The transpose of a large 4-byte copy (the destination >= kStreamTransposeBytes, past the caches:
 // conv weight re-layouts in training, NCHW <-> NHWC of big activations), a block of 16 destination
@@ -367,35 +406,19 @@ bool StreamTranspose(const Coalesced& c, int k, float* dst, const float* src) {
   const int64_t J = c.sizes[nd - 1], K = c.sizes[k], sj = c.ss[nd - 1], dk = c.ds[k];
   if (!HaveAvx512F() || dk % 16 != 0 || reinterpret_cast<uintptr_t>(dst) % 64 != 0) return false;
   // The destination rows' contiguous run: J, then every dim whose destination stride continues it.
-  int inner_dims[kMaxDims], ni = 0, outer_dims[kMaxDims], no = 0;
-  int64_t L = J, outer = 1;
-  for (bool found = true; found;) {
-    found = false;
-    for (int i = 0; i < nd - 1; ++i)
-      if (i != k && c.ds[i] == L && c.sizes[i] > 1 && L * c.sizes[i] <= (int64_t(1) << 20) &&
-          std::find(inner_dims, inner_dims + ni, i) == inner_dims + ni) {
-        inner_dims[ni++] = i;
-        L *= c.sizes[i];
-        found = true;
-        break;
-      }
-  }
-  for (int i = 0; i < nd - 1; ++i)
-    if (i != k && std::find(inner_dims, inner_dims + ni, i) == inner_dims + ni) {
-      outer_dims[no++] = i;
-      outer *= c.sizes[i];
-    }
+  const TransposeDims dims(c, k, int64_t(1) << 20);
+  const int64_t L = dims.run, outer = dims.outer_count;
   if (L % 16 != 0) return false;
-  for (int q = 0; q < no; ++q)
-    if (c.ds[outer_dims[q]] % 16 != 0) return false;
+  for (int q = 0; q < dims.no; ++q)
+    if (c.ds[dims.outer[q]] % 16 != 0) return false;
   if (outer * L * K * 4 < kStreamTransposeBytes) return false;
   // Source offset of each column of the run.
   thread_local std::vector<int64_t> col_src;
   col_src.resize(L);
   for (int64_t col = 0; col < L; ++col) {
     int64_t r = col / J, off = (col % J) * sj;
-    for (int q = 0; q < ni; ++q) {
-      const int i = inner_dims[q];
+    for (int q = 0; q < dims.ni; ++q) {
+      const int i = dims.inner[q];
       off += (r % c.sizes[i]) * c.ss[i];
       r /= c.sizes[i];
     }
@@ -410,14 +433,8 @@ bool StreamTranspose(const Coalesced& c, int k, float* dst, const float* src) {
   const int64_t kc = (K + kchunks - 1) / kchunks;
   GlobalThreadPool().ParallelFor(per * kchunks, [&](int64_t t) {
     const int64_t ch = t % kchunks, cg = (t / kchunks) % groups;
-    int64_t o = t / kchunks / groups, doff = 0, soff = 0;
-    for (int q = no - 1; q >= 0; --q) {
-      const int i = outer_dims[q];
-      const int64_t idx = o % c.sizes[i];
-      o /= c.sizes[i];
-      doff += idx * c.ds[i];
-      soff += idx * c.ss[i];
-    }
+    int64_t doff, soff;
+    dims.OuterOffsets(c, t / kchunks / groups, doff, soff);
     const int64_t k0 = ch * kc, k1 = std::min(K, k0 + kc);
     for (int64_t cb = cg * cgroup; cb < std::min(cblocks, (cg + 1) * cgroup); ++cb) {
       float* d = dst + doff + cb * 16;
@@ -452,26 +469,10 @@ bool TransposeCopy(const Coalesced& c, char* dbase, const char* sbase) {
   // task: its K rows are then written whole (e.g. a [cout][c1][c0][kh][kw] weight from a
   // [c1][kh][kw][c0][cout] buffer: J = kh * kw is 9 elements, the c0 groups complete the 72-element rows),
   // instead of 9-element pieces of every row from tasks on different threads.
-  int inner_dims[kMaxDims], ni = 0;
-  int64_t inner = 1;
-  for (bool found = true; found;) {
-    found = false;
-    for (int i = 0; i < nd - 1; ++i)
-      if (i != k && c.ds[i] == J * inner && c.sizes[i] > 1 && J * inner * c.sizes[i] <= 4096 &&
-          std::find(inner_dims, inner_dims + ni, i) == inner_dims + ni) {
-        inner_dims[ni++] = i;
-        inner *= c.sizes[i];
-        found = true;
-        break;
-      }
-  }
-  int outer_dims[kMaxDims], no = 0;
-  int64_t outer = 1;
-  for (int i = 0; i < nd - 1; ++i)
-    if (i != k && std::find(inner_dims, inner_dims + ni, i) == inner_dims + ni) {
-      outer_dims[no++] = i;
-      outer *= c.sizes[i];
-    }
+  const TransposeDims dims(c, k, 4096);
+  const int* inner_dims = dims.inner;
+  const int ni = dims.ni;
+  const int64_t inner = dims.run / J, outer = dims.outer_count;
   constexpr int64_t kTile = 32, kBand = 128;  // a task: kBand rows of K for one outer index
   const int64_t bands = (K + kBand - 1) / kBand;
   T* dst = reinterpret_cast<T*>(dbase);
@@ -513,15 +514,9 @@ bool TransposeCopy(const Coalesced& c, char* dbase, const char* sbase) {
     }
   };
   auto task = [&](int64_t t) {
-    int64_t o = t / bands, doff0 = 0, soff0 = 0;
+    int64_t doff0, soff0;
     const int64_t band = t % bands;
-    for (int q = no - 1; q >= 0; --q) {
-      const int i = outer_dims[q];
-      const int64_t idx = o % c.sizes[i];
-      o /= c.sizes[i];
-      doff0 += idx * c.ds[i];
-      soff0 += idx * c.ss[i];
-    }
+    dims.OuterOffsets(c, t / bands, doff0, soff0);
     for (int64_t in = 0; in < inner; ++in) {
       int64_t doff = doff0, soff = soff0, r = in;
       for (int q = 0; q < ni; ++q) {  // inner_dims[0] is the fastest (its ds is J)
