@@ -94,9 +94,9 @@ void CubePutL0A(uint8_t* dst, const void* src, int r0, int rows, CubeDtype t, L0
 // One L0B fractal from its k-major form (C0 rows along K x 16 along N, 64 B / 32 B rows).
 void CubePutL0B(uint8_t* dst, const void* kmajor, CubeDtype t, L0Layout lay);
 // Float under kAmx: the L0B fractal from its documented transpose (16 rows along N x 8 floats along
-// K, row-major; element (k0, n0) = rows[n0 * 8 + k0]) in one pass. False (nothing written) when
-// float does not use kAmx; the caller then transposes and uses CubePutL0B.
-bool CubePutL0BRowsF32(uint8_t* dst, const void* rows);
+// K, row-major; element (k0, n0) = rows[n0 * 8 + k0]) in one pass. Only call when
+// CubeL0Layout(kFloat32, hf32) is kAmx (per fractal, so the caller checks once).
+void CubePutL0BRowsF32(uint8_t* dst, const void* rows);
 // Float under kAmx: the four fractals of the 2 KB-aligned L0A group at `group` at once, fractal f's
 // row r (8 floats, 32 B) read from rows[16 f + r]; the same bytes four CubePutL0A calls write. Only
 // call when CubeL0Layout(kFloat32, hf32) is kAmx.

@@ -796,7 +796,7 @@ struct Im2colToWriter {
       w->A(dwin + (rb * kfr + kf) * 512, fs);
     } else {
       uint8_t* d = dwin + (kf * mfr + rb) * 512;
-      if (w->amx && esz == 4 && cube::CubePutL0BRowsF32(d, fs)) return;
+      if (w->amx && esz == 4) return cube::CubePutL0BRowsF32(d, fs);  // w->amx: float under kAmx
       TransposeFractal(tt, fs, 16, c0, esz);
       w->B(d, tt);
     }
