@@ -701,13 +701,22 @@ CUBE_AMX_TARGET void PutL0BRowsF32Amx(uint8_t* dst, const float* s) {
 CUBE_AMX_TARGET void PutL0BAmx(uint8_t* dst, const uint8_t* km, CubeDtype t) {
   if (t == CubeDtype::kFloat32) {
     const float* f = reinterpret_cast<const float*>(km);
+    // k rows 2p and 2p + 1 split together (one vcvtne2ps2bf16 for hi, one for lo, as Split16 rounds),
+    // then interleaved into the pair row: x0 y0 x1 y1 ...
+    const __m512i pair = _mm512_set_epi16(31, 15, 30, 14, 29, 13, 28, 12, 27, 11, 26, 10, 25, 9, 24, 8, 23, 7, 22, 6,
+                                          21, 5, 20, 4, 19, 3, 18, 2, 17, 1, 16, 0);
     __mmask16 inf = 0;
     for (int p = 0; p < 4; ++p) {
-      __m256i h0, l0, h1, l1;
-      Split16(_mm512_loadu_ps(f + (2 * p) * 16), h0, l0, inf);
-      Split16(_mm512_loadu_ps(f + (2 * p + 1) * 16), h1, l1, inf);
-      _mm512_storeu_si512(dst + p * 64, PairInterleave(h0, h1));
-      _mm512_storeu_si512(dst + 256 + p * 64, PairInterleave(l0, l1));
+      const __m512 v0 = _mm512_loadu_ps(f + (2 * p) * 16), v1 = _mm512_loadu_ps(f + (2 * p + 1) * 16);
+      const __m512i h = (__m512i)_mm512_cvtne2ps_pbh(v1, v0);  // [bf16(v0) | bf16(v1)]
+      const __m512 hf0 = _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm512_castsi512_si256(h)), 16));
+      const __m512 hf1 = _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm512_extracti64x4_epi64(h, 1)), 16));
+      const __mmask16 big0 = _mm512_fpclass_ps_mask(hf0, 0x18), big1 = _mm512_fpclass_ps_mask(hf1, 0x18);
+      inf |= big0 | big1;
+      const __m512i l = (__m512i)_mm512_cvtne2ps_pbh(_mm512_maskz_sub_ps(static_cast<__mmask16>(~big1), v1, hf1),
+                                                     _mm512_maskz_sub_ps(static_cast<__mmask16>(~big0), v0, hf0));
+      _mm512_storeu_si512(dst + p * 64, _mm512_permutexvar_epi16(pair, h));
+      _mm512_storeu_si512(dst + 256 + p * 64, _mm512_permutexvar_epi16(pair, l));
     }
     if (inf) t_amx_inf = true;
   } else {
