@@ -574,10 +574,23 @@ void CubeLoad2D(const LocalOperand& dst, const LocalOperand* src_local, const Gl
     return;
   }
   alignas(64) uint8_t tmp[512];
+  auto src_of = [&](uint64_t i) {
+    return sbase + (p.addrMode ? p.startIndex - i * p.srcStride : p.startIndex + i * p.srcStride) * 512;
+  };
+  // Float into the AMX L0A layout with consecutive destinations: whole 2 KB groups (four fractals)
+  // at once where they line up, as Load3D's windows (CubePutL0AGroupF32); the rest one by one below.
+  const bool groups = to_l0a && !p.ifTranspose && w.amx && esz == 4 && p.dstGap == 0;
   for (uint64_t i = 0; i < rep; ++i) {
-    const uint64_t sidx = p.addrMode ? p.startIndex - i * p.srcStride : p.startIndex + i * p.srcStride;
-    const uint8_t* s = sbase + sidx * 512;
+    const uint8_t* s = src_of(i);
     uint8_t* d = dst.ptr + i * (uint64_t(p.dstGap) + 1) * 512;
+    if (groups && reinterpret_cast<uintptr_t>(d) % 2048 == 0 && i + 4 <= rep) {
+      const uint8_t* rows[64];
+      for (int f = 0; f < 4; ++f)
+        for (int r = 0; r < 16; ++r) rows[16 * f + r] = src_of(i + f) + r * 32;
+      cube::CubePutL0AGroupF32(d, rows);
+      i += 3;
+      continue;
+    }
     if (to_l0a) {
       if (p.ifTranspose) {  // Zz = transpose of the 16x16 source
         TransposeFractal(tmp, s, 16, 16, 2);
