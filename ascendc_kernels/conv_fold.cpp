@@ -56,21 +56,21 @@ ConvFoldTiling conv_fold_tiling(uint32_t n, uint32_t c, uint32_t h, uint32_t w, 
 }
 
 void conv_fold_offsets(const ConvFoldTiling& t, uint32_t* out) {
+  // Row 0 of the unit; later rows read the same offsets r row pitches further (Unit's Gathers).
   const uint32_t ck = t.c * t.kw;
   uint64_t i = 0;
-  const uint32_t r = 0;  // later rows: the same offsets from r row pitches further (Unit's Gathers)
   for (uint32_t c1 = 0; c1 < t.c1; ++c1)
-      for (uint32_t wo = 0; wo < t.wo; ++wo)
-        for (uint32_t c0 = 0; c0 < t.c0; ++c0, ++i) {
-          const uint32_t ch = c1 * t.c0 + c0;
-          if (ch >= ck) { out[i] = 0; continue; }  // a zero lane
-          const uint32_t c = ch / t.kw, j = ch % t.kw;
-          // Column in the padded row (the buffer's zeros hold the padding).
-          const uint32_t wp = wo * t.sw + j;  // = input column + pl
-          const uint64_t idx = t.x_cl ? uint64_t(r) * t.row_pitch + t.lead + uint64_t(wp) * t.c - uint64_t(t.pl) * t.c + c
-                                      : (uint64_t(c) * t.rows + r) * t.row_pitch + t.lead + wp - t.pl;
-          out[i] = uint32_t(idx * t.elem_bytes);
-        }
+    for (uint32_t wo = 0; wo < t.wo; ++wo)
+      for (uint32_t c0 = 0; c0 < t.c0; ++c0, ++i) {
+        const uint32_t ch = c1 * t.c0 + c0;
+        if (ch >= ck) { out[i] = 0; continue; }  // a zero lane
+        const uint32_t c = ch / t.kw, j = ch % t.kw;
+        // Column in the padded row (the buffer's zeros hold the padding).
+        const uint32_t wp = wo * t.sw + j;  // = input column + pl
+        const uint64_t idx = t.x_cl ? t.lead + uint64_t(wp) * t.c - uint64_t(t.pl) * t.c + c
+                                    : uint64_t(c) * t.rows * t.row_pitch + t.lead + wp - t.pl;
+        out[i] = uint32_t(idx * t.elem_bytes);
+      }
 }
 
 }  // namespace npu_kernels

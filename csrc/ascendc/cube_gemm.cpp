@@ -626,6 +626,18 @@ CUBE_AMX_TARGET inline void Split16(__m512 x, __m256i& hi, __m256i& lo, __mmask1
   lo = (__m256i)_mm512_cvtneps_pbh(r);
 }
 
+// The same for 32 floats, two vectors per convert: hi = [bf16(v0) | bf16(v1)], lo likewise.
+CUBE_AMX_TARGET inline void Split32(__m512 v0, __m512 v1, __m512i& hi, __m512i& lo, __mmask16& inf) {
+  const __m512i h = (__m512i)_mm512_cvtne2ps_pbh(v1, v0);
+  const __m512 hf0 = _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm512_castsi512_si256(h)), 16));
+  const __m512 hf1 = _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm512_extracti64x4_epi64(h, 1)), 16));
+  const __mmask16 big0 = _mm512_fpclass_ps_mask(hf0, 0x18), big1 = _mm512_fpclass_ps_mask(hf1, 0x18);
+  inf |= big0 | big1;
+  hi = h;
+  lo = (__m512i)_mm512_cvtne2ps_pbh(_mm512_maskz_sub_ps(static_cast<__mmask16>(~big1), v1, hf1),
+                                     _mm512_maskz_sub_ps(static_cast<__mmask16>(~big0), v0, hf0));
+}
+
 CUBE_AMX_TARGET void PutL0AAmx(uint8_t* dst, const uint8_t* src, int r0, int rows, CubeDtype t) {
   const uintptr_t d = reinterpret_cast<uintptr_t>(dst);
   if (t == CubeDtype::kFloat32) {
@@ -678,22 +690,17 @@ CUBE_AMX_TARGET void PutL0BRowsF32Amx(uint8_t* dst, const float* s) {
   }
   // Round 2, per 8 rows (quads 2h, 2h+1): pair p of the 8 rows.
   const __m512i first = _mm512_setr_epi64(0, 1, 2, 3, 8, 9, 10, 11), second = _mm512_setr_epi64(4, 5, 6, 7, 12, 13, 14, 15);
-  // Each pair row's 32 floats (two halves of 8 rows) split as Split16 does, two halves per convert.
+  // Each pair row's 32 floats (two halves of 8 rows) split by Split32.
   __mmask16 inf = 0;
   for (int p = 0; p < 4; ++p) {
     const __m512i* src = p < 2 ? a01 : a23;
     const __m512i sel = (p % 2) ? second : first;
     const __m512 v0 = _mm512_castsi512_ps(_mm512_permutex2var_epi64(src[0], sel, src[1]));
     const __m512 v1 = _mm512_castsi512_ps(_mm512_permutex2var_epi64(src[2], sel, src[3]));
-    const __m512i hi = (__m512i)_mm512_cvtne2ps_pbh(v1, v0);  // [bf16(v0) | bf16(v1)]
-    const __m512 hf0 = _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm512_castsi512_si256(hi)), 16));
-    const __m512 hf1 = _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm512_extracti64x4_epi64(hi, 1)), 16));
-    const __mmask16 big0 = _mm512_fpclass_ps_mask(hf0, 0x18), big1 = _mm512_fpclass_ps_mask(hf1, 0x18);
-    const __m512 r0 = _mm512_maskz_sub_ps(static_cast<__mmask16>(~big0), v0, hf0);
-    const __m512 r1 = _mm512_maskz_sub_ps(static_cast<__mmask16>(~big1), v1, hf1);
-    inf |= big0 | big1;
+    __m512i hi, lo;
+    Split32(v0, v1, hi, lo, inf);
     _mm512_storeu_si512(dst + p * 64, hi);
-    _mm512_storeu_si512(dst + 256 + p * 64, (__m512i)_mm512_cvtne2ps_pbh(r1, r0));
+    _mm512_storeu_si512(dst + 256 + p * 64, lo);
   }
   if (inf) t_amx_inf = true;
 }
@@ -701,20 +708,13 @@ CUBE_AMX_TARGET void PutL0BRowsF32Amx(uint8_t* dst, const float* s) {
 CUBE_AMX_TARGET void PutL0BAmx(uint8_t* dst, const uint8_t* km, CubeDtype t) {
   if (t == CubeDtype::kFloat32) {
     const float* f = reinterpret_cast<const float*>(km);
-    // k rows 2p and 2p + 1 split together (one vcvtne2ps2bf16 for hi, one for lo, as Split16 rounds),
-    // then interleaved into the pair row: x0 y0 x1 y1 ...
+    // k rows 2p and 2p + 1 split together (Split32), then interleaved into the pair row: x0 y0 x1 y1 ...
     const __m512i pair = _mm512_set_epi16(31, 15, 30, 14, 29, 13, 28, 12, 27, 11, 26, 10, 25, 9, 24, 8, 23, 7, 22, 6,
                                           21, 5, 20, 4, 19, 3, 18, 2, 17, 1, 16, 0);
     __mmask16 inf = 0;
     for (int p = 0; p < 4; ++p) {
-      const __m512 v0 = _mm512_loadu_ps(f + (2 * p) * 16), v1 = _mm512_loadu_ps(f + (2 * p + 1) * 16);
-      const __m512i h = (__m512i)_mm512_cvtne2ps_pbh(v1, v0);  // [bf16(v0) | bf16(v1)]
-      const __m512 hf0 = _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm512_castsi512_si256(h)), 16));
-      const __m512 hf1 = _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm512_extracti64x4_epi64(h, 1)), 16));
-      const __mmask16 big0 = _mm512_fpclass_ps_mask(hf0, 0x18), big1 = _mm512_fpclass_ps_mask(hf1, 0x18);
-      inf |= big0 | big1;
-      const __m512i l = (__m512i)_mm512_cvtne2ps_pbh(_mm512_maskz_sub_ps(static_cast<__mmask16>(~big1), v1, hf1),
-                                                     _mm512_maskz_sub_ps(static_cast<__mmask16>(~big0), v0, hf0));
+      __m512i h, l;
+      Split32(_mm512_loadu_ps(f + (2 * p) * 16), _mm512_loadu_ps(f + (2 * p + 1) * 16), h, l, inf);
       _mm512_storeu_si512(dst + p * 64, _mm512_permutexvar_epi16(pair, h));
       _mm512_storeu_si512(dst + 256 + p * 64, _mm512_permutexvar_epi16(pair, l));
     }
@@ -728,8 +728,8 @@ CUBE_AMX_TARGET void PutL0BAmx(uint8_t* dst, const uint8_t* km, CubeDtype t) {
 }
 
 // A whole 2 KB float L0A group (4 fractals) from each fractal's 16 rows (32 B of floats each): row r
-// of the group's A tiles is row r of fractals 0..3 side by side, so one pair of vcvtne2ps2bf16 splits
-// it and two 64 B stores write it (PutL0AAmx writes 16 B pieces, a fractal at a time).
+// of the group's A tiles is row r of fractals 0..3 side by side, so one Split32 splits it and two 64 B
+// stores write it (PutL0AAmx writes 16 B pieces, a fractal at a time).
 CUBE_AMX_TARGET void PutL0AGroupF32Amx(uint8_t* g, const uint8_t* const* rows) {
   __mmask16 inf = 0;
   for (int r = 0; r < 16; ++r) {
@@ -739,15 +739,10 @@ CUBE_AMX_TARGET void PutL0AGroupF32Amx(uint8_t* g, const uint8_t* const* rows) {
     const __m512 v1 = _mm512_castsi512_ps(_mm512_inserti64x4(
         _mm512_castsi256_si512(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(rows[32 + r]))),
         _mm256_loadu_si256(reinterpret_cast<const __m256i*>(rows[48 + r])), 1));
-    const __m512i h = (__m512i)_mm512_cvtne2ps_pbh(v1, v0);
-    const __m512 hf0 = _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm512_castsi512_si256(h)), 16));
-    const __m512 hf1 = _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm512_extracti64x4_epi64(h, 1)), 16));
-    const __mmask16 big0 = _mm512_fpclass_ps_mask(hf0, 0x18), big1 = _mm512_fpclass_ps_mask(hf1, 0x18);
-    inf |= big0 | big1;
+    __m512i h, l;
+    Split32(v0, v1, h, l, inf);
     _mm512_store_si512(g + r * 64, h);
-    _mm512_store_si512(g + 1024 + r * 64,
-                       (__m512i)_mm512_cvtne2ps_pbh(_mm512_maskz_sub_ps(static_cast<__mmask16>(~big1), v1, hf1),
-                                                    _mm512_maskz_sub_ps(static_cast<__mmask16>(~big0), v0, hf0)));
+    _mm512_store_si512(g + 1024 + r * 64, l);
   }
   if (inf) t_amx_inf = true;
 }

@@ -713,42 +713,52 @@ struct Im2colArgs {
   const uint8_t* pad32;
 };
 
+// The filter tap of window K fractal kf: its C1 plane and (dh, dw) offset, or beyond the img2col's K
+// (zeros).
+struct Im2colTap {
+  const uint8_t* splane;
+  int32_t dh, dw;
+  bool beyond;
+};
+inline __attribute__((always_inline)) Im2colTap TapOf(const Im2colArgs& a, uint64_t kf) {
+  const uint64_t col = a.ks + kf * a.c0;
+  const bool beyond = col >= a.ktot;
+  const uint64_t cc1 = beyond ? 0 : col / (a.fhw * a.c0), khw = beyond ? 0 : (col / a.c0) % a.fhw;
+  return {a.src + cc1 * a.plane_bytes, int32_t(khw / a.filterW) * a.dilH, int32_t(khw % a.filterW) * a.dilW, beyond};
+}
+// Row rb*16 of a "run" (16 consecutive output pixels of one row, all inside the map at this tap: its
+// pieces are strideW * 32 B apart in one input row), or null when the block is not one.
+inline __attribute__((always_inline)) const uint8_t* RunStart(const Im2colArgs& a, const Im2colTap& t, uint64_t rb) {
+  const int32_t ihr = a.ih0[rb * 16] + t.dh, iwr = a.iw0[rb * 16] + t.dw;
+  if (!a.run[rb] || ihr < 0 || ihr >= a.l1H || iwr < 0 || iwr + 15 * a.strideW >= a.l1W) return nullptr;
+  return t.splane + (uint64_t(ihr) * a.l1W + uint64_t(iwr)) * 32;
+}
+// The 32 B source of window row i at this tap: its input pixel, or the pad pattern outside the map.
+inline __attribute__((always_inline)) const uint8_t* RowSource(const Im2colArgs& a, const Im2colTap& t, uint64_t i) {
+  const int32_t ih = a.ih0[i] + t.dh, iw = a.iw0[i] + t.dw;
+  const bool pad = ih < 0 || ih >= a.l1H || iw < 0 || iw >= a.l1W;
+  return pad ? a.pad32 : t.splane + (uint64_t(ih) * a.l1W + uint64_t(iw)) * 32;
+}
+
 template <class Out>
 inline __attribute__((always_inline)) void Im2colWindow(const Im2colArgs& a, const Out& out) {
   for (uint64_t kf = 0; kf < a.kfr; ++kf) {
-    const uint64_t col = a.ks + kf * a.c0;
-    const bool beyond_k = col >= a.ktot;
-    const uint64_t cc1 = beyond_k ? 0 : col / (a.fhw * a.c0);
-    const uint64_t khw = beyond_k ? 0 : (col / a.c0) % a.fhw;
-    const int32_t dh = int32_t(khw / a.filterW) * a.dilH, dw = int32_t(khw % a.filterW) * a.dilW;
-    const uint8_t* splane = a.src + cc1 * a.plane_bytes;
+    const Im2colTap tap = TapOf(a, kf);
     for (uint64_t rb = 0; rb < a.mfr; ++rb) {
       alignas(64) uint8_t tmp[512];
       uint8_t* direct = out.Direct(kf, rb);
       uint8_t* g = direct ? direct : tmp;  // where gathered rows go
-      const uint8_t* fs;
-      const int32_t ihr = a.ih0[rb * 16] + dh, iwr = a.iw0[rb * 16] + dw;
-      if (beyond_k) {
+      const uint8_t* fs = g;
+      const uint8_t* p = tap.beyond ? nullptr : RunStart(a, tap, rb);
+      if (tap.beyond) {
         std::memset(g, 0, 512);
-        fs = g;
-      } else if (a.run[rb] && ihr >= 0 && ihr < a.l1H && iwr >= 0 && iwr + 15 * a.strideW < a.l1W) {
-        // 16 consecutive output pixels of one row, all inside the map: pieces strideW * 32 B apart.
-        const uint8_t* p = splane + (uint64_t(ihr) * a.l1W + uint64_t(iwr)) * 32;
-        if (a.strideW == 1) {
-          fs = p;
-        } else {
-          const uint64_t step = uint64_t(a.strideW) * 32;
-          for (int r = 0; r < 16; ++r) Copy32(g + r * 32, p + r * step);
-          fs = g;
-        }
+      } else if (p && a.strideW == 1) {
+        fs = p;  // one contiguous 512 B source
+      } else if (p) {
+        const uint64_t step = uint64_t(a.strideW) * 32;
+        for (int r = 0; r < 16; ++r) Copy32(g + r * 32, p + r * step);
       } else {
-        for (int r = 0; r < 16; ++r) {
-          const uint64_t i = rb * 16 + r;
-          const int32_t ih = a.ih0[i] + dh, iw = a.iw0[i] + dw;
-          const bool pad = ih < 0 || ih >= a.l1H || iw < 0 || iw >= a.l1W;
-          Copy32(g + r * 32, pad ? a.pad32 : splane + (uint64_t(ih) * a.l1W + uint64_t(iw)) * 32);
-        }
-        fs = g;
+        for (int r = 0; r < 16; ++r) Copy32(g + r * 32, RowSource(a, tap, rb * 16 + r));
       }
       out.Put(kf, rb, fs);
     }
@@ -823,36 +833,18 @@ void Im2colAmxAGroups(const Im2colArgs& a, uint8_t* dwin) {
   alignas(32) static const uint8_t kZero32[32] = {};
   const uint8_t* rows[64];
   for (uint64_t kf0 = 0; kf0 < a.kfr; kf0 += 4) {
-    const uint8_t* splane[4];
-    int32_t dh[4], dw[4];
-    bool beyond[4];
-    for (int f = 0; f < 4; ++f) {
-      const uint64_t col = a.ks + (kf0 + f) * a.c0;
-      beyond[f] = col >= a.ktot;
-      const uint64_t cc1 = beyond[f] ? 0 : col / (a.fhw * a.c0), khw = beyond[f] ? 0 : (col / a.c0) % a.fhw;
-      dh[f] = int32_t(khw / a.filterW) * a.dilH;
-      dw[f] = int32_t(khw % a.filterW) * a.dilW;
-      splane[f] = a.src + cc1 * a.plane_bytes;
-    }
+    const Im2colTap taps[4] = {TapOf(a, kf0), TapOf(a, kf0 + 1), TapOf(a, kf0 + 2), TapOf(a, kf0 + 3)};
     for (uint64_t rb = 0; rb < a.mfr; ++rb) {
       for (int f = 0; f < 4; ++f) {
         const uint8_t** rp = rows + 16 * f;
-        if (beyond[f]) {
+        const uint8_t* p = taps[f].beyond ? nullptr : RunStart(a, taps[f], rb);
+        const uint64_t step = uint64_t(a.strideW) * 32;
+        if (taps[f].beyond) {
           for (int r = 0; r < 16; ++r) rp[r] = kZero32;
-          continue;
-        }
-        const int32_t ihr = a.ih0[rb * 16] + dh[f], iwr = a.iw0[rb * 16] + dw[f];
-        if (a.run[rb] && ihr >= 0 && ihr < a.l1H && iwr >= 0 && iwr + 15 * a.strideW < a.l1W) {
-          const uint8_t* p = splane[f] + (uint64_t(ihr) * a.l1W + uint64_t(iwr)) * 32;
-          const uint64_t step = uint64_t(a.strideW) * 32;
+        } else if (p) {
           for (int r = 0; r < 16; ++r) rp[r] = p + r * step;
         } else {
-          for (int r = 0; r < 16; ++r) {
-            const uint64_t i = rb * 16 + r;
-            const int32_t ih = a.ih0[i] + dh[f], iw = a.iw0[i] + dw[f];
-            const bool pad = ih < 0 || ih >= a.l1H || iw < 0 || iw >= a.l1W;
-            rp[r] = pad ? a.pad32 : splane[f] + (uint64_t(ih) * a.l1W + uint64_t(iw)) * 32;
-          }
+          for (int r = 0; r < 16; ++r) rp[r] = RowSource(a, taps[f], rb * 16 + r);
         }
       }
       cube::CubePutL0AGroupF32(dwin + (rb * a.kfr + kf0) * 512, rows);

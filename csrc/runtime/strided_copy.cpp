@@ -465,6 +465,11 @@ bool TransposeCopy(const Coalesced& c, char* dbase, const char* sbase) {
   // Fewer than 8 destination-contiguous elements (an RGB image to channels_last: J = 3) take the
   // scalar tile loop below; row by row they would pay the row cursor for every J-element row.
   if (J < 2 || K < 8) return false;
+#if defined(__x86_64__)
+  if constexpr (sizeof(T) == 4) {
+    if (StreamTranspose(c, k, reinterpret_cast<float*>(dbase), reinterpret_cast<const float*>(sbase))) return true;
+  }
+#endif
   // Outer dims that continue J in the destination (ds == J, then ds == J * that size, ...) run inside a
   // task: its K rows are then written whole (e.g. a [cout][c1][c0][kh][kw] weight from a
   // [c1][kh][kw][c0][cout] buffer: J = kh * kw is 9 elements, the c0 groups complete the 72-element rows),
@@ -477,11 +482,6 @@ bool TransposeCopy(const Coalesced& c, char* dbase, const char* sbase) {
   const int64_t bands = (K + kBand - 1) / kBand;
   T* dst = reinterpret_cast<T*>(dbase);
   const T* src = reinterpret_cast<const T*>(sbase);
-#if defined(__x86_64__)
-  if constexpr (sizeof(T) == 4) {
-    if (StreamTranspose(c, k, reinterpret_cast<float*>(dst), reinterpret_cast<const float*>(src))) return true;
-  }
-#endif
   auto piece = [&](int64_t doff, int64_t soff, int64_t band) {
     const int64_t k0 = band * kBand, k1 = std::min(K, k0 + kBand);
 #if defined(__x86_64__)
