@@ -127,7 +127,7 @@ at::Tensor ConvCore(const char* op, const at::Tensor& x_in, const at::Tensor& w_
                                       uint32_t(g.groups), uint32_t(g.kh), uint32_t(g.kw), uint32_t(g.sh),
                                       uint32_t(g.sw), uint32_t(g.dh), uint32_t(g.dw), uint32_t(g.pt), uint32_t(g.pb),
                                       uint32_t(g.pl), uint32_t(g.pr), uint32_t(x.element_size()), out_cl ? 0 : 1, soc);
-  t.hf32 = ConvAllowHf32() ? 1u : 0u;
+  t.hf32 = ConvAllowHf32() && pix >= kHf32MinConvPixels ? 1u : 0u;
   TORCH_CHECK(t.ok, op, ": no cube blocking fits the SoC's L1 (", soc.l1_bytes, " B) for an input row of width ", g.w,
               " with ", g.c / g.groups, " channels per group and a ", g.kh, "x", g.kw, " kernel");
   if (x_batch >= 0) t.x_batch = uint64_t(x_batch);
@@ -867,7 +867,7 @@ at::Tensor GradWeight(const at::Tensor& go, const at::Tensor& input, const at::T
                                              uint32_t(G), uint32_t(kh_), uint32_t(kw_), uint32_t(sh_), uint32_t(sw_),
                                              uint32_t(dh), uint32_t(dw), uint32_t(ph_), uint32_t(ph_), uint32_t(pw_),
                                              uint32_t(pw_), uint32_t(input.element_size()), go_cl, SocInfoFor(dev));
-      t.hf32 = ConvAllowHf32() ? 1u : 0u;
+      t.hf32 = ConvAllowHf32() && int64_t(N) * t.ho * t.wo >= kHf32MinGradWeightPixels ? 1u : 0u;
       t.x_5hd = x5.defined() ? 1u : 0u;
       if (!t.ok || sh_ > 63 || sw_ > 63) return {};
       const int64_t c0 = 32 / input.element_size();

@@ -287,7 +287,7 @@ void CubeBatchedMatmul(const char* op, const at::Tensor& a, const at::Tensor& b,
   const int64_t esz = out.element_size();
   auto t = npu_kernels::matmul_tiling(uint32_t(B), uint32_t(M), uint32_t(N), uint32_t(K), uint32_t(esz), A.trans,
                                       Bm.trans, SocInfoFor(dev));
-  t.hf32 = ep.hf32 < 0 ? MatmulHf32() : uint32_t(ep.hf32 != 0);
+  t.hf32 = (ep.hf32 < 0 ? MatmulHf32() : uint32_t(ep.hf32 != 0)) && M >= kHf32MinGemmRows && N >= kHf32MinGemmRows;
   SetLayoutAndEpilogue(t, A, Bm, out, ep);
   void* b_ptr = Bm.t.data_ptr();
   const at::Tensor& b_nz = ep.b_nz;

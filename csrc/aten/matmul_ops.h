@@ -31,6 +31,20 @@ struct MatmulEpilogue {
 bool ConvAllowHf32();
 void SetConvAllowHf32(bool on);
 
+// HF32 is a permission, not a duty. On this host model every float element LoadData puts in L0A /
+// L0B under HF32 mode is split into two bfloat16 halves for the AMX tiles, and an AMX tile always
+// computes 16 rows: that pays only when each split element meets enough of the other operand.
+// Below these extents the kernels keep HF32 mode off and run the full-float FMA micro-kernels,
+// faster there (measured 2-core ratios below) and exact to float:
+//   - a GEMM (matmul ops, 1x1 convolutions): M and N both above 16. 8x2048x1000: 0.57 ms float,
+//     0.77 ms HF32; 16x1024x4096: 1.27 / 1.39 ms; from 32 rows HF32 is as fast or faster.
+//   - the convolution kernel (forward, grad_input): at least 16 output pixels per image (its pixel
+//     tiles never span images). ResNet-18 b4 64x64's 2x2 layer, 512 channels: 0.78 / 1.36 ms.
+//   - grad_weight: more than 64 pixels summed (the K of its GEMM). 16 pixels: 1.63 / 2.28 ms.
+constexpr int64_t kHf32MinGemmRows = 17;
+constexpr int64_t kHf32MinConvPixels = 16;
+constexpr int64_t kHf32MinGradWeightPixels = 65;
+
 // out[b] (B x M x N, contiguous, preallocated) = epilogue(a[b] · b[b]) with a: [B, M, K],
 // b: [B, K, N] (any strides; row-major and column-major matrices are read natively, other
 // layouts are made contiguous first; batch stride 0 = broadcast). `op` names the ATen op in errors.

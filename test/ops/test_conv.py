@@ -324,6 +324,52 @@ def test_conv_allow_hf32(k, stride, padding, conv_hf32, fallback_error):
     assert torch.equal(m1, (a.npu() @ b.npu()).cpu())
 
 
+def test_hf32_kept_off_where_it_does_not_pay(conv_hf32, fallback_error):
+    """HF32 is a permission: a GEMM with at most 16 rows, a conv with fewer than 16 output pixels per
+    image and a grad_weight over at most 64 pixels run full float32 even when allowed (bitwise what
+    allow_hf32 = False gives); one size up, HF32 reaches the cube (on AMX hosts the results differ)."""
+    amx = torch_ops_nn._C._build_info()["cube"] == "amx"
+    torch.manual_seed(0)
+
+    def both(x, w, g):
+        out = []
+        for allow in (True, False):
+            torch.npu.conv.allow_hf32 = allow
+            xn, wn = x.npu().requires_grad_(), w.npu().requires_grad_()
+            y = F.conv2d(xn, wn, None, 1, 1)
+            y.backward(g.npu())
+            out.append([t.detach().cpu() for t in (y, xn.grad, wn.grad)])
+        return out
+
+    # 2x2 maps (4 pixels per image, 16 pixels summed by grad_weight): forward and both gradients,
+    # full float32 against float64.
+    x, w, g = torch.randn(4, 32, 2, 2), torch.randn(48, 32, 3, 3), torch.randn(4, 48, 2, 2)
+    h, f = both(x, w, g)
+    xc, wc = x.double().requires_grad_(), w.double().requires_grad_()
+    yc = F.conv2d(xc, wc, None, 1, 1)
+    yc.backward(g.double())
+    for a, b, ref in zip(h, f, (yc.detach(), xc.grad, wc.grad)):
+        assert torch.equal(a, b)
+        assert (b.double() - ref).abs().max().item() <= 2e-6 * ref.abs().max().item()
+    # 4x4 maps: 16 pixels per image and 64 pixels summed: HF32 forward and grad_input only.
+    h, f = both(torch.randn(4, 32, 4, 4), w, torch.randn(4, 48, 4, 4))
+    assert torch.equal(h[2], f[2])
+    if amx:
+        assert not torch.equal(h[0], f[0]) and not torch.equal(h[1], f[1])
+    # matmul ops under "high": 16 rows (or 16 columns) stay float32, 40 x 50 does not.
+    old = torch.get_float32_matmul_precision()
+    try:
+        for (m, n), same in [((16, 50), True), ((40, 16), True), ((40, 50), False)]:
+            a, b = torch.randn(m, 300), torch.randn(300, n)
+            torch.set_float32_matmul_precision("high")
+            mh = (a.npu() @ b.npu()).cpu()
+            torch.set_float32_matmul_precision("highest")
+            mf = (a.npu() @ b.npu()).cpu()
+            assert torch.equal(mh, mf) == (same or not amx), (m, n)
+    finally:
+        torch.set_float32_matmul_precision(old)
+
+
 def _assert_same_specials(got, want):
     """Same NaN / +-inf positions and signs as the CPU, finite values within HF32's error."""
     got = got.cpu()
