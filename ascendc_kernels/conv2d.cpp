@@ -491,10 +491,22 @@ Conv2dDwTiling conv2d_dw_tiling(uint32_t n, uint32_t c, uint32_t h, uint32_t w, 
   while (rows16 * co * 4 > soc.l0c_bytes && co > 16) co = AlignUp<uint32_t>(co / 2, 16);
   if (rows16 * co * 4 > soc.l0c_bytes || rows16 > 4080) return t;  // ok = 0
   // Pixels per L0 step (the reduction): L0A holds rows x step (double buffered), L0B step x co.
-  uint32_t step = 128;
-  while (step > 16 && (2 * rows16 * step * elem_bytes > soc.l0a_bytes || step * co * elem_bytes > soc.l0b_bytes))
-    step -= 16;
-  if (2 * rows16 * step * elem_bytes > soc.l0a_bytes || step * co * elem_bytes > soc.l0b_bytes) return t;
+  // One L0A buffer instead when that at least doubles the step: each Mmad call reads and writes the
+  // whole rows x co accumulator, so a k-step of one AMX chunk (32 pixels: 224 x 128 accumulators
+  // moved for 3 tile products each) spent most of ResNet-18's grad_weights there. That step is a
+  // multiple of 32, the AMX k-chunk, so chunk boundaries (and results) stay where 32-steps put them.
+  auto step_for = [&](uint32_t bufs) -> uint32_t {
+    uint32_t s = 128;
+    while (s > 16 && (bufs * rows16 * s * elem_bytes > soc.l0a_bytes || s * co * elem_bytes > soc.l0b_bytes)) s -= 16;
+    return bufs * rows16 * s * elem_bytes > soc.l0a_bytes || s * co * elem_bytes > soc.l0b_bytes ? 0 : s;
+  };
+  uint32_t step = step_for(2);
+  t.a2_bufs = 2;
+  if (step_for(1) / 32 * 32 >= 2 * step) {
+    step = step_for(1) / 32 * 32;
+    t.a2_bufs = 1;
+  }
+  if (step == 0) return t;
   // Pixels per L1 chunk: the input slab for them (c1t planes) + the grad_output chunk.
   const uint32_t m = t.ho * t.wo;
   uint32_t pix_l1 = AlignUp<uint32_t>(m < 2048 ? m : 2048, step);
@@ -555,7 +567,7 @@ class Conv2dDwKernel {
     rows16_ = cube::Align16(t.tile_c1 * t.taps * kC0);
     pipe_.InitBuffer(qFm_, 1, t.slab_pix_max * t.tile_c1 * 32);
     pipe_.InitBuffer(qG1_, 1, cube::Align16(t.pix_l1) * t.tile_co * sizeof(T));
-    pipe_.InitBuffer(qA2_, 2, rows16_ * t.pix_step * sizeof(T));
+    pipe_.InitBuffer(qA2_, t.a2_bufs, rows16_ * t.pix_step * sizeof(T));
     pipe_.InitBuffer(qB2_, 1, t.pix_step * t.tile_co * sizeof(T));
     pipe_.InitBuffer(qC_, 1, rows16_ * t.tile_co * sizeof(float));
   }

@@ -82,6 +82,7 @@ struct Conv2dDwTiling {
   uint32_t elem_bytes, c1g, taps;
   uint32_t go_cl;          // grad_output layout: 1 = NHWC, 0 = NCHW
   uint32_t tile_c1, tile_co, pix_step, pix_l1, slab_pix_max;
+  uint32_t a2_bufs;        // L0A buffers of the im2col^T window (2 = double buffered)
   uint32_t tiles_kc, tiles_co;
   uint64_t total_tiles, tiles_per_core;
   uint32_t block_dim, ok;
