@@ -162,9 +162,10 @@ at::Tensor& set_empty(at::Tensor& self) {
 // memory only: copy_from applies conjugate / negative view bits.
 static void CopyMemory(const at::Tensor& src, const at::Tensor& dst, bool non_blocking) {
   TORCH_CHECK(dst.defined() && src.defined(), "copy_: undefined tensor");
-  if (dst.numel() == 0) return;
+  // Checked before the empty return: an empty destination does not make any source valid (as on the CPU).
   TORCH_CHECK(at::is_expandable_to(src.sizes(), dst.sizes()), "copy_: the source of shape ", src.sizes(),
               " cannot be broadcast to the destination of shape ", dst.sizes());
+  if (dst.numel() == 0) return;
   const bool src_npu = src.device().type() == kNpu, dst_npu = dst.device().type() == kNpu;
   TORCH_CHECK((src_npu || src.is_cpu()) && (dst_npu || dst.is_cpu()), "copy_: npu copies support npu and cpu ",
               "tensors only, got ", src.device(), " -> ", dst.device());

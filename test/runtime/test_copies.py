@@ -101,6 +101,15 @@ def test_broadcasting_copy_and_fill():
     assert torch.equal(i.cpu(), torch.full((3,), 2 ** 40))
     with pytest.raises(RuntimeError, match="0-dimension"):
         d.fill_(torch.ones(2, device="npu"))
+    # A source that does not broadcast is an error, as on the CPU, even into an empty destination;
+    # an empty source broadcast into an empty destination is fine.
+    for dst in (d, torch.empty(2, 0, 3, device="npu")):
+        for src in (torch.ones(2, 3, 5, 5), torch.ones(2, 3, 5, 5, device="npu")):
+            with pytest.raises(RuntimeError, match=r"copy_: the source of shape \[2, 3, 5, 5\] cannot be broadcast"):
+                dst.copy_(src)
+            with pytest.raises(RuntimeError):
+                torch.empty(dst.shape).copy_(src.cpu())
+    torch.empty(2, 0, 3, device="npu").copy_(torch.ones(0, 1))
 
 
 def test_views_and_item():
