@@ -189,10 +189,9 @@ def batch_norm(x: torch.Tensor, running_mean: Optional[torch.Tensor] = None,
         training = running_mean is None
     if not training and running_mean is None:
         raise ValueError(f"{op}: inference (training=False) needs running_mean and running_var")
-    if training:
-        count = x.numel() // c
-        if count <= 1:
-            raise ValueError(f"{op}: training needs more than 1 value per channel, got x of shape {tuple(x.shape)}")
+    # As PyTorch: exactly one value per channel is an error in training; empty x is not.
+    if training and c > 0 and x.numel() // c == 1:
+        raise ValueError(f"{op}: training needs more than 1 value per channel, got x of shape {tuple(x.shape)}")
     if eps <= 0:
         raise ValueError(f"{op}: eps must be positive, got {eps}")
     return F.batch_norm(x, running_mean, running_var, weight, bias, training=training, momentum=momentum, eps=eps)

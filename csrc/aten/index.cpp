@@ -104,6 +104,8 @@ at::Tensor IndexSelect(const at::Tensor& self, int64_t dim, const at::Tensor& in
   dim = WrapDim(op, dim, self.dim());
   const at::Tensor x = self.dim() == 0 ? self.view({1}) : Contiguous(self);
   const int64_t n_idx = index.numel();
+  TORCH_CHECK_INDEX(self.dim() > 0 || n_idx == 1, op, "(): Index to scalar can have only 1 value, got ", n_idx,
+                    " value(s)");
   std::vector<int64_t> sizes(x.sizes().begin(), x.sizes().end());
   const int64_t d = sizes[dim];
   sizes[dim] = n_idx;

@@ -64,6 +64,11 @@ def test_index_select_bad_input():
         x.index_select(2, torch.tensor([0], device="npu"))
     with pytest.raises(RuntimeError, match=r"index_select.*index.*cpu"):
         x.index_select(0, torch.tensor([0]))
+    # A 0-dim self takes exactly one index (as on the CPU).
+    s = torch.tensor(3.0, device="npu")
+    with pytest.raises(IndexError, match=r"index_select\(\): Index to scalar can have only 1 value, got 3 value\(s\)"):
+        s.index_select(0, torch.tensor([0, 0, 0], device="npu"))
+    assert s.index_select(0, torch.tensor([0], device="npu")).cpu() == 3.0
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.bfloat16])

@@ -63,6 +63,9 @@ def test_shape_errors_name_the_rule_and_the_numbers():
         torch_ops_nn.batch_norm(x, torch.zeros(3).npu())
     with pytest.raises(ValueError, match=r"batch_norm: training needs more than 1 value per channel"):
         torch_ops_nn.batch_norm(torch.randn(1, 3, 1, 1).npu())
+    # Empty inputs (no channels, or an empty batch) pass through as in F.batch_norm.
+    for shape in ((2, 0, 3), (0, 3, 4)):
+        assert torch_ops_nn.batch_norm(torch.randn(shape).npu()).shape == shape
 
 
 def test_dtype_and_device_errors():
