@@ -169,6 +169,8 @@ Tensor& random_to(Tensor& self, int64_t to, Gen gen) { return random_from(self, 
 void CheckBce(const char* op, const Tensor& self, const Tensor& target, const std::optional<Tensor>& weight) {
   CheckSameNpuDevice(op, {{"self", &self}, {"target", &target}, {"weight", weight && weight->defined() ? &*weight : &self}});
   CheckFloatDtype(op, "self", self);
+  TORCH_CHECK_TYPE(target.scalar_type() == self.scalar_type(), op, ": target has dtype ", target.scalar_type(),
+                   " but self has ", self.scalar_type(), "; they must match (as on the CPU)");
   TORCH_CHECK(self.sizes() == target.sizes(), op, ": Using a target size (", target.sizes(),
               ") that is different to the input size (", self.sizes(), ") is deprecated. Please ensure they have the "
               "same size.");

@@ -167,7 +167,8 @@ std::tuple<Tensor, Tensor> AdaptiveMaxGeneral(const Tensor& self, c10::IntArrayR
 
 std::tuple<Tensor, Tensor> adaptive_max_pool2d_npu(const Tensor& self, c10::IntArrayRef output_size) {
   CheckSameNpuDevice("adaptive_max_pool2d", {{"self", &self}});
-  if (auto k = AdaptiveWindow(self, output_size)) {
+  // (max_pool2d refuses an empty batch of a 3-D input, (0, H, W), which adaptive pooling accepts)
+  if (auto k = self.numel() > 0 ? AdaptiveWindow(self, output_size) : std::nullopt) {
     const std::vector<int64_t> kk{(*k)[0], (*k)[1]};
     return at::max_pool2d_with_indices(self, kk, kk, {0, 0}, {1, 1}, false);
   }

@@ -130,6 +130,14 @@ def test_adaptive_max_pool_empty_input_dim_refused_before_size_zero():
     assert err is not None and "non-zero size" in str(err)
 
 
+@pytest.mark.parametrize("out", [1, 2, (1, 3)])
+def test_adaptive_pools_accept_an_empty_leading_dim(out):
+    # (0, H, W): no channels of a 3-D input; (0, C, H, W): an empty batch.
+    for shape in ((0, 2, 6), (0, 3, 4, 6)):
+        for fn in (F.adaptive_max_pool2d, F.adaptive_avg_pool2d):
+            assert assert_same_outcome(lambda x: fn(x, out), torch.randn(shape)) is None
+
+
 @pytest.mark.parametrize("loss", [F.mse_loss, F.l1_loss, F.smooth_l1_loss, F.huber_loss])
 @pytest.mark.parametrize("reduction", ["none", "mean"])
 def test_loss_with_bool_target(loss, reduction):

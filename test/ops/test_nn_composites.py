@@ -47,6 +47,12 @@ def test_binary_cross_entropy_matches_cpu(reduction, weighted):
     torch.testing.assert_close(xd.grad.cpu(), x.grad)
     with pytest.raises(RuntimeError, match=r"all elements of input should be between 0 and 1"):
         F.binary_cross_entropy(torch.tensor([1.5], device="npu"), torch.tensor([1.0], device="npu"))
+    # The target's dtype must be the input's, as on the CPU (which raises for this pair too).
+    p, tb = torch.tensor([0.5]), torch.tensor([1.0], dtype=torch.bfloat16)
+    with pytest.raises(RuntimeError):
+        F.binary_cross_entropy(p, tb)
+    with pytest.raises(TypeError, match=r"binary_cross_entropy: target has dtype BFloat16 but self has Float"):
+        F.binary_cross_entropy(p.npu(), tb.npu())
 
 
 def test_glu_and_prelu_with_gradients():
