@@ -75,6 +75,10 @@ at::Tensor ConvCore(const char* op, const at::Tensor& x_in, const at::Tensor& w_
                     bool relu, int64_t x_batch = -1, int64_t w_co_stride = -1, const at::Tensor& w_frac = {},
                     bool x_5hd = false) {
   const int64_t ho = OutSize(g.h, g.pt, g.pb, g.kh, g.sh, g.dh), wo = OutSize(g.w, g.pl, g.pr, g.kw, g.sw, g.dw);
+  // Load3D pads less than the dilated kernel; callers move any excess out (ExcessPadding, GradInput).
+  const int64_t effh = (g.kh - 1) * g.dh + 1, effw = (g.kw - 1) * g.dw + 1;
+  TORCH_CHECK(g.pt < effh && g.pb < effh && g.pl < effw && g.pr < effw, op, ": internal error: padding (", g.pt, ", ",
+              g.pb, ", ", g.pl, ", ", g.pr, ") reaches the dilated kernel's size ", effh, "x", effw);
   const c10::DeviceIndex dev = x_in.device().index();
   at::Tensor out = NpuEmpty({g.n, g.cout, ho, wo}, x_in.scalar_type(), dev,
                             out_cl ? kCL : c10::MemoryFormat::Contiguous);
@@ -610,8 +614,8 @@ at::Tensor convolution_overrideable(const at::Tensor& input, const at::Tensor& w
                                       groups);
     at::Tensor full = torch_ops_nn::convolution_overrideable(input, weight, bias, stride, pad, dilation, true, output_padding, groups);
     for (int i = 0; i < 2; ++i)
-      TORCH_CHECK(full.size(2 + i) > 2 * ex[i], op, ": output ", i ? "width" : "height", " ",
-                  full.size(2 + i) - 2 * ex[i], " (padding ", p.padding[i] + ex[i], ") is not positive");
+      TORCH_CHECK(full.size(2 + i) >= 2 * ex[i], op, ": output ", i ? "width" : "height", " ",
+                  full.size(2 + i) - 2 * ex[i], " (padding ", p.padding[i] + ex[i], ") is negative");
     return CropHW(full, ex);
   }
   if (transposed) return ConvTransposeForward(input, weight, bias, p, Pair(output_padding, op, "output_padding"));
@@ -802,12 +806,25 @@ at::Tensor GradInput(const at::Tensor& go, c10::IntArrayRef in_size, bool cl, co
     const int64_t lo[2] = {pad[0][0], pad[1][0]}, out[2] = {H, W};
     return ColGradInput(gu, wt.view({cin, kh, kw, cout}), lo, out).contiguous(cl ? kCL : c10::MemoryFormat::Contiguous);
   }
+  // Input rows / columns after the last window (rem > padding) get no gradient: a bottom / right
+  // padding of the dilated kernel's size or more. ConvCore pads less than the kernel (as Load3D), so
+  // that excess becomes zero rows / columns written around the convolution's result.
+  int64_t ex[2] = {0, 0};
+  for (int i = 0; i < 2; ++i) {
+    const int64_t eff = (k[i] - 1) * p.dilation[i] + 1;
+    if (pad[i][1] > eff - 1) ex[i] = pad[i][1] - (eff - 1);
+    pad[i][1] -= ex[i];
+  }
   Geom g{gu.size(0), cout, size[0], size[1], cin, G, kh, kw, 1, 1, p.dilation[0], p.dilation[1],
          pad[0][0], pad[0][1], pad[1][0], pad[1][1]};
   at::Tensor gi = ConvCore("convolution_backward (grad_input)", gu, wt, g, true, cl, {}, {}, {}, false);
-  TORCH_CHECK(gi.size(2) == H && gi.size(3) == W, "convolution_backward: internal error: grad_input is ", gi.sizes(),
-              ", expected spatial ", H, "x", W);
-  return gi;
+  TORCH_CHECK(gi.size(2) == H - ex[0] && gi.size(3) == W - ex[1], "convolution_backward: internal error: grad_input "
+              "is ", gi.sizes(), ", expected spatial ", H - ex[0], "x", W - ex[1]);
+  if (ex[0] == 0 && ex[1] == 0) return gi;
+  at::Tensor full = NpuEmpty(in_size, dt, dev, cl ? kCL : c10::MemoryFormat::Contiguous);
+  full.zero_();
+  full.narrow(2, 0, H - ex[0]).narrow(3, 0, W - ex[1]).copy_(gi);
+  return full;
 }
 
 // grad_weight[co, ci, a, b] = sum_n sum_(oh,ow) go[n, co, oh, ow] * xpad[n, ci, oh*s + a*d, ow*s + b*d]

@@ -156,10 +156,37 @@ def test_padding_of_the_kernel_size_or_more(fallback_error, full_fp32_convs, tra
     if transposed and padding[0] == 300:  # the output height would be negative: both refuse
         with pytest.raises(RuntimeError):
             conv(x, w, b, **args)
-        with pytest.raises(RuntimeError, match=r"conv_transpose2d: output height -593 \(padding 300\) is not positive"):
+        with pytest.raises(RuntimeError, match=r"conv_transpose2d: output height -593 \(padding 300\) is negative"):
             conv(x.npu(), w.npu(), b.npu(), **args)
         return
     assert_matches_cpu_with_grads(lambda x, w, b: conv(x, w, b, **args), x, w, b)
+
+
+@pytest.mark.parametrize("channels_last", [False, True])
+@pytest.mark.parametrize("hw,k,stride,dilation,cin,groups", [
+    ((9, 17), (1, 2), (3, 1), (1, 2), 2, 1), ((9, 17), (2, 1), (3, 1), (1, 2), 2, 1),
+    ((13, 13), (3, 1), (3, 3), (2, 2), 2, 1), ((9, 17), (3, 3), (3, 1), (2, 1), 16, 2),
+    ((11, 9), (2, 2), (3, 3), (2, 1), 12, 1)])
+def test_grad_input_rows_after_the_last_window(fallback_error, full_fp32_convs, channels_last, hw, k, stride, dilation,
+                                               cin, groups):
+    # Input rows past the last window (stride > what the windows cover) get no gradient. grad_input's
+    # convolution then pads by the dilated kernel's size or more on that side: those rows were wrong
+    # (some configs tripped Load3D's row-count rule instead) until the excess became explicit zeros.
+    torch.manual_seed(0)
+    x = torch.randn(2, cin, *hw)
+    if channels_last:
+        x = x.contiguous(memory_format=torch.channels_last)
+    w = torch.randn(6, cin // groups, *k)
+    assert_matches_cpu_with_grads(lambda x, w: F.conv2d(x, w, None, stride, 0, dilation, groups), x, w)
+
+
+def test_conv_transpose_empty_output(fallback_error):
+    # Padding that eats the whole output height: an empty result (and zero gradients), as on the CPU.
+    torch.manual_seed(0)
+    x, w, b = torch.randn(3, 5, 2, 7), torch.randn(5, 2, 1, 3), torch.randn(2)
+    args = dict(stride=1, padding=(1, 0), dilation=(1, 2))
+    assert F.conv_transpose2d(x, w, b, **args).shape == (3, 2, 0, 11)
+    assert_matches_cpu_with_grads(lambda x, w, b: F.conv_transpose2d(x, w, b, **args), x, w, b)
 
 
 def test_wrong_dims(fallback_error):
