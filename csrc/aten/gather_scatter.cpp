@@ -336,6 +336,8 @@ at::Tensor& ScatterInto(const char* op, at::Tensor& self, int64_t dim, const at:
                         const at::Tensor& src, bool scalar, Combine how, c10::DeviceIndex dev) {
   if (index.numel() == 0) return self;
   at::assert_no_internal_overlap(self);
+  at::assert_no_overlap(self, index);  // as the CPU: the source / index must not alias self
+  if (!scalar) at::assert_no_overlap(self, src);
   const at::Tensor s = self.dim() == 0 ? self.view({1}) : self;
   const at::Tensor i = index.dim() == 0 ? index.view({1}) : index;
   TORCH_CHECK_INDEX(s.size(dim) > 0, op, "(): index out of range: dimension ", dim, " of self has size 0");
@@ -521,6 +523,8 @@ at::Tensor& IndexAddInto(const char* op, at::Tensor& self, int64_t dim, const at
   const int64_t n = index.numel();
   if (n == 0 || self.numel() == 0) return self;
   at::assert_no_internal_overlap(self);
+  at::assert_no_overlap(self, index);  // as the CPU: the source / index must not alias self
+  at::assert_no_overlap(self, source);
   const at::Tensor s = self.dim() == 0 ? self.view({1}) : self;
   std::vector<int64_t> shape(s.sizes().begin(), s.sizes().end()), ishape(size_t(s.dim()), 1);
   shape[size_t(dim)] = n;

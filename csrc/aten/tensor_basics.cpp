@@ -19,6 +19,7 @@
 #include <ATen/ops/view_native.h>
 #include <ATen/ops/_reshape_alias_native.h>
 #include <ATen/ExpandUtils.h>
+#include <ATen/MemoryOverlap.h>
 #include <ATen/TensorUtils.h>
 
 #include <sstream>
@@ -286,6 +287,12 @@ at::Tensor copy_from_and_resize(const at::Tensor& self, const at::Tensor& dst) {
 
 at::Tensor& copy_(at::Tensor& self, const at::Tensor& src, bool non_blocking) {
   if (self.is_same(src)) return self;
+  // As ATen's copy_ (TensorIterator's memory-overlap checks): a destination with aliased elements
+  // (an expanded view), or one that partly overlaps its source, is an error; clone the source first.
+  if (self.device() == src.device()) {
+    at::assert_no_internal_overlap(self);
+    at::assert_no_partial_overlap(self, src);
+  }
   copy_from(src, self, non_blocking);
   return self;
 }

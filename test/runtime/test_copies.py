@@ -355,3 +355,35 @@ def test_non_blocking_from_pinned_memory_stays_asynchronous():
     assert not torch.npu.current_stream().query()  # returned with the copy still queued
     torch.npu.synchronize()
     assert torch.equal(y.cpu(), x)
+
+
+@pytest.mark.parametrize("name", ["copy_ partial", "copy_ expanded dst", "copy_ same", "copy_ disjoint",
+                                  "index_copy_", "index_add_", "scatter_", "scatter_ clone"])
+def test_memory_overlap_rules_match_the_cpu(name):
+    # ATen refuses a write whose destination partly overlaps an input, or has aliased elements (an
+    # expanded view); the npu ops do as the CPU (the result would depend on the copy order).
+    i2 = lambda x: torch.tensor([0, 1], device=x.device)
+    fn = {
+        "copy_ partial": lambda x: x[1:].copy_(x[:-1]),
+        "copy_ expanded dst": lambda x: x.unsqueeze(0).expand(3, 5).copy_(torch.ones(3, 5, device=x.device)),
+        "copy_ same": lambda x: x.copy_(x),
+        "copy_ disjoint": lambda x: x[:2].copy_(x[3:]),
+        "index_copy_": lambda x: x.index_copy_(0, i2(x), x[1:3]),
+        "index_add_": lambda x: x.index_add_(0, i2(x), x[1:3]),
+        "scatter_": lambda x: x.scatter_(0, i2(x), x[1:3]),
+        "scatter_ clone": lambda x: x.scatter_(0, i2(x), x[1:3].clone()),
+    }[name]
+    x = torch.arange(5.0)
+    try:
+        fn(x)
+        want_err = None
+    except RuntimeError as e:
+        want_err = e
+    xd = torch.arange(5.0, device="npu")
+    if want_err is not None:
+        with pytest.raises(RuntimeError, match="unsupported operation"):
+            fn(xd)
+        assert torch.equal(xd.cpu(), torch.arange(5.0))  # refused before writing
+    else:
+        fn(xd)
+        assert torch.equal(xd.cpu(), x)
