@@ -900,7 +900,8 @@ at::Tensor GradWeight(const at::Tensor& go, const at::Tensor& input, const at::T
       if (LogDebugEnabled())
         launch.detail = std::string(op) + " x=" + Dims(input.sizes()) + (x5.defined() ? " width-folded" : "") +
                         " tile_c1=" + std::to_string(t.tile_c1) + " tile_co=" + std::to_string(t.tile_co) +
-                        " pix_step=" + std::to_string(t.pix_step) + "x" + std::to_string(t.a2_bufs) + " splits=" + std::to_string(t.splits) + " blockDim=" + std::to_string(t.block_dim);
+                        " pix_step=" + std::to_string(t.pix_step) + "x" + std::to_string(t.a2_bufs) +
+                        " splits=" + std::to_string(t.splits) + " blockDim=" + std::to_string(t.block_dim);
       LaunchKernel(std::move(launch), kernel, t, xin.data_ptr(), gc.data_ptr(), ws.data_ptr());
       if (t.splits > 1) ws = ws.sum(0);
       // ws [G][c1g][kh][kw][c0][cog] -> [G, cog, c1g, c0, kh, kw]
