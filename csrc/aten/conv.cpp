@@ -500,10 +500,36 @@ at::Tensor DepthwiseForward(const at::Tensor& x_in, const at::Tensor& w, const G
   return y;
 }
 
+
+// Padding of the dilated kernel's size or more (PyTorch allows it: the border rows of a convolution's
+// output then see only zeros; a transposed convolution's output is cropped past its full extent). The
+// cube's Load3D pads less than the kernel, so the excess e = pad - (eff - 1) per dim is moved out of the
+// kernel: explicit zeros around a convolution's input, an extra crop of a transposed one's output.
+// Returns e ({0, 0} when none) and lowers `p.padding` by it.
+std::array<int64_t, 2> ExcessPadding(const at::Tensor& weight, ConvParams& p) {
+  std::array<int64_t, 2> e{0, 0};
+  if (weight.dim() != 4) return e;
+  for (int i = 0; i < 2; ++i) {
+    const int64_t eff = (weight.size(2 + i) - 1) * p.dilation[i] + 1;
+    if (eff >= 1 && p.padding[i] >= eff) e[i] = p.padding[i] - (eff - 1);
+    p.padding[i] -= e[i];
+  }
+  return e;
+}
+at::Tensor PadHW(const at::Tensor& t, std::array<int64_t, 2> e) {
+  return at::constant_pad_nd(t, {e[1], e[1], e[0], e[0]}, 0);
+}
+at::Tensor CropHW(const at::Tensor& t, std::array<int64_t, 2> e) {
+  return t.narrow(2, e[0], t.size(2) - 2 * e[0]).narrow(3, e[1], t.size(3) - 2 * e[1]).contiguous(t.suggest_memory_format());
+}
 }  // namespace
 
 at::Tensor ConvForward(const at::Tensor& x, const at::Tensor& w, const ConvParams& p, const ConvEpilogue& e) {
   const char* op = "conv2d";
+  if (x.dim() == 4 && w.dim() == 4) {  // (the fused ops come here directly)
+    ConvParams q = p;
+    if (const auto ex = ExcessPadding(w, q); ex[0] || ex[1]) return ConvForward(PadHW(x, ex), w, q, e);
+  }
   CheckSameNpuDevice(op, {{"input", &x}, {"weight", &w}, {"bias", &e.bias}, {"scale", &e.scale}, {"shift", &e.shift},
                           {"residual", &e.residual}});
   CheckConvArgs(op, x, w, p);
@@ -560,28 +586,6 @@ at::Tensor ConvTransposeForward(const at::Tensor& x, const at::Tensor& w, const 
 // What the fallback of a convolution of this dtype lacks, for its warning / error.
 std::string DtypeReason(c10::ScalarType t) { return std::string(" for ") + c10::toString(t) + " operands"; }
 
-// Padding of the dilated kernel's size or more (PyTorch allows it: the border rows of a convolution's
-// output then see only zeros; a transposed convolution's output is cropped past its full extent). The
-// cube's Load3D pads less than the kernel, so the excess e = pad - (eff - 1) per dim is moved out of the
-// kernel: explicit zeros around a convolution's input, an extra crop of a transposed one's output.
-// Returns e ({0, 0} when none) and lowers `p.padding` by it.
-std::array<int64_t, 2> ExcessPadding(const at::Tensor& weight, ConvParams& p) {
-  std::array<int64_t, 2> e{0, 0};
-  if (weight.dim() != 4) return e;
-  for (int i = 0; i < 2; ++i) {
-    const int64_t eff = (weight.size(2 + i) - 1) * p.dilation[i] + 1;
-    if (eff >= 1 && p.padding[i] >= eff) e[i] = p.padding[i] - (eff - 1);
-    p.padding[i] -= e[i];
-  }
-  return e;
-}
-at::Tensor PadHW(const at::Tensor& t, std::array<int64_t, 2> e) {
-  return at::constant_pad_nd(t, {e[1], e[1], e[0], e[0]}, 0);
-}
-at::Tensor CropHW(const at::Tensor& t, std::array<int64_t, 2> e) {
-  return t.narrow(2, e[0], t.size(2) - 2 * e[0]).narrow(3, e[1], t.size(3) - 2 * e[1]).contiguous(t.suggest_memory_format());
-}
-
 at::Tensor convolution_overrideable(const at::Tensor& input, const at::Tensor& weight,
                                     const std::optional<at::Tensor>& bias, c10::IntArrayRef stride,
                                     c10::IntArrayRef padding, c10::IntArrayRef dilation, bool transposed,
@@ -607,11 +611,9 @@ at::Tensor convolution_overrideable(const at::Tensor& input, const at::Tensor& w
   p.padding = Pair(padding, op, "padding");
   p.dilation = Pair(dilation, op, "dilation");
   p.groups = groups;
-  if (const auto ex = ExcessPadding(weight, p); ex[0] || ex[1]) {
+  // (a convolution's excess padding: ConvForward)
+  if (const auto ex = transposed ? ExcessPadding(weight, p) : std::array<int64_t, 2>{0, 0}; ex[0] || ex[1]) {
     const std::vector<int64_t> pad{p.padding[0], p.padding[1]};
-    if (!transposed)
-      return torch_ops_nn::convolution_overrideable(PadHW(input, ex), weight, bias, stride, pad, dilation, false, output_padding,
-                                      groups);
     at::Tensor full = torch_ops_nn::convolution_overrideable(input, weight, bias, stride, pad, dilation, true, output_padding, groups);
     for (int i = 0; i < 2; ++i)
       TORCH_CHECK(full.size(2 + i) >= 2 * ex[i], op, ": output ", i ? "width" : "height", " ",

@@ -29,6 +29,8 @@ CASES = [  # (N, C, H, W), (O, C/g, kh, kw), stride, padding, dilation, groups
     ((2, 16, 9, 9), (16, 4, 3, 3), 1, 2, 2, 4),
     ((2, 12, 10, 10), (12, 1, 3, 3), 2, 1, 1, 12),  # depthwise
     ((3, 32, 7, 7), (64, 32, 1, 1), 1, 0, 1, 1),
+    ((2, 8, 9, 10), (8, 8, 1, 1), 2, 1, 1, 1),  # padding of the kernel's size or more: a border of
+    ((1, 4, 8, 8), (6, 4, 2, 2), 1, 2, 1, 1),   # pure-padding windows (as F.conv2d allows)
 ]
 
 
