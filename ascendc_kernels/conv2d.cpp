@@ -496,9 +496,12 @@ Conv2dDwTiling conv2d_dw_tiling(uint32_t n, uint32_t c, uint32_t h, uint32_t w, 
   // moved for 3 tile products each) spent most of ResNet-18's grad_weights there. That step is a
   // multiple of 32, the AMX k-chunk, so chunk boundaries (and results) stay where 32-steps put them.
   auto step_for = [&](uint32_t bufs) -> uint32_t {
+    auto fits = [&](uint32_t s) {
+      return bufs * rows16 * s * elem_bytes <= soc.l0a_bytes && s * co * elem_bytes <= soc.l0b_bytes;
+    };
     uint32_t s = 128;
-    while (s > 16 && (bufs * rows16 * s * elem_bytes > soc.l0a_bytes || s * co * elem_bytes > soc.l0b_bytes)) s -= 16;
-    return bufs * rows16 * s * elem_bytes > soc.l0a_bytes || s * co * elem_bytes > soc.l0b_bytes ? 0 : s;
+    while (s > 16 && !fits(s)) s -= 16;
+    return fits(s) ? s : 0;
   };
   uint32_t step = step_for(2);
   t.a2_bufs = 2;

@@ -611,16 +611,20 @@ at::Tensor convolution_overrideable(const at::Tensor& input, const at::Tensor& w
   p.padding = Pair(padding, op, "padding");
   p.dilation = Pair(dilation, op, "dilation");
   p.groups = groups;
-  // (a convolution's excess padding: ConvForward)
-  if (const auto ex = transposed ? ExcessPadding(weight, p) : std::array<int64_t, 2>{0, 0}; ex[0] || ex[1]) {
-    const std::vector<int64_t> pad{p.padding[0], p.padding[1]};
-    at::Tensor full = torch_ops_nn::convolution_overrideable(input, weight, bias, stride, pad, dilation, true, output_padding, groups);
-    for (int i = 0; i < 2; ++i)
-      TORCH_CHECK(full.size(2 + i) >= 2 * ex[i], op, ": output ", i ? "width" : "height", " ",
-                  full.size(2 + i) - 2 * ex[i], " (padding ", p.padding[i] + ex[i], ") is negative");
-    return CropHW(full, ex);
+  if (transposed) {
+    // Padding of the kernel's size or more: an extra crop of the output (a convolution's excess
+    // padding is ConvForward's).
+    if (const auto ex = ExcessPadding(weight, p); ex[0] || ex[1]) {
+      const std::vector<int64_t> pad{p.padding[0], p.padding[1]};
+      at::Tensor full =
+          torch_ops_nn::convolution_overrideable(input, weight, bias, stride, pad, dilation, true, output_padding, groups);
+      for (int i = 0; i < 2; ++i)
+        TORCH_CHECK(full.size(2 + i) >= 2 * ex[i], op, ": output ", i ? "width" : "height", " ",
+                    full.size(2 + i) - 2 * ex[i], " (padding ", p.padding[i] + ex[i], ") is negative");
+      return CropHW(full, ex);
+    }
+    return ConvTransposeForward(input, weight, bias, p, Pair(output_padding, op, "output_padding"));
   }
-  if (transposed) return ConvTransposeForward(input, weight, bias, p, Pair(output_padding, op, "output_padding"));
   ConvEpilogue e;
   if (bias.has_value() && bias->defined()) {
     CheckSameNpuDevice(op, {{"input", &input}, {"bias", &*bias}});
@@ -788,7 +792,11 @@ at::Tensor GradInput(const at::Tensor& go, c10::IntArrayRef in_size, bool cl, co
     gu.zero_();
     gu.slice(2, 0, c10::nullopt, sh).slice(3, 0, c10::nullopt, sw).copy_(go);
   }
-  int64_t pad[2][2];
+  // Input rows / columns after the last window (rem > padding) get no gradient: a bottom / right
+  // padding of the dilated kernel's size or more. ConvCore pads less than the kernel (as Load3D), so
+  // that excess `ex` becomes zero rows / columns written around its result (ColGradInput reads only
+  // the low padding and crops on its own).
+  int64_t pad[2][2], ex[2];
   int64_t size[2] = {gu.size(2), gu.size(3)};
   const int64_t in_sz[2] = {H, W}, k[2] = {kh, kw};
   for (int i = 0; i < 2; ++i) {
@@ -801,21 +809,14 @@ at::Tensor GradInput(const at::Tensor& go, c10::IntArrayRef in_size, bool cl, co
     size[i] -= crop_lo + crop_hi;
     pad[i][0] = lo < 0 ? 0 : lo;
     pad[i][1] = hi < 0 ? 0 : hi;
+    ex[i] = pad[i][1] > eff - 1 ? pad[i][1] - (eff - 1) : 0;
+    pad[i][1] -= ex[i];
   }
   // W^T per group as [cin][kh][kw][cog]: W.view(G, cog, cig, kh, kw) -> [G, cig, kh, kw, cog].
   at::Tensor wt = weight.contiguous().view({G, cog, cig, kh, kw}).permute({0, 2, 3, 4, 1}).contiguous();
   if (G == 1 && cin <= kColGradInputMaxChannels && p.dilation[0] == 1 && p.dilation[1] == 1) {
     const int64_t lo[2] = {pad[0][0], pad[1][0]}, out[2] = {H, W};
     return ColGradInput(gu, wt.view({cin, kh, kw, cout}), lo, out).contiguous(cl ? kCL : c10::MemoryFormat::Contiguous);
-  }
-  // Input rows / columns after the last window (rem > padding) get no gradient: a bottom / right
-  // padding of the dilated kernel's size or more. ConvCore pads less than the kernel (as Load3D), so
-  // that excess becomes zero rows / columns written around the convolution's result.
-  int64_t ex[2] = {0, 0};
-  for (int i = 0; i < 2; ++i) {
-    const int64_t eff = (k[i] - 1) * p.dilation[i] + 1;
-    if (pad[i][1] > eff - 1) ex[i] = pad[i][1] - (eff - 1);
-    pad[i][1] -= ex[i];
   }
   Geom g{gu.size(0), cout, size[0], size[1], cin, G, kh, kw, 1, 1, p.dilation[0], p.dilation[1],
          pad[0][0], pad[0][1], pad[1][0], pad[1][1]};
