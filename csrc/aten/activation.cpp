@@ -43,6 +43,7 @@ PwOp Act(const char* name, EwOp op, bool int_ok = false) {
   p.result = PwResult::kPromote;
   p.int_ok = int_ok;
   p.float_only = !int_ok;
+  p.out_same_dtype = true;  // ATen's activations are unary ops: out= has the input's dtype (not threshold)
   return p;
 }
 
@@ -75,6 +76,7 @@ at::Tensor& relu_(at::Tensor& self) {
     PwOp p = Act(name, OP);                                                                                   \
     p.float_only = false;                                                                                     \
     p.result = PwResult::kPromoteFloat;                                                                       \
+    p.out_same_dtype = false;  /* a float unary op: out= of any dtype the result casts to */                  \
     return p;                                                                                                 \
   }                                                                                                           \
   at::Tensor FN(const at::Tensor& self) { return Pointwise(FN##Def(#FN), {{"self", &self}}); }                 \
@@ -174,6 +176,7 @@ at::Tensor& gelu_(at::Tensor& self, c10::string_view approximate) {
 // ---- threshold
 PwOp ThresholdDef(const char* name, const c10::Scalar& th, const c10::Scalar& value) {
   PwOp p = Act(name, EwOp::kThreshold);
+  p.out_same_dtype = false;
   p.sf[0] = static_cast<float>(th.toDouble());
   p.sf[1] = static_cast<float>(value.toDouble());
   return p;

@@ -455,7 +455,7 @@ Words SplitWords(const at::Tensor& x64) {  // x64: contiguous int64 [N]
 }
 at::Tensor JoinWords(const Words& r, c10::IntArrayRef sizes, c10::DeviceIndex dev) {  // -> int64 of `sizes`
   at::Tensor res = NpuEmpty(sizes, c10::kLong, dev);
-  const at::Tensor w = res.view(c10::kInt).view({-1, 2});
+  const at::Tensor w = res.reshape({-1}).view(c10::kInt).view({-1, 2});  // (a 0-dim int64 cannot view as int32)
   w.select(1, 0).copy_(r.lo);
   w.select(1, 1).copy_(r.hi);
   return res;
@@ -770,6 +770,9 @@ at::Tensor Pointwise(const PwOp& op, std::initializer_list<PwArg> args, PwTarget
   c10::ScalarType out_dtype = natural;
   if (target.kind != PwTarget::kNew) {
     out_dtype = target.tensor->scalar_type();
+    if (op.out_same_dtype && args.size() == 1)
+      TORCH_CHECK(out_dtype == natural, name, ": Found dtype ", out_dtype, " but expected ", natural,
+                  " (the output of this op must have its input's dtype)");
     TORCH_CHECK(c10::canCast(natural, out_dtype), name, ": result type ", natural,
                 " can't be cast to the desired output type ", out_dtype);
   }
@@ -1649,9 +1652,11 @@ at::Tensor BitwiseRun(const char* name, EwOp logical, EwOp bit, const at::Tensor
       binary ? CheckBitwise(name, {{"self", &self}, {"other", other}}, false) : CheckBitwise(name, {{"self", &self}}, false);
   if (common == c10::kBool) {
     PwOp p = Def(name, logical, PwResult::kBool);
+    p.out_same_dtype = true;  // (bitwise_not: a unary op)
     return binary ? Pointwise(p, {{"self", &self}, {"other", other}}, target) : Pointwise(p, {{"self", &self}}, target);
   }
   PwOp p = BitDef(name, bit, common);
+  p.out_same_dtype = true;
   // Operands of the result's dtype and shape (host scalars up to 4 bytes) go bit for bit through the
   // kernel's raw path: no conversions, and int64 needs no split into words.
   bool raw = true;
@@ -1716,7 +1721,6 @@ at::Tensor& bitwise_not_(at::Tensor& self) {
   return self;
 }
 
-at::Tensor ScalarTensor(const c10::Scalar& s) { return c10::scalar_to_tensor(s); }  // a CPU 0-dim tensor
 // A Python scalar as the CPU 0-dim tensor TensorIterator sees (a wrapped number: it does not promote).
 at::Tensor WrappedScalar(const c10::Scalar& s) {
   at::Tensor t = c10::scalar_to_tensor(s);
@@ -1736,10 +1740,10 @@ at::Tensor WrappedScalar(const c10::Scalar& s) {
     return self;                                                                                                 \
   }                                                                                                              \
   at::Tensor DUNDER##_Scalar(const at::Tensor& self, const c10::Scalar& other) {                                 \
-    return ShiftRun(#NAME, LEFT, self, ScalarTensor(other), PwTarget::New());                                     \
+    return ShiftRun(#NAME, LEFT, self, WrappedScalar(other), PwTarget::New());                                     \
   }                                                                                                              \
   at::Tensor& DUNDER##i_Scalar(at::Tensor& self, const c10::Scalar& other) {                                     \
-    ShiftRun(#NAME "_", LEFT, self, ScalarTensor(other), PwTarget::InPlace(self));                                 \
+    ShiftRun(#NAME "_", LEFT, self, WrappedScalar(other), PwTarget::InPlace(self));                                 \
     return self;                                                                                                 \
   }
 TORCH_OPS_NN_SHIFT(bitwise_left_shift, true, lshift)
@@ -1811,9 +1815,9 @@ at::Tensor where_self(const at::Tensor& condition, const at::Tensor& self, const
 }
 at::Tensor& where_self_out(const at::Tensor& condition, const at::Tensor& self, const at::Tensor& other,
                            at::Tensor& out) {
-  at::Tensor r = where_self(condition, self, other);
-  TORCH_CHECK(c10::canCast(r.scalar_type(), out.scalar_type()), "where.self_out: result type ", r.scalar_type(),
-              " can't be cast to the desired output type ", out.scalar_type());
+  const c10::ScalarType rt = at::result_type(self, other);  // where's out= takes no casting (every backend)
+  TORCH_CHECK(out.scalar_type() == rt, "where.self_out: expected out type to be ", rt, " but got ", out.scalar_type());
+  const at::Tensor r = where_self(condition, self, other);
   at::native::resize_output(out, r.sizes());
   out.copy_(r);
   return out;
@@ -1856,6 +1860,7 @@ int64_t BoundToInt64(double v) {  // an integral float bound, saturated to int64
 PwOp ClampDef(const char* name, const std::optional<c10::Scalar>& lo, const std::optional<c10::Scalar>& hi) {
   TORCH_CHECK(lo.has_value() || hi.has_value(), name, ": at least one of 'min' or 'max' must not be None");
   PwOp p = Def(name, EwOp::kClamp, PwResult::kPromote, true);
+  p.out_same_dtype = true;
   p.bool_error = "\"clamp_npu\" not implemented for 'Bool'";  // bool bounds on a bool tensor, as the CPU
   p.si[0] = (lo ? 1 : 0) | (hi ? 2 : 0);
   if (lo) {
@@ -1886,12 +1891,10 @@ at::Tensor ClampRun(const char* name, const at::Tensor& self, const std::optiona
     // int tensor, float bounds (or bool tensor, int bounds): computed in the promoted dtype
     at::Tensor x = self.to(r);
     if (target.kind == PwTarget::kNew) return Pointwise(p, {{"self", &x}});
-    TORCH_CHECK(c10::canCast(r, target.tensor->scalar_type()), name, ": result type ", r,
-                " can't be cast to the desired output type ", target.tensor->scalar_type());
-    at::Tensor y = Pointwise(p, {{"self", &x}});
-    if (target.kind == PwTarget::kOut) at::native::resize_output(*target.tensor, y.sizes());
-    target.tensor->copy_(y);
-    return *target.tensor;
+    // out= must be of dtype r; in place, r (float or int64) never casts back to self's dtype
+    TORCH_CHECK(target.kind == PwTarget::kOut, name, ": result type ", r, " can't be cast to the desired output type ",
+                self.scalar_type());
+    return Pointwise(p, {{"self", &x}}, target);
   }
   const bool small_int = r == c10::kByte || r == c10::kChar || r == c10::kShort || r == c10::kInt;
   if (c10::isFloatingType(r) || small_int) {  // a bound the dtype cannot hold raises, as on the CPU
@@ -2081,6 +2084,7 @@ TORCH_OPS_NN_ADDC(addcdiv, "addcdiv", EwOp::kAddcdiv)
 // neg and abs reject bool as PyTorch does on every backend (neg's meta check; abs has no bool kernel).
 PwOp UnaryDef(const char* name, EwOp op, PwResult r, bool int_ok) {
   PwOp p = Def(name, op, r, int_ok);
+  p.out_same_dtype = r == PwResult::kPromote;  // abs, neg, sign, sgn (exp, log...: out= may be any float dtype)
   if (op == EwOp::kNeg)
     p.bool_error = "Negation, the `-` operator, on a bool tensor is not supported. If you are trying to invert a "
                    "mask, use the `~` or `logical_not()` operator instead.";
@@ -2230,7 +2234,9 @@ at::Tensor nan_to_num_npu(const at::Tensor& self, std::optional<double> nan, std
 }
 at::Tensor& nan_to_num_out(const at::Tensor& self, std::optional<double> nan, std::optional<double> posinf,
                            std::optional<double> neginf, at::Tensor& out) {
-  if (!c10::isFloatingType(self.scalar_type())) return out.copy_(self);
+  TORCH_CHECK(out.scalar_type() == self.scalar_type(), "nan_to_num: dtype of out: ", out.scalar_type(),
+              " should be same as input: ", self.scalar_type());
+  if (!c10::isFloatingType(self.scalar_type())) return at::native::resize_output(out, self.sizes()), out.copy_(self);
   Pointwise(NanToNumDef("nan_to_num.out", self, nan, posinf, neginf), {{"self", &self}}, PwTarget::Out(out));
   return out;
 }
@@ -2242,6 +2248,7 @@ at::Tensor& nan_to_num_(at::Tensor& self, std::optional<double> nan, std::option
 }
 PwOp FracDef(const char* name) {
   PwOp p = Def(name, EwOp::kFrac);
+  p.out_same_dtype = true;
   p.float_only = true;
   return p;
 }
@@ -2258,6 +2265,7 @@ at::Tensor& frac_(at::Tensor& self) {
 using npu_kernels::EwRound;
 PwOp RoundDef(const char* name, EwRound m) {
   PwOp p = Def(name, EwOp::kRound, PwResult::kPromote, /*int_ok=*/true);  // integers: themselves
+  p.out_same_dtype = true;
   p.si[0] = int32_t(m);
   // bool has no rounding kernel on the CPU or CUDA (integers are copies, bool is refused)
   static constexpr const char* kBoolError[] = {"\"floor_npu\" not implemented for 'Bool'",

@@ -38,6 +38,9 @@ struct PwOp {
   int32_t si[4] = {};
   int64_t sl[2] = {};         // 64-bit integer op scalars (int64 clamp bounds)
   const char* bool_error = nullptr;  // PyTorch's NotImplementedError when every input is bool (neg, abs, relu...)
+  bool out_same_dtype = false;  // ATen's unary-op family (abs, neg, floor, activations, clamp by scalars...): out=
+                                // of a one-operand call must have the result's dtype, no casting (TensorIterator's
+                                // check_all_same_dtype; the two-operand backward forms cast as binary ops do)
 };
 
 // Where the result goes.

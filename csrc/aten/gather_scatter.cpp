@@ -328,7 +328,7 @@ at::Tensor gather_npu(const at::Tensor& self, int64_t dim, const at::Tensor& ind
 
 at::Tensor& gather_out_npu(const at::Tensor& self, int64_t dim, const at::Tensor& index, bool sparse_grad,
                            at::Tensor& out) {
-  return CopyToOut("gather", gather_npu(self, dim, index, sparse_grad), out);
+  return CopyToOutExact("gather", gather_npu(self, dim, index, sparse_grad), out);
 }
 
 // ---- scatter / scatter_add (in place on self; src already the right dtype, on self's device)
@@ -506,7 +506,7 @@ at::Tensor OnClone(const at::Tensor& self, Args... args) {
 }
 template <auto Inplace, const char* Name, typename... Args>
 at::Tensor& OnCloneOut(const at::Tensor& self, Args... args, at::Tensor& out) {
-  return CopyToOut(Name, OnClone<Inplace, Args...>(self, args...), out);
+  return CopyToOutExact(Name, OnClone<Inplace, Args...>(self, args...), out);
 }
 constexpr char kScatterReduce[] = "scatter_reduce";
 constexpr char kScatter[] = "scatter", kScatterAdd[] = "scatter_add", kIndexAdd[] = "index_add",

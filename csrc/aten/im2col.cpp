@@ -76,7 +76,7 @@ Tensor im2col_npu(const Tensor& self, at::IntArrayRef kernel, at::IntArrayRef di
 
 Tensor& im2col_out(const Tensor& self, at::IntArrayRef kernel, at::IntArrayRef dilation, at::IntArrayRef padding,
                    at::IntArrayRef stride, Tensor& out) {
-  return CopyToOut("im2col", im2col_npu(self, kernel, dilation, padding, stride), out);
+  return CopyToOutExact("im2col", im2col_npu(self, kernel, dilation, padding, stride), out);
 }
 
 Tensor col2im_npu(const Tensor& self, c10::SymIntArrayRef output_size, at::IntArrayRef kernel,

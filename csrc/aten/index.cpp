@@ -133,7 +133,7 @@ at::Tensor index_select_npu(const at::Tensor& self, int64_t dim, const at::Tenso
 }
 
 at::Tensor& index_select_out(const at::Tensor& self, int64_t dim, const at::Tensor& index, at::Tensor& out) {
-  return CopyToOut("index_select", index_select_npu(self, dim, index), out);
+  return CopyToOutExact("index_select", index_select_npu(self, dim, index), out);
 }
 
 // ---- tril / triu (the tril kernel; any dtype)
@@ -171,10 +171,10 @@ at::Tensor& TrilInPlace(const char* op, at::Tensor& self, int64_t k, bool upper)
 at::Tensor& tril_(at::Tensor& self, int64_t k) { return TrilInPlace("tril_", self, k, false); }
 at::Tensor& triu_(at::Tensor& self, int64_t k) { return TrilInPlace("triu_", self, k, true); }
 at::Tensor& tril_out(const at::Tensor& self, int64_t k, at::Tensor& out) {
-  return CopyToOut("tril", TrilImpl("tril.out", self, k, false), out);
+  return CopyToOutExact("tril", TrilImpl("tril.out", self, k, false), out);
 }
 at::Tensor& triu_out(const at::Tensor& self, int64_t k, at::Tensor& out) {
-  return CopyToOut("triu", TrilImpl("triu.out", self, k, true), out);
+  return CopyToOutExact("triu", TrilImpl("triu.out", self, k, true), out);
 }
 
 // ---- embedding_dense_backward (the embedding_backward kernel; scale_grad_by_freq takes the CPU fallback)
@@ -327,7 +327,7 @@ at::Tensor prod_all(const at::Tensor& self, std::optional<c10::ScalarType> dtype
 }
 at::Tensor& prod_int_out(const at::Tensor& self, int64_t dim, bool keepdim, std::optional<c10::ScalarType> dtype,
                          at::Tensor& out) {
-  return CopyToOut("prod", ProdDim(self, dim, keepdim, dtype), out);
+  return CopyToOut("prod", ProdDim(self, dim, keepdim, dtype ? dtype : out.scalar_type()), out);  // (as sum's out=)
 }
 
 // ---- Several integer index tensors (x[i, j], x[:, i, j], x[i, :, j]: NumPy's advanced indexing). They

@@ -79,7 +79,7 @@ at::Tensor nonzero_npu(const at::Tensor& self) {
 at::Tensor& nonzero_out(const at::Tensor& self, at::Tensor& out) {
   TORCH_CHECK_TYPE(out.scalar_type() == c10::kLong, "nonzero: Expected object of scalar type Long as out, but got ",
                    out.scalar_type());
-  return CopyToOut("nonzero", nonzero_npu(self), out);
+  return CopyToOutExact("nonzero", nonzero_npu(self), out);
 }
 
 at::Tensor masked_select_npu(const at::Tensor& self, const at::Tensor& mask) {
@@ -92,7 +92,7 @@ at::Tensor masked_select_npu(const at::Tensor& self, const at::Tensor& mask) {
 }
 
 at::Tensor& masked_select_out(const at::Tensor& self, const at::Tensor& mask, at::Tensor& out) {
-  return CopyToOut("masked_select", masked_select_npu(self, mask), out);
+  return CopyToOutExact("masked_select", masked_select_npu(self, mask), out);
 }
 
 }  // namespace

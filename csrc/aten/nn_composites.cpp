@@ -241,7 +241,7 @@ Tensor& norm_out(const Tensor& self, const std::optional<c10::Scalar>& p, at::In
                  Tensor& out) {
   CheckSameNpuDevice("norm", {{"self", &self}, {"out", &out}});
   const c10::Scalar ord = p.has_value() ? *p : c10::Scalar(2.0);
-  return CopyToOut("norm", at::linalg_vector_norm(self, ord, dim, keepdim), out);
+  return CopyToOutExact("norm", at::linalg_vector_norm(self, ord, dim, keepdim), out);
 }
 
 
@@ -333,7 +333,7 @@ Tensor& signbit_out(const Tensor& self, Tensor& out) {
   if (t == c10::kFloat) r = self.contiguous().view(c10::kInt) < 0;
   else if (t == c10::kHalf || t == c10::kBFloat16) r = self.contiguous().view(c10::kShort) < 0;
   else r = self < 0;  // integers
-  return CopyToOut("signbit", r, out);
+  return CopyToOutExact("signbit", r, out);
 }
 // 16-bit floats (and integers, which these ops promote to float) are computed in float; the result
 // is rounded once into out's dtype.
@@ -442,7 +442,7 @@ Tensor& heaviside_out(const Tensor& self_in, const Tensor& values_in, Tensor& ou
   CheckSameNpuDevice("heaviside", {{"self", &self}, {"values", &values}, {"out", &out}});
   TORCH_CHECK_TYPE(self.scalar_type() == values.scalar_type(), "heaviside is not yet implemented for tensors with ",
                    "different dtypes");
-  return CopyToOut("heaviside", at::where(self == 0, values, (self > 0).to(self.scalar_type())), out);
+  return CopyToOutExact("heaviside", at::where(self == 0, values, (self > 0).to(self.scalar_type())), out);
 }
 
 Tensor& copysign_out(const Tensor& self_in, const Tensor& other_in, Tensor& out) {
@@ -499,7 +499,7 @@ Tensor& isin_out(const Tensor& elements, const Tensor& test, bool assume_unique,
     const Tensor pos = at::clamp(at::searchsorted(sorted, elements.reshape({-1})), 0, t.numel() - 1);
     found = (at::index_select(sorted, 0, pos) == elements.reshape({-1})).view(elements.sizes());
   }
-  return CopyToOut("isin", invert ? found.logical_not() : found, out);
+  return CopyToOutExact("isin", invert ? found.logical_not() : found, out);
 }
 // (-1)^(n+1) n! zeta(n + 1, x) for x > 0: sum_{k<N} (x + k)^-s, then at z = x + N
 // z^(1-s) / (s - 1) + z^-s / 2 + sum_j B_2j / (2j)! s (s + 1) ... (s + 2j - 2) z^(-s-2j+1), s = n + 1.

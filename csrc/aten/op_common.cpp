@@ -136,10 +136,18 @@ std::vector<int64_t> DimsExcept(int64_t ndim, int64_t dim) {
 
 at::Tensor& CopyToOut(const char* op, const at::Tensor& result, at::Tensor& out) {
   CheckSameNpuDevice(op, {{"out", &out}});
+  TORCH_CHECK(c10::canCast(result.scalar_type(), out.scalar_type()), op, ": result type ", result.scalar_type(),
+              " can't be cast to the desired output type ", out.scalar_type());
   at::native::resize_output(out, result.sizes());
   if (out.is_same(result)) return out;
   out.copy_(result);
   return out;
+}
+
+at::Tensor& CopyToOutExact(const char* op, const at::Tensor& result, at::Tensor& out) {
+  TORCH_CHECK(out.scalar_type() == result.scalar_type(), op, ": expected out tensor to have dtype ",
+              result.scalar_type(), ", but got ", out.scalar_type(), " instead");
+  return CopyToOut(op, result, out);
 }
 
 at::Tensor ApplyReduction(const at::Tensor& loss, int64_t reduction) {

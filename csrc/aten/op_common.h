@@ -77,8 +77,12 @@ std::string DescribeForLog(std::initializer_list<NamedTensor> tensors);
 int64_t WrapDim(const char* op, int64_t dim, int64_t ndim);
 // Every dim of an ndim-D tensor but `dim` (wrapped): the dims a per-slice norm reduces.
 std::vector<int64_t> DimsExcept(int64_t ndim, int64_t dim);
-// An out= variant's tail: out resized to result's shape (ATen's resize_output rules) and filled with it.
+// An out= variant's tail: out resized to result's shape (ATen's resize_output rules) and filled with it,
+// casting as TensorIterator does (an error where the result's dtype cannot be cast to out's: float to int).
 at::Tensor& CopyToOut(const char* op, const at::Tensor& result, at::Tensor& out);
+// ... for ATen's structured ops that fix the output dtype (index_select, sort, argmax, amax, isin...): out's
+// dtype must be the result's.
+at::Tensor& CopyToOutExact(const char* op, const at::Tensor& result, at::Tensor& out);
 
 // A loss's reduction (at::Reduction::None / Mean / Sum) of its per-element values.
 at::Tensor ApplyReduction(const at::Tensor& loss, int64_t reduction);

@@ -2,6 +2,7 @@
 // var/std (+ _mean), linalg_vector_norm, any/all, count_nonzero, exact integer sums. Argument checks, output
 // shapes and dtypes, the pass plan (see ascendc_kernels/reduce.h), and the kernel launches.
 #include <ATen/core/Tensor.h>
+#include <ATen/ops/any.h>
 #include <ATen/ops/mean.h>
 #include <ATen/ops/sum.h>
 #include <ATen/ops/view_as_complex.h>
@@ -343,6 +344,12 @@ at::Tensor SumImpl(const char* op, const at::Tensor& self, at::OptionalIntArrayR
   uint64_t R = 1;
   for (int64_t d = 0; d < self.dim(); ++d)
     if (mask[d]) R *= static_cast<uint64_t>(self.size(d));
+  if (out_dtype == c10::kBool && !mean) {  // ATen casts the input to bool first: a sum in bool is an any()
+    std::vector<int64_t> dims;
+    for (int64_t d = 0; d < self.dim(); ++d)
+      if (mask[d]) dims.push_back(d);
+    return at::any(at::ne(self, 0), dims, keepdim).view(out_sizes);
+  }
   if (int_path) {
     TORCH_CHECK(!mean, op, ": integer inputs are not supported");
     at::Tensor y = IntegerSum(op, self, mask, out_dtype);
@@ -438,10 +445,10 @@ at::Tensor amin(const at::Tensor& self, c10::IntArrayRef dim, bool keepdim) {
   return ExtremeImpl("amin", self, dim, keepdim, true);
 }
 at::Tensor& amax_out(const at::Tensor& self, c10::IntArrayRef dim, bool keepdim, at::Tensor& out) {
-  return CopyToOut("amax", ExtremeImpl("amax", self, dim, keepdim, false), out);
+  return CopyToOutExact("amax", ExtremeImpl("amax", self, dim, keepdim, false), out);
 }
 at::Tensor& amin_out(const at::Tensor& self, c10::IntArrayRef dim, bool keepdim, at::Tensor& out) {
-  return CopyToOut("amin", ExtremeImpl("amin", self, dim, keepdim, true), out);
+  return CopyToOutExact("amin", ExtremeImpl("amin", self, dim, keepdim, true), out);
 }
 at::Tensor max_all(const at::Tensor& self) { return ExtremeImpl("max", self, {}, false, false); }
 at::Tensor min_all(const at::Tensor& self) { return ExtremeImpl("min", self, {}, false, true); }
@@ -461,10 +468,10 @@ at::Tensor ExtremeAll(const at::Tensor& self, bool max) {
 at::Tensor max_all_npu(const at::Tensor& self) { return ExtremeAll(self, true); }
 at::Tensor min_all_npu(const at::Tensor& self) { return ExtremeAll(self, false); }
 at::Tensor& max_all_out(const at::Tensor& self, at::Tensor& out) {
-  return CopyToOut("max", ExtremeImpl("max", self, {}, false, false), out);
+  return CopyToOutExact("max", ExtremeImpl("max", self, {}, false, false), out);
 }
 at::Tensor& min_all_out(const at::Tensor& self, at::Tensor& out) {
-  return CopyToOut("min", ExtremeImpl("min", self, {}, false, true), out);
+  return CopyToOutExact("min", ExtremeImpl("min", self, {}, false, true), out);
 }
 
 std::tuple<at::Tensor, at::Tensor> aminmax_npu(const at::Tensor& self, std::optional<int64_t> dim, bool keepdim) {
@@ -482,8 +489,8 @@ std::tuple<at::Tensor, at::Tensor> aminmax_npu(const at::Tensor& self, std::opti
 std::tuple<at::Tensor&, at::Tensor&> aminmax_out(const at::Tensor& self, std::optional<int64_t> dim, bool keepdim,
                                                  at::Tensor& min, at::Tensor& max) {
   auto [mn, mx] = aminmax_npu(self, dim, keepdim);
-  CopyToOut("aminmax", mn, min);
-  CopyToOut("aminmax", mx, max);
+  CopyToOutExact("aminmax", mn, min);
+  CopyToOutExact("aminmax", mx, max);
   return {min, max};
 }
 
@@ -574,10 +581,10 @@ at::Tensor argmin_npu(const at::Tensor& self, std::optional<int64_t> dim, bool k
   return std::get<1>(ArgImpl("argmin", self, dim, keepdim, true, false));
 }
 at::Tensor& argmax_out(const at::Tensor& self, std::optional<int64_t> dim, bool keepdim, at::Tensor& out) {
-  return CopyToOut("argmax", argmax_npu(self, dim, keepdim), out);
+  return CopyToOutExact("argmax", argmax_npu(self, dim, keepdim), out);
 }
 at::Tensor& argmin_out(const at::Tensor& self, std::optional<int64_t> dim, bool keepdim, at::Tensor& out) {
-  return CopyToOut("argmin", argmin_npu(self, dim, keepdim), out);
+  return CopyToOutExact("argmin", argmin_npu(self, dim, keepdim), out);
 }
 std::tuple<at::Tensor, at::Tensor> max_dim(const at::Tensor& self, int64_t dim, bool keepdim) {
   return ArgImpl("max", self, dim, keepdim, false, true);
@@ -588,15 +595,15 @@ std::tuple<at::Tensor, at::Tensor> min_dim(const at::Tensor& self, int64_t dim, 
 std::tuple<at::Tensor&, at::Tensor&> max_dim_out(const at::Tensor& self, int64_t dim, bool keepdim, at::Tensor& max,
                                                  at::Tensor& max_values) {
   auto [v, i] = max_dim(self, dim, keepdim);
-  CopyToOut("max", v, max);
-  CopyToOut("max", i, max_values);
+  CopyToOutExact("max", v, max);
+  CopyToOutExact("max", i, max_values);
   return {max, max_values};
 }
 std::tuple<at::Tensor&, at::Tensor&> min_dim_out(const at::Tensor& self, int64_t dim, bool keepdim, at::Tensor& min,
                                                  at::Tensor& min_indices) {
   auto [v, i] = min_dim(self, dim, keepdim);
-  CopyToOut("min", v, min);
-  CopyToOut("min", i, min_indices);
+  CopyToOutExact("min", v, min);
+  CopyToOutExact("min", i, min_indices);
   return {min, min_indices};
 }
 
@@ -712,7 +719,7 @@ at::Tensor VectorNorm(const at::Tensor& self, const c10::Scalar& ord, at::Option
 
 at::Tensor& VectorNormOut(const at::Tensor& self, const c10::Scalar& ord, at::OptionalIntArrayRef dim, bool keepdim,
                           std::optional<c10::ScalarType> dtype, at::Tensor& out) {
-  return CopyToOut("linalg.vector_norm", VectorNorm(self, ord, dim, keepdim, dtype), out);
+  return CopyToOutExact("linalg.vector_norm", VectorNorm(self, ord, dim, keepdim, dtype), out);
 }
 
 // ------------------------------------------------------------------------------- any / all
@@ -743,15 +750,21 @@ at::Tensor any_all(const at::Tensor& self) { return AnyAllImpl("any", self, std:
 at::Tensor any_dim(const at::Tensor& self, int64_t dim, bool keepdim) {
   return AnyAllImpl("any", self, c10::IntArrayRef{dim}, keepdim, false);
 }
+// any / all write a bool or uint8 out= (ATen's rule on every backend), whatever the input's dtype.
+at::Tensor& AnyAllOut(const char* op, const at::Tensor& r, at::Tensor& out) {
+  TORCH_CHECK(out.scalar_type() == c10::kBool || out.scalar_type() == c10::kByte, op,
+              " only supports bool tensor for result, got: ", out.scalar_type());
+  return CopyToOut(op, r.scalar_type() == out.scalar_type() ? r : r.to(out.scalar_type()), out);  // (0 / 1 values)
+}
 at::Tensor any_dims(const at::Tensor& self, at::OptionalIntArrayRef dim, bool keepdim) {
   return AnyAllImpl("any", self, dim, keepdim, false);
 }
-at::Tensor& any_all_out(const at::Tensor& self, at::Tensor& out) { return CopyToOut("any", any_all(self), out); }
+at::Tensor& any_all_out(const at::Tensor& self, at::Tensor& out) { return AnyAllOut("any", any_all(self), out); }
 at::Tensor& any_dim_out(const at::Tensor& self, int64_t dim, bool keepdim, at::Tensor& out) {
-  return CopyToOut("any", any_dim(self, dim, keepdim), out);
+  return AnyAllOut("any", any_dim(self, dim, keepdim), out);
 }
 at::Tensor& any_dims_out(const at::Tensor& self, at::OptionalIntArrayRef dim, bool keepdim, at::Tensor& out) {
-  return CopyToOut("any", any_dims(self, dim, keepdim), out);
+  return AnyAllOut("any", any_dims(self, dim, keepdim), out);
 }
 at::Tensor all_all(const at::Tensor& self) { return AnyAllImpl("all", self, std::nullopt, false, true); }
 at::Tensor all_dim(const at::Tensor& self, int64_t dim, bool keepdim) {
@@ -760,12 +773,12 @@ at::Tensor all_dim(const at::Tensor& self, int64_t dim, bool keepdim) {
 at::Tensor all_dims(const at::Tensor& self, at::OptionalIntArrayRef dim, bool keepdim) {
   return AnyAllImpl("all", self, dim, keepdim, true);
 }
-at::Tensor& all_all_out(const at::Tensor& self, at::Tensor& out) { return CopyToOut("all", all_all(self), out); }
+at::Tensor& all_all_out(const at::Tensor& self, at::Tensor& out) { return AnyAllOut("all", all_all(self), out); }
 at::Tensor& all_dim_out(const at::Tensor& self, int64_t dim, bool keepdim, at::Tensor& out) {
-  return CopyToOut("all", all_dim(self, dim, keepdim), out);
+  return AnyAllOut("all", all_dim(self, dim, keepdim), out);
 }
 at::Tensor& all_dims_out(const at::Tensor& self, at::OptionalIntArrayRef dim, bool keepdim, at::Tensor& out) {
-  return CopyToOut("all", all_dims(self, dim, keepdim), out);
+  return AnyAllOut("all", all_dims(self, dim, keepdim), out);
 }
 
 // count_nonzero: an exact integer sum of (x != 0) (the != comes from a dtype conversion to bool on the device).

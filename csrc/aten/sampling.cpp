@@ -155,7 +155,7 @@ Tensor multinomial_npu(const Tensor& self, c10::SymInt num_sym, bool replacement
 }
 
 Tensor& multinomial_out(const Tensor& self, c10::SymInt num, bool replacement, Gen gen, Tensor& out) {
-  return CopyToOut("multinomial", multinomial_npu(self, num, replacement, gen), out);
+  return CopyToOutExact("multinomial", multinomial_npu(self, num, replacement, gen), out);
 }
 
 // ---- linspace ---------------------------------------------------------------------------------------

@@ -88,7 +88,7 @@ Tensor searchsorted_tensor(const Tensor& seq, const Tensor& self, bool out_int32
 
 Tensor& searchsorted_out(const Tensor& seq, const Tensor& self, bool out_int32, bool right,
                          std::optional<c10::string_view> side, const std::optional<Tensor>& sorter, Tensor& out) {
-  return CopyToOut("searchsorted", searchsorted_tensor(seq, self, out_int32, right, side, sorter), out);
+  return CopyToOutExact("searchsorted", searchsorted_tensor(seq, self, out_int32, right, side, sorter), out);
 }
 
 Tensor searchsorted_scalar(const Tensor& seq, const c10::Scalar& self, bool out_int32, bool right,
@@ -105,7 +105,7 @@ Tensor bucketize_tensor(const Tensor& self, const Tensor& boundaries, bool out_i
 }
 
 Tensor& bucketize_out(const Tensor& self, const Tensor& boundaries, bool out_int32, bool right, Tensor& out) {
-  return CopyToOut("bucketize", bucketize_tensor(self, boundaries, out_int32, right), out);
+  return CopyToOutExact("bucketize", bucketize_tensor(self, boundaries, out_int32, right), out);
 }
 
 Tensor bucketize_scalar(const c10::Scalar& self, const Tensor& boundaries, bool out_int32, bool right) {

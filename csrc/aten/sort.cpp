@@ -180,8 +180,8 @@ std::tuple<at::Tensor&, at::Tensor&> sort_values_npu(const at::Tensor& self, std
     return {values, indices};
   }
   if (n <= 1 || self.numel() == 0) {  // nothing to order: the values themselves, index 0
-    CopyToOut(op, self, values);
-    CopyToOut(op, at::zeros(self.sizes(), self.options().dtype(c10::kLong)), indices);
+    CopyToOutExact(op, self, values);
+    CopyToOutExact(op, at::zeros(self.sizes(), self.options().dtype(c10::kLong)), indices);
     return {values, indices};
   }
   const bool last = dim == self.dim() - 1;
@@ -198,8 +198,8 @@ std::tuple<at::Tensor&, at::Tensor&> sort_values_npu(const at::Tensor& self, std
     v = v.movedim(-1, dim);
     i = i.movedim(-1, dim);
   }
-  CopyToOut(op, v, values);
-  CopyToOut(op, i, indices);
+  CopyToOutExact(op, v, values);
+  CopyToOutExact(op, i, indices);
   return {values, indices};
 }
 

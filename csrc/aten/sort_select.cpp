@@ -3,6 +3,10 @@
 //     the row's position — k - 1; (n - 1) / 2 for median unless the row holds NaN, then its first NaN
 //     (the CPU's median propagates NaN); (n - nans - 1) / 2 for nanmedian (0 for an all-NaN row).
 //     Equal values sit in index order, so the index returned is the first occurrence in sorted order.
+//   - mode (with dim): after the same sort, each run of equal values has a length: position minus the
+//     run's start (a running max of the start positions); the row's first longest run (the smallest
+//     most frequent value, as the CPU's) ends where that length first peaks, and its index there is
+//     the value's last occurrence (the CPU's sort of a short row gives the same).
 //   - torch.unique (_unique2, sorted or not: the result is sorted either way, as on the CPU) and
 //     unique_consecutive without dim: group starts where neighbours differ (NaN != NaN, so every NaN
 //     is its own group, -0.0 == 0.0 keeps the first), values by masked_select, inverse by a scatter of
@@ -11,7 +15,10 @@
 #include <ATen/core/Tensor.h>
 #include <ATen/ops/clamp_min.h>
 #include <ATen/ops/full.h>
+#include <ATen/ops/arange.h>
+#include <ATen/ops/argmax.h>
 #include <ATen/ops/cat.h>
+#include <ATen/ops/cummax.h>
 #include <ATen/ops/cumsum.h>
 #include <ATen/ops/empty.h>
 #include <ATen/ops/floor.h>
@@ -37,7 +44,7 @@
 namespace torch_ops_nn {
 namespace {
 
-enum class Pick { kKth, kMedian, kNanMedian };
+enum class Pick { kKth, kMedian, kNanMedian, kMode };
 
 // Whether the selection ops run natively: dtypes the npu sort orders, rows indexable in float.
 bool SelectNative(const at::Tensor& self, int64_t n) {
@@ -51,7 +58,16 @@ std::tuple<at::Tensor, at::Tensor> PickSorted(const at::Tensor& self, int64_t di
   std::vector<int64_t> shape(self.sizes().begin(), self.sizes().end());
   if (!shape.empty()) shape[dim] = 1;
   at::Tensor pos;
-  if (pick == Pick::kKth || !c10::isFloatingType(self.scalar_type())) {
+  if (pick == Pick::kMode) {
+    if (self.dim() == 0) return {v, i};
+    std::vector<int64_t> line(self.dim(), 1);
+    line[dim] = n;
+    const at::Tensor idx = at::arange(n, self.options().dtype(c10::kLong)).view(line);
+    const at::Tensor start = at::cat({at::ones(shape, self.options().dtype(c10::kBool)),
+                                      at::ne(v.narrow(dim, 1, n - 1), v.narrow(dim, 0, n - 1))}, dim);
+    const at::Tensor run_start = std::get<0>(at::cummax(at::where(start, idx, 0), dim));
+    pos = at::argmax(idx - run_start, dim, /*keepdim=*/true);
+  } else if (pick == Pick::kKth || !c10::isFloatingType(self.scalar_type())) {
     const int64_t p = pick == Pick::kKth ? k - 1 : (n - 1) / 2;
     pos = at::full(shape, p, self.options().dtype(c10::kLong));
   } else {
@@ -91,8 +107,8 @@ std::tuple<at::Tensor&, at::Tensor&> SelectOut(const char* op, const char* aten_
     v = v.squeeze(dim);
     i = i.squeeze(dim);
   }
-  CopyToOut(op, v, values);
-  CopyToOut(op, i, indices);
+  CopyToOutExact(op, v, values);
+  CopyToOutExact(op, i, indices);
   return {values, indices};
 }
 
@@ -103,6 +119,10 @@ std::tuple<at::Tensor&, at::Tensor&> kthvalue_out_npu(const at::Tensor& self, in
 std::tuple<at::Tensor&, at::Tensor&> median_out_npu(const at::Tensor& self, int64_t dim, bool keepdim,
                                                     at::Tensor& values, at::Tensor& indices) {
   return SelectOut("median", "aten::median", "dim_values", self, dim, keepdim, Pick::kMedian, 0, values, indices);
+}
+std::tuple<at::Tensor&, at::Tensor&> mode_out_npu(const at::Tensor& self, int64_t dim, bool keepdim,
+                                                  at::Tensor& values, at::Tensor& indices) {
+  return SelectOut("mode", "aten::mode", "values", self, dim, keepdim, Pick::kMode, 0, values, indices);
 }
 std::tuple<at::Tensor&, at::Tensor&> nanmedian_out_npu(const at::Tensor& self, int64_t dim, bool keepdim,
                                                        at::Tensor& values, at::Tensor& indices) {
@@ -123,6 +143,9 @@ std::tuple<at::Tensor, at::Tensor> kthvalue_npu(const at::Tensor& self, int64_t 
 }
 std::tuple<at::Tensor, at::Tensor> median_dim_npu(const at::Tensor& self, int64_t dim, bool keepdim) {
   return Functional<median_out_npu>(self, dim, keepdim);
+}
+std::tuple<at::Tensor, at::Tensor> mode_npu(const at::Tensor& self, int64_t dim, bool keepdim) {
+  return Functional<mode_out_npu>(self, dim, keepdim);
 }
 std::tuple<at::Tensor, at::Tensor> nanmedian_dim_npu(const at::Tensor& self, int64_t dim, bool keepdim) {
   return Functional<nanmedian_out_npu>(self, dim, keepdim);
@@ -204,6 +227,8 @@ NPU_ATEN_LIBRARY_IMPL(m) {
   m.impl("median.dim", TORCH_FN(torch_ops_nn::median_dim_npu));
   m.impl("median.dim_values", TORCH_FN(torch_ops_nn::median_out_npu));
   m.impl("median", TORCH_FN(torch_ops_nn::median_npu));
+  m.impl("mode", TORCH_FN(torch_ops_nn::mode_npu));
+  m.impl("mode.values", TORCH_FN(torch_ops_nn::mode_out_npu));
   m.impl("nanmedian.dim", TORCH_FN(torch_ops_nn::nanmedian_dim_npu));
   m.impl("nanmedian.dim_values", TORCH_FN(torch_ops_nn::nanmedian_out_npu));
   m.impl("nanmedian", TORCH_FN(torch_ops_nn::nanmedian_npu));

@@ -82,14 +82,14 @@ std::tuple<at::Tensor&, at::Tensor&> topk_values_npu(const at::Tensor& self, c10
   const bool kernel = rows_native && R <= npu_kernels::kTopkMaxR && k <= npu_kernels::kTopkMaxK;
   const bool sort_rows = rows_native && !kernel && R <= int64_t(INT32_MAX);
   if (self.dim() == 0) {  // a 0-dim tensor is its own top-k (k = 0 or 1), as on the CPU
-    CopyToOut(op, self.clone(), values);
-    CopyToOut(op, at::zeros({}, self.options().dtype(c10::kLong)), indices);
+    CopyToOutExact(op, self.clone(), values);
+    CopyToOutExact(op, at::zeros({}, self.options().dtype(c10::kLong)), indices);
     return {values, indices};
   }
   if (!kernel && !sort_rows) {  // the first k of the sorted rows (integers: the radix sort; others: the fallback)
     auto [sv, si] = at::sort(self, /*stable=*/true, dim, /*descending=*/largest);
-    CopyToOut(op, sv.narrow(dim, 0, k), values);
-    CopyToOut(op, si.narrow(dim, 0, k), indices);
+    CopyToOutExact(op, sv.narrow(dim, 0, k), values);
+    CopyToOutExact(op, si.narrow(dim, 0, k), indices);
     return {values, indices};
   }
   // Rows along the last dim.
@@ -114,8 +114,8 @@ std::tuple<at::Tensor&, at::Tensor&> topk_values_npu(const at::Tensor& self, c10
     v = v.movedim(-1, dim);
     i = i.movedim(-1, dim);
   }
-  CopyToOut(op, v, values);
-  CopyToOut(op, i, indices);
+  CopyToOutExact(op, v, values);
+  CopyToOutExact(op, i, indices);
   return {values, indices};
 }
 

@@ -327,3 +327,17 @@ def test_integer_division_by_zero_raises_as_on_the_cpu(dtype):
     good = torch.tensor([2, 3, 1], dtype=dtype)
     assert torch.equal((a.npu() // good.npu()).cpu(), a // good)
     assert torch.equal((a.npu() % good.npu()).cpu(), a % good)
+
+
+@pytest.mark.parametrize("dtype", [torch.int8, torch.int16, torch.int32, torch.int64])
+def test_shift_of_a_0dim_tensor_by_a_python_int(dtype):
+    # the Python int is a wrapped number: the result keeps the tensor's dtype (it used to promote an
+    # int16 0-dim tensor to int64, and a 0-dim int64 shift raised in its word split)
+    x = torch.tensor(-77, dtype=dtype)
+    for k in (0, 1, 3, True):
+        for f in (lambda a: a << k, lambda a: a >> k):
+            got, want = f(x.to("npu")), f(x)
+            assert got.dtype == want.dtype and got.dim() == 0 and got.item() == want.item()
+    y = x.to("npu")
+    y <<= 2
+    assert y.dtype == dtype and y.item() == (x << 2).item()

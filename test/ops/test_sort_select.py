@@ -120,3 +120,32 @@ def test_unique_nan_signed_zero_and_consecutive():
                 assert torch.equal(gg.cpu(), w)
     with pytest.raises(NotImplementedError, match="unique_dim"):  # unique with dim=: the CPU fallback
         torch.unique(y.to("npu"), dim=0)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.int32, torch.int64, torch.uint8])
+@pytest.mark.parametrize("shape,dim", [((6, 9), 1), ((12, 5), 0), ((3, 4, 10), -1), ((3000,), 0)])
+@pytest.mark.parametrize("keepdim", [False, True])
+def test_mode_matches_cpu(dtype, shape, dim, keepdim):
+    # the most frequent value, the smallest among equally frequent ones (the CPU's rule)
+    x = torch.randint(0, 6, shape, generator=torch.Generator().manual_seed(len(shape))).to(dtype)
+    got = torch.mode(x.to("npu"), dim, keepdim)
+    want = torch.mode(x, dim, keepdim)
+    _check_select(got, want, x, dim, keepdim)
+    if x.shape[dim] <= 16:  # a short row: the CPU's index is the value's last occurrence, as ours
+        assert torch.equal(got[1].cpu(), want[1])
+    values = torch.empty(0, dtype=dtype, device="npu")
+    indices = torch.empty(0, dtype=torch.long, device="npu")
+    r = torch.mode(x.to("npu"), dim, keepdim, out=(values, indices))
+    assert r[0] is values and r[1] is indices
+    torch.testing.assert_close(values.cpu(), want[0], rtol=0, atol=0)
+
+
+def test_mode_edges_and_errors():
+    x = torch.tensor(3.0)
+    v, i = torch.mode(x.to("npu"), 0)
+    assert v.item() == 3.0 and i.item() == 0 and v.dim() == 0
+    with pytest.raises(IndexError, match=r"mode\(\): Expected reduction dim 1 to have non-zero size"):
+        torch.mode(torch.empty(2, 0, device="npu"), 1)
+    with pytest.raises(RuntimeError, match="mode: expected out tensor to have dtype Float, but got Half"):
+        torch.mode(torch.ones(3, device="npu"), 0, out=(torch.empty(0, dtype=torch.half, device="npu"),
+                                                        torch.empty(0, dtype=torch.long, device="npu")))
