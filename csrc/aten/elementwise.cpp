@@ -1515,11 +1515,8 @@ at::Tensor& xlogy_OutTensor(const at::Tensor& self, const at::Tensor& other, at:
   return CopyToOut("xlogy.out", XlogyCompute(self, other), out);
 }
 at::Tensor& xlogy__Tensor(at::Tensor& self, const at::Tensor& other) {
-  at::Tensor r = XlogyCompute(self, other);
-  TORCH_CHECK(r.sizes() == self.sizes(), "xlogy_: output with shape ", ShapeStr(self.sizes()),
-              " doesn't match the broadcast shape ", ShapeStr(r.sizes()));
-  self.copy_(r);
-  return self;
+  const at::Tensor r = XlogyCompute(self, other);
+  return DeliverResult("xlogy_", r, r.scalar_type(), PwTarget::InPlace(self)), self;  // (an int self refuses floats)
 }
 
 // sin / cos: the kernel reduces arguments by pi/4 in three exact parts while |x| < 8192 and redoes
@@ -2053,6 +2050,12 @@ PwOp AddcDef(const char* name, EwOp op, const c10::Scalar& value) {
 // the dtype as the CPU's integer arithmetic); floats take the fused kernel op.
 at::Tensor AddcRun(const char* name, EwOp op, const at::Tensor& self, const at::Tensor& t1, const at::Tensor& t2,
                    const c10::Scalar& v, PwTarget target) {
+  // ATen's rule on every backend: no addcdiv of two integer tensors
+  TORCH_CHECK(op != EwOp::kAddcdiv || !c10::isIntegralType(t1.scalar_type(), /*includeBool=*/true) ||
+                  !c10::isIntegralType(t2.scalar_type(), /*includeBool=*/true),
+              name, ": integer division with addcdiv is no longer supported (tensor1 ", t1.scalar_type(), ", tensor2 ",
+              t2.scalar_type(), "); for the old result use (input + value * torch.trunc(tensor1 / tensor2))"
+              ".to(input.dtype), for a true division pass float tensors");
   const c10::ScalarType common = CommonDtype({{"self", &self}, {"tensor1", &t1}, {"tensor2", &t2}});
   if (op == EwOp::kAddcmul && IsNpuInt(common)) {
     // The value is converted to the integer dtype as the CPU and CUDA kernels do: truncated (0.5 -> 0),

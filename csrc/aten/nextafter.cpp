@@ -53,6 +53,8 @@ Tensor& nextafter_out_npu(const Tensor& self, const Tensor& other, Tensor& out) 
 
 Tensor& nextafter__npu(Tensor& self, const Tensor& other) {
   const Tensor r = NextAfter("nextafter_", self, other);
+  TORCH_CHECK(c10::canCast(r.scalar_type(), self.scalar_type()), "nextafter_: result type ", r.scalar_type(),
+              " can't be cast to the desired output type ", self.scalar_type());
   TORCH_CHECK(r.sizes() == self.sizes(), "nextafter_: the result of shape ", r.sizes(),
               " does not fit 'self' of shape ", self.sizes(), " for the in-place form");
   return self.copy_(r);

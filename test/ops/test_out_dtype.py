@@ -1,5 +1,5 @@
-"""out= takes the dtype rules ATen applies on every backend, per op family, swept over input x out dtypes
-against the CPU (both raise, or both give the same values and dtype):
+"""out= and in-place ops take the dtype rules ATen applies on every backend, per op family, swept over
+input x out (or self x other) dtypes against the CPU (both raise, or both give the same values and dtype):
   - unary ops (abs, neg, sign, floor..., bitwise_not, activations, clamp by scalars): out= has the
     result's dtype, no casting;
   - float unary / binary ops (exp, sigmoid, add, atan2, xlogy...): out= of any dtype the result casts to
@@ -7,8 +7,11 @@ against the CPU (both raise, or both give the same values and dtype):
   - ops whose output dtype is fixed (index_select, gather, sort, topk, argmax, amax, isin, searchsorted,
     where, norm...): exactly that dtype;
   - reductions that take their dtype from out= (sum, prod, nansum, mean) and any / all (bool or uint8).
+  - in place, the result must cast to self's dtype (an int tensor's xlogy_ / nextafter_ refuse), and
+    addcdiv refuses two integer tensors.
 Found by a differential fuzz: out= used to accept any dtype for all of these (a float32 abs into a
-float16 out, a sort into a float16 values tensor), and torch.mode(out=) raised for npu tensors."""
+float16 out, a sort into a float16 values tensor), torch.mode(out=) raised for npu tensors, and the
+in-place forms above computed."""
 import warnings
 
 import pytest
@@ -145,3 +148,59 @@ def test_sum_into_bool_is_any_of_the_elements_as_bool():
         assert torch.equal(b.to("npu").sum(dims, dtype=torch.bool).cpu(), want)
         o = torch.empty(0, dtype=torch.bool, device="npu")
         assert torch.equal(torch.sum(b.to("npu"), dims, out=o).cpu(), want)
+
+
+INPLACE = {
+    "add_": lambda a, b: a.add_(b, alpha=2),
+    "mul_s": lambda a, b: a.mul_(2.5),
+    "div_": lambda a, b: a.div_(b),
+    "div_floor_": lambda a, b: a.div_(b, rounding_mode="floor"),
+    "pow_s": lambda a, b: a.pow_(0.5),
+    "clamp_s": lambda a, b: a.clamp_(0.5, 1.5),
+    "addcmul_": lambda a, b: a.addcmul_(b, b),
+    "addcdiv_": lambda a, b: a.addcdiv_(b, b),
+    "lerp_": lambda a, b: a.lerp_(b, 0.5),
+    "atan2_": lambda a, b: a.atan2_(b),
+    "xlogy_": lambda a, b: a.xlogy_(b),
+    "nextafter_": lambda a, b: a.nextafter_(b),
+    "copysign_": lambda a, b: a.copysign_(b),
+    "bitwise_and_": lambda a, b: a.bitwise_and_(b),
+    "lshift_": lambda a, b: a.__ilshift__(b),
+    "eq_": lambda a, b: a.eq_(b),
+    "logical_and_": lambda a, b: a.logical_and_(b),
+    "masked_fill_": lambda a, b: a.masked_fill_(a != 0, b[0]),
+    "index_add_": lambda a, b: a.index_add_(0, torch.tensor([0, 1, 2, 3], device=a.device), b),
+    "scatter_": lambda a, b: a.scatter_(0, torch.tensor([3, 2, 1, 0], device=a.device), b),
+    "copy_": lambda a, b: a.copy_(b),
+    "sigmoid_": lambda a, b: a.sigmoid_(),
+    "neg_": lambda a, b: a.neg_(),
+}
+INPLACE_DTYPES = DTYPES + [torch.int8]
+
+
+def _run_inplace(fn, a, b):
+    try:
+        fn(a, b)
+        if a.device.type == "npu":
+            torch.npu.synchronize()
+        return a.cpu(), None
+    except Exception as e:  # noqa: BLE001
+        return None, e
+
+
+@pytest.mark.parametrize("name", list(INPLACE))
+def test_inplace_dtype_rules_match_cpu(name):
+    fn = INPLACE[name]
+    diffs = []
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for da in INPLACE_DTYPES:
+            for db in INPLACE_DTYPES:
+                want, we = _run_inplace(fn, _x(da), _x(db))
+                got, ge = _run_inplace(fn, _x(da).to("npu"), _x(db).to("npu"))
+                if (we is None) != (ge is None):
+                    diffs.append(f"self {da}, other {db}: CPU {we!r:.120} / npu {ge!r:.160}")
+                elif we is None and (got.dtype != want.dtype or not torch.allclose(
+                        got.double(), want.double(), rtol=1e-2, atol=1e-2, equal_nan=True)):
+                    diffs.append(f"self {da}, other {db}: CPU {want.tolist()} / npu {got.tolist()}")
+    assert not diffs, f"{name}: {len(diffs)} of the dtype pairs differ:\n" + "\n".join(diffs[:6])
