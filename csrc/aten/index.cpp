@@ -1,5 +1,8 @@
 // Indexing ops on npu: index_select (embedding's forward goes through it) on the index_select kernel
 // (ascendc_kernels/index_select.h); tril / triu on the tril kernel (ascendc_kernels/tril.h).
+#include <ATen/MemoryOverlap.h>
+#include <ATen/ops/index_put.h>
+#include <ATen/ops/aminmax.h>
 #include <ATen/ops/ones.h>
 #include <ATen/ops/ge.h>
 #include <ATen/ops/empty.h>
@@ -460,6 +463,32 @@ at::Tensor index_tensor_npu(const at::Tensor& self, const c10::List<std::optiona
 }
 
 
+// ---- put_: self viewed as its flat row-major sequence, indexed by `index` (negatives from the end):
+// index_put_ on that flat view (a contiguous copy for a strided self, copied back).
+at::Tensor& put_npu(at::Tensor& self, const at::Tensor& index, const at::Tensor& source, bool accumulate) {
+  CheckSameNpuDevice("put_", {{"self", &self}, {"index", &index}, {"source", &source}});
+  TORCH_CHECK(index.scalar_type() == c10::kLong, "put_(): Expected a long tensor for index, but got ",
+              index.scalar_type());
+  TORCH_CHECK(self.scalar_type() == source.scalar_type(), "put_(): self and source expected to have the same dtype, ",
+              "but got self.dtype = ", self.scalar_type(), " and source.dtype = ", source.scalar_type());
+  TORCH_CHECK_INDEX(source.numel() == index.numel(), "put_(): Expected source and index to have the same number of ",
+                    "elements, but got source.numel() = ", source.numel(), ", index.numel() = ", index.numel());
+  at::assert_no_internal_overlap(self);
+  at::assert_no_overlap(self, index);
+  at::assert_no_overlap(self, source);
+  if (index.numel() == 0) return self;
+  const int64_t n = self.numel();
+  const auto [lo, hi] = at::aminmax(index);
+  for (const int64_t i : {lo.item<int64_t>(), hi.item<int64_t>()})
+    TORCH_CHECK_INDEX(i >= -n && i < n, "put_(): out of range: tried to access index ", i, " on a tensor of ", n,
+                      " elements.");
+  const bool flat_in_place = self.is_contiguous();
+  at::Tensor flat = (flat_in_place ? self : self.contiguous()).view({-1});
+  flat.index_put_({index.reshape({-1})}, source.reshape({-1}), accumulate);
+  if (!flat_in_place) self.copy_(flat.view(self.sizes()));
+  return self;
+}
+
 // ---- x[indices] = values (aten::_index_put_impl_, behind index_put_ and Tensor.__setitem__) with one
 // index tensor and accumulate=False: a long index moves rows of the values to the indexed rows (the
 // index_put kernel, index_select's reverse); a boolean mask with a single value is masked_fill_; a
@@ -592,6 +621,7 @@ NPU_ATEN_LIBRARY_IMPL(m) {
   m.impl("one_hot", TORCH_FN(one_hot_npu));
   m.impl("index.Tensor", TORCH_FN(torch_ops_nn::index_tensor_npu));
   m.impl("_index_put_impl_", TORCH_FN(torch_ops_nn::index_put_impl_npu));
+  m.impl("put_", TORCH_FN(torch_ops_nn::put_npu));
   m.impl("cumsum", TORCH_FN(torch_ops_nn::cumsum_npu));
   m.impl("cumsum.out", TORCH_FN(torch_ops_nn::cumsum_out_npu));
   m.impl("cumsum_", TORCH_FN(torch_ops_nn::cumsum_inplace));

@@ -177,3 +177,42 @@ def test_several_indices_over_separated_dims_and_noncontiguous_self(accumulate, 
     got[:, k.to("npu"), j[:2].to("npu")] += 1.5
     want[:, k, j[:2]] += 1.5
     assert torch.equal(got.cpu(), want)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.int64])
+@pytest.mark.parametrize("accumulate", [False, True])
+@pytest.mark.parametrize("transposed", [False, True])
+def test_tensor_put_matches_cpu(dtype, accumulate, transposed, fallback_error):
+    """Tensor.put_: self as its flat row-major sequence (a transposed self too), negative indices from
+    the end; natively (it took the CPU fallback, which missed the aliasing checks)."""
+    x = _data((4, 5), dtype, 1)
+    x = x.t() if transposed else x
+    idx = torch.tensor([0, 7, -1, 12, 3, -20]) if not accumulate else torch.tensor([0, 7, 7, -1, 3, 3])
+    src = _data((2, 3), dtype, 2)
+    want = x.clone().put_(idx, src, accumulate=accumulate)
+    got = x.to("npu").put_(idx.to("npu"), src.to("npu"), accumulate=accumulate)
+    if not accumulate or dtype == torch.int64:
+        torch.testing.assert_close(got.cpu(), want, rtol=0, atol=0)
+    else:
+        torch.testing.assert_close(got.cpu(), want)
+    torch.testing.assert_close(torch.put(x.to("npu"), idx.to("npu"), src.to("npu"), accumulate).cpu(),
+                               torch.put(x, idx, src, accumulate), rtol=1e-2, atol=1e-2)
+
+
+def test_tensor_put_bad_input(fallback_error):
+    x = torch.zeros(2, 3, device="npu")
+    with pytest.raises(IndexError, match=r"put_\(\): out of range: tried to access index 7 on a tensor of 6"):
+        x.put_(torch.tensor([1, 7], device="npu"), torch.ones(2, device="npu"))
+    with pytest.raises(IndexError, match=r"index -7 on a tensor of 6"):
+        x.put_(torch.tensor([-7], device="npu"), torch.ones(1, device="npu"))
+    with pytest.raises(IndexError, match=r"source.numel\(\) = 1, index.numel\(\) = 2"):
+        x.put_(torch.tensor([1, 2], device="npu"), torch.ones(1, device="npu"))
+    with pytest.raises(RuntimeError, match="same dtype, but got self.dtype = Float and source.dtype = Long"):
+        x.put_(torch.tensor([1], device="npu"), torch.ones(1, dtype=torch.long, device="npu"))
+    with pytest.raises(RuntimeError, match="Expected a long tensor for index, but got Float"):
+        x.put_(torch.tensor([1.0], device="npu"), torch.ones(1, device="npu"))
+    with pytest.raises(RuntimeError, match="unsupported operation"):  # source aliases self
+        x.view(-1).put_(torch.tensor([0, 1], device="npu"), x.view(-1)[1:3])
+    with pytest.raises(RuntimeError, match="unsupported operation"):  # self overlaps itself
+        torch.zeros(1, device="npu").expand(4).put_(torch.tensor([0], device="npu"), torch.ones(1, device="npu"))
+    assert x.sum().item() == 0.0  # nothing was written, and the device works on
