@@ -1,12 +1,16 @@
-// grid_sampler_2d (F.grid_sample on 4-D inputs; bilinear and nearest, zeros / border / reflection
-// padding, align_corners either way) on npu, composed of the native ops: the grid's coordinates are
-// unnormalized and padded as PyTorch does (GridSampler.h), each corner's value is one gather from
-// the input seen as [N, C, H * W] (0 outside the image), and bilinear weights them.
+// grid_sampler_2d (F.grid_sample on 4-D inputs; bilinear, nearest and bicubic, zeros / border /
+// reflection padding, align_corners either way) on npu, composed of the native ops: the grid's
+// coordinates are unnormalized and padded as PyTorch does (GridSampler.h), each corner's value is one
+// gather from the input seen as [N, C, H * W] (0 outside the image), and bilinear weights them.
+// Bicubic (PyTorch's definition): the 4 x 4 taps around floor(coordinate) of the unnormalized, not yet
+// padded coordinate, each tap's integer coordinate padded on its own, weighted by the cubic
+// convolution coefficients (A = -0.75) of the fractional parts, rows first.
 //
 // Registered for the npu and its autograd key: every op used is differentiable, so autograd gives
 // the input's gradient (the gathers' scatter-adds) and the grid's (through the weights and the
 // coordinate transform: 0 where border / reflection clipping clamps, the reflection's sign flips, 0
-// for nearest), which is what grid_sampler_2d_backward computes. Bicubic takes the CPU fallback.
+// for nearest; for bicubic through the fractional parts only, as PyTorch's backward), which is what
+// grid_sampler_2d_backward computes.
 #include <ATen/TensorOperators.h>
 #include <ATen/core/Tensor.h>
 #include <ATen/ops/abs.h>
@@ -18,8 +22,9 @@
 #include <ATen/ops/where.h>
 #include <torch/library.h>
 
+#include <array>
+
 #include "aten/op_common.h"
-#include "core/cpu_fallback.h"
 
 namespace torch_ops_nn {
 namespace {
@@ -43,9 +48,8 @@ Tensor Reflect(const Tensor& coord, int64_t twice_low, int64_t twice_high) {
   return at::where(even, extra + min, (extra * -1) + (span + min));
 }
 
-// PyTorch's grid_sampler_compute_source_index: unnormalize, then the padding mode's transform.
-Tensor SourceIndex(const Tensor& coord, int64_t size, int64_t padding, bool align_corners) {
-  Tensor c = Unnormalize(coord, size, align_corners);
+// The padding mode's transform of an unnormalized coordinate (PyTorch's compute_coordinates).
+Tensor SourcePad(Tensor c, int64_t size, int64_t padding, bool align_corners) {
   if (padding == 1) {  // border
     c = at::clamp(c, 0, double(size - 1));
   } else if (padding == 2) {  // reflection
@@ -53,6 +57,20 @@ Tensor SourceIndex(const Tensor& coord, int64_t size, int64_t padding, bool alig
     c = at::clamp(c, 0, double(size - 1));
   }
   return c;
+}
+
+// PyTorch's grid_sampler_compute_source_index: unnormalize, then the padding mode's transform.
+Tensor SourceIndex(const Tensor& coord, int64_t size, int64_t padding, bool align_corners) {
+  return SourcePad(Unnormalize(coord, size, align_corners), size, padding, align_corners);
+}
+
+// The cubic convolution weights (A = -0.75) of taps -1, 0, 1, 2 at fractional position t in [0, 1).
+std::array<Tensor, 4> CubicCoefficients(const Tensor& t) {
+  constexpr double A = -0.75;
+  auto near = [](const Tensor& x) { return ((x * (A + 2)) - (A + 3)) * x * x + 1; };           // |x| <= 1
+  auto far = [](const Tensor& x) { return ((x * A - 5 * A) * x + 8 * A) * x - 4 * A; };       // 1 < |x| < 2
+  const Tensor u = (t * -1) + 1;  // 1 - t
+  return {far(t + 1), near(t), near(u), far(u + 1)};
 }
 
 Tensor grid_sampler_2d_npu(const Tensor& input, const Tensor& grid, int64_t interpolation, int64_t padding,
@@ -74,9 +92,6 @@ Tensor grid_sampler_2d_npu(const Tensor& input, const Tensor& grid, int64_t inte
               padding);
   TORCH_CHECK(interpolation >= 0 && interpolation <= 2, op,
               ": interpolation_mode must be bilinear (0), nearest (1) or bicubic (2), got ", interpolation);
-  if (interpolation == 2)
-    return CallCpuFallback("aten::grid_sampler_2d", "", {input, grid, interpolation, padding, align_corners})[0]
-        .toTensor();
   const int64_t n = input.size(0), c = input.size(1), h = input.size(2), w = input.size(3);
   const int64_t ho = grid.size(1), wo = grid.size(2);
   const bool low = input.scalar_type() != c10::kFloat;
@@ -93,7 +108,19 @@ Tensor grid_sampler_2d_npu(const Tensor& input, const Tensor& grid, int64_t inte
     return at::where(inside.unsqueeze(1), v, 0.0);
   };
   Tensor out;
-  if (interpolation == 1) {
+  if (interpolation == 2) {
+    const Tensor ux = Unnormalize(g.select(3, 0), w, align_corners), uy = Unnormalize(g.select(3, 1), h, align_corners);
+    const Tensor x0 = at::floor(ux), y0 = at::floor(uy);
+    const auto cx = CubicCoefficients(ux - x0), cy = CubicCoefficients(uy - y0);
+    // a tap's integer coordinate padded on its own (zeros: as is, corner() gives 0 outside)
+    auto tap = [&](const Tensor& c, int64_t size) { return padding == 0 ? c : SourcePad(c, size, padding, align_corners); };
+    for (int64_t i = 0; i < 4; ++i) {
+      const Tensor ty = tap(y0 + double(i - 1), h);
+      Tensor row = corner(tap(x0 - 1.0, w), ty) * cx[0].unsqueeze(1);
+      for (int64_t j = 1; j < 4; ++j) row = row + corner(tap(x0 + double(j - 1), w), ty) * cx[j].unsqueeze(1);
+      out = i == 0 ? row * cy[0].unsqueeze(1) : out + row * cy[i].unsqueeze(1);
+    }
+  } else if (interpolation == 1) {
     // round half to even, as the CPU's nearbyint. The grid's gradient is 0 (PyTorch returns zeros, not
     // None): a term of value 0 whose derivative is round's (0) keeps the grid in the graph.
     const Tensor rx = at::round(ix), ry = at::round(iy);

@@ -1,6 +1,7 @@
-"""F.grid_sample (grid_sampler_2d) on npu: bilinear and nearest, zeros / border / reflection padding,
-align_corners either way, forward and both gradients (input and grid) against the CPU; float16;
-NaN coordinates; bad input."""
+"""F.grid_sample (grid_sampler_2d) on npu: bilinear, nearest and bicubic, zeros / border / reflection
+padding, align_corners either way, forward and both gradients (input and grid) against the CPU;
+float16; NaN coordinates; bad input. (Bicubic took the CPU fallback, and its result had no autograd
+history: backward raised.)"""
 import pytest
 import torch
 import torch.nn.functional as F
@@ -8,7 +9,7 @@ import torch.nn.functional as F
 pytestmark = pytest.mark.usefixtures("fallback_error")
 
 
-@pytest.mark.parametrize("mode", ["bilinear", "nearest"])
+@pytest.mark.parametrize("mode", ["bilinear", "nearest", "bicubic"])
 @pytest.mark.parametrize("padding_mode", ["zeros", "border", "reflection"])
 @pytest.mark.parametrize("align_corners", [False, True])
 @pytest.mark.parametrize("shape", [(2, 3, 5, 7, 4, 6), (1, 2, 1, 1, 3, 3), (1, 4, 8, 8, 8, 8)])
