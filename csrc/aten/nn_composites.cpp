@@ -44,6 +44,11 @@
 #include <ATen/TensorOperators.h>
 #include <ATen/core/Tensor.h>
 #include <ATen/native/Resize.h>
+#include <ATen/ops/uniform.h>
+#include <ATen/ops/normal.h>
+#include <ATen/ops/mm.h>
+#include <ATen/ops/tan.h>
+#include <ATen/ops/ceil.h>
 #include <ATen/ops/abs.h>
 #include <ATen/ops/cat.h>
 #include <ATen/ops/cos.h>
@@ -143,6 +148,37 @@ Tensor& exponential_(Tensor& self, double lambd, Gen gen) {
   Tensor u = at::empty(self.sizes(), self.options().dtype(c10::kFloat));
   u.uniform_(0.0, 1.0, gen);
   return self.copy_(at::log(1 - u) * (-1.0 / lambd));  // 1 - u in (0, 1]: never log(0)
+}
+
+// cauchy_ / log_normal_ / geometric_ by transforming uniform draws (PyTorch's transformations):
+// median + sigma tan(pi (u - 1/2)); exp of a normal draw; ceil(log(1 - u) / log(1 - p)) (1 - u in (0, 1]).
+Tensor& cauchy_(Tensor& self, double median, double sigma, Gen gen) {
+  const char* op = "cauchy_";
+  CheckSameNpuDevice(op, {{"self", &self}});
+  CheckFloatDtype(op, "self", self);
+  TORCH_CHECK(sigma > 0.0, op, " expects sigma > 0.0, but found sigma=", sigma);
+  Tensor u = at::empty(self.sizes(), self.options().dtype(c10::kFloat));
+  u.uniform_(0.0, 1.0, gen);
+  return self.copy_(at::tan((u - 0.5) * M_PI) * sigma + median);
+}
+Tensor& log_normal_(Tensor& self, double mean, double std, Gen gen) {
+  const char* op = "log_normal_";
+  CheckSameNpuDevice(op, {{"self", &self}});
+  CheckFloatDtype(op, "self", self);
+  TORCH_CHECK(std > 0.0, op, " expects std > 0.0, but found std=", std);
+  Tensor z = at::empty(self.sizes(), self.options().dtype(c10::kFloat));
+  z.normal_(mean, std, gen);
+  return self.copy_(at::exp(z));
+}
+Tensor& geometric_(Tensor& self, double p, Gen gen) {
+  const char* op = "geometric_";
+  CheckSameNpuDevice(op, {{"self", &self}});
+  TORCH_CHECK(p > 0 && p < 1, op, " expects p to be in (0, 1), but got p=", p);
+  TORCH_CHECK(self.scalar_type() != c10::kBool && self.scalar_type() != c10::kDouble, op,
+              ": self has dtype ", self.scalar_type(), ", which is not supported on npu");
+  Tensor u = at::empty(self.sizes(), self.options().dtype(c10::kFloat));
+  u.uniform_(0.0, 1.0, gen);
+  return self.copy_(at::ceil(at::log(1 - u) * (1.0 / std::log1p(-p))));
 }
 
 Tensor& random_from(Tensor& self, int64_t from, std::optional<int64_t> to, Gen gen) {
@@ -326,6 +362,88 @@ Tensor& logaddexp_out(const Tensor& self_in, const Tensor& other_in, Tensor& out
   r = at::where(at::logical_and(at::isinf(a), a == b), a, r);  // equal infinities: a, not NaN
   return CopyToOut("logaddexp", r, out);
 }
+Tensor& logaddexp2_out(const Tensor& self_in, const Tensor& other_in, Tensor& out) {
+  const Tensor self = ScalarOnDevice(self_in, out), other = ScalarOnDevice(other_in, out);
+  CheckSameNpuDevice("logaddexp2", {{"self", &self}, {"other", &other}, {"out", &out}});
+  const Tensor a = FloatArg("logaddexp2", self).to(c10::kFloat), b = FloatArg("logaddexp2", other).to(c10::kFloat);
+  // max + log2(1 + 2^-|a - b|)
+  Tensor r = at::maximum(a, b) + at::log1p(at::exp(at::abs(a - b) * -std::log(2.0))) * (1.0 / std::log(2.0));
+  r = at::where(at::logical_and(at::isinf(a), a == b), a, r);  // equal infinities: a, not NaN
+  return CopyToOut("logaddexp2", r, out);
+}
+// fmax / fmin: maximum / minimum where a NaN loses to a number (NaN only where both are NaN).
+Tensor& FMaxMin(const char* op, const Tensor& self_in, const Tensor& other_in, Tensor& out, bool max) {
+  const Tensor self = ScalarOnDevice(self_in, out), other = ScalarOnDevice(other_in, out);
+  CheckSameNpuDevice(op, {{"self", &self}, {"other", &other}, {"out", &out}});
+  TORCH_CHECK(!self.is_complex() && !other.is_complex(), op, " not implemented for complex tensors.");
+  Tensor r = max ? at::maximum(self, other) : at::minimum(self, other);
+  if (c10::isFloatingType(r.scalar_type())) {
+    const c10::ScalarType t = r.scalar_type();
+    const Tensor a = self.to(t), b = other.to(t);
+    r = at::where(at::isnan(a), b, at::where(at::isnan(b), a, r));
+  }
+  return CopyToOut(op, r, out);
+}
+Tensor& fmax_out(const Tensor& self, const Tensor& other, Tensor& out) { return FMaxMin("fmax", self, other, out, true); }
+Tensor& fmin_out(const Tensor& self, const Tensor& other, Tensor& out) { return FMaxMin("fmin", self, other, out, false); }
+// round(decimals=d): nearbyint(x * 10^d) / 10^d, or nearbyint(x / 10^-d) * 10^-d for d < 0 (half to
+// even, in float for 16-bit floats, as the CPU).
+Tensor RoundDecimals(const Tensor& self, int64_t decimals) {
+  const char* op = "round";
+  CheckSameNpuDevice(op, {{"self", &self}});
+  if (decimals == 0 || at::isIntegralType(self.scalar_type(), /*includeBool=*/true)) return at::round(self);
+  CheckFloatDtype(op, "self", self);
+  const Tensor x = self.scalar_type() == c10::kFloat ? self : self.to(c10::kFloat);
+  const double p = std::pow(10.0, double(std::abs(decimals)));
+  const Tensor r = decimals > 0 ? at::round(x * p) / p : at::round(x / p) * p;
+  return r.scalar_type() == self.scalar_type() ? r : r.to(self.scalar_type());
+}
+Tensor& round_decimals_out(const Tensor& self, int64_t decimals, Tensor& out) {
+  return CopyToOutExact("round", RoundDecimals(self, decimals), out);
+}
+Tensor round_decimals(const Tensor& self, int64_t decimals) { return RoundDecimals(self, decimals); }
+Tensor& round_decimals_(Tensor& self, int64_t decimals) { return self.copy_(RoundDecimals(self, decimals)); }
+
+// addbmm: beta self + alpha sum_b batch1[b] @ batch2[b], one GEMM over the batches laid side by side
+// along k: [n, B * m] @ [B * m, p].
+Tensor AddbmmProduct(const char* op, const Tensor& b1, const Tensor& b2) {
+  TORCH_CHECK(b1.dim() == 3, op, ": batch1 must be a 3D tensor, got ", b1.dim(), "-D");
+  TORCH_CHECK(b2.dim() == 3, op, ": batch2 must be a 3D tensor, got ", b2.dim(), "-D");
+  TORCH_CHECK(b1.size(0) == b2.size(0), op, ": batch1 and batch2 must have same number of batches, got ",
+              b1.size(0), " and ", b2.size(0));
+  TORCH_CHECK(b1.size(2) == b2.size(1), op, ": Incompatible matrix sizes for bmm (", b1.size(1), "x", b1.size(2),
+              " and ", b2.size(1), "x", b2.size(2), ")");
+  const int64_t B = b1.size(0), n = b1.size(1), m = b1.size(2), p = b2.size(2);
+  return at::mm(b1.permute({1, 0, 2}).reshape({n, B * m}), b2.reshape({B * m, p}));
+}
+Tensor Addbmm(const char* op, const Tensor& self, const Tensor& b1, const Tensor& b2, const c10::Scalar& beta_in,
+              const c10::Scalar& alpha_in) {
+  CheckSameNpuDevice(op, {{"self", &self}, {"batch1", &b1}, {"batch2", &b2}});
+  const Tensor prod = AddbmmProduct(op, b1, b2);
+  // integer results take beta / alpha in their dtype, truncated, as the CPU (0.6 -> 0)
+  const bool integral = c10::isIntegralType(prod.scalar_type(), /*includeBool=*/true);
+  const c10::Scalar beta = integral ? c10::Scalar(beta_in.toLong()) : beta_in;
+  const c10::Scalar alpha = integral ? c10::Scalar(alpha_in.toLong()) : alpha_in;
+  // beta == 0 ignores self (NaN included), as addmm
+  if (beta.toComplexDouble() == 0.0) return alpha.toComplexDouble() == 1.0 ? prod : prod * alpha;
+  return at::add(self.expand(prod.sizes()) * beta, prod, alpha);
+}
+Tensor addbmm_npu(const Tensor& self, const Tensor& b1, const Tensor& b2, const c10::Scalar& beta,
+                  const c10::Scalar& alpha) {
+  return Addbmm("addbmm", self, b1, b2, beta, alpha);
+}
+Tensor& addbmm_out(const Tensor& self, const Tensor& b1, const Tensor& b2, const c10::Scalar& beta,
+                   const c10::Scalar& alpha, Tensor& out) {
+  return CopyToOutExact("addbmm", Addbmm("addbmm", self, b1, b2, beta, alpha), out);
+}
+Tensor& addbmm_npu_(Tensor& self, const Tensor& b1, const Tensor& b2, const c10::Scalar& beta,
+                    const c10::Scalar& alpha) {
+  const Tensor r = Addbmm("addbmm_", self, b1, b2, beta, alpha);
+  TORCH_CHECK(r.sizes() == self.sizes(), "addbmm_: self of shape ", self.sizes(), " cannot hold the result of shape ",
+              r.sizes());
+  return self.copy_(r);
+}
+
 Tensor& signbit_out(const Tensor& self, Tensor& out) {
   CheckSameNpuDevice("signbit", {{"self", &self}, {"out", &out}});
   const c10::ScalarType t = self.scalar_type();
@@ -677,6 +795,9 @@ NPU_ATEN_LIBRARY_IMPL(m) {
   m.impl("eye.out", TORCH_FN(eye_out));
   m.impl("bernoulli_.Tensor", TORCH_FN(bernoulli_tensor_));
   m.impl("exponential_", TORCH_FN(exponential_));
+  m.impl("cauchy_", TORCH_FN(cauchy_));
+  m.impl("log_normal_", TORCH_FN(log_normal_));
+  m.impl("geometric_", TORCH_FN(geometric_));
   m.impl("random_.from", TORCH_FN(random_from));
   m.impl("random_.to", TORCH_FN(random_to));
   m.impl("binary_cross_entropy", TORCH_FN(binary_cross_entropy));
@@ -695,6 +816,15 @@ NPU_ATEN_LIBRARY_IMPL(m) {
   m.impl("sinh.out", TORCH_FN(sinh_out));
   m.impl("hypot.out", TORCH_FN(hypot_out));
   m.impl("logaddexp.out", TORCH_FN(logaddexp_out));
+  m.impl("logaddexp2.out", TORCH_FN(logaddexp2_out));
+  m.impl("fmax.out", TORCH_FN(fmax_out));
+  m.impl("fmin.out", TORCH_FN(fmin_out));
+  m.impl("round.decimals", TORCH_FN(round_decimals));
+  m.impl("round.decimals_out", TORCH_FN(round_decimals_out));
+  m.impl("round_.decimals", TORCH_FN(round_decimals_));
+  m.impl("addbmm", TORCH_FN(addbmm_npu));
+  m.impl("addbmm.out", TORCH_FN(addbmm_out));
+  m.impl("addbmm_", TORCH_FN(addbmm_npu_));
   m.impl("signbit.out", TORCH_FN(signbit_out));
   m.impl("heaviside.out", TORCH_FN(heaviside_out));
   m.impl("log10.out", TORCH_FN(log10_out));

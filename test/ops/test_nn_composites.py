@@ -330,3 +330,94 @@ def test_nonzero_static_and_combinations():
     for r, rep in ((2, False), (3, False), (2, True)):
         torch.testing.assert_close(torch.combinations(v.npu(), r, with_replacement=rep).cpu(),
                                    torch.combinations(v, r, with_replacement=rep))
+
+
+# ---- ops that took the CPU fallback (a scan of PyTorch's OpInfo samples with the fallback warning on)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.int64])
+def test_fmax_fmin_match_cpu(dtype):
+    nan = float("nan")
+    a = torch.tensor([[1.0, nan, 3.0, nan, -2.0]]) if dtype.is_floating_point else torch.tensor([[1, 5, 3, 0, -2]])
+    b = torch.tensor([[nan], [2.0], [-7.0]]) if dtype.is_floating_point else torch.tensor([[4], [2], [-7]])
+    a, b = a.to(dtype), b.to(dtype)
+    for fn in (torch.fmax, torch.fmin):
+        got = fn(a.to("npu"), b.to("npu"))
+        assert got.dtype == dtype
+        torch.testing.assert_close(got.cpu(), fn(a, b), equal_nan=True)
+    got = torch.fmax(torch.tensor([1, 2], device="npu"), torch.tensor([1.5, nan], device="npu"))  # int, float
+    torch.testing.assert_close(got.cpu(), torch.tensor([1.5, 2.0]))
+    x = torch.tensor([1.0, nan, 3.0], requires_grad=True)
+    xd = x.detach().to("npu").requires_grad_()
+    torch.fmax(x, torch.tensor(2.0)).sum().backward()
+    torch.fmax(xd, torch.tensor(2.0, device="npu")).sum().backward()
+    torch.testing.assert_close(xd.grad.cpu(), x.grad)
+
+
+def test_logaddexp2_and_round_decimals_match_cpu():
+    g = torch.Generator().manual_seed(3)
+    a, b = torch.randn(64, generator=g) * 10, torch.randn(64, generator=g) * 10
+    inf = float("inf")
+    a[:3], b[:3] = torch.tensor([inf, -inf, 1.0]), torch.tensor([inf, -inf, inf])
+    torch.testing.assert_close(torch.logaddexp2(a.to("npu"), b.to("npu")).cpu(), torch.logaddexp2(a, b))
+    x = torch.randn(200, generator=g) * 100
+    for d in (-2, -1, 0, 1, 2, 4):
+        torch.testing.assert_close(torch.round(x.to("npu"), decimals=d).cpu(), torch.round(x, decimals=d))
+        y = x.to("npu")
+        y.round_(decimals=d)
+        torch.testing.assert_close(y.cpu(), torch.round(x, decimals=d))
+    h = torch.tensor([0.25, 0.35, 1.45, -0.25, 2.5]).half()
+    torch.testing.assert_close(torch.round(h.to("npu"), decimals=1).cpu(), torch.round(h, decimals=1))
+
+
+def test_addbmm_matches_cpu_with_grads_and_errors(monkeypatch):
+    g = torch.Generator().manual_seed(4)
+    for self_shape in [(3, 5), (5,), (1, 1)]:
+        s = torch.randn(self_shape, generator=g)
+        b1, b2 = torch.randn(4, 3, 6, generator=g), torch.randn(4, 6, 5, generator=g)
+        ts = [t.clone().requires_grad_() for t in (s, b1, b2)]
+        td = [t.to("npu").requires_grad_() for t in (s, b1, b2)]
+        want = torch.addbmm(*ts, beta=0.5, alpha=2)
+        got = torch.addbmm(*td, beta=0.5, alpha=2)
+        torch.testing.assert_close(got.cpu(), want.detach(), rtol=1e-4, atol=1e-4)
+        go = torch.randn(want.shape, generator=g)
+        want.backward(go)
+        got.backward(go.to("npu"))
+        for a, b in zip(td, ts):
+            torch.testing.assert_close(a.grad.cpu(), b.grad, rtol=1e-4, atol=1e-4)
+    s = torch.full((3, 5), float("nan"))
+    torch.testing.assert_close(torch.addbmm(s.to("npu"), b1.to("npu"), b2.to("npu"), beta=0).cpu(),
+                               torch.addbmm(s, b1, b2, beta=0), rtol=1e-4, atol=1e-4)  # beta=0 ignores NaN
+    y = torch.zeros(3, 5, device="npu")
+    y.addbmm_(b1.to("npu"), b2.to("npu"))
+    torch.testing.assert_close(y.cpu(), torch.zeros(3, 5).addbmm_(b1, b2), rtol=1e-4, atol=1e-4)
+    i1, i2, si = torch.randint(-9, 9, (5, 5, 5)), torch.randint(-9, 9, (5, 5, 10)), torch.randint(-9, 9, (5, 10))
+    monkeypatch.setenv("TORCH_OPS_NN_FALLBACK", "warn")  # (an integer mm is the CPU fallback's)
+    for beta, alpha in ((1, 1), (2, 3), (0.6, 0.2)):  # integers: beta / alpha truncated (0.6 -> 0), as the CPU
+        assert torch.equal(torch.addbmm(si.to("npu"), i1.to("npu"), i2.to("npu"), beta=beta, alpha=alpha).cpu(),
+                           torch.addbmm(si, i1, i2, beta=beta, alpha=alpha))
+    with pytest.raises(RuntimeError, match="addbmm: batch1 and batch2 must have same number of batches, got 4 and 3"):
+        torch.addbmm(y, b1.to("npu"), torch.randn(3, 6, 5, device="npu"))
+    with pytest.raises(RuntimeError, match=r"addbmm: Incompatible matrix sizes for bmm \(3x6 and 5x5\)"):
+        torch.addbmm(y, b1.to("npu"), torch.randn(4, 5, 5, device="npu"))
+    with pytest.raises(RuntimeError, match="addbmm: batch1 must be a 3D tensor, got 2-D"):
+        torch.addbmm(y, torch.randn(3, 6, device="npu"), b2.to("npu"))
+
+
+def test_cauchy_log_normal_geometric_laws_and_errors():
+    torch.manual_seed(0)
+    c = torch.empty(100_000, device="npu").cauchy_(median=1.0, sigma=2.0).cpu()
+    q1, q2, q3 = torch.quantile(c, torch.tensor([0.25, 0.5, 0.75])).tolist()
+    assert abs(q2 - 1.0) < 0.05 and abs((q3 - q1) / 2 - 2.0) < 0.1  # median, and half the IQR = sigma
+    ln = torch.empty(100_000, device="npu").log_normal_(mean=0.5, std=0.25).cpu()
+    assert ln.min().item() > 0 and abs(ln.log().mean().item() - 0.5) < 0.01 and abs(ln.log().std().item() - 0.25) < 0.01
+    for dtype in (torch.float32, torch.int32):
+        ge = torch.empty(100_000, dtype=dtype, device="npu").geometric_(0.25).cpu().float()
+        assert ge.min().item() >= 1 and abs(ge.mean().item() - 4.0) < 0.05  # trials to the first success: 1/p
+        assert torch.equal(ge, ge.round())
+    with pytest.raises(RuntimeError, match="cauchy_ expects sigma > 0.0, but found sigma=0"):
+        torch.empty(3, device="npu").cauchy_(sigma=0)
+    with pytest.raises(RuntimeError, match="log_normal_ expects std > 0.0, but found std=-1"):
+        torch.empty(3, device="npu").log_normal_(std=-1)
+    with pytest.raises(RuntimeError, match=r"geometric_ expects p to be in \(0, 1\), but got p=1.5"):
+        torch.empty(3, device="npu").geometric_(1.5)
