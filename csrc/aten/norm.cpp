@@ -2,6 +2,11 @@
 // Argument checks, outputs, tiling and the launches of the Ascend C kernels in ascendc_kernels/norm*.
 #include <ATen/core/Tensor.h>
 #include <ATen/ops/empty.h>
+#include <ATen/TensorOperators.h>
+#include <ATen/ops/mean.h>
+#include <ATen/ops/sum.h>
+#include <ATen/ops/rsqrt.h>
+#include <ATen/ops/var_mean.h>
 #include <c10/core/DeviceGuard.h>
 #include <torch/library.h>
 
@@ -45,6 +50,23 @@ void CheckChannelVec(const char* op, const char* name, const Tensor& t, int64_t 
   TORCH_CHECK(t.dim() == 1 && t.numel() == c, op, ": '", name, "' must be a 1-D tensor of ", c,
               " elements (the channel count, dim 1 of the input), got shape ", t.sizes());
   CheckFloatDtype(op, name, t);
+}
+
+// ---- rows larger than the unified buffer (a layer-norm row or a group-norm group the kernels' tiling
+// cannot hold: GroupNorm(32, 256) over 120x128 maps is 8 x 15360 floats, 480 KB against a 192 KB UB):
+// the same math over the [rows, d] view by the npu reductions and element-wise ops, in float32
+// (statistics by var_mean, unbiased=False; the backward's two row means).
+struct RowStats {
+  Tensor mean, rstd;  // [rows, 1] float32
+};
+RowStats RowMoments(const Tensor& xf, double eps) {
+  auto [var, mean] = at::var_mean(xf, {1}, /*correction=*/0, /*keepdim=*/true);
+  return {mean, at::rsqrt(var + eps)};
+}
+// gx of a normalization over rows of d elements: rstd * (g - mean(g) - xhat * mean(g * xhat)), g the
+// incoming gradient already times the weight.
+Tensor RowNormInputGrad(const Tensor& g, const Tensor& xhat, const Tensor& rstd) {
+  return (g - g.mean({1}, true) - xhat * (g * xhat).mean({1}, true)) * rstd;
 }
 
 // ------------------------------------------------------------------ batch norm
@@ -325,12 +347,18 @@ std::tuple<Tensor, Tensor, Tensor> native_layer_norm(const Tensor& input, c10::I
   c10::DeviceGuard guard(input.device());
   const c10::ScalarType sdt = weight.defined() ? weight.scalar_type() : input.scalar_type();
   Tensor x = Contiguous(input);
+  auto t = npu_kernels::layer_norm_tiling(s.rows, s.d, false, input.element_size(), SocInfoFor(dev));
+  if (s.rows > 0 && s.d > 0 && !t.ok) {  // a row larger than the unified buffer
+    const RowStats st = RowMoments(x.reshape({s.rows, s.d}).to(c10::kFloat), eps);
+    Tensor yf = (x.reshape({s.rows, s.d}).to(c10::kFloat) - st.mean) * st.rstd;
+    if (weight.defined()) yf = yf * weight.reshape({1, s.d}).to(c10::kFloat);
+    if (bias.defined()) yf = yf + bias.reshape({1, s.d}).to(c10::kFloat);
+    return {yf.to(input.scalar_type()).view(input.sizes()), st.mean.view(s.stat_shape).to(sdt),
+            st.rstd.view(s.stat_shape).to(sdt)};
+  }
   Tensor y = NpuEmpty(input.sizes(), input.scalar_type(), dev);
   Tensor mean = NpuEmpty(s.stat_shape, c10::kFloat, dev), rstd = NpuEmpty(s.stat_shape, c10::kFloat, dev);
   if (s.rows > 0 && s.d > 0) {
-    auto t = npu_kernels::layer_norm_tiling(s.rows, s.d, false, input.element_size(), SocInfoFor(dev));
-    TORCH_CHECK(t.ok, op, ": normalized size ", s.d, " is too large for the npu kernel (a row must fit the ",
-                SocInfoFor(dev).ub_bytes, " B unified buffer)");
     t.has_weight = weight.defined();
     t.has_bias = bias.defined();
     t.eps = static_cast<float>(eps);
@@ -368,10 +396,18 @@ std::tuple<Tensor, Tensor, Tensor> native_layer_norm_backward(const Tensor& grad
   Tensor gwf, gbf;
   if (mask[1] && weight.defined()) gwf = NpuEmpty({s.d}, c10::kFloat, dev);
   if (mask[2] && bias.defined()) gbf = NpuEmpty({s.d}, c10::kFloat, dev);
-  if (s.rows > 0 && s.d > 0) {
-    auto t = npu_kernels::layer_norm_tiling(s.rows, s.d, true, input.element_size(), SocInfoFor(dev));
-    TORCH_CHECK(t.ok, op, ": normalized size ", s.d, " is too large for the npu kernel (a row must fit the ",
-                SocInfoFor(dev).ub_bytes, " B unified buffer)");
+  auto t = npu_kernels::layer_norm_tiling(s.rows, s.d, true, input.element_size(), SocInfoFor(dev));
+  if (s.rows > 0 && s.d > 0 && !t.ok) {  // a row larger than the unified buffer
+    const Tensor gof = grad_out.reshape({s.rows, s.d}).to(c10::kFloat);
+    const Tensor rs = rstd.reshape({s.rows, 1}).to(c10::kFloat);
+    const Tensor xhat = (input.reshape({s.rows, s.d}).to(c10::kFloat) - mean.reshape({s.rows, 1}).to(c10::kFloat)) * rs;
+    if (mask[0]) {
+      const Tensor g = weight.defined() ? gof * weight.reshape({1, s.d}).to(c10::kFloat) : gof;
+      gx = RowNormInputGrad(g, xhat, rs).to(input.scalar_type()).view(input.sizes());
+    }
+    if (gwf.defined()) gwf = (gof * xhat).sum({0});
+    if (gbf.defined()) gbf = gof.sum({0});
+  } else if (s.rows > 0 && s.d > 0) {
     t.has_weight = weight.defined();
     t.need_gx = mask[0];
     t.need_gw = gwf.defined();
@@ -420,11 +456,18 @@ std::tuple<Tensor, Tensor, Tensor> native_group_norm(const Tensor& input, const 
   c10::DeviceGuard guard(input.device());
   const c10::ScalarType sdt = weight.defined() ? weight.scalar_type() : input.scalar_type();
   Tensor x = Contiguous(input);
+  auto t = npu_kernels::group_norm_tiling(n, c, hw, group, false, input.element_size(), SocInfoFor(dev));
+  if (input.numel() > 0 && !t.ok) {  // a group larger than the unified buffer
+    const RowStats st = RowMoments(x.reshape({n * group, -1}).to(c10::kFloat), eps);
+    Tensor yf = ((x.reshape({n * group, -1}).to(c10::kFloat) - st.mean) * st.rstd).view({n, c, hw});
+    if (weight.defined()) yf = yf * weight.to(c10::kFloat).view({1, c, 1});
+    if (bias.defined()) yf = yf + bias.to(c10::kFloat).view({1, c, 1});
+    return {yf.to(input.scalar_type()).view(input.sizes()), st.mean.view({n, group}).to(sdt),
+            st.rstd.view({n, group}).to(sdt)};
+  }
   Tensor y = NpuEmpty(input.sizes(), input.scalar_type(), dev);
   Tensor mean = NpuEmpty({n, group}, c10::kFloat, dev), rstd = NpuEmpty({n, group}, c10::kFloat, dev);
   if (input.numel() > 0) {
-    auto t = npu_kernels::group_norm_tiling(n, c, hw, group, false, input.element_size(), SocInfoFor(dev));
-    TORCH_CHECK(t.ok, op, ": a group of ", c / group, " channels x ", hw, " elements is too large for the npu kernel");
     t.has_weight = weight.defined();
     t.has_bias = bias.defined();
     t.eps = static_cast<float>(eps);
@@ -459,9 +502,19 @@ std::tuple<Tensor, Tensor, Tensor> native_group_norm_backward(const Tensor& grad
   if (mask[0]) gx = NpuEmpty(input.sizes(), input.scalar_type(), dev);
   Tensor gwf = mask[1] ? NpuEmpty({c}, c10::kFloat, dev) : Tensor();
   Tensor gbf = mask[2] ? NpuEmpty({c}, c10::kFloat, dev) : Tensor();
-  if (input.numel() > 0) {
-    auto t = npu_kernels::group_norm_tiling(n, c, hw, group, true, input.element_size(), SocInfoFor(dev));
-    TORCH_CHECK(t.ok, op, ": a group of ", c / group, " channels x ", hw, " elements is too large for the npu kernel");
+  auto t = npu_kernels::group_norm_tiling(n, c, hw, group, true, input.element_size(), SocInfoFor(dev));
+  if (input.numel() > 0 && !t.ok) {  // a group larger than the unified buffer
+    const Tensor gof = grad_out.reshape({n, c, hw}).to(c10::kFloat);
+    const Tensor rs = rstd.reshape({n * group, 1}).to(c10::kFloat);
+    const Tensor xhat =
+        (input.reshape({n * group, -1}).to(c10::kFloat) - mean.reshape({n * group, 1}).to(c10::kFloat)) * rs;
+    if (mask[0]) {
+      const Tensor g = (weight.defined() ? gof * weight.to(c10::kFloat).view({1, c, 1}) : gof).reshape({n * group, -1});
+      gx = RowNormInputGrad(g, xhat, rs).to(input.scalar_type()).view(input.sizes());
+    }
+    if (gwf.defined()) gwf = (gof * xhat.view({n, c, hw})).sum({0, 2});
+    if (gbf.defined()) gbf = gof.sum({0, 2});
+  } else if (input.numel() > 0) {
     t.has_weight = weight.defined();
     t.need_gx = mask[0];
     Tensor x = Contiguous(input), go = Contiguous(grad_out);
