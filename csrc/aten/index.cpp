@@ -1,6 +1,7 @@
 // Indexing ops on npu: index_select (embedding's forward goes through it) on the index_select kernel
 // (ascendc_kernels/index_select.h); tril / triu on the tril kernel (ascendc_kernels/tril.h).
 #include <ATen/MemoryOverlap.h>
+#include <ATen/ops/nonzero.h>
 #include <ATen/ops/index_put.h>
 #include <ATen/ops/aminmax.h>
 #include <ATen/ops/ones.h>
@@ -430,10 +431,44 @@ c10::List<std::optional<at::Tensor>> IndicesOnDevice(const at::Tensor& self,
   return moved;
 }
 
+// A mask beside other indices (x[mask, idx] = v: RetinaNet's loss targets): each k-dim mask becomes
+// its k long coordinate columns (nonzero), as ATen's own index expansion does, for the joint-index path.
+std::optional<c10::List<std::optional<at::Tensor>>> MasksAsLongIndices(
+    const char* op, const at::Tensor& self, const c10::List<std::optional<at::Tensor>>& indices) {
+  bool has_mask = false;
+  int defined = 0;
+  for (size_t i = 0; i < indices.size(); ++i) {
+    const std::optional<at::Tensor> t = indices.get(i);
+    if (!t.has_value() || !t->defined()) continue;
+    ++defined;
+    const bool boolean = t->scalar_type() == c10::kBool || t->scalar_type() == c10::kByte;
+    if (boolean && t->dim() == 0) return std::nullopt;  // x[True]: the CPU fallback
+    has_mask = has_mask || boolean;
+  }
+  if (!has_mask || defined < 2) return std::nullopt;
+  c10::List<std::optional<at::Tensor>> out;
+  int64_t dim = 0;
+  for (size_t i = 0; i < indices.size(); ++i) {
+    const std::optional<at::Tensor> t = indices.get(i);
+    if (t.has_value() && t->defined() && (t->scalar_type() == c10::kBool || t->scalar_type() == c10::kByte)) {
+      CheckSameNpuDevice(op, {{"self", &self}, {"indices", &*t}});
+      CheckMaskShape(op, self, dim, *t);
+      const at::Tensor nz = at::nonzero(*t);  // [count, k]
+      for (int64_t j = 0; j < t->dim(); ++j) out.push_back(nz.select(1, j));
+      dim += t->dim();
+    } else {
+      out.push_back(t);
+      ++dim;
+    }
+  }
+  return out;
+}
+
 at::Tensor index_tensor_npu(const at::Tensor& self, const c10::List<std::optional<at::Tensor>>& indices_in) {
   const c10::List<std::optional<at::Tensor>> indices = IndicesOnDevice(self, indices_in);
   const int64_t pos = SingleIndexPosition(indices, self.dim());
   if (pos < 0) {
+    if (auto expanded = MasksAsLongIndices("index", self, indices)) return index_tensor_npu(self, *expanded);
     if (std::optional<JointIndex> j = JointIndexOf("index", self, indices)) {
       const int64_t at_dim = j->First();
       const at::Tensor src = j->Arranged(self).flatten(at_dim, at_dim + int64_t(j->dims.size()) - 1);
@@ -495,12 +530,14 @@ at::Tensor& put_npu(at::Tensor& self, const at::Tensor& index, const at::Tensor&
 // boolean mask with values puts them at the mask's set positions (NonzeroFlat) over the masked dims
 // flattened. accumulate=True adds through the scatter_add kernel (repeated indices add up, in index order).
 // Several integer indices go through their joint linear index (JointIndexOf) over their dims collapsed
-// into one; masks beside other indices take the CPU fallback.
+// into one; masks beside other indices first become their long coordinates (MasksAsLongIndices).
 at::Tensor& index_put_impl_npu(at::Tensor& self, const c10::List<std::optional<at::Tensor>>& indices_in,
                                const at::Tensor& values, bool accumulate, bool unsafe) {
   const c10::List<std::optional<at::Tensor>> indices = IndicesOnDevice(self, indices_in);
   const int64_t pos = SingleIndexPosition(indices, self.dim());
   if (pos < 0) {
+    if (auto expanded = MasksAsLongIndices("index_put_", self, indices))
+      return index_put_impl_npu(self, *expanded, values, accumulate, unsafe);
     // Several integer indices: their dims (moved to the front when separated, where the indexing result
     // puts them) collapse into one, which their joint linear index addresses as the one index below
     // does; in place when self's memory allows that view, else on a contiguous copy written back.

@@ -216,3 +216,31 @@ def test_tensor_put_bad_input(fallback_error):
     with pytest.raises(RuntimeError, match="unsupported operation"):  # self overlaps itself
         torch.zeros(1, device="npu").expand(4).put_(torch.tensor([0], device="npu"), torch.ones(1, device="npu"))
     assert x.sum().item() == 0.0  # nothing was written, and the device works on
+
+
+@pytest.mark.parametrize("accumulate", [False, True])
+def test_mask_beside_other_indices(accumulate, fallback_error):
+    """x[mask, idx] (RetinaNet's loss targets: gt[foreground, labels[matched]] = 1.0) took the CPU
+    fallback: a mask now becomes its nonzero coordinates, then the joint index of all the indices."""
+    g = torch.Generator().manual_seed(6)
+    x = torch.randn(6, 5, 4, generator=g)
+    m1 = torch.tensor([True, False, True, True, False, True])
+    m2 = torch.rand(6, 5, generator=g) > 0.5
+    cases = [(m1, torch.randint(0, 5, (4,), generator=g)),
+             (m2, torch.randint(0, 4, (int(m2.sum()),), generator=g)),
+             (torch.tensor([0, 3]), torch.tensor([True, False, False, True, False]))]
+    for idx in cases:
+        dev_idx = tuple(i.to("npu") for i in idx)
+        want = x[idx]
+        torch.testing.assert_close(x.to("npu")[dev_idx].cpu(), want, rtol=0, atol=0)
+        v = torch.randn(want.shape, generator=g)
+        got = x.to("npu").index_put_(dev_idx, v.to("npu"), accumulate=accumulate)
+        torch.testing.assert_close(got.cpu(), x.clone().index_put_(idx, v, accumulate=accumulate))
+    xg, xd = x.clone().requires_grad_(), x.to("npu").requires_grad_()
+    (xg[cases[0]] * 2).sum().backward()
+    (xd[tuple(i.to("npu") for i in cases[0])] * 2).sum().backward()
+    torch.testing.assert_close(xd.grad.cpu(), xg.grad)
+    with pytest.raises(IndexError, match=r"the shape of the mask \[5\] at index 0 does not match"):
+        x.to("npu")[torch.ones(5, dtype=torch.bool, device="npu"), torch.tensor([0], device="npu")]
+    with pytest.raises(IndexError, match="shape mismatch"):
+        x.to("npu")[m1.to("npu"), torch.tensor([0, 1], device="npu")]
