@@ -637,7 +637,7 @@ at::Tensor one_hot_npu(const at::Tensor& self, int64_t num_classes) {
               self.scalar_type());
   TORCH_CHECK(num_classes >= -1, op, ": num_classes should be positive or -1, got ", num_classes);
   if (self.numel() == 0) {
-    TORCH_CHECK(num_classes != -1, op, ": Can not infer total number of classes from empty tensor.");
+    TORCH_CHECK(num_classes > 0, op, ": Can not infer total number of classes from empty tensor.");  // (0 too, as ATen)
     std::vector<int64_t> shape(self.sizes().begin(), self.sizes().end());
     shape.push_back(num_classes);
     return at::empty(shape, self.options());

@@ -347,8 +347,10 @@ std::tuple<Tensor, Tensor, Tensor> native_layer_norm(const Tensor& input, c10::I
   c10::DeviceGuard guard(input.device());
   const c10::ScalarType sdt = weight.defined() ? weight.scalar_type() : input.scalar_type();
   Tensor x = Contiguous(input);
-  auto t = npu_kernels::layer_norm_tiling(s.rows, s.d, false, input.element_size(), SocInfoFor(dev));
-  if (s.rows > 0 && s.d > 0 && !t.ok) {  // a row larger than the unified buffer
+  const bool work = s.rows > 0 && s.d > 0;  // (the tiling divides by both)
+  auto t = work ? npu_kernels::layer_norm_tiling(s.rows, s.d, false, input.element_size(), SocInfoFor(dev))
+                : npu_kernels::LayerNormTiling{};
+  if (work && !t.ok) {  // a row larger than the unified buffer
     const RowStats st = RowMoments(x.reshape({s.rows, s.d}).to(c10::kFloat), eps);
     Tensor yf = (x.reshape({s.rows, s.d}).to(c10::kFloat) - st.mean) * st.rstd;
     if (weight.defined()) yf = yf * weight.reshape({1, s.d}).to(c10::kFloat);
@@ -396,8 +398,10 @@ std::tuple<Tensor, Tensor, Tensor> native_layer_norm_backward(const Tensor& grad
   Tensor gwf, gbf;
   if (mask[1] && weight.defined()) gwf = NpuEmpty({s.d}, c10::kFloat, dev);
   if (mask[2] && bias.defined()) gbf = NpuEmpty({s.d}, c10::kFloat, dev);
-  auto t = npu_kernels::layer_norm_tiling(s.rows, s.d, true, input.element_size(), SocInfoFor(dev));
-  if (s.rows > 0 && s.d > 0 && !t.ok) {  // a row larger than the unified buffer
+  const bool work = s.rows > 0 && s.d > 0;  // (the tiling divides by both)
+  auto t = work ? npu_kernels::layer_norm_tiling(s.rows, s.d, true, input.element_size(), SocInfoFor(dev))
+                : npu_kernels::LayerNormTiling{};
+  if (work && !t.ok) {  // a row larger than the unified buffer
     const Tensor gof = grad_out.reshape({s.rows, s.d}).to(c10::kFloat);
     const Tensor rs = rstd.reshape({s.rows, 1}).to(c10::kFloat);
     const Tensor xhat = (input.reshape({s.rows, s.d}).to(c10::kFloat) - mean.reshape({s.rows, 1}).to(c10::kFloat)) * rs;
@@ -456,8 +460,10 @@ std::tuple<Tensor, Tensor, Tensor> native_group_norm(const Tensor& input, const 
   c10::DeviceGuard guard(input.device());
   const c10::ScalarType sdt = weight.defined() ? weight.scalar_type() : input.scalar_type();
   Tensor x = Contiguous(input);
-  auto t = npu_kernels::group_norm_tiling(n, c, hw, group, false, input.element_size(), SocInfoFor(dev));
-  if (input.numel() > 0 && !t.ok) {  // a group larger than the unified buffer
+  const bool work = input.numel() > 0;  // (the tiling divides by the sizes)
+  auto t = work ? npu_kernels::group_norm_tiling(n, c, hw, group, false, input.element_size(), SocInfoFor(dev))
+                : npu_kernels::GroupNormTiling{};
+  if (work && !t.ok) {  // a group larger than the unified buffer
     const RowStats st = RowMoments(x.reshape({n * group, -1}).to(c10::kFloat), eps);
     Tensor yf = ((x.reshape({n * group, -1}).to(c10::kFloat) - st.mean) * st.rstd).view({n, c, hw});
     if (weight.defined()) yf = yf * weight.to(c10::kFloat).view({1, c, 1});
@@ -502,8 +508,10 @@ std::tuple<Tensor, Tensor, Tensor> native_group_norm_backward(const Tensor& grad
   if (mask[0]) gx = NpuEmpty(input.sizes(), input.scalar_type(), dev);
   Tensor gwf = mask[1] ? NpuEmpty({c}, c10::kFloat, dev) : Tensor();
   Tensor gbf = mask[2] ? NpuEmpty({c}, c10::kFloat, dev) : Tensor();
-  auto t = npu_kernels::group_norm_tiling(n, c, hw, group, true, input.element_size(), SocInfoFor(dev));
-  if (input.numel() > 0 && !t.ok) {  // a group larger than the unified buffer
+  const bool work = input.numel() > 0;  // (the tiling divides by the sizes)
+  auto t = work ? npu_kernels::group_norm_tiling(n, c, hw, group, true, input.element_size(), SocInfoFor(dev))
+                : npu_kernels::GroupNormTiling{};
+  if (work && !t.ok) {  // a group larger than the unified buffer
     const Tensor gof = grad_out.reshape({n, c, hw}).to(c10::kFloat);
     const Tensor rs = rstd.reshape({n * group, 1}).to(c10::kFloat);
     const Tensor xhat =

@@ -355,6 +355,7 @@ at::Tensor roll_npu(const at::Tensor& self, c10::IntArrayRef shifts, c10::IntArr
   }
   TORCH_CHECK(shifts.size() == dims.size(), op, ": shifts and dimensions must align. shifts: ", shifts.size(),
               ", dims: ", dims.size());
+  if (self.numel() == 0) return self.clone();  // before any dim check, as ATen's roll
   at::Tensor cur = self;
   for (size_t i = 0; i < dims.size(); ++i) {
     const int64_t d = WrapDim(op, dims[i], self.dim());

@@ -520,3 +520,16 @@ def test_reductions_over_views_sweep_matches_cpu(seed):
                 torch.testing.assert_close(g, w, rtol=tol, atol=tol, equal_nan=True, msg=what)
             else:
                 assert torch.equal(g, w), what
+
+
+def test_empty_edges_from_the_bad_argument_fuzz():
+    """Found by a fuzz of random (often invalid) arguments against the CPU: roll of an empty tensor
+    returns it before any dim check, and one_hot of an empty tensor needs num_classes > 0."""
+    for shape, shift, dim in [((0, 2), 7, 4), ((0,), 1, -4), ((2, 0), -3, 1)]:
+        x = torch.randn(shape)
+        assert torch.roll(x.npu(), shift, dim).shape == torch.roll(x, shift, dim).shape
+    e = torch.zeros(2, 0, dtype=torch.long)
+    for n in (0, -1):
+        with pytest.raises(RuntimeError, match="Can not infer total number of classes from empty tensor"):
+            F.one_hot(e.npu(), n)
+    assert F.one_hot(e.npu(), 3).shape == F.one_hot(e, 3).shape

@@ -299,3 +299,16 @@ def test_group_norm_statistics_accurate_with_padded_segments(shape, groups):
     xd = x.double().requires_grad_()
     torch.nn.functional.group_norm(xd, groups).backward(g.double())
     torch.testing.assert_close(xc.grad.cpu().double(), xd.grad, atol=5e-4, rtol=1e-4)
+
+
+def test_empty_rows_and_groups(fallback_error):
+    """Empty inputs: no kernel and no tiling (which divides by the row and group sizes: it raised SIGFPE
+    when called for them), forward and backward."""
+    for x, fn in [(torch.randn(0, 3), lambda t: F.layer_norm(t, (3,))), (torch.randn(2, 0), lambda t: F.layer_norm(t, (0,))),
+                  (torch.randn(0, 4, 3), lambda t: F.group_norm(t, 2, torch.ones(4, device=t.device),
+                                                               torch.zeros(4, device=t.device)))]:
+        xd = x.npu().requires_grad_()
+        y = fn(xd)
+        assert y.shape == fn(x).shape
+        y.sum().backward()
+        assert xd.grad.shape == x.shape
