@@ -44,6 +44,7 @@ Result EmbeddingBag(const Tensor& weight, const Tensor& indices, const Tensor& o
   CheckSameNpuDevice(op, {{"weight", &weight}, {"indices", &indices}, {"offsets", &offsets},
                           {"per_sample_weights", has_psw ? &*psw_opt : &weight}});
   TORCH_CHECK(weight.dim() == 2, op, ": weight has to be a 2D Tensor, but got Tensor of dimension ", weight.dim());
+  CheckFloatDtype(op, "weight", weight);  // (an integer table sums / averages nowhere in PyTorch)
   TORCH_CHECK(indices.dim() == 1 || indices.dim() == 2, op, ": input has to be 1D or 2D Tensor, but got Tensor of ",
               "dimension ", indices.dim());
   TORCH_CHECK_TYPE(indices.scalar_type() == c10::kLong || indices.scalar_type() == c10::kInt, op,

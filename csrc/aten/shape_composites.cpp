@@ -220,6 +220,7 @@ Tensor Diffs(const Tensor& x1, const Tensor& x2) { return x1.unsqueeze(-2) - x2.
 Tensor cdist_forward_npu(const Tensor& x1, const Tensor& x2, double p, std::optional<int64_t> /*compute_mode*/) {
   CheckCdist("cdist", x1, x2, p);
   CheckFloatDtype("cdist", "x1", x1);
+  CheckFloatDtype("cdist", "x2", x2);
   return at::linalg_vector_norm(Diffs(x1, x2), p, {-1}, false, std::nullopt);
 }
 Tensor cdist_backward_npu(const Tensor& grad, const Tensor& x1, const Tensor& x2, double p, const Tensor& cdist) {

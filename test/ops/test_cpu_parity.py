@@ -533,3 +533,13 @@ def test_empty_edges_from_the_bad_argument_fuzz():
         with pytest.raises(RuntimeError, match="Can not infer total number of classes from empty tensor"):
             F.one_hot(e.npu(), n)
     assert F.one_hot(e.npu(), 3).shape == F.one_hot(e, 3).shape
+
+
+def test_integer_operands_of_float_only_ops_behave_as_on_cpu():
+    """cdist with an integer X2 and embedding_bag with an integer table computed on npu where the CPU
+    refuses; they now take the dtype gate (the CPU fallback: the CPU's own error)."""
+    x1, x2 = torch.randn(1, 3), torch.randint(0, 3, (2, 5, 3), dtype=torch.int32)
+    with pytest.raises(RuntimeError, match="cdist only supports floating-point dtypes, X2 got: Int"):
+        torch.cdist(x1.npu(), x2.npu())
+    with pytest.raises(RuntimeError, match="'weight' to have one of the following scalar types"):
+        F.embedding_bag(torch.tensor([0, 1]).npu(), torch.ones(5, 2, dtype=torch.long).npu(), torch.tensor([0]).npu())
