@@ -3,6 +3,7 @@
 // overlap. The windows' axis moves next to `dim`, (window, element) flatten to one axis, and one
 // deterministic index_add along `dim` with the index k * step + j adds them in; non-overlapping
 // windows (step >= size) are the same index_add with distinct targets.
+#include <ATen/ops/zeros.h>
 #include <ATen/ATen.h>
 #include <torch/library.h>
 
@@ -22,7 +23,10 @@ Tensor unfold_backward_npu(const Tensor& grad_in, c10::SymIntArrayRef input_size
   std::vector<int64_t> input_sizes;
   for (const auto& s : input_sizes_sym) input_sizes.push_back(s.expect_int());
   const int64_t nd = static_cast<int64_t>(input_sizes.size());
-  TORCH_CHECK(size > 0 && step > 0, op, ": size and step must be positive, got size ", size, " and step ", step);
+  TORCH_CHECK(size >= 0 && step > 0, op, ": size must be non-negative and step positive, got size ", size,
+              " and step ", step);
+  if (size == 0)  // windows of no element (unfold allows them): nothing flows back
+    return at::zeros(input_sizes, grad_in.options());
   if (nd == 0) {  // a 0-dim input unfolds into one window of its single element
     TORCH_CHECK(grad_in.numel() == 1, op, ": expected one element for a 0-dim input, got ", grad_in.sizes());
     return grad_in.reshape({}).clone();

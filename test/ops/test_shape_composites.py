@@ -97,7 +97,8 @@ def test_cdist_direct_path_and_gradients(p, shapes):
 
 
 @pytest.mark.parametrize("shape,dim,size,step", [((10,), 0, 3, 1), ((4, 11), 1, 4, 2), ((4, 11), 1, 3, 5),
-                                                 ((3, 9, 2), 1, 9, 1), ((5, 6, 7), 0, 2, 3), ((2, 7), -1, 7, 3)])
+                                                 ((3, 9, 2), 1, 9, 1), ((5, 6, 7), 0, 2, 3), ((2, 7), -1, 7, 3),
+                                                 ((5, 5), 1, 0, 2)])  # (windows of size 0: the CPU allows them)
 def test_unfold_backward_matches_cpu(shape, dim, size, step, fallback_error):
     # the gradient of Tensor.unfold (overlapping, strided, whole-length and no windows)
     torch.manual_seed(5)
