@@ -9,6 +9,10 @@
 //   frame summed over the taps, divided by the depth factor (divisor_override: 2-D sums over it). The
 //   backward is linear: the gradient over the depth factor, added per tap into its frame (index_add),
 //   then one 2-D avg_pool backward.
+// - adaptive avg: an average over a box is separable, so every frame's adaptive 2-D average in (H, W),
+//   then the adaptive average over depth as a 2-D adaptive pool of the [D, Oh * Ow] planes to
+//   [Od, Oh * Ow] (an adaptive pool to the same size keeps that dim); the backward the two 2-D backward
+//   passes in reverse.
 #include <ATen/ATen.h>
 #include <ATen/native/Pool.h>
 #include <array>
@@ -222,6 +226,54 @@ at::Tensor avg_pool3d_backward(const at::Tensor& grad_output, const at::Tensor& 
   return gi.view(self.sizes());
 }
 
+at::Tensor adaptive_avg_pool3d_npu(const at::Tensor& self, c10::IntArrayRef output_size) {
+  const char* op = "adaptive_avg_pool3d";
+  CheckSameNpuDevice(op, {{"self", &self}});
+  TORCH_CHECK(output_size.size() == 3, op, "(): internal error: output_size.size() must be 3, got ",
+              output_size.size());
+  TORCH_CHECK(self.dim() == 4 || self.dim() == 5, op, "(): Expected 4D or 5D tensor, but got ", self.sizes());
+  for (int64_t i = 1; i < self.dim(); ++i)
+    TORCH_CHECK(self.size(i) > 0, op, "(): Expected input to have non-zero size for non-batch dimensions, but input "
+                "has sizes ", self.sizes(), " with dimension ", i, " being empty");
+  for (const int64_t o : output_size)
+    TORCH_CHECK(o >= 0, op, ": elements of output_size must be greater than or equal to 0 but received ",
+                output_size);
+  CheckFloatDtype(op, "self", self);
+  const bool batched = self.dim() == 5;
+  const at::Tensor x = batched ? self : self.unsqueeze(0);
+  const int64_t n = x.size(0), c = x.size(1), D = x.size(2), H = x.size(3), W = x.size(4);
+  const int64_t od = output_size[0], oh = output_size[1], ow = output_size[2];
+  at::Tensor y;
+  if (n == 0 || od * oh * ow == 0) {
+    y = at::empty({n, c, od, oh, ow}, x.options());
+  } else {
+    const at::Tensor frames = at::_adaptive_avg_pool2d(x.reshape({n * c, D, H, W}), {oh, ow});   // [NC, D, oh, ow]
+    y = at::_adaptive_avg_pool2d(frames.reshape({n * c, 1, D, oh * ow}), {od, oh * ow}).reshape({n, c, od, oh, ow});
+  }
+  return batched ? y : y.squeeze(0);
+}
+
+at::Tensor adaptive_avg_pool3d_backward_npu(const at::Tensor& grad_output, const at::Tensor& self) {
+  const char* op = "adaptive_avg_pool3d_backward";
+  CheckSameNpuDevice(op, {{"grad_output", &grad_output}, {"self", &self}});
+  TORCH_CHECK((self.dim() == 4 || self.dim() == 5) && grad_output.dim() == self.dim(), op,
+              ": expected 4-D or 5-D self and grad_output of its rank, got ", self.sizes(), " and ",
+              grad_output.sizes());
+  const bool batched = self.dim() == 5;
+  const at::Tensor x = batched ? self : self.unsqueeze(0);
+  const at::Tensor g = batched ? grad_output : grad_output.unsqueeze(0);
+  const int64_t n = x.size(0), c = x.size(1), D = x.size(2), H = x.size(3), W = x.size(4);
+  const int64_t od = g.size(2), oh = g.size(3), ow = g.size(4);
+  TORCH_CHECK(g.size(0) == n && g.size(1) == c, op, ": grad_output ", grad_output.sizes(), " does not match self ",
+              self.sizes());
+  if (x.numel() == 0 || g.numel() == 0) return at::zeros_like(self);
+  // the depth step's input only lends its shape
+  const at::Tensor depth_in = at::empty({n * c, 1, D, oh * ow}, g.options());
+  const at::Tensor g1 = at::_adaptive_avg_pool2d_backward(g.reshape({n * c, 1, od, oh * ow}).contiguous(), depth_in);
+  const at::Tensor gi = at::_adaptive_avg_pool2d_backward(g1.reshape({n * c, D, oh, ow}), x.reshape({n * c, D, H, W}));
+  return gi.reshape(self.sizes());
+}
+
 }  // namespace torch_ops_nn
 
 NPU_ATEN_LIBRARY_IMPL(m) {
@@ -229,4 +281,6 @@ NPU_ATEN_LIBRARY_IMPL(m) {
   m.impl("max_pool3d_with_indices_backward", TORCH_FN(torch_ops_nn::max_pool3d_with_indices_backward));
   m.impl("avg_pool3d", TORCH_FN(torch_ops_nn::avg_pool3d));
   m.impl("avg_pool3d_backward", TORCH_FN(torch_ops_nn::avg_pool3d_backward));
+  m.impl("_adaptive_avg_pool3d", TORCH_FN(torch_ops_nn::adaptive_avg_pool3d_npu));
+  m.impl("_adaptive_avg_pool3d_backward", TORCH_FN(torch_ops_nn::adaptive_avg_pool3d_backward_npu));
 }

@@ -341,3 +341,24 @@ def test_adaptive_avg_pool_backward_with_overlapping_windows(out, fallback_error
     want.backward(g)
     got.backward(g.npu())
     torch.testing.assert_close(xn.grad.cpu(), x.grad, atol=1e-5, rtol=1e-5)
+
+
+@pytest.mark.parametrize("shape,out", [((2, 3, 4, 5, 6), (2, 3, 4)), ((1, 2, 7, 9, 5), (3, 4, 5)),
+                                       ((3, 5, 6, 7), (2, 2, 2)), ((2, 3, 4, 5, 6), (8, 7, 9)),
+                                       ((2, 3, 4, 5, 6), (4, 5, 6)), ((0, 3, 4, 5, 6), (2, 2, 2))])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+def test_adaptive_avg_pool3d_matches_cpu(shape, out, dtype, fallback_error):
+    """F.adaptive_avg_pool3d to any size (+ backward) natively (it took the CPU fallback unless the
+    output was 1x1x1): the separable 2-D adaptive pools over (H, W), then over depth."""
+    x = torch.randn(shape, generator=torch.Generator().manual_seed(2)).to(dtype)
+    xc, xd = x.float().clone().requires_grad_(), x.to("npu").requires_grad_()
+    yc, yd = F.adaptive_avg_pool3d(xc, out), F.adaptive_avg_pool3d(xd, out)
+    assert yd.dtype == dtype and yd.shape == yc.shape
+    g = torch.randn(yc.shape, generator=torch.Generator().manual_seed(3)).to(dtype)
+    yc.backward(g.float())
+    yd.backward(g.to("npu"))
+    tol = 1e-5 if dtype == torch.float32 else 3e-2
+    torch.testing.assert_close(yd.float().cpu(), yc, atol=tol, rtol=tol)
+    torch.testing.assert_close(xd.grad.float().cpu(), xc.grad, atol=tol, rtol=tol)
+    with pytest.raises(RuntimeError, match="Expected input to have non-zero size for non-batch dimensions"):
+        F.adaptive_avg_pool3d(torch.randn(2, 3, 0, 5, 6, device="npu"), out)
