@@ -44,6 +44,10 @@ std::vector<at::Tensor> PadIndices(const char* op, const at::Tensor& self, c10::
               padding.size());
   TORCH_CHECK(self.dim() == dims + 1 || self.dim() == dims + 2, op, ": expected a ", dims + 1, "-D or ", dims + 2,
               "-D input, got a ", self.dim(), "-D tensor of shape ", self.sizes());
+  // every dim but a batch dim (a (dims + 2)-D input's first) must be non-empty, as PyTorch checks
+  for (int64_t d = self.dim() == dims + 2 ? 1 : 0; d < self.dim(); ++d)
+    TORCH_CHECK(self.size(d) > 0, op, ": expected a ", dims + 1, "-D or ", dims + 2, "-D (batch mode) tensor with "
+                "possibly 0 batch size and other non-zero dimensions for input, but got: ", self.sizes());
   std::vector<at::Tensor> maps;
   for (int64_t k = 0; k < dims; ++k) {
     const int64_t d = self.dim() - 1 - k, n = self.size(d), lo = padding[2 * k], hi = padding[2 * k + 1];

@@ -543,3 +543,15 @@ def test_integer_operands_of_float_only_ops_behave_as_on_cpu():
         torch.cdist(x1.npu(), x2.npu())
     with pytest.raises(RuntimeError, match="'weight' to have one of the following scalar types"):
         F.embedding_bag(torch.tensor([0, 1]).npu(), torch.ones(5, 2, dtype=torch.long).npu(), torch.tensor([0]).npu())
+
+
+@pytest.mark.parametrize("shape,pad,mode", [((0, 5, 5), [1, 1, 1, 1], "reflect"), ((0, 2, 5, 5), [1, 1, 1, 1], "reflect"),
+                                            ((2, 0, 5, 5), [1, 1, 1, 1], "replicate"), ((0, 3, 4), [1, 1], "replicate"),
+                                            ((3, 0, 4), [1, 1], "reflect")])
+def test_pad_of_empty_channel_dims_as_cpu(shape, pad, mode):
+    """Reflect / replicate padding allow an empty batch dim only (an empty channel dim padded to empty)."""
+    want, werr = outcome(lambda x: F.pad(x, pad, mode=mode), [torch.randn(shape)])
+    got, gerr = outcome(lambda x: F.pad(x, pad, mode=mode), [torch.randn(shape).npu()])
+    assert type(gerr) is type(werr)
+    if werr is None:
+        assert got.shape == want.shape
