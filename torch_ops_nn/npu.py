@@ -537,3 +537,50 @@ class _MatmulBackend:
 
 conv = _ConvBackend()
 matmul = _MatmulBackend()
+
+
+# ---- legacy tensor types (torch.npu.FloatTensor ...), as torch.cuda's --------------------------------
+
+class _LegacyTensorType(type):
+    """The metaclass of ``torch.npu.FloatTensor`` and its kin: ``isinstance(t, torch.npu.FloatTensor)``
+    is true for a strided float32 npu tensor, ``t.type(torch.npu.HalfTensor)`` converts, and calling
+    the type builds a tensor on the current npu as the legacy constructors do: ``()`` empty, sizes
+    (uninitialized), a sequence (its values), or an npu tensor of this type (itself)."""
+
+    def __instancecheck__(cls, obj: Any) -> bool:
+        return (isinstance(obj, torch.Tensor) and obj.device.type == "npu" and obj.dtype == cls.dtype
+                and obj.layout == torch.strided)
+
+    def __call__(cls, *args: Any, device: DeviceLike = None) -> torch.Tensor:
+        dev = torch.device("npu", _index(device))
+        if not args:
+            return torch.empty(0, dtype=cls.dtype, device=dev)
+        if len(args) == 1 and isinstance(args[0], torch.Tensor):
+            if not isinstance(args[0], cls):
+                raise TypeError(f"{cls.__name__}(): expected an npu tensor of dtype {cls.dtype}, got a "
+                                f"{args[0].device.type} tensor of dtype {args[0].dtype}")
+            return args[0]
+        sizes = args[0] if len(args) == 1 and isinstance(args[0], torch.Size) else args
+        if all(isinstance(s, int) and not isinstance(s, bool) for s in sizes):
+            return torch.empty(tuple(sizes), dtype=cls.dtype, device=dev)
+        if len(args) == 1:
+            return torch.tensor(args[0], dtype=cls.dtype, device=dev)
+        raise TypeError(f"{cls.__name__}(): expected sizes, a sequence or a tensor, got {args!r}")
+
+
+def _legacy_type(name: str, dtype: torch.dtype) -> type:
+    t = _LegacyTensorType(name, (), {"dtype": dtype, "is_cuda": False, "is_sparse": False, "__module__": __name__})
+    # Tensor.type(cls) reads the C-level type name, which for a Python class is __name__: the dotted
+    # name lets it parse as "torch.npu.FloatTensor" (the string form Tensor.type() returns).
+    t.__name__ = f"torch.npu.{name}"
+    t.__qualname__ = name
+    return t
+
+
+for _name, _dtype in [("FloatTensor", torch.float32), ("DoubleTensor", torch.float64), ("HalfTensor", torch.float16),
+                      ("BFloat16Tensor", torch.bfloat16), ("ByteTensor", torch.uint8), ("CharTensor", torch.int8),
+                      ("ShortTensor", torch.int16), ("IntTensor", torch.int32), ("LongTensor", torch.int64),
+                      ("BoolTensor", torch.bool)]:
+    globals()[_name] = _legacy_type(_name, _dtype)
+    __all__.append(_name)
+del _name, _dtype

@@ -305,3 +305,21 @@ def test_activation_checkpoint_replays_dropout(use_reentrant):
     torch.manual_seed(2)
     m(x).sum().backward()
     assert not torch.allclose(g_ckpt.cpu(), x.grad.cpu())
+
+
+def test_legacy_tensor_types_as_torch_cuda_has():
+    """torch.npu.FloatTensor & co.: isinstance, Tensor.type(cls) and the legacy constructors."""
+    x = torch.arange(6.0).reshape(2, 3)
+    d = x.to("npu")
+    assert isinstance(d, torch.npu.FloatTensor) and not isinstance(x, torch.npu.FloatTensor)
+    assert not isinstance(d.half(), torch.npu.FloatTensor) and isinstance(d.half(), torch.npu.HalfTensor)
+    h = x.type(torch.npu.HalfTensor)
+    assert h.device.type == "npu" and h.dtype == torch.float16 and h.type() == "torch.npu.HalfTensor"
+    assert torch.equal(d.type(torch.npu.LongTensor).cpu(), x.long())
+    assert torch.npu.LongTensor([1, 2, 3]).cpu().tolist() == [1, 2, 3]
+    e = torch.npu.IntTensor(2, 5)
+    assert e.shape == (2, 5) and e.dtype == torch.int32 and e.device.type == "npu"
+    assert torch.npu.FloatTensor().shape == (0,) and torch.npu.BoolTensor(torch.Size([4])).dtype == torch.bool
+    assert torch.npu.FloatTensor(d) is d
+    with pytest.raises(TypeError, match="expected an npu tensor of dtype torch.float32, got a cpu tensor"):
+        torch.npu.FloatTensor(x)
