@@ -20,7 +20,7 @@ __all__ = [
     "set_rng_state_all", "default_generators", "kernel_counters", "reset_kernel_counters",
     "get_amp_supported_dtype", "is_bf16_supported", "conv", "matmul", "StreamContext", "OutOfMemoryError",
     "set_sync_debug_mode", "get_sync_debug_mode", "device_memory_used", "can_device_access_peer",
-    "is_current_stream_capturing",
+    "is_current_stream_capturing", "get_arch_list", "get_allocator_backend", "ipc_collect",
 ]
 
 OutOfMemoryError = torch.OutOfMemoryError  # what an allocation past the device's memory raises
@@ -254,6 +254,21 @@ def can_device_access_peer(device: DeviceLike, peer_device: DeviceLike) -> bool:
 def is_current_stream_capturing() -> bool:
     """True while a torch.npu.NPUGraph captures the current stream."""
     return _C._is_current_stream_capturing()
+
+
+def get_arch_list() -> list[str]:
+    """The SoCs of the visible devices (torch.cuda.get_arch_list lists compute capabilities)."""
+    return sorted({get_device_properties(i).name for i in range(device_count())})
+
+
+def get_allocator_backend() -> str:
+    """The device memory allocator in use: "native", our caching allocator (torch.cuda's spelling)."""
+    return "native"
+
+
+def ipc_collect() -> None:
+    """torch.cuda.ipc_collect's twin: the npu shares no memory between processes, so there is nothing to
+    release; CUDA code that calls it runs unchanged."""
 
 
 def empty_cache() -> None:

@@ -323,3 +323,9 @@ def test_legacy_tensor_types_as_torch_cuda_has():
     assert torch.npu.FloatTensor(d) is d
     with pytest.raises(TypeError, match="expected an npu tensor of dtype torch.float32, got a cpu tensor"):
         torch.npu.FloatTensor(x)
+
+
+def test_arch_list_allocator_backend_and_ipc_collect():
+    assert torch.npu.get_arch_list() == [torch.npu.get_device_name(0)]
+    assert torch.npu.get_allocator_backend() == "native"
+    assert torch.npu.ipc_collect() is None
