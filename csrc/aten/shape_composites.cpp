@@ -176,6 +176,7 @@ std::tuple<Tensor, Tensor> adaptive_max_pool2d_npu(const Tensor& self, c10::IntA
 }
 Tensor adaptive_max_pool2d_backward_npu(const Tensor& grad, const Tensor& self, const Tensor& indices) {
   CheckSameNpuDevice("adaptive_max_pool2d_backward", {{"grad_output", &grad}, {"self", &self}, {"indices", &indices}});
+  CheckAdaptiveGradNotEmpty("adaptive_max_pool2d_backward", grad);
   const std::vector<int64_t> out{grad.size(-2), grad.size(-1)};
   if (auto k = AdaptiveWindow(self, out)) {
     const std::vector<int64_t> kk{(*k)[0], (*k)[1]};

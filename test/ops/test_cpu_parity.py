@@ -397,13 +397,16 @@ def test_cross_entropy_of_an_empty_batch_without_classes(reduction):
 
 @pytest.mark.parametrize("shape", [(1, 0, 4, 4), (0, 3, 4, 4), (0, 5, 5)])
 def test_adaptive_avg_pool_with_no_channels_is_empty(shape):
-    # The CPU checks only H and W: no channels (or no batch) gives an empty result and gradient.
+    # The forward checks only H and W: no channels (or no batch) gives an empty result. The backward
+    # refuses an empty channel dim in grad_output (ATen's check on every backend), so as the CPU.
     x = torch.randn(shape)
     assert assert_same_outcome(lambda t: F.adaptive_avg_pool2d(t, (2, 3)), x) is None
     for overlap in ((2, 3), (6, 7)):  # windows inside / larger than the input (the matmul backward)
-        xd = x.npu().requires_grad_()
-        F.adaptive_avg_pool2d(xd, overlap).sum().backward()
-        assert xd.grad.shape == x.shape and xd.grad.device.type == "npu"
+        def backward(t):
+            t = t.detach().requires_grad_()
+            F.adaptive_avg_pool2d(t, overlap).sum().backward()
+            return t.grad
+        assert_same_outcome(backward, x)  # (both raise for shape (1, 0, 4, 4), else the same gradient)
 
 
 @pytest.mark.parametrize("fn", [
@@ -555,3 +558,17 @@ def test_pad_of_empty_channel_dims_as_cpu(shape, pad, mode):
     assert type(gerr) is type(werr)
     if werr is None:
         assert got.shape == want.shape
+
+
+@pytest.mark.parametrize("pool", [F.adaptive_max_pool2d, F.adaptive_avg_pool2d])
+def test_adaptive_pool_backward_of_an_empty_output_refused_as_cpu(pool):
+    """ATen's adaptive-pool backward refuses a grad_output with an empty non-batch dim (the forward to
+    a size-0 output is fine); npu returned zeros."""
+    x = torch.randn(5, 3, 5, requires_grad=True)
+    xd = x.detach().npu().requires_grad_()
+    for t in (x, xd):
+        y = pool(t, [2, 0])
+        y = y[0] if isinstance(y, tuple) else y
+        assert y.shape == (5, 2, 0)
+        with pytest.raises(RuntimeError, match="Expected grad_output to have non-zero size for non-batch dimensions"):
+            y.sum().backward()
