@@ -140,25 +140,26 @@ Tensor& bernoulli_tensor_(Tensor& self, const Tensor& p, Gen gen) {
   return self.copy_(u < p);
 }
 
-Tensor& exponential_(Tensor& self, double lambd, Gen gen) {
-  const char* op = "exponential_";
+// A float distribution's fill of self: the device and dtype checks, then float32 draws uniform in [0, 1).
+Tensor UniformDraws(const char* op, const Tensor& self, Gen gen) {
   CheckSameNpuDevice(op, {{"self", &self}});
   CheckFloatDtype(op, "self", self);
-  TORCH_CHECK(lambd > 0.0, op, ": expects lambda > 0.0, but found lambda=", lambd);
   Tensor u = at::empty(self.sizes(), self.options().dtype(c10::kFloat));
   u.uniform_(0.0, 1.0, gen);
+  return u;
+}
+
+Tensor& exponential_(Tensor& self, double lambd, Gen gen) {
+  TORCH_CHECK(lambd > 0.0, "exponential_: expects lambda > 0.0, but found lambda=", lambd);
+  const Tensor u = UniformDraws("exponential_", self, gen);
   return self.copy_(at::log(1 - u) * (-1.0 / lambd));  // 1 - u in (0, 1]: never log(0)
 }
 
 // cauchy_ / log_normal_ / geometric_ by transforming uniform draws (PyTorch's transformations):
 // median + sigma tan(pi (u - 1/2)); exp of a normal draw; ceil(log(1 - u) / log(1 - p)) (1 - u in (0, 1]).
 Tensor& cauchy_(Tensor& self, double median, double sigma, Gen gen) {
-  const char* op = "cauchy_";
-  CheckSameNpuDevice(op, {{"self", &self}});
-  CheckFloatDtype(op, "self", self);
-  TORCH_CHECK(sigma > 0.0, op, " expects sigma > 0.0, but found sigma=", sigma);
-  Tensor u = at::empty(self.sizes(), self.options().dtype(c10::kFloat));
-  u.uniform_(0.0, 1.0, gen);
+  TORCH_CHECK(sigma > 0.0, "cauchy_ expects sigma > 0.0, but found sigma=", sigma);
+  const Tensor u = UniformDraws("cauchy_", self, gen);
   return self.copy_(at::tan((u - 0.5) * M_PI) * sigma + median);
 }
 Tensor& log_normal_(Tensor& self, double mean, double std, Gen gen) {

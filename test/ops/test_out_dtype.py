@@ -93,14 +93,25 @@ CPU_LACKS = {("isin", torch.bool), ("searchsorted", torch.bool), ("nansum", torc
              ("kthvalue", torch.bool)}
 
 
-def _outcome(fn, x, o):
+def _outcome(fn, a, b, written):
+    """fn(a, b), then what it wrote into `written` (out=, or self in place), or the exception."""
     try:
-        fn(x, o)
-        if x.device.type == "npu":
+        fn(a, b)
+        if a.device.type == "npu":
             torch.npu.synchronize()
-        return o.cpu(), None
+        return written.cpu(), None
     except Exception as e:  # noqa: BLE001 - whether it raises is what is compared
         return None, e
+
+
+def _difference(label, want, want_err, got, got_err):
+    """How the npu outcome differs from the CPU's (both raise, or the same values and dtype), or None."""
+    if (want_err is None) != (got_err is None):
+        return f"{label}: CPU {want_err!r:.120} / npu {got_err!r:.160}"
+    if want_err is None and (got.dtype != want.dtype or got.shape != want.shape or not torch.allclose(
+            got.double(), want.double(), rtol=1e-2, atol=1e-2, equal_nan=True)):
+        return f"{label}: CPU {want.tolist()} / npu {got.tolist()}"
+    return None
 
 
 @pytest.mark.parametrize("name", list(OPS))
@@ -113,15 +124,10 @@ def test_out_dtype_rules_match_cpu(name):
             if (name, di) in CPU_LACKS:
                 continue
             for do in DTYPES:
-                x = _x(di)
-                want, we = _outcome(fn, x, torch.empty(0, dtype=do))
-                got, ge = _outcome(fn, x.to("npu"), torch.empty(0, dtype=do, device="npu"))
-                if (we is None) != (ge is None):
-                    diffs.append(f"{di} -> out {do}: CPU {we!r:.120} / npu {ge!r:.160}")
-                elif we is None:
-                    if got.dtype != want.dtype or got.shape != want.shape or not torch.allclose(
-                            got.double(), want.double(), rtol=1e-2, atol=1e-2, equal_nan=True):
-                        diffs.append(f"{di} -> out {do}: CPU {want.tolist()} / npu {got.tolist()}")
+                out, out_d = torch.empty(0, dtype=do), torch.empty(0, dtype=do, device="npu")
+                diffs.append(_difference(f"{di} -> out {do}", *_outcome(fn, _x(di), out, out),
+                                         *_outcome(fn, _x(di).to("npu"), out_d, out_d)))
+    diffs = [d for d in diffs if d]
     assert not diffs, f"{name}: {len(diffs)} of the input x out dtype pairs differ:\n" + "\n".join(diffs[:6])
 
 
@@ -178,16 +184,6 @@ INPLACE = {
 INPLACE_DTYPES = DTYPES + [torch.int8]
 
 
-def _run_inplace(fn, a, b):
-    try:
-        fn(a, b)
-        if a.device.type == "npu":
-            torch.npu.synchronize()
-        return a.cpu(), None
-    except Exception as e:  # noqa: BLE001
-        return None, e
-
-
 @pytest.mark.parametrize("name", list(INPLACE))
 def test_inplace_dtype_rules_match_cpu(name):
     fn = INPLACE[name]
@@ -196,11 +192,8 @@ def test_inplace_dtype_rules_match_cpu(name):
         warnings.simplefilter("ignore")
         for da in INPLACE_DTYPES:
             for db in INPLACE_DTYPES:
-                want, we = _run_inplace(fn, _x(da), _x(db))
-                got, ge = _run_inplace(fn, _x(da).to("npu"), _x(db).to("npu"))
-                if (we is None) != (ge is None):
-                    diffs.append(f"self {da}, other {db}: CPU {we!r:.120} / npu {ge!r:.160}")
-                elif we is None and (got.dtype != want.dtype or not torch.allclose(
-                        got.double(), want.double(), rtol=1e-2, atol=1e-2, equal_nan=True)):
-                    diffs.append(f"self {da}, other {db}: CPU {want.tolist()} / npu {got.tolist()}")
+                a, a_d = _x(da), _x(da).to("npu")
+                diffs.append(_difference(f"self {da}, other {db}", *_outcome(fn, a, _x(db), a),
+                                         *_outcome(fn, a_d, _x(db).to("npu"), a_d)))
+    diffs = [d for d in diffs if d]
     assert not diffs, f"{name}: {len(diffs)} of the dtype pairs differ:\n" + "\n".join(diffs[:6])
