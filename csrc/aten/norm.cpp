@@ -351,8 +351,9 @@ std::tuple<Tensor, Tensor, Tensor> native_layer_norm(const Tensor& input, c10::I
   auto t = work ? npu_kernels::layer_norm_tiling(s.rows, s.d, false, input.element_size(), SocInfoFor(dev))
                 : npu_kernels::LayerNormTiling{};
   if (work && !t.ok) {  // a row larger than the unified buffer
-    const RowStats st = RowMoments(x.reshape({s.rows, s.d}).to(c10::kFloat), eps);
-    Tensor yf = (x.reshape({s.rows, s.d}).to(c10::kFloat) - st.mean) * st.rstd;
+    const Tensor xf = x.reshape({s.rows, s.d}).to(c10::kFloat);
+    const RowStats st = RowMoments(xf, eps);
+    Tensor yf = (xf - st.mean) * st.rstd;
     if (weight.defined()) yf = yf * weight.reshape({1, s.d}).to(c10::kFloat);
     if (bias.defined()) yf = yf + bias.reshape({1, s.d}).to(c10::kFloat);
     return {yf.to(input.scalar_type()).view(input.sizes()), st.mean.view(s.stat_shape).to(sdt),
@@ -464,8 +465,9 @@ std::tuple<Tensor, Tensor, Tensor> native_group_norm(const Tensor& input, const 
   auto t = work ? npu_kernels::group_norm_tiling(n, c, hw, group, false, input.element_size(), SocInfoFor(dev))
                 : npu_kernels::GroupNormTiling{};
   if (work && !t.ok) {  // a group larger than the unified buffer
-    const RowStats st = RowMoments(x.reshape({n * group, -1}).to(c10::kFloat), eps);
-    Tensor yf = ((x.reshape({n * group, -1}).to(c10::kFloat) - st.mean) * st.rstd).view({n, c, hw});
+    const Tensor xf = x.reshape({n * group, -1}).to(c10::kFloat);
+    const RowStats st = RowMoments(xf, eps);
+    Tensor yf = ((xf - st.mean) * st.rstd).view({n, c, hw});
     if (weight.defined()) yf = yf * weight.to(c10::kFloat).view({1, c, 1});
     if (bias.defined()) yf = yf + bias.to(c10::kFloat).view({1, c, 1});
     return {yf.to(input.scalar_type()).view(input.sizes()), st.mean.view({n, group}).to(sdt),
