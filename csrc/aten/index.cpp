@@ -4,7 +4,6 @@
 #include <ATen/ops/nonzero.h>
 #include <ATen/ops/index_put.h>
 #include <ATen/ops/aminmax.h>
-#include <ATen/ops/stack.h>
 #include <ATen/ops/ones.h>
 #include <ATen/ops/ge.h>
 #include <ATen/ops/empty.h>
@@ -515,8 +514,7 @@ at::Tensor& put_npu(at::Tensor& self, const at::Tensor& index, const at::Tensor&
   if (index.numel() == 0) return self;
   const int64_t n = self.numel();
   const auto [lo, hi] = at::aminmax(index);
-  const at::Tensor range = at::stack({lo, hi}).cpu();  // one read back
-  for (const int64_t i : {range[0].item<int64_t>(), range[1].item<int64_t>()})
+  for (const int64_t i : {lo.item<int64_t>(), hi.item<int64_t>()})  // (the first waits; the second is ready)
     TORCH_CHECK_INDEX(i >= -n && i < n, "put_(): out of range: tried to access index ", i, " on a tensor of ", n,
                       " elements.");
   const bool flat_in_place = self.is_contiguous();

@@ -144,10 +144,10 @@ at::Tensor& CopyToOut(const char* op, const at::Tensor& result, at::Tensor& out)
   return out;
 }
 
-void CheckAdaptiveGradNotEmpty(const char* op, const at::Tensor& grad_output) {
-  for (int64_t i = 1; i < grad_output.dim(); ++i)
-    TORCH_CHECK(grad_output.size(i) > 0, op, "(): Expected grad_output to have non-zero size for non-batch "
-                "dimensions, but grad_output has sizes ", grad_output.sizes(), " with dimension ", i, " being empty");
+void CheckNonBatchDimsNotEmpty(const char* op, const char* name, const at::Tensor& t) {
+  for (int64_t i = 1; i < t.dim(); ++i)
+    TORCH_CHECK(t.size(i) > 0, op, "(): Expected ", name, " to have non-zero size for non-batch dimensions, but ", name,
+                " has sizes ", t.sizes(), " with dimension ", i, " being empty");
 }
 
 at::Tensor& CopyToOutExact(const char* op, const at::Tensor& result, at::Tensor& out) {

@@ -77,8 +77,9 @@ std::string DescribeForLog(std::initializer_list<NamedTensor> tensors);
 int64_t WrapDim(const char* op, int64_t dim, int64_t ndim);
 // Every dim of an ndim-D tensor but `dim` (wrapped): the dims a per-slice norm reduces.
 std::vector<int64_t> DimsExcept(int64_t ndim, int64_t dim);
-// ATen's check of an adaptive pool's backward (every backend): grad_output's non-batch dims non-empty.
-void CheckAdaptiveGradNotEmpty(const char* op, const at::Tensor& grad_output);
+// ATen's check of an adaptive pool's input and of its backward's grad_output (every backend): every
+// dim but the first (the batch) non-empty; `name` is the argument the message names.
+void CheckNonBatchDimsNotEmpty(const char* op, const char* name, const at::Tensor& t);
 // An out= variant's tail: out resized to result's shape (ATen's resize_output rules) and filled with it,
 // casting as TensorIterator does (an error where the result's dtype cannot be cast to out's: float to int).
 at::Tensor& CopyToOut(const char* op, const at::Tensor& result, at::Tensor& out);

@@ -355,7 +355,7 @@ Tensor adaptive_avg_pool2d(const Tensor& self, c10::SymIntArrayRef output_size_s
 Tensor adaptive_avg_pool2d_backward(const Tensor& grad_output, const Tensor& self) {
   const char* op = "adaptive_avg_pool2d_backward";
   const c10::DeviceIndex dev = CheckSameNpuDevice(op, {{"grad_output", &grad_output}, {"input", &self}});
-  CheckAdaptiveGradNotEmpty(op, grad_output);
+  CheckNonBatchDimsNotEmpty(op, "grad_output", grad_output);
   CheckFloatDtype(op, "input", self);
   TORCH_CHECK(grad_output.scalar_type() == self.scalar_type(), op, ": grad_output dtype ", grad_output.scalar_type(),
               " does not match input dtype ", self.scalar_type());

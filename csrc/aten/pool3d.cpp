@@ -232,9 +232,7 @@ at::Tensor adaptive_avg_pool3d_npu(const at::Tensor& self, c10::IntArrayRef outp
   TORCH_CHECK(output_size.size() == 3, op, "(): internal error: output_size.size() must be 3, got ",
               output_size.size());
   TORCH_CHECK(self.dim() == 4 || self.dim() == 5, op, "(): Expected 4D or 5D tensor, but got ", self.sizes());
-  for (int64_t i = 1; i < self.dim(); ++i)
-    TORCH_CHECK(self.size(i) > 0, op, "(): Expected input to have non-zero size for non-batch dimensions, but input "
-                "has sizes ", self.sizes(), " with dimension ", i, " being empty");
+  CheckNonBatchDimsNotEmpty(op, "input", self);
   for (const int64_t o : output_size)
     TORCH_CHECK(o >= 0, op, ": elements of output_size must be greater than or equal to 0 but received ",
                 output_size);

@@ -109,9 +109,7 @@ std::tuple<Tensor, Tensor> AdaptiveMaxGeneral(const Tensor& self, c10::IntArrayR
   const char* op = "adaptive_max_pool2d";
   TORCH_CHECK(output_size.size() == 2, op, ": output_size must be 2, got ", output_size.size());
   TORCH_CHECK(self.dim() == 3 || self.dim() == 4, op, ": expected a 3-D or 4-D input, got ", self.sizes());
-  for (int64_t d = 1; d < self.dim(); ++d)
-    TORCH_CHECK(self.size(d) > 0, op, "(): Expected input to have non-zero size for non-batch dimensions, but input "
-                "has sizes ", self.sizes(), " with dimension ", d, " being empty");
+  CheckNonBatchDimsNotEmpty(op, "input", self);
   CheckFloatDtype(op, "self", self);
   const int64_t H = self.size(-2), W = self.size(-1), oh = output_size[0], ow = output_size[1];
   TORCH_CHECK(oh >= 0 && ow >= 0, op, ": elements of output_size must be greater than or equal to 0, got ",
@@ -176,7 +174,7 @@ std::tuple<Tensor, Tensor> adaptive_max_pool2d_npu(const Tensor& self, c10::IntA
 }
 Tensor adaptive_max_pool2d_backward_npu(const Tensor& grad, const Tensor& self, const Tensor& indices) {
   CheckSameNpuDevice("adaptive_max_pool2d_backward", {{"grad_output", &grad}, {"self", &self}, {"indices", &indices}});
-  CheckAdaptiveGradNotEmpty("adaptive_max_pool2d_backward", grad);
+  CheckNonBatchDimsNotEmpty("adaptive_max_pool2d_backward", "grad_output", grad);
   const std::vector<int64_t> out{grad.size(-2), grad.size(-1)};
   if (auto k = AdaptiveWindow(self, out)) {
     const std::vector<int64_t> kk{(*k)[0], (*k)[1]};
