@@ -1,6 +1,8 @@
 // index_select on the vector cores (see index_select.h).
 #include "index_select.h"
 
+#include <algorithm>
+
 #include "kernel_operator.h"
 #include "index_reader.h"
 #include "norm_util.h"
@@ -33,17 +35,19 @@ IndexSelectTiling index_select_tiling(uint64_t outer, uint64_t dim_size, uint64_
   const ItemSplit sp = SplitItems(t.rows, t.rows * (inner_bytes ? inner_bytes : 1), soc.vector_cores, 16 * 1024);
   t.rows_per_core = sp.per_core;
   t.block_dim = sp.block_dim;
-  if (gather && inner_bytes > 0 && inner_bytes <= 64 && inner_bytes % 2 == 0 && n_idx > 0) {
-    // UB: the offset table (one uint32 per output lane of a slice), then per slice its table and its
-    // output; as many slices per item as fit (up to 64), at least one.
+  const bool short_rows = inner_bytes <= 64 || (inner_bytes <= kGatherMaxInner && dim_size <= 4 * n_idx);
+  if (gather && inner_bytes > 0 && short_rows && inner_bytes % 2 == 0 && n_idx > 0) {
+    // UB per slice of a work item: its [D][inner] table (32 B pitch), its compact output [n][inner]
+    // and its share of the offset table (one uint32 per output lane); as many slices per item as fit
+    // (up to 64), at least one.
     const uint32_t lane = inner_bytes % 4 == 0 ? 4 : 2;
     const uint64_t lanes = n_idx * (inner_bytes / lane);
-    const uint64_t offsets = AlignUp<uint64_t>(lanes * 4, 32);
+    const uint64_t lanes_pad = AlignUp<uint64_t>(lanes, 32 / lane);  // a slice's output row: 32 B aligned
     const uint64_t pitch = AlignUp<uint64_t>(dim_size * inner_bytes, 32);
-    const uint64_t out = AlignUp<uint64_t>(n_idx * inner_bytes, 32);
+    const uint64_t per_slice = pitch + lanes_pad * lane + lanes_pad * 4;
     const uint64_t room = soc.ub_bytes - 8192 - uint64_t(t.idx_chunk) * 8;
-    if (offsets + pitch + out <= room && pitch * 64 < (uint64_t(1) << 32)) {
-      uint64_t slices = (room - offsets) / (pitch + out);
+    if (per_slice <= room && pitch * 64 < (uint64_t(1) << 32)) {
+      uint64_t slices = room / per_slice;
       if (slices > 64) slices = 64;
       if (slices > outer) slices = outer;
       t.gather = 1;
@@ -51,7 +55,11 @@ IndexSelectTiling index_select_tiling(uint64_t outer, uint64_t dim_size, uint64_
       t.table_pitch = uint32_t(pitch);
       t.slices = uint32_t(slices);
       t.items = CeilDivU<uint64_t>(outer, slices);
-      const ItemSplit gs = SplitItems(t.items, outer * (dim_size + n_idx) * inner_bytes, soc.vector_cores, 16 * 1024);
+      // Each core builds the offset table (a scalar step per index and lane, ~10x a gathered lane)
+      // before its first item: a core takes at least 32 tables' worth of gathered lanes, so the build
+      // stays a small share of its time.
+      const uint64_t min_bytes = std::max<uint64_t>(16 * 1024, 32 * lanes * lane);
+      const ItemSplit gs = SplitItems(t.items, outer * n_idx * inner_bytes, soc.vector_cores, min_bytes);
       t.items_per_core = gs.per_core;
       t.block_dim = gs.block_dim;
     }
@@ -77,9 +85,10 @@ class IndexSelectKernel {
     yGm_.SetGlobalBuffer(reinterpret_cast<__gm__ uint8_t*>(y), PUT ? table : rows);
     if (!PUT && t.gather) {
       const uint32_t lanes = uint32_t(t.n_idx * (t.inner_bytes / t.lane_bytes));
-      pipe_.InitBuffer(offsets_, npu_kernels::AlignUp<uint32_t>(lanes * 4, 32));
+      const uint32_t lanes_pad = npu_kernels::AlignUp<uint32_t>(lanes, 32 / t.lane_bytes);
+      pipe_.InitBuffer(offsets_, t.slices * lanes_pad * 4);
       pipe_.InitBuffer(tables_, t.slices * t.table_pitch);
-      pipe_.InitBuffer(outs_, t.slices * npu_kernels::AlignUp<uint32_t>(uint32_t(t.n_idx * t.inner_bytes), 32));
+      pipe_.InitBuffer(outs_, t.slices * lanes_pad * t.lane_bytes);
     } else if (t.batch) {
       pipe_.InitBuffer(batch_, uint64_t(t.batch) * t.batch_pitch);
     } else {
@@ -156,8 +165,11 @@ class IndexSelectKernel {
     uint64_t i1 = i0 + t_.items_per_core;
     if (i1 > t_.items) i1 = t_.items;
     if (i0 >= i1) return;
-    // Offsets: output lane (k, l) reads byte index[k] * inner_bytes + l * lane_bytes of its slice.
+    // Offsets: output lane (s, k, l) reads byte index[k] * inner_bytes + l * lane_bytes of slice s's
+    // table (s * table_pitch); each slice's lanes are padded to a 32 B output row (the padding reads
+    // offset 0), so one Gather moves a whole item into [slices][lanes_pad].
     const uint32_t per = uint32_t(t_.inner_bytes / t_.lane_bytes), lanes = uint32_t(t_.n_idx) * per;
+    const uint32_t lanes_pad = npu_kernels::AlignUp<uint32_t>(lanes, 32 / t_.lane_bytes);
     LocalTensor<uint32_t> off = offsets_.Get<uint32_t>();
     for (uint64_t k = 0; k < t_.n_idx; ++k) {
       const int64_t i = index_(k);
@@ -166,8 +178,11 @@ class IndexSelectKernel {
       const uint32_t base = uint32_t(uint64_t(i) * t_.inner_bytes);
       for (uint32_t l = 0; l < per; ++l) off.SetValue(uint32_t(k) * per + l, base + l * t_.lane_bytes);
     }
+    for (uint32_t j = lanes; j < lanes_pad; ++j) off.SetValue(j, 0u);
     nn_kernels::SyncSToV();
-    const uint32_t out_pitch = npu_kernels::AlignUp<uint32_t>(uint32_t(t_.n_idx * t_.inner_bytes), 32);
+    LocalTensor<int32_t> offi = off.ReinterpretCast<int32_t>();
+    for (uint32_t s = 1; s < t_.slices; ++s)
+      Adds(offi[s * lanes_pad], offi, int32_t(s * t_.table_pitch), int32_t(lanes_pad));
     const uint32_t table_bytes = uint32_t(t_.dim_size * t_.inner_bytes), out_bytes = uint32_t(t_.n_idx * t_.inner_bytes);
     LocalTensor<uint8_t> tables = tables_.Get<uint8_t>(), outs = outs_.Get<uint8_t>();
     for (uint64_t it = i0; it < i1; ++it) {
@@ -179,17 +194,12 @@ class IndexSelectKernel {
                   DataCopyPadExtParams<uint8_t>(false, 0, 0, 0));
       nn_kernels::SyncMte2ToV();
       nn_kernels::SyncMte3ToV();  // the previous item's outputs have left
-      for (uint32_t s = 0; s < ns; ++s) {
-        if (t_.lane_bytes == 4)
-          Gather(outs[s * out_pitch].ReinterpretCast<uint32_t>(), tables.ReinterpretCast<uint32_t>(), off,
-                 s * t_.table_pitch, lanes);
-        else
-          Gather(outs[s * out_pitch].ReinterpretCast<uint16_t>(), tables.ReinterpretCast<uint16_t>(), off,
-                 s * t_.table_pitch, lanes);
-      }
+      if (t_.lane_bytes == 4)
+        Gather(outs.ReinterpretCast<uint32_t>(), tables.ReinterpretCast<uint32_t>(), off, 0u, ns * lanes_pad);
+      else
+        Gather(outs.ReinterpretCast<uint16_t>(), tables.ReinterpretCast<uint16_t>(), off, 0u, ns * lanes_pad);
       nn_kernels::SyncVToMte3();
-      DataCopyPad(yGm_[o0 * out_bytes], outs,
-                  DataCopyExtParams(uint16_t(ns), out_bytes, (out_pitch - npu_kernels::AlignUp<uint32_t>(out_bytes, 32)) / 32, 0, 0));
+      DataCopyPad(yGm_[o0 * out_bytes], outs, DataCopyExtParams(uint16_t(ns), out_bytes, 0, 0, 0));
     }
   }
 

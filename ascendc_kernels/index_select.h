@@ -6,17 +6,21 @@
 // GM -> UB -> GM with DataCopyPad in chunks of at most `chunk` bytes, double buffered. Rows are moved
 // as bytes, so every dtype takes the same path.
 //
-// Short rows (inner_bytes a multiple of 2 up to 64 B, e.g. a select along the last dim): moving each
-// 4-byte row with two DataCopyPads costs ~60 ns an element. Instead a work item is a group of outer
-// slices: their [D][inner] tables are copied into UB at once, each slice's output [n][inner] is one
-// vector Gather through an offset table built once per core (index[k] * inner_bytes + lane offsets,
-// every index checked as above), and the group's outputs leave with one DataCopyPad.
+// Short rows (inner_bytes a multiple of 2, up to 64 B; up to kGatherMaxInner when the selected rows
+// are at least a quarter of D, e.g. the row pass of a reflection pad): moving each row with two
+// DataCopyPads costs ~60 ns a row. Instead a work item is a group of outer slices: their [D][inner]
+// tables are copied into UB at once, the item's whole output [slices][n][inner] is one vector Gather
+// through an offset table built once per core (slice * table pitch + index[k] * inner_bytes + lane
+// offsets, every index checked as above), and it leaves with one DataCopyPad.
 #pragma once
 #include <cstdint>
 
 #include "tiling_common.h"
 
 namespace npu_kernels {
+
+// The longest row (bytes) the gather path takes.
+constexpr uint64_t kGatherMaxInner = 1024;
 
 struct IndexSelectTiling {
   uint64_t outer = 0, dim_size = 0, inner_bytes = 0, n_idx = 0;

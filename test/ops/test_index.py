@@ -15,7 +15,10 @@ DTYPES = [torch.float32, torch.float16, torch.bfloat16, torch.int64, torch.int32
 @pytest.mark.parametrize("shape,dim", [((10, 7), 0), ((10, 7), 1), ((3, 5, 9), 1), ((3, 5, 9), -1), ((1000, 300), 0),
                                        ((5,), 0), ((2, 70000), 1),
                                        # short rows (the gather path): many slices per item and core
-                                       ((300, 40), 1), ((7, 33, 6), 2), ((130, 3, 2), 1)])
+                                       ((300, 40), 1), ((7, 33, 6), 2), ((130, 3, 2), 1),
+                                       # rows of 64 B - 1 KB with D <= 4 x the index count: gather path
+                                       # too (2-byte dtypes: 70 B rows, 2-byte lanes); 1.2 KB rows: not
+                                       ((6, 20, 30), 1), ((7, 9, 35), 1), ((4, 40, 300), 1)])
 @pytest.mark.parametrize("idx_dtype", [torch.int64, torch.int32])
 def test_index_select_matches_cpu(dtype, shape, dim, idx_dtype):
     g = torch.Generator().manual_seed(7)

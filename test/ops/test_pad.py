@@ -14,6 +14,8 @@ CASES = [
     ((5, 9), (8, 1)),               # 2-D input, 1-D padding
     ((2, 3, 4, 5, 6), (1, 2, 0, 3, 2, 1)),  # 5-D, 3-D padding
     ((3, 4, 5, 6), (2, 0, 1, 1, 3, 3)),     # unbatched 4-D, 3-D padding
+    ((1, 2, 150, 170), (3, 2, 1, 4)),       # a plane too large for one gather: one pass per dim
+    ((0, 2, 5, 6), (1, 1, 1, 1)),           # an empty batch
 ]
 
 
