@@ -3,7 +3,9 @@
 // Lanes are samples; each core takes a range of them. A tile of lanes reads its int64 targets (low words
 // by Gather), checks them (out of range and not ignore_index -> ascendc_assert with the numbers), and for
 // each block of classes in UB ([lanes x classes] for [N, C], [classes x pixels] for [N, C, HW]) gathers
-// x[lane, target] and the class weight. All masks are 0/1 floats built with vector arithmetic.
+// x[lane, target] and the class weight. All masks are 0/1 floats built with vector arithmetic. The
+// forward of [N, C] with many classes (tiling.pick) reads each lane's x[lane, target] with the scalar
+// unit instead: a lane's whole row of C values would cross GM -> UB for one of them.
 // Reductions: per-core partial sums of loss and weight (fixed order), then a one-core kernel that adds
 // them in core order and divides for 'mean'. Backward: each block is zero-filled, the lanes' gradients
 // are scattered at their target (lanes whose target lies in another block go to a dummy cell), and the
@@ -18,7 +20,7 @@ using namespace AscendC;
 namespace npu_kernels {
 
 NllTiling nll_tiling(uint32_t layout, uint32_t reduction, uint64_t n, uint64_t c, uint64_t hw, uint32_t elem_bytes,
-                     const SocInfo& soc) {
+                     const SocInfo& soc, bool forward) {
   NllTiling t{};
   t.layout = layout;
   t.reduction = reduction;
@@ -41,6 +43,12 @@ NllTiling nll_tiling(uint32_t layout, uint32_t reduction, uint64_t n, uint64_t c
   if (chunk > c) chunk = c;
   if (chunk < 1) chunk = 1;
   t.chunk = static_cast<uint32_t>(chunk);
+  if (forward && layout == kNllRows && c >= kNllPickMinClasses) {
+    // Only the class weights move in blocks: as many classes per block as their floats fit.
+    t.pick = 1;
+    chunk = AlignDown<uint64_t>(budget / 4, 16);
+    t.chunk = static_cast<uint32_t>(chunk < c ? chunk : c);
+  }
   return t;
 }
 
@@ -77,7 +85,7 @@ class NllKernel {
     cc_ = t.chunk;
     ccp_ = npu_kernels::AlignUp<uint32_t>(cc_, 32 / sizeof(T));
     pp_ = npu_kernels::AlignUp<uint32_t>(P_, 32 / sizeof(T));
-    blockElems_ = t.layout == npu_kernels::kNllRows ? P_ * ccp_ : cc_ * pp_;
+    blockElems_ = t.pick ? 32 / sizeof(T) : t.layout == npu_kernels::kNllRows ? P_ * ccp_ : cc_ * pp_;
     pipe_.InitBuffer(blk_, blockElems_ * sizeof(T) + 64);
     pipe_.InitBuffer(wblk_, npu_kernels::AlignUp<uint32_t>(cc_, 16) * sizeof(float));
     pipe_.InitBuffer(traw_, P_ * 8);
@@ -287,7 +295,9 @@ class NllKernel {
       } else {
         Add(wv, wv, in, n);
       }
-      if (!bwd_) {
+      if (!bwd_ && t_.pick) {
+        // x[lane, target] is read after the loop
+      } else if (!bwd_) {
         // lanes past the tile gather from the block too: keep them finite (0 * NaN would poison sums)
         if (np < P_) Duplicate(blk, T(0), static_cast<int32_t>(blockElems_));
         SyncVToMte2();
@@ -324,6 +334,7 @@ class NllKernel {
       }
     }
     if (bwd_) return;
+    if (t_.pick) PickValues(l, np);
     // loss = -val * w[t]  (val and wv are masked by keep)
     LocalTensor<float> loss = tmp;
     Mul(loss, val, wv, n);
@@ -339,6 +350,21 @@ class NllKernel {
       Add(Lane(kAccL), Lane(kAccL), loss, n);
       Add(Lane(kAccW), Lane(kAccW), wv, n);
     }
+  }
+
+  // val[j] = x[l + j, t[j]] for the kept lanes with a target in [0, C) (an out-of-range one has been
+  // reported by Targets' assert), else 0.
+  __aicore__ inline void PickValues(uint64_t l, uint32_t np) {
+    LocalTensor<float> val = Lane(kVal), keep = Lane(kKeep);
+    LocalTensor<int32_t> t = Lane(kT).template ReinterpretCast<int32_t>();
+    SyncVToS();
+    for (uint32_t j = 0; j < np; ++j) {
+      const int32_t c = t.GetValue(j);
+      float v = 0.0f;
+      if (keep.GetValue(j) > 0.0f && c >= 0 && uint64_t(c) < t_.c) v = static_cast<float>(xGm_.GetValue((l + j) * t_.c + uint64_t(c)));
+      val.SetValue(j, v);
+    }
+    SyncSToV();
   }
 
   NllTiling t_;

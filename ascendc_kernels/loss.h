@@ -20,10 +20,15 @@ struct NllTiling {
   uint32_t has_weight;
   uint32_t has_ignore;          // ignore_index fits int32 (else no target can equal it)
   int32_t ignore_index;
+  uint32_t pick;                // forward, [N, C] with C >= kNllPickMinClasses: x[lane, target] is read by
+                                // the scalar unit (GlobalTensor::GetValue), not as [lanes x classes] blocks
 };
 
+// From this many classes on, reading each lane's one input element beats moving its whole row into UB.
+constexpr uint64_t kNllPickMinClasses = 32;
+
 NllTiling nll_tiling(uint32_t layout, uint32_t reduction, uint64_t n, uint64_t c, uint64_t hw, uint32_t elem_bytes,
-                     const SocInfo& soc);
+                     const SocInfo& soc, bool forward);
 
 }  // namespace npu_kernels
 

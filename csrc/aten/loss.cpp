@@ -97,9 +97,9 @@ NllShape CheckNll(const char* op, bool two_d, const Tensor& self, const Tensor& 
 }
 
 npu_kernels::NllTiling Tiling(const NllShape& s, int64_t reduction, int64_t ignore_index, const Tensor& weight,
-                              const Tensor& self) {
+                              const Tensor& self, bool forward) {
   auto t = npu_kernels::nll_tiling(s.layout, static_cast<uint32_t>(reduction), s.n, s.c, s.hw, self.element_size(),
-                                   SocInfoFor(self.device().index()));
+                                   SocInfoFor(self.device().index()), forward);
   t.has_weight = weight.defined();
   t.has_ignore = ignore_index >= std::numeric_limits<int32_t>::min() && ignore_index <= std::numeric_limits<int32_t>::max();
   t.ignore_index = t.has_ignore ? static_cast<int32_t>(ignore_index) : 0;
@@ -127,7 +127,7 @@ std::tuple<Tensor, Tensor> NllForward(const char* op, bool two_d, const Tensor& 
     else if (reduction == npu_kernels::kNllSum) out.zero_();
     return {out, total_weight};
   }
-  auto tl = Tiling(s, reduction, ignore_index, w, self);
+  auto tl = Tiling(s, reduction, ignore_index, w, self, true);
   auto fwd = PickFloatKernel(op, self.scalar_type(), &nll_fwd_kernel_float, &nll_fwd_kernel_half, &nll_fwd_kernel_bf16);
   Tensor partial;
   if (reduction != npu_kernels::kNllNone) partial = NpuEmpty({8 * static_cast<int64_t>(tl.block_dim)}, c10::kFloat, dev);
@@ -169,7 +169,7 @@ Tensor NllBackward(const char* op, bool two_d, const Tensor& grad_output, const 
   Tensor go = grad_output.contiguous(), t = target.contiguous(), w = FloatWeight(weight_in);
   Tensor tw = total_weight.scalar_type() == self.scalar_type() ? total_weight.contiguous()
                                                                : total_weight.to(self.scalar_type());
-  auto tl = Tiling(s, reduction, ignore_index, w, self);
+  auto tl = Tiling(s, reduction, ignore_index, w, self, false);
   auto bwd = PickFloatKernel(op, self.scalar_type(), &nll_bwd_kernel_float, &nll_bwd_kernel_half, &nll_bwd_kernel_bf16);
   KernelLaunch launch{"nll_bwd_kernel", ascendc_host::CoreType::AIV, tl.block_dim, dev};
   if (LogDebugEnabled()) launch.detail = std::string(op) + " " + DescribeForLog({{"input", &self}, {"target", &target}});

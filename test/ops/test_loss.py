@@ -110,6 +110,19 @@ def test_nll_loss_target_out_of_range(fallback_error):
         torch.npu.synchronize()
     # the device stays usable
     close(F.nll_loss(lp, torch.tensor([0, 4, 1]).npu()), F.nll_loss(lp.cpu(), torch.tensor([0, 4, 1])), 1e-6)
+    # >= 32 classes: the forward reads x[i, target] alone (scalar reads); out-of-range targets, also past
+    # int32, are reported the same way and never read
+    wide = torch.randn(4, 40)
+    for bad, at in [(40, 2), (-1, 0), (10**10, 3)]:
+        t = torch.tensor([5, 39, 0, 7])
+        t[at] = bad
+        with pytest.raises(RuntimeError, match=rf"target {bad} is out of bounds for 40 classes \[0, 40\) at sample {at}"):
+            F.nll_loss(wide.npu(), t.npu())
+            torch.npu.synchronize()
+    # a NaN in a class no target names does not reach the loss
+    wide[1, 3] = float("nan")
+    t = torch.tensor([5, 39, 0, 7])
+    close(F.nll_loss(wide.npu(), t.npu()), F.nll_loss(wide, t), 1e-6)
 
 
 def test_nll_loss_argument_errors(fallback_error):
