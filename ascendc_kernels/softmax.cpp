@@ -41,13 +41,15 @@ SoftmaxTiling softmax_tiling(uint64_t outer, uint64_t R, uint64_t inner, uint32_
   if (inner == 1) {
     t.chunks = 1;
     t.chunk_w = 1;
-    // Two small per-row buffers (max, sum) of tile/16 floats each.
-    uint32_t tile = AlignDown<uint32_t>(budget / (per_elem + 1), 64);
+    // Two small per-row buffers (max, sum) of tile/16 floats each; short rows also one 32 B block per row
+    // (Brcb), at most 2 B per element (rows of >= 16 elements).
+    const uint32_t small = R <= kSoftmaxShortRow ? 3 : 1;
+    uint32_t tile = AlignDown<uint32_t>(budget / (per_elem + small), 64);
     if (tile > kMaxTile) tile = kMaxTile;
     // A row stays resident when it fits; beyond that, smaller tiles (a smaller UB working set) run faster.
     // Rows that fit the host's L1d tile (kHostL1TileBytes) are processed that many at a time.
     const uint64_t pitch = AlignUp<uint64_t>(R, 16);
-    const uint64_t host = HostCacheTile(8 * (per_elem + 1), 64);
+    const uint64_t host = HostCacheTile(8 * (per_elem + small), 64);
     const uint32_t want = pitch <= host ? static_cast<uint32_t>(host)
                           : pitch <= kSmallTile ? kSmallTile : static_cast<uint32_t>(pitch);
     if (want < tile) tile = want;
@@ -109,9 +111,12 @@ class SoftmaxKernel {
     pipe_.InitBuffer(outQ_, 2, cap_ * sizeof(O));
     const uint32_t small = rows_ ? AlignUpU(t.tile / 16 + 64, 64) : t.row_stride;
     pipe_.InitBuffer(vm_, small * sizeof(float));
-    pipe_.InitBuffer(vs_, small * sizeof(float));
+    pipe_.InitBuffer(vs_, 2 * small * sizeof(float));  // the sums, then their reciprocals
     // ReduceSum/ReduceMax sharedTmpBuffer for one row of up to `tile` elements (2 values per repeat).
     if (rows_) pipe_.InitBuffer(red_, AlignUpU(2 * (t.tile / 64 + 1) + 8, 64) * sizeof(float));
+    // Short resident rows: one block per row of the per-row scalars (Brcb).
+    short_ = rows_ && t.resident && t.R <= npu_kernels::kSoftmaxShortRow && t.row_stride / 8 <= 255;
+    if (short_) pipe_.InitBuffer(vb_, AlignUpU((t.tile / t.row_stride + 8) * 8, 64) * sizeof(float));
   }
 
   __aicore__ inline void Process() {
@@ -144,10 +149,15 @@ class SoftmaxKernel {
       return f;
     }
   }
-  // Per-row reduction of k packed rows (pitch P, R valid) of src into dst[0:k]: one count-form
+  // Per-row reduction of k packed rows (pitch P, R valid) of src into dst[0:k]: rows of up to 64 floats
+  // are one WholeReduce repeat each (255 rows per instruction); longer rows one count-form
   // ReduceSum/ReduceMax per row (a single pass over the row) with its own small sharedTmpBuffer.
   __aicore__ inline void RowReduce(uint32_t comb, const LocalTensor<float>&, const LocalTensor<float>& src,
                                    uint32_t k, uint32_t P, uint32_t R, const LocalTensor<float>& dst) {
+    if (R <= 64 && P % 8 == 0) {
+      WholeReduceRows(comb, dst, src, R, k, P / 8);
+      return;
+    }
     LocalTensor<float> red = red_.template Get<float>();
     const int32_t n = static_cast<int32_t>(R);
     for (uint32_t r = 0; r < k; ++r) {
@@ -155,6 +165,38 @@ class SoftmaxKernel {
       else ReduceMax(dst[r], src[r * P], red, n);
     }
   }
+
+  enum class RowBin { kSub, kMul };
+  // dst[r, :R] = src[r, :R] op v[r] for the k packed rows (pitch P). Short rows: v's values broadcast into
+  // one block per row (Brcb), then one repeat-form instruction per 64 columns and 255 rows (src1 block
+  // stride 0); else one count-form instruction per row with v[r] read by the scalar unit.
+  __aicore__ inline void RowScalar(RowBin op, const LocalTensor<float>& dst, const LocalTensor<float>& src,
+                                   const LocalTensor<float>& v, uint32_t k, uint32_t P, uint32_t R) {
+    if (short_) {
+      LocalTensor<float> vb = vb_.template Get<float>();
+      nn_kernels::SyncPipes<HardEvent::S_V>();  // v may have been written by the scalar unit
+      for (uint32_t r0 = 0; r0 < k; r0 += 255 * 8)
+        Brcb(vb[r0 * 8], v[r0], static_cast<uint8_t>(CeilDivU32(MinU(k - r0, 255 * 8), 8)), BrcbRepeatParams(1, 8));
+      const uint8_t ps = static_cast<uint8_t>(P / 8);
+      for (uint32_t c0 = 0; c0 < R; c0 += 64) {
+        const uint64_t mask = MinU(64, R - c0);
+        for (uint32_t r0 = 0; r0 < k; r0 += 255) {
+          const uint8_t n = static_cast<uint8_t>(MinU(255, k - r0));
+          const BinaryRepeatParams rp(1, 1, 0, ps, ps, 1);
+          if (op == RowBin::kSub) Sub(dst[r0 * P + c0], src[r0 * P + c0], vb[r0 * 8], mask, n, rp);
+          else Mul(dst[r0 * P + c0], src[r0 * P + c0], vb[r0 * 8], mask, n, rp);
+        }
+      }
+      return;
+    }
+    nn_kernels::SyncPipes<HardEvent::V_S>();
+    const int32_t n = static_cast<int32_t>(R);
+    for (uint32_t r = 0; r < k; ++r) {
+      if (op == RowBin::kSub) Adds(dst[r * P], src[r * P], -v.GetValue(r), n);
+      else Muls(dst[r * P], src[r * P], v.GetValue(r), n);
+    }
+  }
+  static __aicore__ inline uint32_t CeilDivU32(uint64_t a, uint32_t b) { return static_cast<uint32_t>((a + b - 1) / b); }
 
   // The float tile the result is computed into: the output tile itself for float output.
   __aicore__ inline LocalTensor<float> ResultTile(const LocalTensor<O>& out, const LocalTensor<float>& fallback) {
@@ -228,16 +270,20 @@ class SoftmaxKernel {
         RowReduce(npu_kernels::kCombMax, tmp, fa, k, P, R, vm);
         bool any_masked = false;
         if (t_.safe) any_masked = MarkMaskedRows(fa, vm, k, P, R);
-        for (uint32_t r = 0; r < k; ++r) Adds(fa[r * P], fa[r * P], -vm.GetValue(r), r32);
+        RowScalar(RowBin::kSub, fa, fa, vm, k, P, R);
         if (t_.log) {
           Exp(tmp, fa, static_cast<int32_t>(n));
           RowReduce(npu_kernels::kCombSum, tmp, tmp, k, P, R, vs);
           Ln(vs, vs, static_cast<int32_t>(k));
-          for (uint32_t r = 0; r < k; ++r) Adds(res[r * P], fa[r * P], -vs.GetValue(r), r32);
+          RowScalar(RowBin::kSub, res, fa, vs, k, P, R);
         } else {
           Exp(fa, fa, static_cast<int32_t>(n));
           RowReduce(npu_kernels::kCombSum, tmp, fa, k, P, R, vs);
-          for (uint32_t r = 0; r < k; ++r) Muls(res[r * P], fa[r * P], 1.0f / vs.GetValue(r), r32);
+          // 1 / sum per row (the CPU multiplies by the reciprocal too), into the sums' upper half
+          LocalTensor<float> inv = vs[AlignUpU(t_.tile / 16 + 64, 64)];
+          Duplicate(inv, 1.0f, static_cast<int32_t>(k));
+          Div(inv, inv, vs, static_cast<int32_t>(k));
+          RowScalar(RowBin::kMul, res, fa, inv, k, P, R);
           if (any_masked) {
             for (uint32_t r = 0; r < k; ++r)
               if (IsNegInf(vm.GetValue(r))) Duplicate(res[r * P], 0.0f, r32);
@@ -252,12 +298,12 @@ class SoftmaxKernel {
         if (t_.log) {
           RowReduce(npu_kernels::kCombSum, tmp, fa, k, P, R, vs);
           Exp(tmp, fb, static_cast<int32_t>(n));
-          for (uint32_t r = 0; r < k; ++r) Muls(tmp[r * P], tmp[r * P], vs.GetValue(r), r32);
+          RowScalar(RowBin::kMul, tmp, tmp, vs, k, P, R);
           Sub(res, fa, tmp, static_cast<int32_t>(n));
         } else {
           Mul(tmp, fa, fb, static_cast<int32_t>(n));
           RowReduce(npu_kernels::kCombSum, tmp, tmp, k, P, R, vs);
-          for (uint32_t r = 0; r < k; ++r) Adds(fa[r * P], fa[r * P], -vs.GetValue(r), r32);
+          RowScalar(RowBin::kSub, fa, fa, vs, k, P, R);
           Mul(res, fa, fb, static_cast<int32_t>(n));
         }
         Emit(out, res, n, oGm_[it * R], k, R, R, P);
@@ -460,6 +506,7 @@ class SoftmaxKernel {
 
   SoftmaxTiling t_;
   bool has_lse_ = false;
+  bool short_ = false;
   GlobalTensor<float> lseGm_;
   uint64_t i0_ = 0, i1_ = 0;
   uint32_t cap_ = 0;
@@ -467,7 +514,7 @@ class SoftmaxKernel {
   TPipe pipe_;
   TQue<TPosition::VECIN, 1> aQ_, bQ_;
   TQue<TPosition::VECOUT, 1> outQ_;
-  TBuf<TPosition::VECCALC> fa_, fb_, tmp_, vm_, vs_, red_;
+  TBuf<TPosition::VECCALC> vb_, fa_, fb_, tmp_, vm_, vs_, red_;
   GlobalTensor<T> aGm_, bGm_;
   GlobalTensor<O> oGm_;
 };

@@ -11,6 +11,10 @@
 // * rows (inner == 1): when a row fits in UB ("resident"), rows are packed per tile, each row's max and sum
 //   come from one count-form ReduceMax / ReduceSum (a single read pass) and per-row scalars are applied
 //   with one vector instruction per row: load, max, subtract, exp, sum, scale, store — one GM round trip.
+//   Rows of up to 64 floats (one repeat each) instead take one instruction per 255 rows: WholeReduce for
+//   the max and sum, and the per-row scalars broadcast into one block per row (Brcb) and applied by a
+//   repeat-form instruction whose src1 block stride is 0 (measured: for 128-wide rows, two such
+//   repeats per row cost more than the count-form instruction per row).
 //   Longer rows stream through UB in three passes (max, sum of exp, write) — two for the backward.
 // * columns (inner > 1): a work item is a chunk of adjacent columns; row tiles stream through UB in three
 //   passes (max / sum / write) with the per-column max and sum kept as float vectors, rows folded pairwise.
@@ -20,6 +24,10 @@
 #include "tiling_common.h"
 
 namespace npu_kernels {
+
+// Rows up to this long reduce with WholeReduce and apply per-row scalars with Brcb + repeat-form
+// instructions (see above).
+constexpr uint64_t kSoftmaxShortRow = 64;
 
 struct SoftmaxTiling {
   uint64_t outer;

@@ -187,6 +187,13 @@ struct BinaryRepeatParams {
         dstRepStride(dstRep), src0RepStride(src0Rep), src1RepStride(src1Rep) {}
 };
 
+// Brcb: block / repeat strides of dst, in 32 B blocks.
+struct BrcbRepeatParams {
+  uint16_t dstBlkStride = 1, dstRepStride = 8;
+  BrcbRepeatParams() = default;
+  BrcbRepeatParams(uint16_t dstBlk, uint16_t dstRep) : dstBlkStride(dstBlk), dstRepStride(dstRep) {}
+};
+
 struct UnaryRepeatParams {
   uint16_t dstBlkStride = 1, srcBlkStride = 1;
   uint8_t dstRepStride = 8, srcRepStride = 8;

@@ -135,6 +135,13 @@ uint64_t ExtentOne(const RepOp& o, uint32_t r, const Mask128& m, uint32_t epr) {
     const uint32_t hi = m.w[1] ? 127u - uint32_t(__builtin_clzll(m.w[1])) : 63u - uint32_t(__builtin_clzll(m.w[0]));
     if (hi < epr) return o.Off(r, hi) + o.esz;
   }
+  if (o.blk == 0) {  // every block of the repeat is the same one: its furthest active position
+    const uint32_t epb = 32 / o.esz;
+    for (uint32_t j = epb; j-- > 0;)
+      for (uint32_t e = j; e < epr; e += epb)
+        if (m.Test(e)) return o.Off(r, j) + o.esz;
+    return 0;
+  }
   uint64_t ext = 0;
   for (uint32_t e = 0; e < epr; ++e)
     if (m.Test(e)) {
@@ -280,6 +287,22 @@ void VBinaryRep(BinOp op, DT dt, const LO& d, const LO& a, const LO& b, MaskArg 
   CheckRepOp(instr, "dst", d, rd, p, epr);
   CheckRepOp(instr, "src0", a, r0, p, epr);
   CheckRepOp(instr, "src1", b, r1, p, epr);
+  // Fast path: dst and src0 whole adjacent blocks, src1 one block per repeat (src1BlkStride 0: a per-row
+  // operand from Brcb), the same prefix of lanes in every repeat: each repeat is one count-form run
+  // against the block tiled over the repeat.
+  const uint32_t cnt = p.full.Count();
+  const Mask128 prefix = Mask128::FirstN(cnt);
+  if (rp.blk[0] == 1 && rp.blk[1] == 1 && rp.blk[2] == 0 && p.full.w[0] == p.last.w[0] &&
+      p.full.w[1] == p.last.w[1] && p.full.w[0] == prefix.w[0] && p.full.w[1] == prefix.w[1]) {
+    alignas(64) uint8_t tile[256];
+    for (uint32_t r = 0; r < p.repeats; ++r) {
+      const uint8_t* blk = b.ptr + uint64_t(r) * rp.rep[2] * 32;
+      for (uint32_t q = 0; q < 8; ++q) std::memcpy(tile + 32 * q, blk, 32);
+      fn(d.ptr + uint64_t(r) * rp.rep[0] * 32, a.ptr + uint64_t(r) * rp.rep[1] * 32, tile, cnt);
+    }
+    LocalCore().counters.vector_elem_ops += uint64_t(cnt) * p.repeats;
+    return;
+  }
   RunRepeats(instr, p, epr, rd, &r0, &r1, false,
              [&](uint8_t* td, const uint8_t* t0, const uint8_t* t1) { fn(td, t0, t1, epr); });
 }
@@ -418,6 +441,22 @@ void VDupRep(DT dt, const LO& d, const void* s, MaskArg m, int64_t repeat, uint1
   CheckRepOp(instr, "dst", d, rd, p, epr);
   RunRepeats(instr, p, epr, rd, nullptr, nullptr, false,
              [&](uint8_t* td, const uint8_t*, const uint8_t*) { FillScalar(td, s, esz, epr); });
+}
+
+void VBrcb(DT dt, const LO& d, const LO& a, int64_t repeat, uint16_t dst_blk, uint16_t dst_rep) {
+  const char* instr = "Brcb";
+  const uint32_t esz = Esz(dt);
+  if (esz != 2 && esz != 4) FailDtype(instr, dt);
+  if (repeat < 0 || repeat > 255) Fail("%s repeatTime %" PRId64 " is out of range [0, 255]", instr, repeat);
+  if (repeat == 0) return;
+  CheckDstBlk(instr, dst_blk);
+  CheckVec(instr, "src", a, uint64_t(repeat) * 8 * esz);
+  CheckVec(instr, "dst", d, ((uint64_t(repeat) - 1) * dst_rep + 7ull * dst_blk) * 32 + 32);
+  for (int64_t r = 0; r < repeat; ++r)
+    for (uint32_t j = 0; j < 8; ++j)
+      FillScalar(d.ptr + (uint64_t(r) * dst_rep + uint64_t(j) * dst_blk) * 32, a.ptr + (uint64_t(r) * 8 + j) * esz,
+                 esz, 32 / esz);
+  LocalCore().counters.vector_elem_ops += uint64_t(repeat) * 8 * (32 / esz);
 }
 
 // ------------------------------------------------------------------ Cast
@@ -652,11 +691,16 @@ void VWholeReduce(RedOp op, DT dt, const LO& d, const LO& a, MaskArg m, int64_t 
       }
       Kernels().wsum_f32(dst, size_t(dst_rep), src, size_t(src_rep) * 8, lanes, p.repeats);
     } else {
+      // The vectorized first-best scan (ReduceMax's), then the first element equal to it for the sign
+      // of a zero.
       for (uint32_t r = 0; r < p.repeats; ++r) {
         const float* x = src + uint64_t(r) * uint64_t(src_rep) * 8;
-        float best = x[0];
-        for (uint32_t e = 1; e < cnt; ++e)
-          if (Better(op, x[e], best)) best = x[e];
+        float best = Kernels().rext_f32(x, cnt, op == RedOp::Min);
+        if (best == 0.0f) {
+          uint32_t e = 0;
+          while (!(x[e] == best)) ++e;
+          best = x[e];
+        }
         dst[uint64_t(r) * uint64_t(dst_rep)] = best;
       }
     }

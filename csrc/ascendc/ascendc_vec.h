@@ -79,6 +79,8 @@ void VMath(MathOp op, DT dt, const LO& d, const LO& a, const LO& tmp, int64_t co
 void VMathScalar(MathScalOp op, DT dt, const LO& d, const LO& a, const LO& tmp, const void* s, int64_t count);
 void VDup(DT dt, const LO& d, const void* s, int64_t count);
 void VDupRep(DT dt, const LO& d, const void* s, MaskArg m, int64_t repeat, uint16_t dst_blk, uint16_t dst_rep);
+// Brcb: repeat r fills blocks (r * dst_rep + j * dst_blk), j < 8, with element 8r + j of a.
+void VBrcb(DT dt, const LO& d, const LO& a, int64_t repeat, uint16_t dst_blk, uint16_t dst_rep);
 void VCast(DT ddt, DT sdt, AscendC::RoundMode rm, const LO& d, const LO& a, int64_t count);
 void VCastRep(DT ddt, DT sdt, AscendC::RoundMode rm, const LO& d, const LO& a, MaskArg m, int64_t repeat,
               const RepParams& p);

@@ -156,6 +156,19 @@ inline void Duplicate(const LocalTensor<T>& dst, const vec_detail::Scalar<T>& sc
                         repeatTime, dstBlockStride, dstRepeatStride);
 }
 
+// ---------------------------------------------------------------- Brcb
+// Per repeat: 8 consecutive elements of src, each filling one 32 B block of dst (blocks dstBlkStride
+// apart, repeats dstRepStride apart). The usual way to give each row of a tile its own scalar operand in
+// a repeat-form instruction (src1BlkStride = 0).
+template <typename T>
+inline void Brcb(const LocalTensor<T>& dst, const LocalTensor<T>& src, const uint8_t repeatTime,
+                 const BrcbRepeatParams& p) {
+  static_assert(ascendc_host::OneOf<T, int16_t, uint16_t, half, bfloat16_t, int32_t, uint32_t, float>,
+                "Brcb: dtype not supported on 2201");
+  ascendc_host::VBrcb(ascendc_host::DTypeOf<T>, dst.Operand(), src.Operand(), repeatTime, p.dstBlkStride,
+                      p.dstRepStride);
+}
+
 // ---------------------------------------------------------------- Cast (pairs checked at run time, §4.3)
 template <typename T, typename U>
 inline void Cast(const LocalTensor<T>& dst, const LocalTensor<U>& src, const RoundMode& roundMode,

@@ -972,6 +972,47 @@ static float TreeSum64(const float* v0, uint32_t n) {  // the model's pairwise t
   return v[0];
 }
 static void CaseReduceFast() {
+  // Brcb: element 8r + j of src fills block (r * dstRepStride + j * dstBlkStride) of dst; a repeat-form
+  // Sub / Mul whose src1 block stride is 0 (one per-row block) gives the same bits on the fast path (prefix
+  // masks, adjacent blocks) as on the general one (a bit mask, or a dst block stride of 2).
+  Run1("brcb_row_broadcast", [&] {
+    Arena ar;
+    Rng r(5);
+    const uint32_t rows = 19, P = 64;  // 19 rows of 64 floats, 3 Brcb repeats
+    auto v = ar.Get<float>(32), vb = ar.Get<float>(8 * 24), x = ar.Get<float>(rows * P), d1 = ar.Get<float>(rows * P),
+         d2 = ar.Get<float>(rows * 2 * P), spread = ar.Get<float>(2 * 8 * 24);
+    for (uint32_t i = 0; i < 32; ++i) v.HostPtr()[i] = r.Uniform(-2.0f, 2.0f);
+    for (uint32_t i = 0; i < rows * P; ++i) x.HostPtr()[i] = r.Uniform(-5.0f, 5.0f);
+    Brcb(vb, v, 3, BrcbRepeatParams(1, 8));
+    for (uint32_t i = 0; i < 24 * 8; ++i)
+      EXPECT(vb.HostPtr()[i] == v.HostPtr()[i / 8], "Brcb lane %u got %g want %g", i, double(vb.HostPtr()[i]),
+             double(v.HostPtr()[i / 8]));
+    Duplicate(spread, 0.0f, 2 * 8 * 24);
+    Brcb(spread, v, 3, BrcbRepeatParams(2, 16));  // every other block
+    for (uint32_t i = 0; i < 2 * 8 * 24; ++i) {
+      const uint32_t blk = i / 8;
+      const float want = blk % 2 ? 0.0f : v.HostPtr()[blk / 2];
+      EXPECT(spread.HostPtr()[i] == want, "Brcb strided lane %u", i);
+    }
+    for (int m : {64, 37}) {
+      for (int op = 0; op < 2; ++op) {
+        const BinaryRepeatParams fast(1, 1, 0, 8, 8, 1), general(2, 1, 0, 16, 8, 1);
+        Duplicate(d1, -1.0f, int32_t(rows * P));
+        Duplicate(d2, -1.0f, int32_t(rows * 2 * P));
+        if (op == 0) { Sub(d1, x, vb, uint64_t(m), rows, fast); Sub(d2, x, vb, uint64_t(m), rows, general); }
+        else { Mul(d1, x, vb, uint64_t(m), rows, fast); Mul(d2, x, vb, uint64_t(m), rows, general); }
+        for (uint32_t rr = 0; rr < rows; ++rr)
+          for (uint32_t e = 0; e < P; ++e) {
+            const float xv = x.HostPtr()[rr * P + e], s = v.HostPtr()[rr];
+            const float want = e < uint32_t(m) ? (op == 0 ? xv - s : xv * s) : -1.0f;
+            const float got = d1.HostPtr()[rr * P + e];
+            const float gen = d2.HostPtr()[rr * 2 * P + (e / 8) * 16 + e % 8];
+            EXPECT(got == want && gen == want, "row broadcast op %d mask %d r=%u e=%u got %g / %g want %g", op, m, rr,
+                   e, double(got), double(gen), double(want));
+          }
+      }
+    }
+  });
   Run1("vec_reduce_fast", [&] {
     Arena ar;
     Rng r(11);
@@ -1333,6 +1374,14 @@ static void CaseErrors(const std::string& which) {
          auto t = b.Get<float>();
          Cast(t.ReinterpretCast<int32_t>(), t, RoundMode::CAST_NONE, 8);
        }},
+      {"brcb_footprint", [] {
+         TPipe pipe;
+         TBuf<TPosition::VECCALC> b;
+         pipe.InitBuffer(b, 1024);
+         auto t = b.Get<float>();
+         Brcb(t[128], t, 2, BrcbRepeatParams(1, 8));  // 2 repeats write 512 B into a 512 B tail: fits
+         Brcb(t[192], t, 2, BrcbRepeatParams(1, 8));  // 512 B from byte 768: past the 1024 B buffer
+       }},
       {"compare_256", [] {
          TPipe pipe;
          TBuf<TPosition::VECCALC> b;
@@ -1416,7 +1465,7 @@ static void CaseListErrors() {
                          "datacopy_overflow", "datacopypad_blocklen", "vector_footprint", "vector_repeat_footprint",
                          "repeat_range", "wrong_position", "getvalue_position", "operator_index", "tbuf_get",
                          "flag_unmatched", "flag_wait_without_set", "flag_twice", "flag_pair_on_aiv", "bounds_gm_getvalue",
-                         "bounds_gm_datacopy", "bounds_local_getvalue", "aiv_has_no_l1", "cast_pair", "compare_256",
+                         "bounds_gm_datacopy", "bounds_local_getvalue", "aiv_has_no_l1", "cast_pair", "brcb_footprint", "compare_256",
                          "compare_int32_order", "reduce_tmp", "math_tmp_small", "math_tmp_overlap", "math_dst_overlap", "clamp_tmp_small"};
   for (const char* n : names) {
     std::printf("CASE %s\n", n);

@@ -128,6 +128,7 @@ ERROR_RULES = {
     "bounds_local_getvalue": ["GetValue", "16", "size 16"],
     "aiv_has_no_l1": ["InitBuffer", "A1", "L1", "AIV"],
     "cast_pair": ["Cast float -> int32", "CAST_NONE", "not supported"],
+    "brcb_footprint": ["Brcb", "dst"],
     "compare_256": ["Compare", "160 B", "multiple of 256 B"],
     "compare_int32_order": ["Compare on int32", "only CMPMODE::EQ", "float key"],
     "reduce_tmp": ["ReduceMax", "sharedTmpBuffer", "needs at least 48"],
