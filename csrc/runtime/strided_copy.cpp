@@ -538,11 +538,61 @@ bool TransposeCopy(const Coalesced& c, char* dbase, const char* sbase) {
   return true;
 }
 
+// dst[j * k + q] = src[j * ss] for j < n, q < k: each source element repeated k times (a broadcast
+// innermost dim, as nearest upsampling by an integer factor copies its expanded view).
+#if defined(__x86_64__)
+__attribute__((target("avx512f"))) int64_t RepeatPairsAvx512(float* dp, const float* sp, int64_t n) {
+  const __m512i lo = _mm512_setr_epi32(0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6, 7, 7);
+  const __m512i hi = _mm512_setr_epi32(8, 8, 9, 9, 10, 10, 11, 11, 12, 12, 13, 13, 14, 14, 15, 15);
+  int64_t j = 0;
+  for (; j + 16 <= n; j += 16) {
+    const __m512 v = _mm512_loadu_ps(sp + j);
+    _mm512_storeu_ps(dp + 2 * j, _mm512_permutexvar_ps(lo, v));
+    _mm512_storeu_ps(dp + 2 * j + 16, _mm512_permutexvar_ps(hi, v));
+  }
+  return j;
+}
+#endif
+template <typename E>
+void RepeatEach(E* dp, const E* sp, int64_t n, int64_t ss, int64_t k) {
+  int64_t j = 0;
+#if defined(__x86_64__)
+  if constexpr (sizeof(E) == 4 && std::is_trivially_copyable_v<E>) {
+    if (k == 2 && ss == 1 && HaveAvx512F())
+      j = RepeatPairsAvx512(reinterpret_cast<float*>(dp), reinterpret_cast<const float*>(sp), n);
+  }
+#endif
+  for (; j < n; ++j) {
+    const E v = sp[j * ss];
+    for (int64_t q = 0; q < k; ++q) dp[j * k + q] = v;
+  }
+}
+
 template <typename D, typename S>
 void CopyTyped(const StridedView& d, const StridedView& s) {
   const Coalesced c = Coalesce(d, s);
   if constexpr (std::is_same_v<D, S>) {
     if (TransposeCopy<D>(c, d.data, s.data)) return;
+    const int nd = c.ndim;
+    if (nd >= 2 && c.ds[nd - 1] == 1 && c.ss[nd - 1] == 0 && c.sizes[nd - 1] <= 16 && c.ds[nd - 2] == c.sizes[nd - 1]) {
+      // A broadcast innermost dim of k under a dim the destination continues: rows of the dim above,
+      // each source element written k times (a row per innermost run was 2 elements for x2 upsampling).
+      Coalesced c2 = c;
+      c2.ndim = nd - 1;
+      const int64_t k = c.sizes[nd - 1], n = c.sizes[nd - 2], ss = c.ss[nd - 2];
+      int64_t rows2 = 1;
+      for (int i = 0; i < nd - 2; ++i) rows2 *= c.sizes[i];
+      auto run = [&](int64_t b, int64_t e) {
+        RowCursor cur(c2, b, 1);
+        for (int64_t row = b; row < e; ++row, cur.Next())
+          RepeatEach<D>(reinterpret_cast<D*>(d.data) + cur.doff, reinterpret_cast<const D*>(s.data) + cur.soff, n, ss, k);
+      };
+      const int64_t per = std::max<int64_t>(1, (int64_t(1) << 18) / (n * k));
+      if (rows2 <= per) return run(0, rows2);
+      GlobalThreadPool().ParallelFor((rows2 + per - 1) / per,
+                                     [&](int64_t p) { run(p * per, std::min(rows2, (p + 1) * per)); });
+      return;
+    }
   }
   int64_t rows = 1;
   for (int i = 0; i < c.ndim - 1; ++i) rows *= c.sizes[i];

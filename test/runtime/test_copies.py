@@ -202,6 +202,23 @@ def test_transposing_copies_match_cpu(dtype, shape, perm):
     assert torch.equal(got.cpu(), want)
 
 
+@pytest.mark.parametrize("dtype", [torch.float32, torch.int32, torch.float16, torch.int64, torch.bool])
+@pytest.mark.parametrize("k", [2, 3, 16])
+@pytest.mark.parametrize("strided", [False, True])
+def test_broadcast_innermost_dim_copies_match_cpu(dtype, k, strided):
+    """A copy whose innermost dim is a broadcast (stride 0) of k under a dim the destination continues
+    writes each source element k times (nearest upsampling's expanded view): rows of 37 elements cover
+    the vector body and its scalar tail."""
+    base = (torch.randn(3, 5, 74) * 100).to(dtype)
+    pick = (lambda t: t[..., ::2]) if strided else (lambda t: t[..., :37])  # source stride 2 or 1
+    want = pick(base)[..., None].expand(3, 5, 37, k).contiguous()
+    got = pick(base.to("npu"))[..., None].expand(3, 5, 37, k).contiguous()
+    assert torch.equal(got.cpu(), want)
+    big = torch.randn(600, 1000)  # > 2^18 elements out: split over the host threads
+    assert torch.equal(big.to("npu")[:, :, None].expand(600, 1000, k).contiguous().cpu(),
+                       big[:, :, None].expand(600, 1000, k).contiguous())
+
+
 @pytest.mark.parametrize("dim", [0, 1, -1])
 def test_cat_matches_cpu(dim, fallback_error):
     g = torch.Generator().manual_seed(0)
