@@ -60,6 +60,17 @@ inline void Compress32Avx512(uint32_t* d, const uint32_t* a, const uint8_t* bits
   *i = ii;
   *k = kk;
 }
+// exp(r) for |r| <= ln2 / 2 (+ a little): the portable VExp's degree-7 polynomial, Horner with FMAs.
+inline __m512 ExpPolyAvx512(__m512 r) {
+  __m512 p = _mm512_set1_ps(1.98412698412698413e-4f);
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.38888888888888889e-3f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(8.33333333333333333e-3f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(4.16666666666666667e-2f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.66666666666666667e-1f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(0.5f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f));
+  return _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f));
+}
 // exp as the portable VExp (same clamp, round-to-nearest n, Cody-Waite reduction and degree-7 polynomial),
 // with roundscale for n and one scalef for p * 2^n (the portable code's p * 2^(n/2) * 2^(n - n/2) rounds
 // once too), so ~16 instead of ~26 instructions per 16 lanes.
@@ -70,14 +81,7 @@ inline vf ExpAvx512(vf xv) {
                                   _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
   __m512 r = _mm512_fnmadd_ps(n, _mm512_set1_ps(0.693145751953125f), xc);
   r = _mm512_fnmadd_ps(n, _mm512_set1_ps(1.428606765330187e-06f), r);
-  __m512 p = _mm512_set1_ps(1.98412698412698413e-4f);
-  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.38888888888888889e-3f));
-  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(8.33333333333333333e-3f));
-  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(4.16666666666666667e-2f));
-  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.66666666666666667e-1f));
-  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(0.5f));
-  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f));
-  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f));
+  const __m512 p = ExpPolyAvx512(r);
   // A subnormal (or zero) result, n <= -126: scalef would round it right but through a microcode
   // assist (~100x slower; masked attention exps -inf in bulk). Its bits are round(p * 2^(n + 149)),
   // an integer below 2^24 (2^23 and above carries into the smallest normal exponent), so the same
@@ -114,15 +118,7 @@ inline vf MulExpSumAvx512(vf mv, vf av, vf bv) {
   __m512 r = _mm512_fnmadd_ps(n, _mm512_set1_ps(0.693145751953125f), a);
   r = _mm512_add_ps(r, b);
   r = _mm512_fnmadd_ps(n, _mm512_set1_ps(1.428606765330187e-06f), r);
-  __m512 e = _mm512_set1_ps(1.98412698412698413e-4f);
-  e = _mm512_fmadd_ps(e, r, _mm512_set1_ps(1.38888888888888889e-3f));
-  e = _mm512_fmadd_ps(e, r, _mm512_set1_ps(8.33333333333333333e-3f));
-  e = _mm512_fmadd_ps(e, r, _mm512_set1_ps(4.16666666666666667e-2f));
-  e = _mm512_fmadd_ps(e, r, _mm512_set1_ps(1.66666666666666667e-1f));
-  e = _mm512_fmadd_ps(e, r, _mm512_set1_ps(0.5f));
-  e = _mm512_fmadd_ps(e, r, _mm512_set1_ps(1.0f));
-  e = _mm512_fmadd_ps(e, r, _mm512_set1_ps(1.0f));
-  const __m512 p = _mm512_mul_ps((__m512)mv, e);
+  const __m512 p = _mm512_mul_ps((__m512)mv, ExpPolyAvx512(r));
   __m512 res = _mm512_scalef_ps(p, _mm512_max_ps(n, _mm512_set1_ps(-122.0f)));  // normal for n >= -122
   const __mmask16 sub = _mm512_cmp_ps_mask(n, _mm512_set1_ps(-122.5f), _CMP_LT_OQ);
   if (sub) res = _mm512_mask_scalef_ps(res, sub, p, n);
