@@ -44,6 +44,8 @@ SHAPES = [
     ((4, 3, 20000), 1),    # columns, wide
     ((2, 5000, 3), 1),     # columns, long dim: several row tiles per pass
     ((5000, 10), 1),       # many short rows: transposed to columns
+    ((257, 64), 1),        # rows of one repeat: WholeReduce + Brcb / repeat-form per 255 rows
+    ((40, 33), -1),        # a partial repeat (mask 33)
 ]
 
 
