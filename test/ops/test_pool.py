@@ -63,6 +63,31 @@ def test_max_pool2d(fallback_error, dtype, case, kind):
     close(xn.grad, xr.grad, TOL[dtype])
 
 
+def test_max_pool2d_autograd_graph_as_cpu(fallback_error):
+    """F.max_pool2d with a gradient to compute records max_pool2d_with_indices, as the CPU does, so the
+    backward uses the forward's indices (no recomputation); without one it stays values-only. Forward-mode
+    AD and vmap(grad) go through the same routing."""
+    import torch.autograd.forward_ad as fwAD
+    from torch.func import grad, vmap
+
+    x = torch.randn(2, 3, 9, 9)
+    xc, xd = x.clone().requires_grad_(), x.npu().requires_grad_()
+    yc, yd = F.max_pool2d(xc, 3, 2, 1), F.max_pool2d(xd, 3, 2, 1)
+    assert type(yd.grad_fn).__name__ == type(yc.grad_fn).__name__ == "MaxPool2DWithIndicesBackward0"
+    g = torch.randn_like(yc)
+    yc.backward(g)
+    yd.backward(g.npu())
+    torch.testing.assert_close(xd.grad.cpu(), xc.grad)  # overlapping windows add in another order
+    with torch.no_grad():
+        assert F.max_pool2d(xd, 3, 2, 1).grad_fn is None
+    with fwAD.dual_level():
+        t = torch.randn_like(x)
+        tan = fwAD.unpack_dual(F.max_pool2d(fwAD.make_dual(x.npu(), t.npu()), 3, 2, 1)).tangent
+        assert torch.equal(tan.cpu(), fwAD.unpack_dual(F.max_pool2d(fwAD.make_dual(x, t), 3, 2, 1)).tangent)
+    f = lambda v: F.max_pool2d(v, 2).sum()  # noqa: E731
+    assert torch.equal(vmap(grad(f))(x.npu()[:, :1]).cpu(), vmap(grad(f))(x[:, :1]))
+
+
 def test_max_pool2d_all_minus_inf_window_keeps_first_valid_index(fallback_error):
     x = torch.full((1, 1, 4, 4), float("-inf"))
     x[0, 0, 3, 3] = 1.0
