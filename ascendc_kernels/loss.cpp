@@ -295,9 +295,7 @@ class NllKernel {
       } else {
         Add(wv, wv, in, n);
       }
-      if (!bwd_ && t_.pick) {
-        // x[lane, target] is read after the loop
-      } else if (!bwd_) {
+      if (!bwd_ && !t_.pick) {  // (pick: x[lane, target] is read after the loop)
         // lanes past the tile gather from the block too: keep them finite (0 * NaN would poison sums)
         if (np < P_) Duplicate(blk, T(0), static_cast<int32_t>(blockElems_));
         SyncVToMte2();
@@ -308,7 +306,7 @@ class NllKernel {
         LocalTensor<float> xf = AsFloat(tmp, xt, P_);
         Mul(tmp, xf, in, n);
         Add(val, val, tmp, n);
-      } else {
+      } else if (bwd_) {
         // gradient block: zeros, then -g*w at the targets of this block's lanes
         Duplicate(blk, T(0), static_cast<int32_t>(blockElems_));
         // off = dummy + in * (off - dummy)

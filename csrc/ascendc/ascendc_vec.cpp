@@ -290,9 +290,14 @@ void VBinaryRep(BinOp op, DT dt, const LO& d, const LO& a, const LO& b, MaskArg 
   // Fast path: dst and src0 whole adjacent blocks, src1 one block per repeat (src1BlkStride 0: a per-row
   // operand from Brcb), the same prefix of lanes in every repeat: each repeat is one count-form run
   // against the block tiled over the repeat.
+  // src0 is read in place, so it must be dst itself (same repeat stride) or clear of it (the general
+  // path copies each repeat's sources before writing).
   const uint32_t cnt = p.full.Count();
   const Mask128 prefix = Mask128::FirstN(cnt);
-  if (rp.blk[0] == 1 && rp.blk[1] == 1 && rp.blk[2] == 0 && p.full.w[0] == p.last.w[0] &&
+  const uint64_t d_end = uint64_t(p.repeats - 1) * rp.rep[0] * 32 + 256;
+  const uint64_t a_end = uint64_t(p.repeats - 1) * rp.rep[1] * 32 + 256;
+  const bool src0_ok = (a.ptr == d.ptr && rp.rep[1] == rp.rep[0]) || a.ptr >= d.ptr + d_end || d.ptr >= a.ptr + a_end;
+  if (rp.blk[0] == 1 && rp.blk[1] == 1 && rp.blk[2] == 0 && src0_ok && p.full.w[0] == p.last.w[0] &&
       p.full.w[1] == p.last.w[1] && p.full.w[0] == prefix.w[0] && p.full.w[1] == prefix.w[1]) {
     alignas(64) uint8_t tile[256];
     for (uint32_t r = 0; r < p.repeats; ++r) {

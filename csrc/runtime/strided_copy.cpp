@@ -538,6 +538,17 @@ bool TransposeCopy(const Coalesced& c, char* dbase, const char* sbase) {
   return true;
 }
 
+constexpr int64_t kChunkElems = 1 << 18;  // ~1 MiB of float per host-thread piece
+
+// run(b, e) over rows [0, rows) of row_elems elements each: whole, or in ~kChunkElems pieces over the
+// host threads when there are at least two pieces' worth.
+template <class F>
+void ForRowChunks(int64_t rows, int64_t row_elems, F&& run) {
+  const int64_t per = std::max<int64_t>(1, kChunkElems / row_elems);
+  if (rows * row_elems < 2 * kChunkElems || rows <= per) return run(0, rows);
+  GlobalThreadPool().ParallelFor((rows + per - 1) / per, [&](int64_t p) { run(p * per, std::min(rows, (p + 1) * per)); });
+}
+
 // dst[j * k + q] = src[j * ss] for j < n, q < k: each source element repeated k times (a broadcast
 // innermost dim, as nearest upsampling by an integer factor copies its expanded view).
 #if defined(__x86_64__)
@@ -587,17 +598,13 @@ void CopyTyped(const StridedView& d, const StridedView& s) {
         for (int64_t row = b; row < e; ++row, cur.Next())
           RepeatEach<D>(reinterpret_cast<D*>(d.data) + cur.doff, reinterpret_cast<const D*>(s.data) + cur.soff, n, ss, k);
       };
-      const int64_t per = std::max<int64_t>(1, (int64_t(1) << 18) / (n * k));
-      if (rows2 <= per) return run(0, rows2);
-      GlobalThreadPool().ParallelFor((rows2 + per - 1) / per,
-                                     [&](int64_t p) { run(p * per, std::min(rows2, (p + 1) * per)); });
+      ForRowChunks(rows2, n * k, run);
       return;
     }
   }
   int64_t rows = 1;
   for (int i = 0; i < c.ndim - 1; ++i) rows *= c.sizes[i];
   const int64_t total = rows * c.sizes[c.ndim - 1];
-  const int64_t kChunkElems = 1 << 18;  // ~1 MiB of float per piece
   if (total < 2 * kChunkElems || rows == 1) {
     if (rows == 1 && total >= 2 * kChunkElems && c.ds[0] == 1 && c.ss[0] <= 1) {
       // One long contiguous row: split it.
@@ -613,11 +620,8 @@ void CopyTyped(const StridedView& d, const StridedView& s) {
     CopyRange<D, S>(c, d.data, s.data, 0, rows);
     return;
   }
-  const int64_t rows_per = std::max<int64_t>(1, kChunkElems / c.sizes[c.ndim - 1]);
-  const int64_t pieces = (rows + rows_per - 1) / rows_per;
-  GlobalThreadPool().ParallelFor(pieces, [&](int64_t p) {
-    CopyRange<D, S>(c, d.data, s.data, p * rows_per, std::min(rows, (p + 1) * rows_per));
-  });
+  ForRowChunks(rows, c.sizes[c.ndim - 1],
+               [&](int64_t b, int64_t e) { CopyRange<D, S>(c, d.data, s.data, b, e); });
 }
 
 template <typename D>
